@@ -1,0 +1,39 @@
+// Typed errors. The library throws gemmkit::Error; only the command line turns one
+// into a message and an exit status.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace gemmkit {
+
+enum class ErrorCategory {
+  usage,          // the caller asked for something that cannot be done (bad option, shape mismatch)
+  input,          // a file or value is malformed, unreadable or unsupported
+  device,         // CUDA, cuBLAS or driver failure
+  out_of_memory,  // host or device allocation failed
+  numeric,        // a result is not representable (integer overflow) or failed verification
+  internal,       // a bug in gemmkit
+};
+
+std::string_view category_name(ErrorCategory category);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCategory category, const std::string& message)
+      : std::runtime_error(message), category_(category) {}
+  ErrorCategory category() const noexcept { return category_; }
+
+ private:
+  ErrorCategory category_;
+};
+
+// Exit status contract of the command line: 2 for usage and input errors, 1 otherwise.
+int exit_status(ErrorCategory category);
+
+[[noreturn]] inline void fail(ErrorCategory category, const std::string& message) {
+  throw Error(category, message);
+}
+
+}  // namespace gemmkit

@@ -1,0 +1,65 @@
+// The kernel registry: one entry per GEMM kernel. `gemmkit list`, the benchmark, the
+// dispatcher and the tests all read it, so a kernel exists once it is registered here.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gemmkit/dtype.hpp"
+#include "gemmkit/gemm.hpp"
+
+namespace gemmkit {
+
+enum class KernelRole {
+  ladder,     // one of our own kernels, a rung of the ladder
+  reference,  // a vendor library (OpenBLAS, cuBLAS): the speed baseline
+};
+
+struct KernelEntry {
+  std::string name;      // unique, e.g. "cpu_blocked"
+  Backend backend = Backend::cpu;
+  int rung = 0;          // position in the ladder of its backend; references use 0
+  KernelRole role = KernelRole::ladder;
+  std::string summary;   // one line: what this kernel does differently
+  std::vector<DType> dtypes;
+  int min_compute_capability = 0;  // e.g. 90 for sm_90; 0 for CPU kernels
+  // `--kernel auto` runs the accepting kernel of the backend with the highest priority:
+  // the fastest one we know of for that backend (0: never chosen automatically).
+  int auto_priority = 0;
+  // Returns why the kernel cannot run this problem, or nullopt if it can. Leave empty when
+  // every valid problem of a supported dtype is accepted.
+  std::function<std::optional<std::string>(const GemmProblem&)> precondition;
+  // Runs a validated problem whose pointers are in the backend's memory.
+  std::function<void(const GemmProblem&)> run;
+
+  bool supports(DType dtype) const;
+  // nullopt if the kernel accepts the problem (dtype supported and precondition met).
+  std::optional<std::string> rejects(const GemmProblem& problem) const;
+};
+
+class Registry {
+ public:
+  // The process-wide registry, filled with every kernel compiled into this build.
+  static const Registry& instance();
+
+  void add(KernelEntry entry);  // throws an internal error on a duplicate name
+  const std::vector<KernelEntry>& entries() const { return entries_; }
+  const KernelEntry* find(std::string_view name) const;  // nullptr if unknown
+  // Entries of one backend in ladder order (references first).
+  std::vector<const KernelEntry*> of_backend(Backend backend) const;
+  // The entry by name or a usage error listing the known names.
+  const KernelEntry& get(std::string_view name) const;
+
+ private:
+  std::vector<KernelEntry> entries_;
+};
+
+namespace detail {
+// Each backend contributes its entries through one of these.
+void register_cpu_kernels(Registry& registry);
+void register_cuda_kernels(Registry& registry);  // defined only in CUDA builds
+}  // namespace detail
+
+}  // namespace gemmkit

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what gemmkit needs to build and test, from Debian's packages. Run as root (or
+# with sudo available); otherwise it prints the command to run. Does nothing when all is
+# there already. The CUDA toolkit is optional: without nvcc the CPU backend builds alone.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ git pkg-config
+  libcli11-dev nlohmann-json3-dev libgtest-dev
+  libopenblas-dev libomp-dev libgmp-dev
+  python3 python3-numpy python3-matplotlib
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "gemmkit: installing ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ]; then
+  apt_get=(apt-get)
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  apt_get=(sudo apt-get)
+else
+  echo "gemmkit: error: missing packages; run as root: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${apt_get[@]}" update -qq
+"${apt_get[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds and runs every test: the release build (host tests, command-line tests, and the
+# GPU tests, which skip themselves visibly without a CUDA device), then the host tests
+# again under AddressSanitizer + UndefinedBehaviorSanitizer (a CPU-only build).
+# --quick skips the sanitizer pass.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+scripts/install-deps.sh
+jobs=$(nproc)
+
+echo "== release build and tests"
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+ctest --preset release -j "$jobs"
+
+if [ "$quick" -eq 0 ]; then
+  echo "== sanitizer build (ASan + UBSan) and host tests"
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j "$jobs"
+  ctest --preset asan -j "$jobs"
+fi

@@ -1,0 +1,20 @@
+// Internal: the pieces of the dispatcher that differ between CUDA and CPU-only builds.
+#pragma once
+
+#include <vector>
+
+#include "gemmkit/registry.hpp"
+
+namespace gemmkit::detail {
+
+// Copies a host-memory problem to the device, runs a CUDA entry on it, copies C back.
+// In a build without CUDA it throws a usage error.
+void run_on_device(const KernelEntry& entry, const GemmProblem& host_problem);
+
+// Times a CUDA entry on a host-memory problem: copies the operands once, then runs it
+// `warmup` times and up to `reps` times under CUDA events, stopping after `max_seconds` of
+// timed runs (at least one). Copies the last result back into host C.
+std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& host_problem,
+                                   int warmup, int reps, double max_seconds);
+
+}  // namespace gemmkit::detail

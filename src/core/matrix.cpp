@@ -1,0 +1,128 @@
+#include "gemmkit/matrix.hpp"
+
+#include <cmath>
+#include <limits>
+#include <new>
+#include <type_traits>
+
+namespace gemmkit {
+
+std::int64_t checked_element_count(std::int64_t rows, std::int64_t cols, const std::string& what) {
+  if (rows < 0 || cols < 0)
+    fail(ErrorCategory::input, what + ": negative size " + std::to_string(rows) + "x" +
+                                   std::to_string(cols));
+  std::int64_t count = 0;
+  if (__builtin_mul_overflow(rows, cols, &count) ||
+      count > std::numeric_limits<std::int64_t>::max() / 16)
+    fail(ErrorCategory::input, what + ": " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                   " elements overflow the addressable size");
+  return count;
+}
+
+template <class T>
+Matrix<T>::Matrix(std::int64_t rows, std::int64_t cols, std::int64_t ld)
+    : rows_(rows), cols_(cols), ld_(ld < 0 ? std::max<std::int64_t>(cols, 1) : ld) {
+  if (ld_ < cols_ || ld_ < 1)
+    fail(ErrorCategory::usage, "matrix " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                   ": leading dimension " + std::to_string(ld) +
+                                   " is smaller than the width");
+  const std::int64_t count = checked_element_count(rows, ld_, "matrix");
+  try {
+    storage_.assign(static_cast<std::size_t>(count), T{});
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCategory::out_of_memory,
+         "cannot allocate a " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+             std::string(dtype_name(dtype_of<T>)) + " matrix (" +
+             std::to_string(count * static_cast<std::int64_t>(sizeof(T))) + " bytes) in host memory");
+  }
+}
+
+template class Matrix<double>;
+template class Matrix<float>;
+template class Matrix<std::int32_t>;
+template class Matrix<std::int64_t>;
+
+DType dtype_of_any(const AnyMatrix& m) {
+  return std::visit([](const auto& x) { return x.dtype(); }, m);
+}
+std::int64_t rows_of(const AnyMatrix& m) {
+  return std::visit([](const auto& x) { return x.rows(); }, m);
+}
+std::int64_t cols_of(const AnyMatrix& m) {
+  return std::visit([](const auto& x) { return x.cols(); }, m);
+}
+
+namespace {
+
+// Converts one value, failing for values the target integer type cannot hold exactly.
+template <class To, class From>
+To convert_value(From x, std::int64_t i, std::int64_t j) {
+  if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    // 2^63 is exactly representable; anything at or past it does not fit an int64.
+    const bool fits = std::isfinite(x) && x == std::trunc(x) &&
+                      x >= static_cast<From>(std::numeric_limits<To>::min()) &&
+                      x < -static_cast<From>(std::numeric_limits<To>::min());
+    if (!fits)
+      fail(ErrorCategory::numeric, "entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                                       ") = " + std::to_string(x) + " is not an " +
+                                       std::string(dtype_name(dtype_of<To>)) + " value");
+    return static_cast<To>(x);
+  } else if constexpr (std::is_integral_v<To> && std::is_integral_v<From>) {
+    if (x < std::numeric_limits<To>::min() || x > std::numeric_limits<To>::max())
+      fail(ErrorCategory::numeric, "entry (" + std::to_string(i) + ", " + std::to_string(j) +
+                                       ") = " + std::to_string(x) + " does not fit " +
+                                       std::string(dtype_name(dtype_of<To>)));
+    return static_cast<To>(x);
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+}  // namespace
+
+template <class To, class From>
+Matrix<To> convert_matrix(MatrixView<const From> from) {
+  Matrix<To> to(from.rows(), from.cols());
+  for (std::int64_t i = 0; i < from.rows(); ++i)
+    for (std::int64_t j = 0; j < from.cols(); ++j) to(i, j) = convert_value<To>(from(i, j), i, j);
+  return to;
+}
+
+#define GEMMKIT_INSTANTIATE_CONVERT(To)                                                       \
+  template Matrix<To> convert_matrix<To, double>(MatrixView<const double>);                \
+  template Matrix<To> convert_matrix<To, float>(MatrixView<const float>);                  \
+  template Matrix<To> convert_matrix<To, std::int32_t>(MatrixView<const std::int32_t>);    \
+  template Matrix<To> convert_matrix<To, std::int64_t>(MatrixView<const std::int64_t>);
+GEMMKIT_INSTANTIATE_CONVERT(double)
+GEMMKIT_INSTANTIATE_CONVERT(float)
+GEMMKIT_INSTANTIATE_CONVERT(std::int32_t)
+GEMMKIT_INSTANTIATE_CONVERT(std::int64_t)
+#undef GEMMKIT_INSTANTIATE_CONVERT
+
+AnyMatrix convert(const AnyMatrix& m, DType to) {
+  return std::visit(
+      [to](const auto& x) -> AnyMatrix {
+        using From = typename std::decay_t<decltype(x)>::value_type;
+        switch (to) {
+          case DType::f64: return convert_matrix<double, From>(x.view());
+          case DType::f32: return convert_matrix<float, From>(x.view());
+          case DType::i32: return convert_matrix<std::int32_t, From>(x.view());
+          case DType::i64: return convert_matrix<std::int64_t, From>(x.view());
+          default:
+            fail(ErrorCategory::usage, "dtype " + std::string(dtype_name(to)) +
+                                           " has no host storage type yet (use f32, f64, i32 or i64)");
+        }
+      },
+      m);
+}
+
+DType common_dtype(DType a, DType b) {
+  if (a == b) return a;
+  const bool a_float = !is_integer(a), b_float = !is_integer(b);
+  if (a_float && b_float) return DType::f64;
+  if (!a_float && !b_float) return DType::i64;
+  // Mixed: f64 holds i32 exactly; i64 needs f64 and f32 is too narrow for either.
+  return DType::f64;
+}
+
+}  // namespace gemmkit

@@ -1,0 +1,88 @@
+// Internal: the CPU kernels behind the registry entries, and what they share.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "gemmkit/error.hpp"
+#include "gemmkit/gemm.hpp"
+
+namespace gemmkit::cpu {
+
+// Entry points, one per registry entry. Each runs a validated host-memory problem of a dtype
+// its entry declares.
+void naive_gemm(const GemmProblem& problem);
+void restrict_gemm(const GemmProblem& problem);
+void blocked_gemm(const GemmProblem& problem);
+void openblas_gemm(const GemmProblem& problem);
+// cblas takes int sizes: why a problem is too large for it, or nullopt.
+std::optional<std::string> openblas_rejects(const GemmProblem& problem);
+
+// Register and cache blocking of cpu_blocked for compute type U (see blocked.cpp): an
+// (mr, nr) register tile, an (mc, kc) block of op(A) kept in L2, a (kc, nc) panel of op(B)
+// kept in L3. Public here so that the tests can aim at the tile edges.
+template <class U> struct Blocking;
+template <> struct Blocking<float> { static constexpr int mr = 6, nr = 16, kc = 256, mc = 168, nc = 4080; };
+template <> struct Blocking<double> { static constexpr int mr = 6, nr = 8, kc = 256, mc = 96, nc = 4080; };
+template <> struct Blocking<std::uint32_t> { static constexpr int mr = 6, nr = 16, kc = 256, mc = 168, nc = 4080; };
+template <> struct Blocking<std::uint64_t> { static constexpr int mr = 4, nr = 8, kc = 256, mc = 96, nc = 4080; };
+
+// The arithmetic type of an element type. Integers compute in the unsigned type of the same
+// width: its overflow wraps modulo 2^bits (defined behaviour), so results equal the exact
+// ones whenever those fit, whatever the intermediate sums do. Reading an intN_t object
+// through a uintN_t lvalue is allowed by the aliasing rules.
+template <class T> struct ComputeOf { using type = T; };
+template <> struct ComputeOf<std::int32_t> { using type = std::uint32_t; };
+template <> struct ComputeOf<std::int64_t> { using type = std::uint64_t; };
+template <class T> using compute_t = typename ComputeOf<T>::type;
+
+// alpha or beta in the compute type. Integer dtypes get the (integer) value modulo 2^bits.
+template <class U>
+U scalar_as(double x) {
+  if constexpr (std::is_floating_point_v<U>) {
+    return static_cast<U>(x);
+  } else {
+    const double r = std::fmod(x, 0x1p64);  // exact; |r| < 2^64
+    const auto magnitude = static_cast<std::uint64_t>(std::fabs(r));
+    return static_cast<U>(r < 0 ? std::uint64_t{0} - magnitude : magnitude);
+  }
+}
+
+// op(X) of a row-major operand as strides: op(X)(r, c) = data[r * row + c * col], so kernels
+// need no branch on the transpose.
+template <class U>
+struct Operand {
+  const U* data;
+  std::int64_t row, col;
+  U operator()(std::int64_t r, std::int64_t c) const { return data[r * row + c * col]; }
+};
+template <class U>
+Operand<U> op_a(const GemmProblem& p) {
+  const auto* data = static_cast<const U*>(p.a);
+  return p.trans_a ? Operand<U>{data, 1, p.lda} : Operand<U>{data, p.lda, 1};
+}
+template <class U>
+Operand<U> op_b(const GemmProblem& p) {
+  const auto* data = static_cast<const U*>(p.b);
+  return p.trans_b ? Operand<U>{data, 1, p.ldb} : Operand<U>{data, p.ldb, 1};
+}
+
+// Calls body.template operator()<U>() with the compute type of the problem's dtype, for the
+// dtypes f32, f64, i32, i64.
+template <class Body>
+void with_compute_type(DType dtype, std::string_view kernel, Body&& body) {
+  switch (dtype) {
+    case DType::f32: body.template operator()<float>(); return;
+    case DType::f64: body.template operator()<double>(); return;
+    case DType::i32: body.template operator()<std::uint32_t>(); return;
+    case DType::i64: body.template operator()<std::uint64_t>(); return;
+    default:
+      fail(ErrorCategory::internal, std::string(kernel) + " was given a " +
+                                        std::string(dtype_name(dtype)) + " problem");
+  }
+}
+
+}  // namespace gemmkit::cpu

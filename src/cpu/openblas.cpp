@@ -1,0 +1,44 @@
+// cpu_openblas (reference, rung 0): OpenBLAS's SGEMM/DGEMM, the speed baseline for the CPU
+// ladder. cblas speaks row-major with leading dimensions and transposes just as GemmProblem
+// does, so everything is passed straight through without a copy.
+#include <cblas.h>
+
+#include <climits>
+
+#include "cpu/cpu_kernels.hpp"
+
+namespace gemmkit::cpu {
+
+std::optional<std::string> openblas_rejects(const GemmProblem& p) {
+  const std::pair<const char*, std::int64_t> sizes[] = {
+      {"m", p.m}, {"n", p.n}, {"k", p.k}, {"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}};
+  for (const auto& [name, value] : sizes)
+    if (value > INT_MAX)
+      return std::string("cblas takes int sizes: ") + name + " = " + std::to_string(value) +
+             " exceeds " + std::to_string(INT_MAX);
+  return std::nullopt;
+}
+
+void openblas_gemm(const GemmProblem& p) {
+  const CBLAS_TRANSPOSE ta = p.trans_a ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE tb = p.trans_b ? CblasTrans : CblasNoTrans;
+  const auto m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+  const auto lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb),
+             ldc = static_cast<int>(p.ldc);
+  switch (p.dtype) {
+    case DType::f32:
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, static_cast<float>(p.alpha),
+                  static_cast<const float*>(p.a), lda, static_cast<const float*>(p.b), ldb,
+                  static_cast<float>(p.beta), static_cast<float*>(p.c), ldc);
+      return;
+    case DType::f64:
+      cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, p.alpha, static_cast<const double*>(p.a), lda,
+                  static_cast<const double*>(p.b), ldb, p.beta, static_cast<double*>(p.c), ldc);
+      return;
+    default:
+      fail(ErrorCategory::internal,
+           "cpu_openblas was given a " + std::string(dtype_name(p.dtype)) + " problem");
+  }
+}
+
+}  // namespace gemmkit::cpu

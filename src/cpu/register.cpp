@@ -1,0 +1,46 @@
+// The CPU backend's registry entries, in ladder order.
+#include "cpu/cpu_kernels.hpp"
+#include "gemmkit/registry.hpp"
+
+namespace gemmkit::detail {
+namespace {
+
+KernelEntry cpu_entry(std::string name, int rung, std::string summary, std::vector<DType> dtypes,
+                      int auto_priority, std::function<void(const GemmProblem&)> run) {
+  KernelEntry e;
+  e.name = std::move(name);
+  e.backend = Backend::cpu;
+  e.rung = rung;
+  e.summary = std::move(summary);
+  e.dtypes = std::move(dtypes);
+  e.auto_priority = auto_priority;
+  e.run = std::move(run);
+  return e;
+}
+
+}  // namespace
+
+void register_cpu_kernels(Registry& registry) {
+  const std::vector<DType> floats = {DType::f32, DType::f64};
+  const std::vector<DType> all = {DType::f32, DType::f64, DType::i32, DType::i64};
+  // auto_priority: OpenBLAS for floats, cpu_blocked for integers (OpenBLAS has none).
+  KernelEntry openblas = cpu_entry("cpu_openblas", 0,
+                                   "OpenBLAS sgemm/dgemm, row-major, transposes passed through",
+                                   floats, 40, cpu::openblas_gemm);
+  openblas.role = KernelRole::reference;
+  openblas.precondition = cpu::openblas_rejects;
+  registry.add(std::move(openblas));
+  registry.add(cpu_entry("cpu_naive", 1,
+                         "i, j, k triple loop accumulating in C in memory (seeds' hostmult0)", all,
+                         10, cpu::naive_gemm));
+  registry.add(cpu_entry("cpu_restrict", 2,
+                         "the triple loop with __restrict pointers and a register accumulator "
+                         "(hostmult1)",
+                         all, 20, cpu::restrict_gemm));
+  registry.add(cpu_entry("cpu_blocked", 3,
+                         "BLIS-style packing and cache blocking, AVX2 register tiles, OpenMP; "
+                         "exact wrapping integers",
+                         all, 30, cpu::blocked_gemm));
+}
+
+}  // namespace gemmkit::detail

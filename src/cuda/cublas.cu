@@ -1,0 +1,58 @@
+// cuBLAS behind the row-major interface: the speed references every CUDA kernel is measured
+// against. cuBLAS is column-major; a row-major M x N matrix is the column-major N x M
+// matrix C^T, and C^T = op(B)^T op(A)^T, so swapping the operands needs no copy.
+#include "cuda/cublas.hpp"
+
+#include "gemmkit/registry.hpp"
+
+namespace gemmkit::cuda {
+
+CublasHandle::CublasHandle() { GEMMKIT_CUBLAS_CHECK(cublasCreate(&handle_)); }
+CublasHandle::~CublasHandle() { cublasDestroy(handle_); }
+
+cublasHandle_t cublas_handle() {
+  // Created on first use and deliberately never destroyed: destroying it during static
+  // teardown can run after the CUDA runtime has shut down.
+  static CublasHandle* handle = new CublasHandle();
+  return handle->get();
+}
+
+void cublas_gemm(const GemmProblem& p, cublasMath_t math_mode) {
+  cublasHandle_t h = cublas_handle();
+  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, math_mode));
+  const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (p.dtype == DType::f32) {
+    const float alpha = float(p.alpha), beta = float(p.beta);
+    GEMMKIT_CUBLAS_CHECK(cublasSgemm_64(h, op_b, op_a, p.n, p.m, p.k, &alpha,
+                                        static_cast<const float*>(p.b), p.ldb,
+                                        static_cast<const float*>(p.a), p.lda, &beta,
+                                        static_cast<float*>(p.c), p.ldc));
+  } else if (p.dtype == DType::f64) {
+    GEMMKIT_CUBLAS_CHECK(cublasDgemm_64(h, op_b, op_a, p.n, p.m, p.k, &p.alpha,
+                                        static_cast<const double*>(p.b), p.ldb,
+                                        static_cast<const double*>(p.a), p.lda, &p.beta,
+                                        static_cast<double*>(p.c), p.ldc));
+  } else {
+    fail(ErrorCategory::internal, "cublas_gemm: unsupported dtype");
+  }
+}
+
+}  // namespace gemmkit::cuda
+
+namespace gemmkit::detail {
+
+void register_cuda_kernels(Registry& registry) {
+  registry.add({.name = "cuda_cublas",
+                .backend = Backend::cuda,
+                .rung = 0,
+                .role = KernelRole::reference,
+                .summary = "cuBLAS SGEMM/DGEMM, pedantic FP32 (no TF32): the SIMT speed reference",
+                .dtypes = {DType::f32, DType::f64},
+                .min_compute_capability = 50,
+                .auto_priority = 100,
+                .precondition = {},
+                .run = [](const GemmProblem& p) { cuda::cublas_gemm(p, CUBLAS_PEDANTIC_MATH); }});
+}
+
+}  // namespace gemmkit::detail

@@ -1,0 +1,170 @@
+// Device query and the host-side half of running a CUDA kernel on host matrices.
+#include <algorithm>
+#include <cstring>
+
+#include "core/dispatch.hpp"
+#include "cuda/check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "gemmkit/device.hpp"
+
+namespace gemmkit {
+
+bool cuda_compiled() { return true; }
+
+DeviceQuery query_devices() {
+  DeviceQuery q;
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    q.message = std::string("no CUDA device: ") + cudaGetErrorString(status);
+    return q;
+  }
+  if (count == 0) {
+    q.message = "no CUDA device found";
+    return q;
+  }
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  for (int d = 0; d < count; ++d) {
+    cudaDeviceProp p{};
+    GEMMKIT_CUDA_CHECK(cudaGetDeviceProperties(&p, d));
+    DeviceInfo info;
+    info.index = d;
+    info.name = p.name;
+    info.cc_major = p.major;
+    info.cc_minor = p.minor;
+    info.sm_count = p.multiProcessorCount;
+    info.max_threads_per_block = p.maxThreadsPerBlock;
+    for (int i = 0; i < 3; ++i) {
+      info.max_block_dim[i] = p.maxThreadsDim[i];
+      info.max_grid_dim[i] = p.maxGridSize[i];
+    }
+    info.warp_size = p.warpSize;
+    info.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+    info.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+    // The clock fields left cudaDeviceProp in CUDA 13; the attributes remain.
+    GEMMKIT_CUDA_CHECK(cudaDeviceGetAttribute(&info.clock_khz, cudaDevAttrClockRate, d));
+    GEMMKIT_CUDA_CHECK(
+        cudaDeviceGetAttribute(&info.memory_clock_khz, cudaDevAttrMemoryClockRate, d));
+    info.memory_bus_width_bits = p.memoryBusWidth;
+    info.total_global_memory = p.totalGlobalMem;
+    info.shared_memory_per_block = p.sharedMemPerBlock;
+    info.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
+    info.shared_memory_per_sm = p.sharedMemPerMultiprocessor;
+    info.constant_memory = p.totalConstMem;
+    info.registers_per_block = p.regsPerBlock;
+    info.registers_per_sm = p.regsPerMultiprocessor;
+    info.l2_cache_bytes = p.l2CacheSize;
+    info.driver_version = driver;
+    info.runtime_version = runtime;
+    q.devices.push_back(info);
+  }
+  return q;
+}
+
+bool cuda_device_available() {
+  static const bool available = [] {
+    int count = 0;
+    const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    cudaGetLastError();
+    return ok;
+  }();
+  return available;
+}
+
+int current_compute_capability() {
+  if (!cuda_device_available()) return 0;
+  int device = 0, major = 0, minor = 0;
+  GEMMKIT_CUDA_CHECK(cudaGetDevice(&device));
+  GEMMKIT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  GEMMKIT_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 10 + minor;
+}
+
+namespace detail {
+namespace {
+
+// Elements a stored rows x cols operand with leading dimension ld spans: the last row is
+// only as wide as the stored width.
+std::size_t span(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  return rows == 0 || cols == 0 ? 0 : std::size_t((rows - 1) * ld + cols);
+}
+
+// A host problem's operands copied to the device with the same layout.
+class DeviceProblem {
+ public:
+  explicit DeviceProblem(const GemmProblem& host)
+      : host_(host),
+        element_(dtype_size(host.dtype)),
+        a_(span(host.a_rows(), host.a_cols(), host.lda) * element_),
+        b_(span(host.b_rows(), host.b_cols(), host.ldb) * element_),
+        c_(span(host.m, host.n, host.ldc) * element_) {
+    a_.copy_from_host(static_cast<const unsigned char*>(host.a), a_.size());
+    b_.copy_from_host(static_cast<const unsigned char*>(host.b), b_.size());
+    c_.copy_from_host(static_cast<const unsigned char*>(host.c), c_.size());
+    problem_ = host;
+    problem_.a = a_.data();
+    problem_.b = b_.data();
+    problem_.c = c_.data();
+  }
+  const GemmProblem& get() const { return problem_; }
+  void copy_c_back() const { c_.copy_to_host(static_cast<unsigned char*>(host_.c), c_.size()); }
+
+ private:
+  GemmProblem host_, problem_;
+  std::size_t element_;
+  cuda::DeviceBuffer<unsigned char> a_, b_, c_;
+};
+
+// RAII CUDA event.
+class Event {
+ public:
+  Event() { GEMMKIT_CUDA_CHECK(cudaEventCreate(&event_)); }
+  ~Event() { cudaEventDestroy(event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+}  // namespace
+
+void run_on_device(const KernelEntry& entry, const GemmProblem& host) {
+  if (host.m == 0 || host.n == 0) return;
+  DeviceProblem device(host);
+  entry.run(device.get());
+  GEMMKIT_CUDA_CHECK(cudaGetLastError());
+  GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  device.copy_c_back();
+}
+
+std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& host, int warmup,
+                                   int reps, double max_seconds) {
+  DeviceProblem device(host);
+  for (int i = 0; i < warmup; ++i) entry.run(device.get());
+  GEMMKIT_CUDA_CHECK(cudaGetLastError());
+  GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  Event start, stop;
+  std::vector<double> seconds;
+  double total = 0;
+  while (int(seconds.size()) < std::max(reps, 1) && (seconds.empty() || total < max_seconds)) {
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get()));
+    entry.run(device.get());
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get()));
+    GEMMKIT_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    GEMMKIT_CUDA_CHECK(cudaGetLastError());
+    float ms = 0;
+    GEMMKIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    seconds.push_back(ms / 1e3);
+    total += ms / 1e3;
+  }
+  device.copy_c_back();
+  return seconds;
+}
+
+}  // namespace detail
+}  // namespace gemmkit

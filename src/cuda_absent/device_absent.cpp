@@ -1,0 +1,26 @@
+// The CUDA-facing functions of a build made without nvcc: they say so instead of failing.
+#include "core/dispatch.hpp"
+#include "gemmkit/device.hpp"
+
+namespace gemmkit {
+
+bool cuda_compiled() { return false; }
+DeviceQuery query_devices() {
+  return {{}, "this gemmkit was built without CUDA (no nvcc at configure time)"};
+}
+bool cuda_device_available() { return false; }
+int current_compute_capability() { return 0; }
+
+namespace detail {
+void run_on_device(const KernelEntry& entry, const GemmProblem&) {
+  fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs the CUDA backend, and this "
+                             "gemmkit was built without CUDA");
+}
+std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& p, int, int,
+                                   double) {
+  run_on_device(entry, p);  // throws: no CUDA in this build
+  return {};
+}
+}  // namespace detail
+
+}  // namespace gemmkit

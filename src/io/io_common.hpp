@@ -1,0 +1,86 @@
+// Pieces shared by the file-format readers and writers: input errors that name the file and
+// the place, files that close themselves, line reading, and strict number parsing.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gemmkit/error.hpp"
+
+namespace gemmkit::io {
+
+// 'text' in single quotes, control characters escaped and text past `max_shown` cut, so
+// that messages stay on one line whatever a file holds. Paths are shown whole.
+std::string quoted(std::string_view text, std::size_t max_shown = 60);
+inline std::string quoted_path(std::string_view path) { return quoted(path, path.size()); }
+
+// Throws an input error "'path' <where>: <what>"; `where` may be empty.
+[[noreturn]] void input_error(const std::string& path, const std::string& where,
+                              const std::string& what);
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+// Opens for reading; "cannot open 'path': <strerror>" if that fails or path is a folder.
+FilePtr open_for_reading(const std::string& path);
+
+// The size of a regular file, nullopt for pipes and other streams.
+std::optional<std::int64_t> regular_file_size(std::FILE* file);
+
+// Matrix<T>(rows, 0) still stores one element per row, so a tiny file declaring an empty
+// matrix with billions of rows could make us allocate gigabytes; such shapes are refused.
+void check_empty_shape(const std::string& path, const std::string& where, std::int64_t rows,
+                       std::int64_t cols);
+
+// Runs `read`, turning running out of host memory into an out_of_memory error naming `path`.
+template <class F>
+auto reporting_memory(const std::string& path, F&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCategory::out_of_memory, "not enough host memory to read " + quoted_path(path));
+  }
+}
+
+// Reads a text file line by line, without the line terminator ("\n" or "\r\n").
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // The next line, or nullopt at the end of the file. The view lives until the next call.
+  std::optional<std::string_view> next();
+  std::int64_t line_number() const { return line_number_; }  // of the line last returned
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  FilePtr file_;
+  char* buffer_ = nullptr;
+  std::size_t capacity_ = 0;
+  std::int64_t line_number_ = 0;
+};
+
+enum class ParseStatus { ok, invalid, out_of_range };
+
+// An optional sign followed by decimal digits and nothing else.
+bool is_integer_literal(std::string_view token);
+// Integer literal to int64; out_of_range when it does not fit.
+ParseStatus parse_int64(std::string_view token, std::int64_t& value);
+// Decimal floating point, inf, infinity or nan (any case), with an optional leading sign;
+// out_of_range when the magnitude overflows or underflows a double.
+ParseStatus parse_double(std::string_view token, double& value);
+
+// Shortest text that reads back as exactly `value`.
+std::string format_double(double value);
+
+}  // namespace gemmkit::io

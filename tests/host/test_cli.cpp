@@ -1,0 +1,251 @@
+// The command line as a user meets it: exit statuses, one-line errors, no partial or
+// clobbered output files, and results that are right.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "gemmkit/io.hpp"
+#include "gemmkit/random.hpp"
+
+using namespace gemmkit;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "gemmkit_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  // Runs gemmkit with `args` (paths here contain no spaces), capturing both streams.
+  CliResult run(const std::string& args) const {
+    const std::string out = path(".stdout"), err = path(".stderr");
+    const std::string cmd = std::string(GEMMKIT_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
+    const int raw = std::system(cmd.c_str());
+    CliResult r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+
+  // Files in the scratch folder, to catch leftovers of failed runs.
+  std::vector<std::string> listing() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  // A failed run: the status, and exactly one stderr line that starts as promised and
+  // mentions `needle`.
+  static void expect_error(const CliResult& r, int status, const std::string& needle) {
+    EXPECT_EQ(r.status, status) << r.err;
+    EXPECT_EQ(r.err.rfind("gemmkit: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "'" << needle << "' not in: " << r.err;
+  }
+
+  std::string dir_;
+};
+
+}  // namespace
+
+TEST_F(Cli, VersionAndHelpForEverySubcommand) {
+  CliResult r = run("--version");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("gemmkit "), std::string::npos);
+  for (const char* sub : {"", "multiply", "gen", "bench", "list", "device"}) {
+    r = run(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ": " << r.out;
+  }
+}
+
+TEST_F(Cli, BadUsageIsOneLineAndExitTwo) {
+  expect_error(run(""), 2, "subcommand");
+  expect_error(run("multiply --no-such-flag a.npy b.npy -o c.npy"), 2, "no-such-flag");
+  expect_error(run("gen 3 -o " + path("x.npy")), 2, "cols");
+  expect_error(run("gen 3 3 -o " + path("x.npy") + " --dist gauss"), 2, "gauss");
+  expect_error(run("gen 3 3 -o " + path("x.xlsx")), 2, ".xlsx");
+  expect_error(run("bench --kernels no_such_kernel --sizes 8"), 2, "no_such_kernel");
+  expect_error(run("bench --sizes 8,x"), 2, "'x'");
+  EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(Cli, GenMultiplyGivesTheRightProductInEveryFormat) {
+  for (const std::string ext : {".npy", ".mtx", ".csv", ".txt"}) {
+    const std::string a = path("A" + ext), b = path("B" + ext), c = path("C" + ext);
+    ASSERT_EQ(run("gen 30 20 -o " + a + " --seed 1").status, 0) << ext;
+    ASSERT_EQ(run("gen 20 10 -o " + b + " --seed 2").status, 0) << ext;
+    const CliResult r = run("multiply " + a + " " + b + " -o " + c);
+    ASSERT_EQ(r.status, 0) << ext << ": " << r.err;
+    EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
+    // Recompute from the files as written, in double.
+    const auto am = convert(read_matrix(a), DType::f64), bm = convert(read_matrix(b), DType::f64);
+    const auto cm = convert(read_matrix(c), DType::f64);
+    const auto& A = std::get<Matrix<double>>(am);
+    const auto& B = std::get<Matrix<double>>(bm);
+    const auto& C = std::get<Matrix<double>>(cm);
+    ASSERT_EQ(C.rows(), 30);
+    ASSERT_EQ(C.cols(), 10);
+    for (int i = 0; i < 30; ++i)
+      for (int j = 0; j < 10; ++j) {
+        double s = 0;
+        for (int q = 0; q < 20; ++q) s += A(i, q) * B(q, j);
+        EXPECT_NEAR(C(i, j), s, 1e-5) << ext << " (" << i << "," << j << ")";
+      }
+  }
+}
+
+TEST_F(Cli, MultiplyKeepsF64AndI64AndHonoursOptions) {
+  const std::string a = path("A.npy"), b = path("B.npy"), c = path("C.npy");
+  ASSERT_EQ(run("gen 7 5 -o " + a + " --dtype i64 --dist ints:-100:100 --seed 3").status, 0);
+  ASSERT_EQ(run("gen 7 4 -o " + b + " --dtype i64 --dist ints:-100:100 --seed 4").status, 0);
+  // A^T B with alpha = 2: (5x7)(7x4).
+  CliResult r = run("multiply " + a + " " + b + " -o " + c + " --transpose-a --alpha 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const AnyMatrix cm = read_matrix(c), am = read_matrix(a), bm = read_matrix(b);
+  ASSERT_EQ(dtype_of_any(cm), DType::i64);
+  const auto& A = std::get<Matrix<std::int64_t>>(am);
+  const auto& B = std::get<Matrix<std::int64_t>>(bm);
+  const auto& C = std::get<Matrix<std::int64_t>>(cm);
+  ASSERT_EQ(C.rows(), 5);
+  ASSERT_EQ(C.cols(), 4);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 4; ++j) {
+      std::int64_t s = 0;
+      for (int q = 0; q < 7; ++q) s += A(q, i) * B(q, j);
+      EXPECT_EQ(C(i, j), 2 * s);
+    }
+
+  ASSERT_EQ(run("gen 6 6 -o " + a + " --dtype f64 --seed 5").status, 0);
+  ASSERT_EQ(run("multiply " + a + " " + a + " -o " + c + " --kernel cpu_naive --verify full").status, 0);
+  EXPECT_EQ(dtype_of_any(read_matrix(c)), DType::f64);
+
+  // beta * C0 needs --c, and uses it.
+  expect_error(run("multiply " + a + " " + a + " -o " + path("D.npy") + " --beta 1"), 2, "--c");
+  r = run("multiply " + a + " " + a + " -o " + path("D.npy") + " --beta 1 --c " + c);
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST_F(Cli, FailedMultiplyLeavesNoFileAndClobbersNothing) {
+  const std::string a = path("A.npy"), b = path("B.npy"), c = path("C.npy");
+  ASSERT_EQ(run("gen 5 4 -o " + a).status, 0);
+  ASSERT_EQ(run("gen 5 4 -o " + b).status, 0);
+  {
+    std::ofstream(c) << "precious";
+  }
+  expect_error(run("multiply " + a + " " + b + " -o " + c), 2, "shape mismatch");
+  EXPECT_EQ(slurp(c), "precious");
+
+  // A truncated .npy input.
+  const std::string bytes = slurp(a);
+  const std::string broken = path("broken.npy");
+  {
+    std::ofstream(broken, std::ios::binary) << bytes.substr(0, bytes.size() - 7);
+  }
+  expect_error(run("multiply " + broken + " " + b + " -o " + path("out.npy") + " --transpose-b"), 2,
+               "broken.npy");
+  expect_error(run("multiply " + path("missing.npy") + " " + b + " -o " + path("out.npy")), 2,
+               "missing.npy");
+  expect_error(run("multiply " + a + " " + b + " -o " + path("out.pdf") + " --transpose-b"), 2,
+               ".pdf");
+  expect_error(run("multiply " + a + " " + b + " -o " + path("no/such/dir/out.npy") +
+                   " --transpose-b"), 2, "no/such/dir");
+  EXPECT_EQ(listing(), (std::vector<std::string>{"A.npy", "B.npy", "C.npy", "broken.npy"}));
+  EXPECT_EQ(slurp(c), "precious");
+}
+
+TEST_F(Cli, UnsupportedKernelForDtypeIsAUsageError) {
+  const std::string a = path("A.npy");
+  ASSERT_EQ(run("gen 4 4 -o " + a + " --dtype i32").status, 0);
+  expect_error(run("multiply " + a + " " + a + " -o " + path("C.npy") + " --kernel cpu_openblas"), 2,
+               "cpu_openblas");
+  EXPECT_FALSE(fs::exists(path("C.npy")));
+}
+
+TEST_F(Cli, ListAndDevice) {
+  CliResult r = run("list");
+  ASSERT_EQ(r.status, 0);
+  for (const char* k : {"cpu_naive", "cpu_restrict", "cpu_blocked", "cpu_openblas"})
+    EXPECT_NE(r.out.find(k), std::string::npos) << k;
+  r = run("list --json");
+  ASSERT_EQ(r.status, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  EXPECT_GE(j.size(), 4u);
+  r = run("device");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+  r = run("device --json");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("devices"));
+}
+
+TEST_F(Cli, BenchWritesJsonAndCsvWithRatiosAndErrors) {
+  const std::string json = path("r.json"), csv = path("r.csv");
+  const CliResult r = run("bench --backend cpu --sizes 24,40 --reps 2 --warmup 0 --json " + json +
+                          " --csv " + csv);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("% OpenBLAS"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  EXPECT_FALSE(j["environment"]["commit"].get<std::string>().empty());
+  EXPECT_FALSE(j["environment"]["date"].get<std::string>().empty());
+  int rows = 0;
+  for (const auto& row : j["results"]) {
+    ++rows;
+    EXPECT_TRUE(row["passed"].get<bool>()) << row.dump();
+    EXPECT_GT(row["gflops"].get<double>(), 0.0);
+    EXPECT_FALSE(row["percent_of_reference"].is_null()) << row.dump();
+    EXPECT_LE(row["error"].get<double>(), row["tolerance"].get<double>());
+  }
+  EXPECT_EQ(rows, 2 * 4);  // two sizes x four CPU kernels (f32)
+  const std::string text = slurp(csv);
+  EXPECT_EQ(text.rfind("kernel,backend,dtype,m,n,k", 0), 0u);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + rows);
+
+  // Integer benchmark: no reference library, exact check.
+  const CliResult ri = run("bench --backend cpu --dtype i64 --m 20 --n 30 --k 40 --reps 1 --json " + json);
+  ASSERT_EQ(ri.status, 0) << ri.err;
+  for (const auto& row : nlohmann::json::parse(slurp(json))["results"]) {
+    EXPECT_TRUE(row["passed"].get<bool>());
+    EXPECT_EQ(row["error"].get<double>(), 0.0);
+  }
+}
+
+TEST_F(Cli, BenchPlotWritesAPng) {
+  const std::string probe = std::string(GEMMKIT_PYTHON) + " -c 'import matplotlib' >/dev/null 2>&1";
+  if (std::system(probe.c_str()) != 0)
+    GTEST_SKIP() << GEMMKIT_PYTHON << " has no matplotlib (python3-matplotlib)";
+  const std::string png = path("plot.png");
+  const CliResult r = run("bench --backend cpu --sizes 16,32 --reps 1 --warmup 0 --plot " + png);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string bytes = slurp(png);
+  ASSERT_GT(bytes.size(), 1000u);
+  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+}

@@ -1,0 +1,254 @@
+// Core: dtypes, matrices, conversion, random matrices, problem validation, registry, dispatch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "gemmkit/device.hpp"
+#include "gemmkit/gemm.hpp"
+#include "gemmkit/random.hpp"
+#include "gemmkit/registry.hpp"
+#include "gemmkit/verify.hpp"
+
+using namespace gemmkit;
+
+TEST(DType, NamesRoundTripAndSizes) {
+  for (DType d : all_dtypes()) {
+    auto parsed = parse_dtype(dtype_name(d));
+    ASSERT_TRUE(parsed.has_value()) << dtype_name(d);
+    EXPECT_EQ(*parsed, d);
+  }
+  EXPECT_EQ(parse_dtype("float64"), DType::f64);
+  EXPECT_EQ(parse_dtype("int32"), DType::i32);
+  EXPECT_FALSE(parse_dtype("f128").has_value());
+  EXPECT_EQ(dtype_size(DType::f64), 8u);
+  EXPECT_EQ(dtype_size(DType::bf16), 2u);
+  EXPECT_TRUE(is_integer(DType::i64));
+  EXPECT_FALSE(is_integer(DType::tf32));
+}
+
+TEST(Error, CategoriesMapToExitStatus) {
+  EXPECT_EQ(exit_status(ErrorCategory::usage), 2);
+  EXPECT_EQ(exit_status(ErrorCategory::input), 2);
+  EXPECT_EQ(exit_status(ErrorCategory::numeric), 1);
+  EXPECT_EQ(exit_status(ErrorCategory::device), 1);
+  EXPECT_EQ(exit_status(ErrorCategory::out_of_memory), 1);
+}
+
+TEST(Matrix, LeadingDimensionAndViews) {
+  Matrix<float> m(3, 4, 7);
+  EXPECT_EQ(m.ld(), 7);
+  m(2, 3) = 5.0f;
+  EXPECT_EQ(m.data()[2 * 7 + 3], 5.0f);
+  MatrixView<const float> v = m.view();
+  EXPECT_EQ(v(2, 3), 5.0f);
+  EXPECT_THROW(Matrix<float>(3, 4, 3), Error);
+  EXPECT_THROW(MatrixView<float>(m.data(), 3, 8, 7), Error);
+}
+
+TEST(Matrix, ElementCountOverflowIsAnInputError) {
+  try {
+    checked_element_count(std::int64_t(1) << 40, std::int64_t(1) << 40, "test.mtx");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::input);
+    EXPECT_NE(std::string(e.what()).find("test.mtx"), std::string::npos);
+  }
+  EXPECT_EQ(checked_element_count(3, 5, "x"), 15);
+}
+
+TEST(Matrix, ConvertChecksIntegerValues) {
+  Matrix<double> d(1, 3);
+  d(0, 0) = 1.0;
+  d(0, 1) = -7.0;
+  d(0, 2) = 9007199254740992.0;
+  auto i = std::get<Matrix<std::int64_t>>(convert(AnyMatrix(d), DType::i64));
+  EXPECT_EQ(i(0, 2), 9007199254740992LL);
+  EXPECT_EQ(i(0, 1), -7);
+  d(0, 1) = 0.5;
+  EXPECT_THROW(convert(AnyMatrix(d), DType::i64), Error);
+  Matrix<std::int64_t> big(1, 1);
+  big(0, 0) = std::int64_t(1) << 40;
+  try {
+    convert(AnyMatrix(big), DType::i32);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::numeric);
+    EXPECT_NE(std::string(e.what()).find("(0, 0)"), std::string::npos);
+  }
+  EXPECT_EQ(common_dtype(DType::f32, DType::f64), DType::f64);
+  EXPECT_EQ(common_dtype(DType::i32, DType::i64), DType::i64);
+  EXPECT_EQ(common_dtype(DType::f32, DType::i64), DType::f64);
+  EXPECT_EQ(common_dtype(DType::f32, DType::f32), DType::f32);
+}
+
+TEST(Random, SeededAndInRange) {
+  const Distribution u = Distribution::parse("uniform");
+  auto a = std::get<Matrix<float>>(random_matrix(50, 40, DType::f32, u, 7));
+  auto b = std::get<Matrix<float>>(random_matrix(50, 40, DType::f32, u, 7));
+  auto c = std::get<Matrix<float>>(random_matrix(50, 40, DType::f32, u, 8));
+  int differ = 0;
+  std::set<float> distinct;
+  for (std::int64_t i = 0; i < 50; ++i)
+    for (std::int64_t j = 0; j < 40; ++j) {
+      EXPECT_EQ(a(i, j), b(i, j));
+      EXPECT_GE(a(i, j), -1.0f);
+      EXPECT_LT(a(i, j), 1.0f);
+      differ += a(i, j) != c(i, j);
+      distinct.insert(a(i, j));
+    }
+  EXPECT_GT(differ, 1900);
+  EXPECT_GT(distinct.size(), 1900u);
+
+  auto ints = std::get<Matrix<std::int64_t>>(
+      random_matrix(100, 100, DType::i64, Distribution::parse("ints:-3:4"), 1));
+  std::set<std::int64_t> seen;
+  for (std::int64_t i = 0; i < 100; ++i)
+    for (std::int64_t j = 0; j < 100; ++j) seen.insert(ints(i, j));
+  EXPECT_EQ(seen, (std::set<std::int64_t>{-3, -2, -1, 0, 1, 2, 3, 4}));
+
+  auto normal = std::get<Matrix<double>>(
+      random_matrix(200, 200, DType::f64, Distribution::parse("normal"), 3));
+  double sum = 0, sum2 = 0;
+  for (std::int64_t i = 0; i < 200; ++i)
+    for (std::int64_t j = 0; j < 200; ++j) sum += normal(i, j), sum2 += normal(i, j) * normal(i, j);
+  EXPECT_NEAR(sum / 40000, 0.0, 0.03);
+  EXPECT_NEAR(sum2 / 40000, 1.0, 0.05);
+}
+
+TEST(Random, RejectsBadDistributions) {
+  EXPECT_THROW(Distribution::parse("gauss"), Error);
+  EXPECT_THROW(Distribution::parse("ints"), Error);
+  EXPECT_THROW(Distribution::parse("ints:5:1"), Error);
+  EXPECT_THROW(Distribution::parse("ints:0.5:3"), Error);
+  EXPECT_THROW(Distribution::parse("uniform:a:b"), Error);
+  EXPECT_THROW(random_matrix(2, 2, DType::i32, Distribution::parse("uniform"), 1), Error);
+  EXPECT_THROW(random_matrix(2, 2, DType::i32, Distribution::parse("ints:0:5000000000"), 1), Error);
+}
+
+TEST(GemmProblem, ValidateCatchesInconsistentProblems) {
+  Matrix<float> a(4, 3), b(3, 5), c(4, 5);
+  GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
+  EXPECT_NO_THROW(validate(p));
+  EXPECT_EQ(p.m, 4);
+  EXPECT_EQ(p.n, 5);
+  EXPECT_EQ(p.k, 3);
+  GemmProblem bad = p;
+  bad.lda = 2;
+  EXPECT_THROW(validate(bad), Error);
+  bad = p;
+  bad.ldc = 4;
+  EXPECT_THROW(validate(bad), Error);
+  bad = p;
+  bad.c = nullptr;
+  EXPECT_THROW(validate(bad), Error);
+  // Integer problems need integer scalars.
+  Matrix<std::int32_t> ai(2, 2), bi(2, 2), ci(2, 2);
+  GemmProblem pi = make_problem<std::int32_t>(ai.view(), false, bi.view(), false, ci.view(), 0.5);
+  EXPECT_THROW(validate(pi), Error);
+  // Shape mismatch while building.
+  Matrix<float> wrong(4, 4);
+  EXPECT_THROW(make_problem<float>(a.view(), false, wrong.view(), false, c.view()), Error);
+  // Transposed A: stored K x M.
+  Matrix<float> at(3, 4);
+  GemmProblem pt = make_problem<float>(at.view(), true, b.view(), false, c.view());
+  EXPECT_EQ(pt.m, 4);
+  EXPECT_EQ(pt.k, 3);
+  EXPECT_EQ(pt.shape_string(), "4x5x3 (A^T)");
+}
+
+TEST(Registry, EntriesAreWellFormed) {
+  const Registry& r = Registry::instance();
+  ASSERT_FALSE(r.entries().empty());
+  std::set<std::string> names;
+  for (const KernelEntry& e : r.entries()) {
+    EXPECT_TRUE(names.insert(e.name).second) << "duplicate " << e.name;
+    EXPECT_FALSE(e.dtypes.empty()) << e.name;
+    EXPECT_FALSE(e.summary.empty()) << e.name;
+    EXPECT_TRUE(e.run) << e.name;
+    if (e.backend == Backend::cuda) {
+      EXPECT_GT(e.min_compute_capability, 0) << e.name;
+    }
+  }
+  for (const char* name : {"cpu_naive", "cpu_restrict", "cpu_blocked", "cpu_openblas"})
+    EXPECT_NE(r.find(name), nullptr) << name;
+  EXPECT_EQ(r.find("no_such_kernel"), nullptr);
+  try {
+    r.get("no_such_kernel");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage);
+    EXPECT_NE(std::string(e.what()).find("cpu_naive"), std::string::npos);  // lists known names
+  }
+  auto cpu = r.of_backend(Backend::cpu);
+  ASSERT_FALSE(cpu.empty());
+  EXPECT_EQ(cpu.front()->role, KernelRole::reference);  // references first
+  for (std::size_t i = 2; i < cpu.size(); ++i) EXPECT_LE(cpu[i - 1]->rung, cpu[i]->rung);
+}
+
+TEST(Dispatch, AutoPicksACpuKernelAndComputesTheProduct) {
+  auto a = std::get<Matrix<double>>(random_matrix(37, 23, DType::f64, Distribution::parse("uniform"), 1));
+  auto b = std::get<Matrix<double>>(random_matrix(23, 41, DType::f64, Distribution::parse("uniform"), 2));
+  Matrix<double> c(37, 41);
+  GemmProblem p = make_problem<double>(a.view(), false, b.view(), false, c.view());
+  GemmOptions cpu;
+  cpu.backend = Backend::cpu;
+  const std::string used = gemm(p, cpu);
+  EXPECT_EQ(Registry::instance().get(used).backend, Backend::cpu);
+  const VerifyResult check = verify(p, nullptr, VerifyMode::full);
+  EXPECT_TRUE(check.passed) << check.error;
+
+  // Integers go to an integer-capable kernel, exactly.
+  auto ai = std::get<Matrix<std::int64_t>>(random_matrix(9, 7, DType::i64, Distribution::parse("ints:-1000:1000"), 3));
+  auto bi = std::get<Matrix<std::int64_t>>(random_matrix(7, 5, DType::i64, Distribution::parse("ints:-1000:1000"), 4));
+  Matrix<std::int64_t> ci(9, 5);
+  GemmProblem pi = make_problem<std::int64_t>(ai.view(), false, bi.view(), false, ci.view());
+  gemm(pi, cpu);
+  for (std::int64_t i = 0; i < 9; ++i)
+    for (std::int64_t j = 0; j < 5; ++j) {
+      std::int64_t s = 0;
+      for (std::int64_t q = 0; q < 7; ++q) s += ai(i, q) * bi(q, j);
+      EXPECT_EQ(ci(i, j), s);
+    }
+}
+
+TEST(Dispatch, ExplicitKernelErrors) {
+  Matrix<std::int32_t> a(2, 2), b(2, 2), c(2, 2);
+  GemmProblem p = make_problem<std::int32_t>(a.view(), false, b.view(), false, c.view());
+  GemmOptions o;
+  o.kernel = "cpu_openblas";  // floats only
+  try {
+    gemm(p, o);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage);
+    EXPECT_NE(std::string(e.what()).find("i32"), std::string::npos);
+  }
+  o.kernel = "cpu_naive";
+  o.backend = Backend::cuda;
+  EXPECT_THROW(gemm(p, o), Error);
+}
+
+TEST(Dispatch, CudaWithoutDeviceIsAClearError) {
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+  Matrix<float> a(2, 2), b(2, 2), c(2, 2);
+  GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
+  GemmOptions o;
+  o.backend = Backend::cuda;
+  EXPECT_THROW(gemm(p, o), Error);
+  EXPECT_FALSE(query_devices().message.empty());
+  EXPECT_TRUE(query_devices().devices.empty());
+}
+
+TEST(DeviceInfo, DerivedPeaks) {
+  DeviceInfo h200;
+  h200.cc_major = 9;
+  h200.sm_count = 132;
+  h200.clock_khz = 1980000;
+  h200.memory_clock_khz = 2619000;
+  h200.memory_bus_width_bits = 6144;
+  // 2 x 128 lanes x 132 SMs x 1.98 GHz = 66.9 TFLOP/s; 2 x 2.619 GHz x 768 B = 4023 GB/s.
+  EXPECT_NEAR(h200.fp32_peak_tflops(), 66.9, 0.1);
+  EXPECT_NEAR(h200.memory_bandwidth_gbs(), 4022.8, 1.0);
+}

@@ -1,0 +1,341 @@
+// The verification oracle: modes, tolerances, the references, error norms, and verify()
+// catching what it must (one wrong entry, NaN, an off-by-one integer, overflow) without
+// crying wolf (correct results, cancellation).
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "gemmkit/registry.hpp"
+#include "gemmkit/verify.hpp"
+#include "test_support.hpp"
+
+namespace gemmkit {
+namespace {
+
+using test::ProblemSpec;
+using test::TestProblem;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+ProblemSpec square(DType dtype, std::int64_t size) {
+  ProblemSpec spec;
+  spec.dtype = dtype;
+  spec.m = spec.n = spec.k = size;
+  spec.seed = 77;
+  return spec;
+}
+
+// A problem whose C holds cpu_blocked's (correct) result.
+TestProblem computed(ProblemSpec spec) {
+  TestProblem t(spec);
+  Registry::instance().get("cpu_blocked").run(t.problem());
+  return t;
+}
+
+// The (row, col) of the entry of largest magnitude of C.
+template <class T>
+std::pair<std::int64_t, std::int64_t> largest_entry(Matrix<T>& c) {
+  std::pair<std::int64_t, std::int64_t> at{0, 0};
+  for (std::int64_t i = 0; i < c.rows(); ++i)
+    for (std::int64_t j = 0; j < c.cols(); ++j)
+      if (std::fabs(c(i, j)) > std::fabs(c(at.first, at.second))) at = {i, j};
+  return at;
+}
+
+TEST(VerifyMode, ParsesAndNamesEveryMode) {
+  for (VerifyMode mode :
+       {VerifyMode::none, VerifyMode::automatic, VerifyMode::full, VerifyMode::freivalds})
+    EXPECT_EQ(parse_verify_mode(verify_mode_name(mode)), mode);
+  EXPECT_EQ(parse_verify_mode("auto"), VerifyMode::automatic);
+}
+
+TEST(VerifyMode, RejectsUnknownModes) {
+  try {
+    parse_verify_mode("fast");
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage);
+    EXPECT_TRUE(contains(e.what(), "'fast'")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "freivalds")) << e.what();
+  }
+}
+
+TEST(Tolerance, PerDtypeGrowingLikeSqrtKPast1024) {
+  EXPECT_DOUBLE_EQ(tolerance(DType::f64, 1), 1e-12);
+  EXPECT_DOUBLE_EQ(tolerance(DType::f32, 0), 1e-5);
+  EXPECT_DOUBLE_EQ(tolerance(DType::f32, 1024), 1e-5);
+  EXPECT_DOUBLE_EQ(tolerance(DType::f32, 4096), 2e-5);
+  EXPECT_DOUBLE_EQ(tolerance(DType::tf32, 100), 5e-4);
+  EXPECT_DOUBLE_EQ(tolerance(DType::f16, 1024 * 9), 3e-2);
+  EXPECT_DOUBLE_EQ(tolerance(DType::bf16, 512), 1e-2);
+  EXPECT_DOUBLE_EQ(tolerance(DType::f64, 1024 * 16), 4e-12);
+  for (DType d : {DType::i8, DType::i32, DType::i64}) EXPECT_EQ(tolerance(d, 1 << 20), 0.0);
+}
+
+// op(A) = [[1, 2, 3], [4, 5, 6]] stored transposed with ld 4, op(B) = [[1, 0], [0, 1], [1, 1]]
+// with ld 3: op(A) op(B) = [[4, 5], [10, 11]]; alpha 2, beta -1, C0 = [[1, 2], [3, 4]].
+template <class T>
+void check_hand_computed() {
+  const T a[] = {1, 4, 99, 99, 2, 5, 99, 99, 3, 6, 99, 99};
+  const T b[] = {1, 0, 99, 0, 1, 99, 1, 1, 99};
+  const T c0[] = {1, 2, 99, 3, 4, 99};
+  T c[6] = {};
+  GemmProblem p;
+  p.dtype = dtype_of<T>;
+  p.trans_a = true;
+  p.m = 2, p.n = 2, p.k = 3;
+  p.a = a, p.lda = 4, p.b = b, p.ldb = 3, p.c = c, p.ldc = 3;
+  p.alpha = 2, p.beta = -1;
+  EXPECT_EQ(reference_gemm(p, c0), (std::vector<double>{7, 8, 17, 18}));
+  if constexpr (std::is_integral_v<T>)
+    EXPECT_EQ(reference_gemm_exact(p, c0), (std::vector<int128_t>{7, 8, 17, 18}));
+}
+
+TEST(VerifyReference, HandComputedWithTransposePaddingAlphaBeta) {
+  check_hand_computed<double>();
+  check_hand_computed<float>();
+  check_hand_computed<std::int32_t>();
+  check_hand_computed<std::int64_t>();
+}
+
+TEST(VerifyReference, ReadsHalfBfloat16AndInt8Storage) {
+  GemmProblem p;
+  p.m = 1, p.n = 1, p.k = 2;
+  p.lda = 2, p.ldb = 1, p.ldc = 1;
+  std::uint16_t c16 = 0;
+  // f16: [1, -2] . [0.5, 2^-24 (the smallest subnormal)]
+  const std::uint16_t ha[] = {0x3C00, 0xC000}, hb[] = {0x3800, 0x0001};
+  p.dtype = DType::f16, p.a = ha, p.b = hb, p.c = &c16;
+  EXPECT_EQ(reference_gemm(p, nullptr)[0], 0.5 - std::ldexp(1.0, -23));
+  // bf16: [1, 3] . [2, -1]
+  const std::uint16_t ba[] = {0x3F80, 0x4040}, bb[] = {0x4000, 0xBF80};
+  p.dtype = DType::bf16, p.a = ba, p.b = bb;
+  EXPECT_EQ(reference_gemm(p, nullptr)[0], -1.0);
+  // i8: [-128, 127] . [127, 127], exactly -127
+  const std::int8_t ia[] = {-128, 127}, ib[] = {127, 127};
+  std::int8_t c8 = 0;
+  p.dtype = DType::i8, p.a = ia, p.b = ib, p.c = &c8;
+  EXPECT_EQ(reference_gemm(p, nullptr)[0], -127.0);
+  EXPECT_EQ(reference_gemm_exact(p, nullptr)[0], -127);
+}
+
+TEST(VerifyReference, ExactSurvivesProductsBeyondInt64) {
+  // [2^62, 2^62] . [4, -3] = 2^64 - 3 * 2^62 = 2^62: both products overflow int64.
+  const std::int64_t a[] = {std::int64_t{1} << 62, std::int64_t{1} << 62}, b[] = {4, -3};
+  std::int64_t c = 0;
+  GemmProblem p;
+  p.dtype = DType::i64;
+  p.m = 1, p.n = 1, p.k = 2;
+  p.a = a, p.lda = 2, p.b = b, p.ldb = 1, p.c = &c, p.ldc = 1;
+  EXPECT_EQ(reference_gemm_exact(p, nullptr)[0], int128_t{1} << 62);
+}
+
+TEST(VerifyReference, ExactReportsOverflowOf128Bits) {
+  const std::int64_t a[] = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+  std::int64_t c = 0;
+  GemmProblem p;
+  p.dtype = DType::i64;
+  p.m = 1, p.n = 1, p.k = 4;  // 4 (2^63 - 1)^2 > 2^127
+  p.a = a, p.lda = 4, p.b = a, p.ldb = 1, p.c = &c, p.ldc = 1;
+  try {
+    reference_gemm_exact(p, nullptr);
+    FAIL() << "expected a numeric error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::numeric);
+    EXPECT_TRUE(contains(e.what(), "(0, 0)")) << e.what();
+  }
+  const VerifyResult r = verify(p, nullptr, VerifyMode::full);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.detail, "overflow")) << r.detail;
+}
+
+TEST(VerifyReference, ExactRejectsFloatDtypes) {
+  TestProblem t(square(DType::f32, 2));
+  try {
+    reference_gemm_exact(t.problem(), nullptr);
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage);
+  }
+}
+
+TEST(VerifyReference, BetaNeedsTheOriginalC) {
+  ProblemSpec spec = square(DType::f64, 3);
+  spec.beta = 1;
+  TestProblem t(spec);
+  EXPECT_THROW(reference_gemm(t.problem(), nullptr), Error);
+  EXPECT_THROW(verify(t.problem(), nullptr, VerifyMode::full), Error);
+}
+
+TEST(VerifyFrobenius, RelativeAbsoluteAndNonFinite) {
+  // got (2x2, ld 3) against ref: difference (0, 0, 0, 1), |ref| = sqrt(1 + 4 + 9 + 16).
+  const float got[] = {1, 2, kNaN, 3, 5, kNaN};
+  EXPECT_DOUBLE_EQ(relative_frobenius_error(DType::f32, got, 2, 2, 3, {1, 2, 3, 4}),
+                   1 / std::sqrt(30.0));
+  // A zero reference: the absolute error.
+  const double g2[] = {3, 4};
+  EXPECT_DOUBLE_EQ(relative_frobenius_error(DType::f64, g2, 1, 2, 2, {0, 0}), 5.0);
+  // NaN or Inf where the reference has none: NaN. The same NaN or Inf on both sides: fine.
+  const double g3[] = {kNaN, 1};
+  EXPECT_TRUE(std::isnan(relative_frobenius_error(DType::f64, g3, 1, 2, 2, {0, 1})));
+  EXPECT_EQ(relative_frobenius_error(DType::f64, g3, 1, 2, 2, {kNaN, 1}), 0.0);
+  const double g4[] = {kInf, 1};
+  EXPECT_TRUE(std::isnan(relative_frobenius_error(DType::f64, g4, 1, 2, 2, {1e300, 1})));
+  EXPECT_EQ(relative_frobenius_error(DType::f64, g4, 1, 2, 2, {kInf, 1}), 0.0);
+  // Huge values do not overflow the norms.
+  const double g5[] = {1e300, 2e300};
+  EXPECT_NEAR(relative_frobenius_error(DType::f64, g5, 1, 2, 2, {1e300, 1e300}),
+              1 / std::sqrt(2.0), 1e-15);
+  // Integers too.
+  const std::int32_t g6[] = {1, 2};
+  EXPECT_DOUBLE_EQ(relative_frobenius_error(DType::i32, g6, 1, 2, 2, {1, 2}), 0.0);
+  EXPECT_THROW(relative_frobenius_error(DType::f64, g5, 1, 2, 2, {1, 2, 3}), Error);
+}
+
+TEST(Verify, CorrectResultsPassFullAndFreivalds) {
+  for (DType dtype : {DType::f32, DType::f64}) {
+    ProblemSpec spec = square(dtype, 200);
+    spec.k = 230, spec.trans_b = true, spec.alpha = 1.5, spec.beta = 0.5, spec.pad = 3;
+    TestProblem t = computed(spec);
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds, VerifyMode::automatic}) {
+      const VerifyResult r = verify(t.problem(), t.c_before(), mode);
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + std::string(verify_mode_name(mode)));
+      EXPECT_TRUE(r.passed) << r.detail;
+      EXPECT_EQ(r.method, mode == VerifyMode::freivalds ? VerifyMode::freivalds : VerifyMode::full);
+      EXPECT_LE(r.error, r.tolerance);
+      EXPECT_EQ(r.tolerance, tolerance(dtype, spec.k));
+      EXPECT_TRUE(r.detail.empty()) << r.detail;
+    }
+  }
+}
+
+TEST(Verify, OneCorruptedEntryFailsFullAndFreivalds) {
+  TestProblem t = computed(square(DType::f32, 200));
+  Matrix<float>& c = t.c<float>();
+  const auto [i, j] = largest_entry(c);
+  c(i, j) *= 1.001f;  // a relative error of 1e-3 in one entry of 40000
+  const VerifyResult full = verify(t.problem(), nullptr, VerifyMode::full);
+  EXPECT_FALSE(full.passed);
+  const std::string at = "(" + std::to_string(i) + ", " + std::to_string(j) + ")";
+  EXPECT_TRUE(contains(full.detail, at)) << full.detail;
+  const VerifyResult freivalds = verify(t.problem(), nullptr, VerifyMode::freivalds);
+  EXPECT_FALSE(freivalds.passed);
+  EXPECT_GT(freivalds.error, freivalds.tolerance);
+  EXPECT_TRUE(contains(freivalds.detail, "row " + std::to_string(i))) << freivalds.detail;
+}
+
+TEST(Verify, OneMissingProductTermFails) {
+  // What an off-by-one loop bound does: entry (7, 11) lacks the k-1 term of its sum.
+  ProblemSpec spec = square(DType::f64, 150);
+  spec.distribution = Distribution::parse("uniform:0.5:1");  // no tiny terms
+  TestProblem t = computed(spec);
+  t.c<double>()(7, 11) -= t.op_a<double>(7, 149) * t.op_b<double>(149, 11);
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+    const VerifyResult r = verify(t.problem(), nullptr, mode);
+    EXPECT_FALSE(r.passed) << verify_mode_name(mode);
+  }
+}
+
+TEST(Verify, NaNOrInfInTheResultFails) {
+  for (double bad : {kNaN, kInf}) {
+    TestProblem t = computed(square(DType::f32, 40));
+    t.c<float>()(13, 29) = static_cast<float>(bad);
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+      const VerifyResult r = verify(t.problem(), nullptr, mode);
+      EXPECT_FALSE(r.passed) << verify_mode_name(mode);
+      EXPECT_TRUE(contains(r.detail, "(13, 29)")) << r.detail;
+    }
+  }
+}
+
+TEST(Verify, FreivaldsIsNotFooledByCancellation) {
+  // op(A) = [Y, -Y], op(B) = [X; X]: C is zero up to rounding, which is large relative to
+  // C but small relative to |A| |B|.
+  ProblemSpec spec;
+  spec.dtype = DType::f32;
+  spec.m = 90, spec.n = 80, spec.k = 2 * 60;
+  TestProblem t(spec);
+  for (std::int64_t q = 0; q < 60; ++q) {
+    for (std::int64_t i = 0; i < spec.m; ++i) t.op_a<float>(i, q + 60) = -t.op_a<float>(i, q);
+    for (std::int64_t j = 0; j < spec.n; ++j) t.op_b<float>(q + 60, j) = t.op_b<float>(q, j) * 1.0001f;
+  }
+  Registry::instance().get("cpu_blocked").run(t.problem());
+  const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::freivalds);
+  EXPECT_TRUE(r.passed) << r.detail;
+  EXPECT_GT(r.error, 0.0);
+}
+
+TEST(Verify, IntegerOffByOneNamesTheEntry) {
+  for (DType dtype : {DType::i32, DType::i64}) {
+    ProblemSpec spec = square(dtype, 40);
+    spec.m = 50, spec.k = 30, spec.beta = -2;
+    TestProblem t = computed(spec);
+    EXPECT_TRUE(verify(t.problem(), t.c_before(), VerifyMode::full).passed);
+    if (dtype == DType::i32) t.c<std::int32_t>()(17, 23) += 1;
+    else t.c<std::int64_t>()(17, 23) += 1;
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds, VerifyMode::automatic}) {
+      const VerifyResult r = verify(t.problem(), t.c_before(), mode);
+      EXPECT_FALSE(r.passed);
+      EXPECT_EQ(r.method, VerifyMode::full);  // integers are always checked exactly
+      EXPECT_EQ(r.tolerance, 0.0);
+      EXPECT_GT(r.error, 0.0);
+      EXPECT_TRUE(contains(r.detail, "(17, 23)")) << r.detail;
+      EXPECT_TRUE(contains(r.detail, "1 of 2000")) << r.detail;
+    }
+  }
+}
+
+TEST(Verify, IntegerOverflowOfTheExactResultIsReported) {
+  // Row 1 of C is 2 * 50000^2 = 5e9, beyond i32; row 0 fits. The kernel wraps, as it must.
+  ProblemSpec spec;
+  spec.dtype = DType::i32;
+  spec.m = 2, spec.n = 3, spec.k = 2;
+  TestProblem t(spec);
+  for (std::int64_t q = 0; q < 2; ++q) {
+    t.op_a<std::int32_t>(0, q) = 1;
+    t.op_a<std::int32_t>(1, q) = 50000;
+    for (std::int64_t j = 0; j < 3; ++j) t.op_b<std::int32_t>(q, j) = 50000;
+  }
+  Registry::instance().get("cpu_blocked").run(t.problem());
+  const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::automatic);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.detail, "overflow")) << r.detail;
+  EXPECT_TRUE(contains(r.detail, "(1, 0)")) << r.detail;
+  EXPECT_TRUE(contains(r.detail, "5000000000")) << r.detail;
+}
+
+TEST(Verify, AutomaticChoosesFreivaldsPastTheLimit) {
+  TestProblem small = computed(square(DType::f32, 10));
+  EXPECT_EQ(verify(small.problem(), nullptr, VerifyMode::automatic).method, VerifyMode::full);
+  // 2000 x 2000 x 501 > kFullVerifyLimit. A and B hold one 1 each, so C(0, 0) should be 1;
+  // it was never computed, and Freivalds notices in O(mn + mk + kn).
+  Matrix<float> a(2000, 501), b(501, 2000), c(2000, 2000);
+  a(0, 0) = 1, b(0, 0) = 1;
+  const GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
+  ASSERT_GT(p.flops() / 2, kFullVerifyLimit);
+  const VerifyResult r = verify(p, nullptr, VerifyMode::automatic);
+  EXPECT_EQ(r.method, VerifyMode::freivalds);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.detail, "row 0")) << r.detail;
+  c(0, 0) = 1;
+  EXPECT_TRUE(verify(p, nullptr, VerifyMode::automatic).passed);
+}
+
+TEST(Verify, NoneChecksNothing) {
+  TestProblem t(square(DType::f32, 5));  // C is NaN: never computed
+  const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::none);
+  EXPECT_EQ(r.method, VerifyMode::none);
+  EXPECT_TRUE(r.passed);
+}
+
+}  // namespace
+}  // namespace gemmkit
