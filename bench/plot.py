@@ -27,8 +27,8 @@ def main() -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("plot.py: error: matplotlib is missing (apt-get install python3-matplotlib)",
-              file=sys.stderr)
+        print(f"plot.py: error: {sys.executable} has no matplotlib "
+              "(apt-get install python3-matplotlib)", file=sys.stderr)
         return 1
 
     series = {}  # kernel -> [(size, gflops)]

@@ -1,8 +1,10 @@
 // gemmkit bench: every kernel of a backend beside the reference library, in one run.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -136,32 +138,55 @@ void write_csv_results(const std::string& path, const std::vector<Row>& rows, DT
   file.commit();
 }
 
-// Runs the plot script (python3 + matplotlib) on the JSON results.
+// Runs a program and waits for it; its exit status, or -1. With `quiet`, its output is dropped.
+int run_program(const std::vector<std::string>& argv, bool quiet) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (quiet) {
+      const int null_fd = open("/dev/null", O_WRONLY);
+      dup2(null_fd, STDOUT_FILENO);
+      dup2(null_fd, STDERR_FILENO);
+    }
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+// Runs the plot script on the JSON results, with the configured Python (Debian's, where
+// python3-matplotlib lives) or else the first python3 on PATH that has matplotlib.
 void plot(const std::string& png_path, const nlohmann::json& results) {
-  const std::string script = GEMMKIT_PLOT_SCRIPT;
+  // The source tree's script, unless the environment names another (a relocated binary).
+  const char* override_script = std::getenv("GEMMKIT_PLOT_SCRIPT");
+  const std::string script = override_script ? override_script : GEMMKIT_PLOT_SCRIPT;
   if (!std::filesystem::exists(script))
-    fail(ErrorCategory::usage, "plot script " + script + " not found");
+    fail(ErrorCategory::usage, "plot script " + script + " not found (set GEMMKIT_PLOT_SCRIPT)");
+  std::string python;
+  for (const char* candidate : {GEMMKIT_PYTHON, "python3"})
+    if (run_program({candidate, "-c", "import matplotlib"}, true) == 0) {
+      python = candidate;
+      break;
+    }
+  if (python.empty())
+    fail(ErrorCategory::device,  // not the user's input: the plotting environment is missing
+         "cannot plot " + png_path + ": no python3 with matplotlib (scripts/install-deps.sh "
+         "installs python3-matplotlib); the other results were written");
+
   char json_path[] = "/tmp/gemmkit-bench-XXXXXX";
   const int fd = mkstemp(json_path);
   if (fd < 0) fail(ErrorCategory::input, "cannot create a temporary file for the plot");
   const std::string text = results.dump();
   const bool written = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
   ::close(fd);
-  int status = -1;
-  if (written) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      execlp(GEMMKIT_PYTHON, GEMMKIT_PYTHON, script.c_str(), json_path, "-o", png_path.c_str(),
-             static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    if (pid > 0) waitpid(pid, &status, 0);
-  }
+  const int status = written ? run_program({python, script, json_path, "-o", png_path}, false) : -1;
   std::remove(json_path);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    fail(ErrorCategory::device,  // not the user's input: the plotting environment failed
-         "plotting " + png_path + " failed (needs " GEMMKIT_PYTHON " with matplotlib: "
-         "scripts/install-deps.sh installs it); the other results were written");
+  if (status != 0)
+    fail(ErrorCategory::device, "plotting " + png_path + " failed; the other results were written");
 }
 
 void run_bench(const BenchOptions& o) {

@@ -26,7 +26,8 @@ Matrix<T>::Matrix(std::int64_t rows, std::int64_t cols, std::int64_t ld)
     fail(ErrorCategory::usage, "matrix " + std::to_string(rows) + "x" + std::to_string(cols) +
                                    ": leading dimension " + std::to_string(ld) +
                                    " is smaller than the width");
-  const std::int64_t count = checked_element_count(rows, ld_, "matrix");
+  // An empty matrix stores nothing, however many rows it claims.
+  const std::int64_t count = rows == 0 || cols == 0 ? 0 : checked_element_count(rows, ld_, "matrix");
   try {
     storage_.assign(static_cast<std::size_t>(count), T{});
   } catch (const std::bad_alloc&) {

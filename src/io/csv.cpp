@@ -1,5 +1,6 @@
 // CSV and plain text: one matrix row per line, values separated by commas and/or
 // whitespace, '#' comments, blank lines ignored.
+#include <type_traits>
 #include <vector>
 
 #include "gemmkit/io.hpp"
@@ -26,12 +27,17 @@ class Values {
       integers_ = false;
     }
     double v = 0;
-    const auto where = [&] { return "line " + std::to_string(line) + ", column " + std::to_string(column); };
+    const auto where = [&] {
+      return "line " + std::to_string(line) + ", column " + std::to_string(column);
+    };
     switch (io::parse_double(token, v)) {
-      case io::ParseStatus::ok: reals_.push_back(v); return;
+      case io::ParseStatus::ok:
+        reals_.push_back(v);
+        return;
       case io::ParseStatus::out_of_range:
         io::input_error(path, where(), io::quoted(token) + " is out of the range of a double");
-      case io::ParseStatus::invalid: io::input_error(path, where(), io::quoted(token) + " is not a number");
+      case io::ParseStatus::invalid:
+        io::input_error(path, where(), io::quoted(token) + " is not a number");
     }
   }
 
@@ -74,8 +80,9 @@ AnyMatrix parse_csv(const std::string& path) {
       while (i < text.size() && is_space(text[i])) ++i;
     };
     auto empty_field = [&] {
-      io::input_error(path, "line " + std::to_string(in.line_number()) + ", column " + std::to_string(i + 1),
-                      "empty value between separators");
+      io::input_error(
+          path, "line " + std::to_string(in.line_number()) + ", column " + std::to_string(i + 1),
+          "empty value between separators");
     };
     skip_space();
     if (i == text.size()) continue;  // blank or comment-only line
@@ -121,8 +128,8 @@ void write_csv(const std::string& path, const AnyMatrix& matrix) {
         // An empty file would read back as an error ("no data"), so refuse to write one.
         if (m.rows() == 0 || m.cols() == 0)
           fail(ErrorCategory::usage, "cannot write an empty " + std::to_string(m.rows()) + "x" +
-                                         std::to_string(m.cols()) + " matrix as text to " + io::quoted_path(path) +
-                                         " (use .npy or .mtx)");
+                                         std::to_string(m.cols()) + " matrix as text to " +
+                                         io::quoted_path(path) + " (use .npy or .mtx)");
         AtomicFile out(path);
         std::string text;
         for (std::int64_t i = 0; i < m.rows(); ++i) {

@@ -43,7 +43,8 @@ void input_error(const std::string& path, const std::string& where, const std::s
 
 FilePtr open_for_reading(const std::string& path) {
   FilePtr file(std::fopen(path.c_str(), "rb"));
-  if (!file) fail(ErrorCategory::input, "cannot open " + quoted_path(path) + ": " + std::strerror(errno));
+  if (!file)
+    fail(ErrorCategory::input, "cannot open " + quoted_path(path) + ": " + std::strerror(errno));
   struct stat st {};
   // fopen happily opens a folder; reading it would fail later with a vaguer message.
   if (fstat(fileno(file.get()), &st) == 0 && S_ISDIR(st.st_mode))
@@ -57,15 +58,8 @@ std::optional<std::int64_t> regular_file_size(std::FILE* file) {
   return static_cast<std::int64_t>(st.st_size);
 }
 
-void check_empty_shape(const std::string& path, const std::string& where, std::int64_t rows,
-                       std::int64_t cols) {
-  constexpr std::int64_t kMaxEmptyRows = std::int64_t{1} << 24;
-  if (cols == 0 && rows > kMaxEmptyRows)
-    input_error(path, where, "an empty " + std::to_string(rows) + "x0 matrix with more than " +
-                                 std::to_string(kMaxEmptyRows) + " rows is not supported");
-}
-
-LineReader::LineReader(const std::string& path) : path_(path), file_(open_for_reading(path)) {}
+LineReader::LineReader(const std::string& path)
+    : path_(path), file_(open_for_reading(path)), file_size_(regular_file_size(file_.get())) {}
 
 LineReader::~LineReader() { std::free(buffer_); }
 
@@ -96,7 +90,7 @@ ParseStatus parse_int64(std::string_view token, std::int64_t& value) {
   const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
   if (ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
   return ec == std::errc{} && end == token.data() + token.size() ? ParseStatus::ok
-                                                                  : ParseStatus::invalid;
+                                                                 : ParseStatus::invalid;
 }
 
 ParseStatus parse_double(std::string_view token, double& value) {
@@ -127,32 +121,40 @@ FileFormat format_from_path(const std::string& path) {
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   const std::size_t dot = name.find_last_of('.');
   if (dot == std::string::npos || dot + 1 == name.size())
-    fail(ErrorCategory::usage,
-         io::quoted_path(path) + " has no file extension to choose a format by (" + kSupported + ")");
+    fail(ErrorCategory::usage, io::quoted_path(path) +
+                                   " has no file extension to choose a format by (" + kSupported +
+                                   ")");
   std::string ext = name.substr(dot + 1);
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (ext == "npy") return FileFormat::npy;
   if (ext == "mtx") return FileFormat::mtx;
   if (ext == "csv" || ext == "txt") return FileFormat::csv;
-  fail(ErrorCategory::usage, "unsupported file extension " + io::quoted("." + name.substr(dot + 1)) +
-                                 " of " + io::quoted_path(path) + " (" + kSupported + ")");
+  fail(ErrorCategory::usage, "unsupported file extension " +
+                                 io::quoted("." + name.substr(dot + 1)) + " of " +
+                                 io::quoted_path(path) + " (" + kSupported + ")");
 }
 
 AnyMatrix read_matrix(const std::string& path) {
   switch (format_from_path(path)) {
-    case FileFormat::npy: return read_npy(path);
-    case FileFormat::mtx: return read_mtx(path);
-    case FileFormat::csv: return read_csv(path);
+    case FileFormat::npy:
+      return read_npy(path);
+    case FileFormat::mtx:
+      return read_mtx(path);
+    case FileFormat::csv:
+      return read_csv(path);
   }
   fail(ErrorCategory::internal, "unhandled file format");
 }
 
 void write_matrix(const std::string& path, const AnyMatrix& matrix) {
   switch (format_from_path(path)) {
-    case FileFormat::npy: return write_npy(path, matrix);
-    case FileFormat::mtx: return write_mtx(path, matrix);
-    case FileFormat::csv: return write_csv(path, matrix);
+    case FileFormat::npy:
+      return write_npy(path, matrix);
+    case FileFormat::mtx:
+      return write_mtx(path, matrix);
+    case FileFormat::csv:
+      return write_csv(path, matrix);
   }
   fail(ErrorCategory::internal, "unhandled file format");
 }
@@ -177,7 +179,8 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   const std::size_t slash = target_.find_last_of('/');
   const std::string dir = folder_of(target_);
   const std::string base = slash == std::string::npos ? target_ : target_.substr(slash + 1);
-  if (base.empty()) fail(ErrorCategory::usage, io::quoted_path(target_) + " names a folder, not a file");
+  if (base.empty())
+    fail(ErrorCategory::usage, io::quoted_path(target_) + " names a folder, not a file");
   const std::string prefix =
       (slash == std::string::npos ? "" : target_.substr(0, slash + 1)) + "." + base + ".tmp.";
 
@@ -218,7 +221,8 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::write(const void* data, std::size_t bytes) {
-  if (!stream_) fail(ErrorCategory::internal, "write to " + io::quoted_path(target_) + " after commit");
+  if (!stream_)
+    fail(ErrorCategory::internal, "write to " + io::quoted_path(target_) + " after commit");
   if (bytes == 0) return;
   if (std::fwrite(data, 1, bytes, stream_) != bytes) write_error("cannot write", target_, errno);
 }

@@ -34,11 +34,6 @@ FilePtr open_for_reading(const std::string& path);
 // The size of a regular file, nullopt for pipes and other streams.
 std::optional<std::int64_t> regular_file_size(std::FILE* file);
 
-// Matrix<T>(rows, 0) still stores one element per row, so a tiny file declaring an empty
-// matrix with billions of rows could make us allocate gigabytes; such shapes are refused.
-void check_empty_shape(const std::string& path, const std::string& where, std::int64_t rows,
-                       std::int64_t cols);
-
 // Runs `read`, turning running out of host memory into an out_of_memory error naming `path`.
 template <class F>
 auto reporting_memory(const std::string& path, F&& read) -> decltype(read()) {
@@ -59,8 +54,8 @@ class LineReader {
 
   // The next line, or nullopt at the end of the file. The view lives until the next call.
   std::optional<std::string_view> next();
-  std::int64_t line_number() const { return line_number_; }  // of the line last returned
-  const std::string& path() const { return path_; }
+  std::int64_t line_number() const { return line_number_; }             // of the line last returned
+  std::optional<std::int64_t> file_size() const { return file_size_; }  // nullopt for pipes
 
  private:
   std::string path_;
@@ -68,6 +63,7 @@ class LineReader {
   char* buffer_ = nullptr;
   std::size_t capacity_ = 0;
   std::int64_t line_number_ = 0;
+  std::optional<std::int64_t> file_size_;
 };
 
 enum class ParseStatus { ok, invalid, out_of_range };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "gemmkit/io.hpp"
@@ -86,27 +87,45 @@ class MtxParser {
       error("not a Matrix Market file: the first line must start with %%MatrixMarket, found " +
             io::quoted(*first));
     if (words.size() != 5)
-      error("the banner needs 4 words after %%MatrixMarket (object, format, field, symmetry), found " +
-            std::to_string(words.size() - 1));
+      error(
+          "the banner needs 4 words after %%MatrixMarket (object, format, field, symmetry), "
+          "found " +
+          std::to_string(words.size() - 1));
     const std::string object = lower(words[1]), format = lower(words[2]), field = lower(words[3]),
                       symmetry = lower(words[4]);
-    if (object != "matrix") error("unsupported object " + io::quoted(words[1]) + " (only 'matrix')");
+    if (object != "matrix")
+      error("unsupported object " + io::quoted(words[1]) + " (only 'matrix')");
 
-    if (format == "coordinate") h_.coordinate = true;
-    else if (format == "array") h_.coordinate = false;
-    else error("unknown format " + io::quoted(words[2]) + " (expected coordinate or array)");
+    if (format == "coordinate")
+      h_.coordinate = true;
+    else if (format == "array")
+      h_.coordinate = false;
+    else
+      error("unknown format " + io::quoted(words[2]) + " (expected coordinate or array)");
 
-    if (field == "real" || field == "double") h_.field = Field::real;
-    else if (field == "integer") h_.field = Field::integer;
-    else if (field == "pattern") h_.field = Field::pattern;
-    else if (field == "complex") error("complex matrices are not supported (field 'complex')");
-    else error("unknown field " + io::quoted(words[3]) + " (expected real, double, integer or pattern)");
+    if (field == "real" || field == "double")
+      h_.field = Field::real;
+    else if (field == "integer")
+      h_.field = Field::integer;
+    else if (field == "pattern")
+      h_.field = Field::pattern;
+    else if (field == "complex")
+      error("complex matrices are not supported (field 'complex')");
+    else
+      error("unknown field " + io::quoted(words[3]) +
+            " (expected real, double, integer or pattern)");
 
-    if (symmetry == "general") h_.symmetry = Symmetry::general;
-    else if (symmetry == "symmetric") h_.symmetry = Symmetry::symmetric;
-    else if (symmetry == "skew-symmetric") h_.symmetry = Symmetry::skew;
-    else if (symmetry == "hermitian") error("hermitian matrices are not supported");
-    else error("unknown symmetry " + io::quoted(words[4]) + " (expected general, symmetric or skew-symmetric)");
+    if (symmetry == "general")
+      h_.symmetry = Symmetry::general;
+    else if (symmetry == "symmetric")
+      h_.symmetry = Symmetry::symmetric;
+    else if (symmetry == "skew-symmetric")
+      h_.symmetry = Symmetry::skew;
+    else if (symmetry == "hermitian")
+      error("hermitian matrices are not supported");
+    else
+      error("unknown symmetry " + io::quoted(words[4]) +
+            " (expected general, symmetric or skew-symmetric)");
 
     if (h_.field == Field::pattern && !h_.coordinate)
       error("a pattern matrix must use the coordinate format, not array");
@@ -140,7 +159,8 @@ class MtxParser {
     h_.cols = size_field(words[1], "column count");
     if (h_.symmetry != Symmetry::general && h_.rows != h_.cols)
       error("a " + std::string(h_.symmetry == Symmetry::skew ? "skew-symmetric" : "symmetric") +
-            " matrix must be square, not " + std::to_string(h_.rows) + "x" + std::to_string(h_.cols));
+            " matrix must be square, not " + std::to_string(h_.rows) + "x" +
+            std::to_string(h_.cols));
 
     // How many entries fit: the lower triangle (with or without the diagonal) for
     // symmetric and skew files, everything for general ones; nullopt when rows*cols
@@ -156,13 +176,21 @@ class MtxParser {
     if (h_.coordinate) {
       h_.count = size_field(words[2], "entry count");
       if (positions && h_.count > *positions)
-        error("entry count " + std::to_string(h_.count) + " exceeds the " + std::to_string(*positions) +
-              " positions a " + std::to_string(h_.rows) + "x" + std::to_string(h_.cols) +
+        error("entry count " + std::to_string(h_.count) + " exceeds the " +
+              std::to_string(*positions) + " positions a " + std::to_string(h_.rows) + "x" +
+              std::to_string(h_.cols) +
               (h_.symmetry == Symmetry::general ? "" : " (lower triangle)") + " matrix has");
     } else {
-      checked_element_count(h_.rows, h_.cols, io::quoted_path(path_) + " " + line_at(h_.size_line) + ": array size");
+      checked_element_count(h_.rows, h_.cols,
+                            io::quoted_path(path_) + " " + line_at(h_.size_line) + ": array size");
       h_.count = *positions;
     }
+    // Every entry takes a few bytes ("1\n", "1 1\n", "1 1 1\n"), so the file size bounds the
+    // count: a size line promising more is refused before a dense matrix is allocated.
+    const std::int64_t min_bytes = !h_.coordinate ? 2 : h_.field == Field::pattern ? 4 : 6;
+    if (const auto size = in_.file_size(); size && h_.count > 0 && h_.count - 1 > *size / min_bytes)
+      error(std::to_string(h_.count) + (h_.coordinate ? " entries" : " values") +
+            " cannot fit in the rest of a " + std::to_string(*size) + "-byte file");
   }
 
   MtxValue value(std::string_view token) {
@@ -185,17 +213,20 @@ class MtxParser {
 
   MtxValue negated(const MtxValue& v) {
     if (v.integer == std::numeric_limits<std::int64_t>::min())
-      error("the mirrored entry -(" + std::to_string(v.integer) + ") of a skew-symmetric matrix does not fit a 64-bit integer");
+      error("the mirrored entry -(" + std::to_string(v.integer) +
+            ") of a skew-symmetric matrix does not fit a 64-bit integer");
     return {-v.real, -v.integer};
   }
 
   std::int64_t index(std::string_view token, std::int64_t limit, const char* name) {
     std::int64_t v = 0;
     const io::ParseStatus status = io::parse_int64(token, v);
-    if (status == io::ParseStatus::invalid) error(std::string(name) + " index " + io::quoted(token) + " is not an integer");
+    if (status == io::ParseStatus::invalid)
+      error(std::string(name) + " index " + io::quoted(token) + " is not an integer");
     if (status == io::ParseStatus::out_of_range || v < 1 || v > limit)
-      error(std::string(name) + " index " + io::quoted(token) + " is outside 1.." + std::to_string(limit) +
-            " (the size line says " + std::to_string(h_.rows) + "x" + std::to_string(h_.cols) + ")");
+      error(std::string(name) + " index " + io::quoted(token) + " is outside 1.." +
+            std::to_string(limit) + " (the size line says " + std::to_string(h_.rows) + "x" +
+            std::to_string(h_.cols) + ")");
     return v - 1;
   }
 
@@ -221,7 +252,8 @@ class MtxParser {
       if (seen == h_.count) error("more entries than " + promise());
       const auto words = split_whitespace(*line);
       if (words.size() != fields)
-        error(std::string("an entry needs ") + (fields == 2 ? "2 fields (row, column)" : "3 fields (row, column, value)") +
+        error(std::string("an entry needs ") +
+              (fields == 2 ? "2 fields (row, column)" : "3 fields (row, column, value)") +
               ", found " + std::to_string(words.size()) + ": " + io::quoted(*line));
       const std::int64_t i = index(words[0], h_.rows, "row");
       const std::int64_t j = index(words[1], h_.cols, "column");
@@ -242,17 +274,20 @@ class MtxParser {
   template <class Sink>
   void read_array(Sink& sink) {
     // Column by column, from the diagonal down (symmetric), below it (skew), or whole.
-    const std::int64_t first_row_offset =
-        h_.symmetry == Symmetry::general ? -1 : h_.symmetry == Symmetry::symmetric ? 0 : 1;
-    auto first_row = [&](std::int64_t col) { return first_row_offset < 0 ? 0 : col + first_row_offset; };
+    const std::int64_t first_row_offset = h_.symmetry == Symmetry::general     ? -1
+                                          : h_.symmetry == Symmetry::symmetric ? 0
+                                                                               : 1;
+    auto first_row = [&](std::int64_t col) {
+      return first_row_offset < 0 ? 0 : col + first_row_offset;
+    };
     // The count is exact, so the cursor never has to step past the last stored position.
     std::int64_t seen = 0, i = first_row(0), j = 0;
     while (const auto line = in_.next()) {
       if (is_blank_or_comment(*line)) continue;
       for (const std::string_view token : split_whitespace(*line)) {
         if (seen == h_.count)
-          error("more values than the " + std::to_string(h_.count) + " that a " + std::to_string(h_.rows) + "x" +
-                std::to_string(h_.cols) + " array holds");
+          error("more values than the " + std::to_string(h_.count) + " that a " +
+                std::to_string(h_.rows) + "x" + std::to_string(h_.cols) + " array holds");
         add(sink, i, j, value(token));
         ++seen;
         if (++i == h_.rows) {
@@ -262,10 +297,11 @@ class MtxParser {
       }
     }
     if (seen < h_.count)
-      io::input_error(path_, "", "found " + std::to_string(seen) + " values, but a " + std::to_string(h_.rows) + "x" +
-                                     std::to_string(h_.cols) +
-                                     (h_.symmetry == Symmetry::general ? "" : " (lower triangle)") +
-                                     " array needs " + std::to_string(h_.count));
+      io::input_error(path_, "",
+                      "found " + std::to_string(seen) + " values, but a " +
+                          std::to_string(h_.rows) + "x" + std::to_string(h_.cols) +
+                          (h_.symmetry == Symmetry::general ? "" : " (lower triangle)") +
+                          " array needs " + std::to_string(h_.count));
   }
 
   io::LineReader in_;
@@ -285,14 +321,18 @@ struct EntriesSink {
     const auto reserve = static_cast<std::size_t>(std::min<std::int64_t>(h.count, 1 << 20));
     out.row.reserve(reserve);
     out.col.reserve(reserve);
-    if (out.dtype == DType::f64) out.real_values.reserve(reserve);
-    else out.int_values.reserve(reserve);
+    if (out.dtype == DType::f64)
+      out.real_values.reserve(reserve);
+    else
+      out.int_values.reserve(reserve);
   }
   void add(std::int64_t i, std::int64_t j, const MtxValue& v, std::int64_t) {
     out.row.push_back(i);
     out.col.push_back(j);
-    if (out.dtype == DType::f64) out.real_values.push_back(v.real);
-    else out.int_values.push_back(v.integer);
+    if (out.dtype == DType::f64)
+      out.real_values.push_back(v.real);
+    else
+      out.int_values.push_back(v.integer);
   }
 };
 
@@ -304,12 +344,14 @@ struct DenseSink {
   bool accumulate = false;  // array files set each element once; assigning keeps -0.0
 
   void begin(const MtxHeader& h) {
-    checked_element_count(h.rows, h.cols, io::quoted_path(path) + " " + line_at(h.size_line) + ": matrix size");
-    io::check_empty_shape(path, line_at(h.size_line), h.rows, h.cols);
+    checked_element_count(h.rows, h.cols,
+                          io::quoted_path(path) + " " + line_at(h.size_line) + ": matrix size");
     integer = h.field != Field::real;
     accumulate = h.coordinate;
-    if (integer) out = Matrix<std::int64_t>(h.rows, h.cols);
-    else out = Matrix<double>(h.rows, h.cols);
+    if (integer)
+      out = Matrix<std::int64_t>(h.rows, h.cols);
+    else
+      out = Matrix<double>(h.rows, h.cols);
   }
   void add(std::int64_t i, std::int64_t j, const MtxValue& v, std::int64_t line) {
     if (!integer) {
@@ -321,8 +363,9 @@ struct DenseSink {
     if (!accumulate) {
       cell = v.integer;
     } else if (__builtin_add_overflow(cell, v.integer, &cell)) {
-      io::input_error(path, line_at(line), "the sum of the entries at (" + std::to_string(i + 1) + ", " +
-                                               std::to_string(j + 1) + ") overflows a 64-bit integer");
+      io::input_error(path, line_at(line),
+                      "the sum of the entries at (" + std::to_string(i + 1) + ", " +
+                          std::to_string(j + 1) + ") overflows a 64-bit integer");
     }
   }
 };

@@ -1,6 +1,7 @@
 // NumPy .npy files (format versions 1.0, 2.0 and 3.0). Everything about the header is
 // checked, and the data length compared with the shape, before anything is allocated.
 #include <bit>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,8 +14,9 @@
 namespace gemmkit {
 namespace {
 
+// The writer copies memory straight into '<' data, and the reader takes '=' (native) as '<'.
 static_assert(std::endian::native == std::endian::little,
-              ".npy data is read by memcpy and assumes a little-endian host");
+              "the .npy code assumes a little-endian host");
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicSize = 6;
@@ -85,7 +87,10 @@ class HeaderParser {
     skip_space();
     if (pos_ != static_cast<std::int64_t>(text_.size()))
       error(pos_, "unexpected text after the header dictionary: " + found());
-    const char* missing = !have_descr ? "descr" : !have_order ? "fortran_order" : !have_shape ? "shape" : nullptr;
+    const char* missing = !have_descr   ? "descr"
+                          : !have_order ? "fortran_order"
+                          : !have_shape ? "shape"
+                                        : nullptr;
     if (missing) error(0, "the header has no '" + std::string(missing) + "' key");
     return header;
   }
@@ -100,16 +105,19 @@ class HeaderParser {
     return at_end() ? "the end of the header" : io::quoted(text_.substr(pos_, 20));
   }
   void skip_space() {
-    while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) ++pos_;
+    while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r'))
+      ++pos_;
   }
   void expect(char c) {
-    if (peek() != c || at_end()) error(pos_, "expected '" + std::string(1, c) + "' in the header, found " + found());
+    if (peek() != c || at_end())
+      error(pos_, "expected '" + std::string(1, c) + "' in the header, found " + found());
     ++pos_;
   }
 
   std::string string_literal() {
     const char quote = peek();
-    if (quote != '\'' && quote != '"') error(pos_, "expected a quoted string in the header, found " + found());
+    if (quote != '\'' && quote != '"')
+      error(pos_, "expected a quoted string in the header, found " + found());
     const std::int64_t start = ++pos_;
     while (!at_end() && peek() != quote) {
       if (peek() == '\\') error(pos_, "escape sequences in header strings are not supported");
@@ -145,12 +153,12 @@ class HeaderParser {
       StoredInfo info;
     };
     static constexpr Code kCodes[] = {
-        {"f8", {Stored::f8, DType::f64, 8}},  {"f4", {Stored::f4, DType::f32, 4}},
-        {"f2", {Stored::f2, DType::f32, 2}},  {"i8", {Stored::i8, DType::i64, 8}},
-        {"i4", {Stored::i4, DType::i32, 4}},  {"i2", {Stored::i2, DType::i32, 2}},
-        {"i1", {Stored::i1, DType::i32, 1}},  {"u8", {Stored::u8, DType::i64, 8}},
-        {"u4", {Stored::u4, DType::i64, 4}},  {"u2", {Stored::u2, DType::i32, 2}},
-        {"u1", {Stored::u1, DType::i32, 1}},  {"b1", {Stored::b1, DType::i32, 1}},
+        {"f8", {Stored::f8, DType::f64, 8}}, {"f4", {Stored::f4, DType::f32, 4}},
+        {"f2", {Stored::f2, DType::f32, 2}}, {"i8", {Stored::i8, DType::i64, 8}},
+        {"i4", {Stored::i4, DType::i32, 4}}, {"i2", {Stored::i2, DType::i32, 2}},
+        {"i1", {Stored::i1, DType::i32, 1}}, {"u8", {Stored::u8, DType::i64, 8}},
+        {"u4", {Stored::u4, DType::i64, 4}}, {"u2", {Stored::u2, DType::i32, 2}},
+        {"u1", {Stored::u1, DType::i32, 1}}, {"b1", {Stored::b1, DType::i32, 1}},
     };
     const Code* match = nullptr;
     for (const auto& c : kCodes)
@@ -162,7 +170,8 @@ class HeaderParser {
     // ('<', or '=' native on this little-endian host) is read.
     if (match->info.itemsize > 1) {
       if (order == '>' || order == '!')
-        error(pos, "big-endian dtype " + io::quoted(d) + " is not supported (save it as '<" + code + "')");
+        error(pos, "big-endian dtype " + io::quoted(d) + " is not supported (save it as '<" + code +
+                       "')");
       if (order == '|')
         error(pos, "dtype " + io::quoted(d) + " has no byte order ('|') but needs one");
     }
@@ -173,7 +182,8 @@ class HeaderParser {
     const std::int64_t start = pos_;
     while (!at_end() && peek() >= '0' && peek() <= '9') ++pos_;
     const std::string_view digits = text_.substr(start, pos_ - start);
-    if (digits.empty()) error(pos_, "expected a non-negative dimension in the shape, found " + found());
+    if (digits.empty())
+      error(pos_, "expected a non-negative dimension in the shape, found " + found());
     std::int64_t value = 0;
     if (io::parse_int64(digits, value) != io::ParseStatus::ok)
       error(start, "shape dimension " + io::quoted(digits) + " is too large");
@@ -197,10 +207,13 @@ class HeaderParser {
       }
     }
     ++pos_;
-    if (dims.empty()) error(start, "0-dimensional arrays (shape ()) are not supported; a matrix needs 1 or 2 dimensions");
+    if (dims.empty())
+      error(start,
+            "0-dimensional arrays (shape ()) are not supported; a matrix needs 1 or 2 dimensions");
     if (dims.size() > 2)
       error(start, std::to_string(dims.size()) + "-dimensional shape " +
-                       io::quoted(text_.substr(start, pos_ - start)) + " is not supported; a matrix needs 1 or 2 dimensions");
+                       io::quoted(text_.substr(start, pos_ - start)) +
+                       " is not supported; a matrix needs 1 or 2 dimensions");
     header.rows = dims[0];
     header.cols = dims.size() == 2 ? dims[1] : 1;
   }
@@ -234,24 +247,38 @@ float half_to_float(std::uint16_t h) {
 template <class T>
 T decode(Stored stored, const unsigned char* p, const std::string& path, std::int64_t offset) {
   switch (stored) {
-    case Stored::f8: return static_cast<T>(std::bit_cast<double>(load_unsigned(p, 8)));
-    case Stored::f4: return static_cast<T>(std::bit_cast<float>(static_cast<std::uint32_t>(load_unsigned(p, 4))));
-    case Stored::f2: return static_cast<T>(half_to_float(static_cast<std::uint16_t>(load_unsigned(p, 2))));
-    case Stored::bf16: return static_cast<T>(std::bit_cast<float>(static_cast<std::uint32_t>(load_unsigned(p, 2) << 16)));
-    case Stored::i8: return static_cast<T>(static_cast<std::int64_t>(load_unsigned(p, 8)));
-    case Stored::i4: return static_cast<T>(static_cast<std::int32_t>(load_unsigned(p, 4)));
-    case Stored::i2: return static_cast<T>(static_cast<std::int16_t>(load_unsigned(p, 2)));
-    case Stored::i1: return static_cast<T>(static_cast<std::int8_t>(p[0]));
+    case Stored::f8:
+      return static_cast<T>(std::bit_cast<double>(load_unsigned(p, 8)));
+    case Stored::f4:
+      return static_cast<T>(std::bit_cast<float>(static_cast<std::uint32_t>(load_unsigned(p, 4))));
+    case Stored::f2:
+      return static_cast<T>(half_to_float(static_cast<std::uint16_t>(load_unsigned(p, 2))));
+    case Stored::bf16:
+      return static_cast<T>(
+          std::bit_cast<float>(static_cast<std::uint32_t>(load_unsigned(p, 2) << 16)));
+    case Stored::i8:
+      return static_cast<T>(static_cast<std::int64_t>(load_unsigned(p, 8)));
+    case Stored::i4:
+      return static_cast<T>(static_cast<std::int32_t>(load_unsigned(p, 4)));
+    case Stored::i2:
+      return static_cast<T>(static_cast<std::int16_t>(load_unsigned(p, 2)));
+    case Stored::i1:
+      return static_cast<T>(static_cast<std::int8_t>(p[0]));
     case Stored::u8: {
       const std::uint64_t v = load_unsigned(p, 8);
       if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        io::input_error(path, at_byte(offset), "uint64 value " + std::to_string(v) + " does not fit an i64");
+        io::input_error(path, at_byte(offset),
+                        "uint64 value " + std::to_string(v) + " does not fit an i64");
       return static_cast<T>(v);
     }
-    case Stored::u4: return static_cast<T>(load_unsigned(p, 4));
-    case Stored::u2: return static_cast<T>(load_unsigned(p, 2));
-    case Stored::u1: return static_cast<T>(p[0]);
-    case Stored::b1: return static_cast<T>(p[0] != 0);
+    case Stored::u4:
+      return static_cast<T>(load_unsigned(p, 4));
+    case Stored::u2:
+      return static_cast<T>(load_unsigned(p, 2));
+    case Stored::u1:
+      return static_cast<T>(p[0]);
+    case Stored::b1:
+      return static_cast<T>(p[0] != 0);
   }
   return T{};
 }
@@ -261,36 +288,46 @@ void read_exactly(std::FILE* file, void* buffer, std::size_t bytes, const std::s
                   std::int64_t offset, const char* what) {
   const std::size_t got = std::fread(buffer, 1, bytes, file);
   if (got == bytes) return;
-  if (std::ferror(file)) io::input_error(path, at_byte(offset + static_cast<std::int64_t>(got)), std::strerror(errno));
+  if (std::ferror(file))
+    io::input_error(path, at_byte(offset + static_cast<std::int64_t>(got)), std::strerror(errno));
   io::input_error(path, at_byte(offset + static_cast<std::int64_t>(got)),
-                  std::string("the file ends inside the ") + what + " (" + std::to_string(bytes - got) +
-                      " more bytes expected)");
+                  std::string("the file ends inside the ") + what + " (" +
+                      std::to_string(bytes - got) + " more bytes expected)");
 }
 
-NpyHeader read_header(std::FILE* file, const std::string& path, std::optional<std::int64_t> file_size) {
+NpyHeader read_header(std::FILE* file, const std::string& path,
+                      std::optional<std::int64_t> file_size) {
   unsigned char preamble[12];
   const std::size_t got = std::fread(preamble, 1, 8, file);
   if (got < kMagicSize || std::memcmp(preamble, kMagic, kMagicSize) != 0)
-    io::input_error(path, at_byte(0), "not a .npy file: it does not start with the magic \\x93NUMPY");
-  if (got < 8) io::input_error(path, at_byte(static_cast<std::int64_t>(got)), "the file ends inside the format version");
+    io::input_error(path, at_byte(0),
+                    "not a .npy file: it does not start with the magic \\x93NUMPY");
+  if (got < 8)
+    io::input_error(path, at_byte(static_cast<std::int64_t>(got)),
+                    "the file ends inside the format version");
   const int major = preamble[6], minor = preamble[7];
   if (major < 1 || major > 3 || minor != 0)
-    io::input_error(path, at_byte(6), "unsupported .npy format version " + std::to_string(major) + "." +
-                                          std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
+    io::input_error(path, at_byte(6),
+                    "unsupported .npy format version " + std::to_string(major) + "." +
+                        std::to_string(minor) + " (supported: 1.0, 2.0, 3.0)");
   const int length_bytes = major == 1 ? 2 : 4;
-  read_exactly(file, preamble + 8, static_cast<std::size_t>(length_bytes), path, 8, "header length");
+  read_exactly(file, preamble + 8, static_cast<std::size_t>(length_bytes), path, 8,
+               "header length");
   const auto header_length = static_cast<std::int64_t>(load_unsigned(preamble + 8, length_bytes));
   const std::int64_t header_start = 8 + length_bytes;
   if (header_length > kMaxHeaderBytes)
-    io::input_error(path, at_byte(8), "header length " + std::to_string(header_length) + " exceeds the " +
-                                          std::to_string(kMaxHeaderBytes) + "-byte limit");
+    io::input_error(path, at_byte(8),
+                    "header length " + std::to_string(header_length) + " exceeds the " +
+                        std::to_string(kMaxHeaderBytes) + "-byte limit");
   if (file_size && header_start + header_length > *file_size)
-    io::input_error(path, at_byte(8), "header length " + std::to_string(header_length) +
-                                          " runs past the end of the " + std::to_string(*file_size) + "-byte file");
+    io::input_error(path, at_byte(8),
+                    "header length " + std::to_string(header_length) +
+                        " runs past the end of the " + std::to_string(*file_size) + "-byte file");
   std::string text(static_cast<std::size_t>(header_length), '\0');
   read_exactly(file, text.data(), text.size(), path, header_start, "header");
   if (text.empty() || text.back() != '\n')
-    io::input_error(path, at_byte(header_start + header_length - 1), "the header is not terminated by a newline");
+    io::input_error(path, at_byte(header_start + header_length - 1),
+                    "the header is not terminated by a newline");
   // Version 1.0 and 2.0 headers are latin-1, 3.0 utf-8; every byte the parser accepts is
   // ASCII, so one byte-wise parser serves all three.
   NpyHeader header = HeaderParser(path, text, header_start).parse();
@@ -304,7 +341,8 @@ Matrix<T> read_data(std::FILE* file, const std::string& path, const NpyHeader& h
   const std::int64_t count = h.rows * h.cols;
   const int itemsize = h.type.itemsize;
   constexpr std::int64_t kChunkElements = 1 << 16;
-  std::vector<unsigned char> chunk(static_cast<std::size_t>(std::min(count, kChunkElements) * itemsize));
+  std::vector<unsigned char> chunk(
+      static_cast<std::size_t>(std::min(count, kChunkElements) * itemsize));
   // Elements arrive in file order: row by row (C), or column by column (Fortran).
   std::int64_t i = 0, j = 0;
   for (std::int64_t done = 0; done < count;) {
@@ -330,10 +368,14 @@ Matrix<T> read_data(std::FILE* file, const std::string& path, const NpyHeader& h
 
 template <class T>
 const char* descr_of() {
-  if constexpr (std::is_same_v<T, double>) return "<f8";
-  else if constexpr (std::is_same_v<T, float>) return "<f4";
-  else if constexpr (std::is_same_v<T, std::int32_t>) return "<i4";
-  else return "<i8";
+  if constexpr (std::is_same_v<T, double>)
+    return "<f8";
+  else if constexpr (std::is_same_v<T, float>)
+    return "<f4";
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return "<i4";
+  else
+    return "<i8";
 }
 
 }  // namespace
@@ -346,20 +388,25 @@ AnyMatrix read_npy(const std::string& path) {
   const std::string shape = "(" + std::to_string(h.rows) + ", " + std::to_string(h.cols) + ")";
   const std::int64_t count = checked_element_count(
       h.rows, h.cols, io::quoted_path(path) + " " + at_byte(h.data_offset) + ": shape");
-  io::check_empty_shape(path, at_byte(h.data_offset), h.rows, h.cols);
   const std::int64_t data_bytes = count * h.type.itemsize;  // cannot overflow: count is capped
   if (file_size && *file_size - h.data_offset != data_bytes) {
     const std::int64_t have = *file_size - h.data_offset;
-    io::input_error(path, at_byte(h.data_offset),
-                    "shape " + shape + " of " + std::to_string(h.type.itemsize) + "-byte elements needs " +
-                        std::to_string(data_bytes) + " bytes of data, but the file holds " + std::to_string(have) +
-                        (have < data_bytes ? " (truncated)" : " (unexpected bytes after the data)"));
+    io::input_error(
+        path, at_byte(h.data_offset),
+        "shape " + shape + " of " + std::to_string(h.type.itemsize) + "-byte elements needs " +
+            std::to_string(data_bytes) + " bytes of data, but the file holds " +
+            std::to_string(have) +
+            (have < data_bytes ? " (truncated)" : " (unexpected bytes after the data)"));
   }
   switch (h.type.loads_as) {
-    case DType::f64: return read_data<double>(file.get(), path, h);
-    case DType::f32: return read_data<float>(file.get(), path, h);
-    case DType::i32: return read_data<std::int32_t>(file.get(), path, h);
-    default: return read_data<std::int64_t>(file.get(), path, h);
+    case DType::f64:
+      return read_data<double>(file.get(), path, h);
+    case DType::f32:
+      return read_data<float>(file.get(), path, h);
+    case DType::i32:
+      return read_data<std::int32_t>(file.get(), path, h);
+    default:
+      return read_data<std::int64_t>(file.get(), path, h);
   }
 }
 
@@ -367,8 +414,9 @@ void write_npy(const std::string& path, const AnyMatrix& matrix) {
   std::visit(
       [&](const auto& m) {
         using T = typename std::decay_t<decltype(m)>::value_type;
-        std::string dict = std::string("{'descr': '") + descr_of<T>() + "', 'fortran_order': False, 'shape': (" +
-                           std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + "), }";
+        std::string dict = std::string("{'descr': '") + descr_of<T>() +
+                           "', 'fortran_order': False, 'shape': (" + std::to_string(m.rows()) +
+                           ", " + std::to_string(m.cols()) + "), }";
         // Pad with spaces and a final newline so that the data starts 64-byte aligned, as
         // numpy does; version 2.0 only when the header outgrows the 2-byte length field.
         const auto padded = [&](std::size_t preamble) {
@@ -380,7 +428,8 @@ void write_npy(const std::string& path, const AnyMatrix& matrix) {
         std::string head(kMagic, kMagicSize);
         head += static_cast<char>(v1 ? 1 : 2);
         head += '\0';
-        for (std::size_t b = 0; b < (v1 ? 2u : 4u); ++b) head += static_cast<char>(dict.size() >> (8 * b) & 0xff);
+        for (std::size_t b = 0; b < (v1 ? 2u : 4u); ++b)
+          head += static_cast<char>(dict.size() >> (8 * b) & 0xff);
         AtomicFile out(path);
         out.write(head + dict);
         const auto row_bytes = static_cast<std::size_t>(m.cols()) * sizeof(T);

@@ -62,7 +62,8 @@ void expect_error(F&& f, ErrorCategory category, const std::string& part) {
   } catch (const Error& e) {
     const std::string message = e.what();
     EXPECT_EQ(e.category(), category) << message;
-    EXPECT_NE(message.find(part), std::string::npos) << "message: " << message << "\nexpected: " << part;
+    EXPECT_NE(message.find(part), std::string::npos)
+        << "message: " << message << "\nexpected: " << part;
     EXPECT_EQ(message.find('\n'), std::string::npos) << "message spans lines: " << message;
   }
 }
@@ -85,9 +86,23 @@ template <class T>
 std::vector<T> awkward_values() {
   using L = std::numeric_limits<T>;
   if constexpr (std::is_floating_point_v<T>) {
-    return {T(0.1), T(-0.0), T(1) / T(3), T(-2.5), L::denorm_min(), L::min(), L::max(), L::lowest(),
-            L::infinity(), -L::infinity(), L::quiet_NaN(), T(1e-30), T(16777216), T(3), T(-1e10),
-            std::is_same_v<T, double> ? T(1e-300) : T(1e-38), T(123456789012345678.0)};
+    return {T(0.1),
+            T(-0.0),
+            T(1) / T(3),
+            T(-2.5),
+            L::denorm_min(),
+            L::min(),
+            L::max(),
+            L::lowest(),
+            L::infinity(),
+            -L::infinity(),
+            L::quiet_NaN(),
+            T(1e-30),
+            T(16777216),
+            T(3),
+            T(-1e10),
+            std::is_same_v<T, double> ? T(1e-300) : T(1e-38),
+            T(123456789012345678.0)};
   } else {
     return {T(0), T(1), T(-1), L::max(), L::min(), T(42), T(-123456), T(L::max() - 1)};
   }
@@ -99,9 +114,11 @@ template <class T>
 Matrix<T> make_matrix(std::int64_t rows, std::int64_t cols, std::int64_t ld = -1,
                       const std::vector<T>& values = awkward_values<T>()) {
   Matrix<T> m(rows, cols, ld);
+  if (m.size() == 0) return m;  // an empty matrix stores nothing, padding included
   std::size_t k = 0;
   for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < m.ld(); ++j) m(i, j) = j < cols ? values[k++ % values.size()] : T(77);
+    for (std::int64_t j = 0; j < m.ld(); ++j)
+      m(i, j) = j < cols ? values[k++ % values.size()] : T(77);
   return m;
 }
 

@@ -41,7 +41,7 @@ TEST_F(AtomicFileTest, UncommittedWriteLeavesTargetUntouched) {
     AtomicFile f(target);
     f.write("partial replacement");
     EXPECT_EQ(listing().size(), 2u);  // the target and the temporary
-  }  // destroyed without commit, as when an exception unwinds
+  }                                   // destroyed without commit, as when an exception unwinds
   EXPECT_EQ(read_file(target), "original");
   EXPECT_EQ(listing(), std::set<std::string>{"keep.txt"});
 }
@@ -68,7 +68,8 @@ TEST_F(AtomicFileTest, CommitReplacesExistingTarget) {
 TEST_F(AtomicFileTest, MissingDirectoryIsAnInputError) {
   const std::string target = path("no/such/dir/out.npy");
   expect_input_error([&] { AtomicFile f(target); }, target, "No such file or directory");
-  expect_error([&] { write_matrix(target, Matrix<double>(1, 1)); }, ErrorCategory::input, "cannot create a file in");
+  expect_error([&] { write_matrix(target, Matrix<double>(1, 1)); }, ErrorCategory::input,
+               "cannot create a file in");
 }
 
 TEST_F(AtomicFileTest, ShortWriteIsAnInputError) {
@@ -103,9 +104,11 @@ TEST_F(FormatDispatchTest, ChoosesFormatByExtension) {
 }
 
 TEST_F(FormatDispatchTest, UnknownExtensionIsUsageError) {
-  expect_error([] { format_from_path("m.dat"); }, ErrorCategory::usage, "unsupported file extension '.dat'");
+  expect_error([] { format_from_path("m.dat"); }, ErrorCategory::usage,
+               "unsupported file extension '.dat'");
   expect_error([] { format_from_path("m.dat"); }, ErrorCategory::usage, ".npy, .mtx, .csv, .txt");
-  expect_error([] { format_from_path("dir.npy/matrix"); }, ErrorCategory::usage, "has no file extension");
+  expect_error([] { format_from_path("dir.npy/matrix"); }, ErrorCategory::usage,
+               "has no file extension");
   const std::string p = write_file("m.json", "[]");
   expect_error([&] { read_matrix(p); }, ErrorCategory::usage, "'.json'");
   expect_error([&] { write_matrix(p, Matrix<double>(1, 1)); }, ErrorCategory::usage, "'.json'");
@@ -130,7 +133,8 @@ TEST_F(FormatDispatchTest, ReadAndWriteEveryFormat) {
 TEST_F(FormatDispatchTest, MissingInputNamesThePath) {
   for (const char* name : {"absent.npy", "absent.mtx", "absent.csv"}) {
     const std::string p = path(name);
-    expect_input_error([&] { read_matrix(p); }, p, "cannot open '" + p + "': No such file or directory");
+    expect_input_error([&] { read_matrix(p); }, p,
+                       "cannot open '" + p + "': No such file or directory");
   }
 }
 

@@ -232,7 +232,8 @@ TEST_F(Cli, BenchWritesJsonAndCsvWithRatiosAndErrors) {
   // Integer benchmark: no reference library, exact check.
   const CliResult ri = run("bench --backend cpu --dtype i64 --m 20 --n 30 --k 40 --reps 1 --json " + json);
   ASSERT_EQ(ri.status, 0) << ri.err;
-  for (const auto& row : nlohmann::json::parse(slurp(json))["results"]) {
+  const auto ji = nlohmann::json::parse(slurp(json));
+  for (const auto& row : ji["results"]) {
     EXPECT_TRUE(row["passed"].get<bool>());
     EXPECT_EQ(row["error"].get<double>(), 0.0);
   }

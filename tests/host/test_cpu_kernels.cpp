@@ -23,6 +23,9 @@ struct KernelCase {
   DType dtype;
 };
 
+// What gtest prints for a case, instead of its bytes.
+void PrintTo(const KernelCase& c, std::ostream* os) { *os << c.kernel << " " << dtype_name(c.dtype); }
+
 std::vector<KernelCase> cpu_cases(bool integers_only) {
   std::vector<KernelCase> cases;
   for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu))

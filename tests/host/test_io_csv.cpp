@@ -8,7 +8,8 @@ namespace {
 class CsvTest : public ScratchDirTest {
  protected:
   template <class T>
-  void round_trip(std::int64_t rows, std::int64_t cols, std::int64_t ld = -1, const char* name = "m.csv") {
+  void round_trip(std::int64_t rows, std::int64_t cols, std::int64_t ld = -1,
+                  const char* name = "m.csv") {
     SCOPED_TRACE(std::string(dtype_name(dtype_of<T>)) + " " + std::to_string(rows) + "x" +
                  std::to_string(cols) + " ld " + std::to_string(ld));
     const Matrix<T> original = make_matrix<T>(rows, cols, ld);
@@ -22,7 +23,8 @@ class CsvTest : public ScratchDirTest {
       const auto& m = std::get<Matrix<double>>(back);
       for (std::int64_t i = 0; i < rows; ++i)
         for (std::int64_t j = 0; j < cols; ++j)
-          ASSERT_TRUE(same_value(m(i, j), static_cast<double>(original(i, j)))) << m(i, j) << " " << original(i, j);
+          ASSERT_TRUE(same_value(m(i, j), static_cast<double>(original(i, j))))
+              << m(i, j) << " " << original(i, j);
     } else {
       ASSERT_TRUE(std::holds_alternative<Matrix<std::int64_t>>(back));
       const auto& m = std::get<Matrix<std::int64_t>>(back);
@@ -71,7 +73,8 @@ TEST_F(CsvTest, WritesIntegersPlainly) {
 
 TEST_F(CsvTest, RefusesToWriteEmptyMatrix) {
   const std::string p = path("e.csv");
-  expect_error([&] { write_csv(p, Matrix<double>(0, 3)); }, ErrorCategory::usage, "empty 0x3 matrix");
+  expect_error([&] { write_csv(p, Matrix<double>(0, 3)); }, ErrorCategory::usage,
+               "empty 0x3 matrix");
   EXPECT_FALSE(std::filesystem::exists(p));
 }
 
@@ -101,7 +104,8 @@ TEST_F(CsvTest, AnyRealValueMakesTheFileF64) {
   EXPECT_EQ(std::get<Matrix<double>>(big)(0, 1), 1e20);
   const AnyMatrix extremes = read_text("9223372036854775807 -9223372036854775808 +5\n");
   ASSERT_TRUE(std::holds_alternative<Matrix<std::int64_t>>(extremes));
-  EXPECT_EQ(std::get<Matrix<std::int64_t>>(extremes)(0, 0), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(std::get<Matrix<std::int64_t>>(extremes)(0, 0),
+            std::numeric_limits<std::int64_t>::max());
   EXPECT_EQ(std::get<Matrix<std::int64_t>>(extremes)(0, 2), 5);
 }
 
@@ -117,7 +121,8 @@ TEST_F(CsvTest, AcceptsInfinityAndNan) {
 }
 
 TEST_F(CsvTest, RejectsRaggedRows) {
-  expect_bad("1,2,3\n# comment\n4,5\n", "line 3: ragged rows: this row has 2 values, but line 1 has 3");
+  expect_bad("1,2,3\n# comment\n4,5\n",
+             "line 3: ragged rows: this row has 2 values, but line 1 has 3");
 }
 
 TEST_F(CsvTest, RejectsNonNumericToken) {

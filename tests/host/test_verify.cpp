@@ -96,8 +96,9 @@ void check_hand_computed() {
   p.a = a, p.lda = 4, p.b = b, p.ldb = 3, p.c = c, p.ldc = 3;
   p.alpha = 2, p.beta = -1;
   EXPECT_EQ(reference_gemm(p, c0), (std::vector<double>{7, 8, 17, 18}));
-  if constexpr (std::is_integral_v<T>)
+  if constexpr (std::is_integral_v<T>) {
     EXPECT_EQ(reference_gemm_exact(p, c0), (std::vector<int128_t>{7, 8, 17, 18}));
+  }
 }
 
 TEST(VerifyReference, HandComputedWithTransposePaddingAlphaBeta) {
