@@ -14,6 +14,10 @@
 // Integers compute in the unsigned type of their width, so overflow wraps without UB.
 #include <omp.h>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -51,28 +55,82 @@ class Packed {
   std::unique_ptr<U, Free> data_;
 };
 
-// (MR, NR) tile = (MR, kc) sliver of op(A) x (kc, NR) sliver of op(B). The A sliver holds MR
-// values per step of k, the B sliver NR. The accumulators are MR x NR/L vectors (6 x 2 for
-// f32: 12 of the 16 ymm registers), fully unrolled so they stay in registers.
-template <class U, int MR, int NR>
-void micro_kernel(std::int64_t kc, const U* __restrict a, const U* __restrict b,
-                  U* __restrict tile) {
-  using V = typename Simd<U>::type;
-  constexpr int L = Simd<U>::lanes, NV = NR / L;
+// 32 x 32 -> 64-bit products of the low halves of the 64-bit lanes (vpmuludq). GCC does not
+// see that masked operands fit in 32 bits, so on AVX2 this asks for the instruction directly.
+inline Simd<std::uint64_t>::type mul_low_halves(Simd<std::uint64_t>::type x,
+                                                Simd<std::uint64_t>::type y) {
+#if defined(__AVX2__)
+  return (Simd<std::uint64_t>::type)_mm256_mul_epu32((__m256i)x, (__m256i)y);
+#else
+  return (x & 0xffffffffu) * (y & 0xffffffffu);
+#endif
+}
+
+// The micro-kernel for 64-bit integers, which AVX2 cannot multiply: per lane, modulo 2^64,
+//   a b = lo(a) lo(b) + 2^32 (hi(a) lo(b) + lo(a) hi(b)).
+// The first part is summed in 64-bit lanes with vpmuludq; the second only modulo 2^32, in
+// 32-bit lanes with vpmulld against a copy of a with its halves swapped. Both sums are linear,
+// so they are combined once per tile instead of once per product: 4 instructions per vector
+// of products instead of the 7 of the compiler's generic 64-bit multiply.
+template <int MR, int NR>
+void micro_kernel_split64(std::int64_t kc, const std::uint64_t* __restrict a,
+                          const std::uint64_t* __restrict b, std::uint64_t* __restrict tile) {
+  using V = Simd<std::uint64_t>::type;
+  using V32 = Simd<std::uint32_t>::type;
+  constexpr int L = Simd<std::uint64_t>::lanes, NV = NR / L;
   static_assert(NR % L == 0, "NR must be a whole number of vectors");
-  V acc[MR][NV] = {};
+  V low[MR][NV] = {};
+  V32 cross[MR][NV] = {};  // 32-bit lane 2l: hi(a) lo(b); lane 2l + 1: lo(a) hi(b)
   for (std::int64_t p = 0; p < kc; ++p) {
     V bv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) std::memcpy(&bv[v], b + p * NR + v * L, sizeof(V));
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-      const U ar = a[p * MR + r];
+      const std::uint64_t ar = a[p * MR + r];
+      const V av = V{} + ar;
+      const V32 swapped = (V32)(V{} + ((ar >> 32) | (ar << 32)));
 #pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[r][v] += ar * bv[v];
+      for (int v = 0; v < NV; ++v) {
+        low[r][v] += mul_low_halves(av, bv[v]);
+        cross[r][v] += swapped * (V32)bv[v];
+      }
     }
   }
-  std::memcpy(tile, acc, sizeof acc);
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) {
+      const V c = (V)cross[r][v];
+      const V sum = low[r][v] + ((c + (c >> 32)) << 32);  // the two 32-bit halves, added, on top
+      std::memcpy(tile + r * NR + v * L, &sum, sizeof(V));
+    }
+}
+
+// (MR, NR) tile = (MR, kc) sliver of op(A) x (kc, NR) sliver of op(B). The A sliver holds MR
+// values per step of k, the B sliver NR. The accumulators are MR x NR/L vectors (6 x 2 for
+// f32: 12 of the 16 ymm registers), fully unrolled so they stay in registers.
+template <class U, int MR, int NR>
+void micro_kernel(std::int64_t kc, const U* __restrict a, const U* __restrict b,
+                  U* __restrict tile) {
+  if constexpr (std::is_same_v<U, std::uint64_t>) {
+    micro_kernel_split64<MR, NR>(kc, a, b, tile);
+  } else {
+    using V = typename Simd<U>::type;
+    constexpr int L = Simd<U>::lanes, NV = NR / L;
+    static_assert(NR % L == 0, "NR must be a whole number of vectors");
+    V acc[MR][NV] = {};
+    for (std::int64_t p = 0; p < kc; ++p) {
+      V bv[NV];
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) std::memcpy(&bv[v], b + p * NR + v * L, sizeof(V));
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        const U ar = a[p * MR + r];
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[r][v] += ar * bv[v];
+      }
+    }
+    std::memcpy(tile, acc, sizeof acc);
+  }
 }
 
 // C[0:rows, 0:cols] = alpha * tile + beta * C, or alpha * tile when C is write-only.

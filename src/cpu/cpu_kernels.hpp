@@ -28,7 +28,7 @@ template <class U> struct Blocking;
 template <> struct Blocking<float> { static constexpr int mr = 6, nr = 16, kc = 256, mc = 168, nc = 4080; };
 template <> struct Blocking<double> { static constexpr int mr = 6, nr = 8, kc = 256, mc = 96, nc = 4080; };
 template <> struct Blocking<std::uint32_t> { static constexpr int mr = 6, nr = 16, kc = 256, mc = 168, nc = 4080; };
-template <> struct Blocking<std::uint64_t> { static constexpr int mr = 4, nr = 8, kc = 256, mc = 96, nc = 4080; };
+template <> struct Blocking<std::uint64_t> { static constexpr int mr = 2, nr = 8, kc = 256, mc = 96, nc = 4080; };
 
 // The arithmetic type of an element type. Integers compute in the unsigned type of the same
 // width: its overflow wraps modulo 2^bits (defined behaviour), so results equal the exact

@@ -435,7 +435,7 @@ void write_npy(const std::string& path, const AnyMatrix& matrix) {
         const auto row_bytes = static_cast<std::size_t>(m.cols()) * sizeof(T);
         if (m.ld() == m.cols()) {
           out.write(m.data(), row_bytes * static_cast<std::size_t>(m.rows()));
-        } else {
+        } else if (row_bytes > 0) {  // an empty matrix has no rows to address
           for (std::int64_t i = 0; i < m.rows(); ++i) out.write(&m(i, 0), row_bytes);
         }
         out.commit();
