@@ -233,8 +233,9 @@ void blocked(const GemmProblem& p) {
           pack_b_sliver<U, NR>(b, pc, kc, jc + s * NR, std::min<std::int64_t>(NR, nc - s * NR),
                                b_pack + s * NR * kc);
 
+        // Dynamic: a thread that loses its core to another process holds nobody up.
         std::int64_t packed_ic = -1;  // the row block now in this thread's a_block
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic)
         for (std::int64_t item = 0; item < ic_count * jr_groups; ++item) {
           const std::int64_t ic = item / jr_groups * mc, group = item % jr_groups;
           const std::int64_t rows = std::min<std::int64_t>(mc, m - ic);

@@ -385,7 +385,9 @@ AnyMatrix read_npy(const std::string& path) {
   const std::optional<std::int64_t> file_size = io::regular_file_size(file.get());
   const NpyHeader h = read_header(file.get(), path, file_size);
 
-  const std::string shape = "(" + std::to_string(h.rows) + ", " + std::to_string(h.cols) + ")";
+  // Appended piecewise: GCC 12's -Wrestrict misfires on "(" + std::to_string(...).
+  std::string shape = "(";
+  shape += std::to_string(h.rows) + ", " + std::to_string(h.cols) + ")";
   const std::int64_t count = checked_element_count(
       h.rows, h.cols, io::quoted_path(path) + " " + at_byte(h.data_offset) + ": shape");
   const std::int64_t data_bytes = count * h.type.itemsize;  // cannot overflow: count is capped

@@ -250,3 +250,48 @@ TEST_F(Cli, BenchPlotWritesAPng) {
   ASSERT_GT(bytes.size(), 1000u);
   EXPECT_EQ(bytes.substr(1, 3), "PNG");
 }
+
+TEST_F(Cli, EveryMalformedInputClassExitsTwoWithOneLineAndNoOutput) {
+  struct Case {
+    std::string name, bytes, needle;
+  };
+  // A minimal v1.0 .npy file with the given header dictionary and data.
+  auto npy = [](const std::string& dict, const std::string& data) {
+    std::string header = dict;
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::string s = "\x93NUMPY";
+    s += '\x01';
+    s += '\x00';
+    s += static_cast<char>(header.size() & 0xff);
+    s += static_cast<char>(header.size() >> 8);
+    return s + header + data;
+  };
+  const std::string eight(8 * 4, '\x01');
+  const std::vector<Case> cases = {
+      {"trunc.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", eight.substr(0, 20)), "trunc.npy"},
+      {"shape.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (3, 3), }", eight), "shape.npy"},
+      {"bigend.npy", npy("{'descr': '>f8', 'fortran_order': False, 'shape': (2, 2), }", eight), "big-endian"},
+      {"dtype.npy", npy("{'descr': '<c16', 'fortran_order': False, 'shape': (1, 2), }", eight), "<c16"},
+      {"range.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1.0\n", "range.mtx"},
+      {"few.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1.0\n", "few.mtx"},
+      {"many.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n2 2 2.0\n", "many.mtx"},
+      {"short.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", "short.mtx"},
+      {"huge.mtx", "%%MatrixMarket matrix array real general\n9223372036854775807 9223372036854775807\n", "huge.mtx"},
+      {"ragged.csv", "1,2,3\n4,5\n", "line 2"},
+      {"token.csv", "1,2\n3,abc\n", "abc"},
+  };
+  const std::string b = path("B.npy");
+  ASSERT_EQ(run("gen 2 2 -o " + b).status, 0);
+  for (const Case& c : cases) {
+    const std::string input = path(c.name);
+    {
+      std::ofstream(input, std::ios::binary) << c.bytes;
+    }
+    SCOPED_TRACE(c.name);
+    expect_error(run("multiply " + input + " " + b + " -o " + path("out.npy")), 2, c.needle);
+    EXPECT_FALSE(fs::exists(path("out.npy")));
+    fs::remove(input);
+  }
+  EXPECT_EQ(listing(), std::vector<std::string>{"B.npy"});
+}
