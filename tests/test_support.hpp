@@ -102,8 +102,6 @@ class TestProblem {
   }
   template <class T>
   Matrix<T>& c() { return std::get<Matrix<T>>(c_); }
-  // Makes the current C the "before" state too (after editing A, B or C by hand).
-  void snapshot_c() { c0_ = c_; }
 
   // Compares C with the oracle: floats by relative Frobenius error within tolerance(dtype, k),
   // integers exactly; and checks that C's padding was not written.
