@@ -1,11 +1,22 @@
 // The verification oracle. It shares no code with the kernels it checks: its own loops,
 // accumulation in double (or exactly in 128-bit integers), and no BLAS.
+//
+// What passing means, for floating dtypes with tolerance t = tolerance(dtype, k):
+//  - full: the relative Frobenius error is at most t, and every entry is within
+//    2 t (|alpha| |a_i| |b_j| + |beta| |c0_ij|) of the reference, where a_i is row i of op(A)
+//    and b_j column j of op(B). The second test catches a single wrong entry that the norm of
+//    a large matrix would average away; its scale bounds |alpha (A B)_ij + beta c0_ij| by
+//    Cauchy-Schwarz, so cancellation in C does not make it fail.
+//  - freivalds: for random sign vectors x, every row of C x - beta C0 x - alpha A (B x) is
+//    within t (|alpha| |a_i| |B|_F + |beta| |c0_i|): what the same per-entry allowance adds up
+//    to, in root mean square, once mixed by random signs. Again a scale of magnitudes, not of C.
 #include "gemmkit/verify.hpp"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -311,7 +322,8 @@ VerifyResult verify_full(const GemmProblem& p, const void* c_before, double tol)
   result.error = relative_frobenius_typed(got, p.m, p.n, p.ldc, ref);
 
   // The entry furthest outside its own bound (or the first non-finite mismatch).
-  const std::vector<double> a_norms = op_a_row_norms<T>(p), b_norms = op_b_column_norms<T>(p);
+  std::vector<double> a_norms(p.m, 0.0), b_norms(p.n, 0.0);  // A and B unread if alpha == 0
+  if (p.alpha != 0) a_norms = op_a_row_norms<T>(p), b_norms = op_b_column_norms<T>(p);
   double worst = 0;
   std::int64_t wi = -1, wj = -1;
   for (std::int64_t i = 0; i < p.m && worst != std::numeric_limits<double>::infinity(); ++i)
@@ -427,21 +439,25 @@ VerifyResult verify_freivalds(const GemmProblem& p, const void* c_before, double
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     v = ((z ^ (z >> 31)) >> 63) ? 1.0 : -1.0;
   }
-  const std::vector<double> bx = op_times<T>(p.b, p.trans_b, p.b_rows(), p.b_cols(), p.ldb, x);
-  const std::vector<double> abx = op_times<T>(p.a, p.trans_a, p.a_rows(), p.a_cols(), p.lda, bx);
   const std::vector<double> cx = times(got, m, n, p.ldc, x);
+  // Entry (i, j) may be off by tol * (|alpha| |a_i| |b_j| + |beta| |c0_ij|); with random signs
+  // the errors of row i add up in (C x)_i to at most tol * (|alpha| |a_i| |B|_F + |beta| |c0_i|)
+  // in root mean square: a scale made of magnitudes, so cancellation in C causes no false alarm.
+  // A and B are not read when alpha == 0, nor C0 when beta == 0.
+  std::vector<double> abx(static_cast<std::size_t>(m * kVectors), 0.0), a_norms(m, 0.0);
+  double b_frobenius = 0;
+  if (p.alpha != 0) {
+    const std::vector<double> bx = op_times<T>(p.b, p.trans_b, p.b_rows(), p.b_cols(), p.ldb, x);
+    abx = op_times<T>(p.a, p.trans_a, p.a_rows(), p.a_cols(), p.lda, bx);
+    a_norms = op_a_row_norms<T>(p);
+    for (double b_norm : op_b_column_norms<T>(p)) b_frobenius += b_norm * b_norm;
+    b_frobenius = std::sqrt(b_frobenius);
+  }
   std::vector<double> c0x, c0_norms(static_cast<std::size_t>(m), 0.0);
   if (p.beta != 0) {
     c0x = times(c0, m, n, p.ldc, x);
     c0_norms = line_norms(c0, m, n, p.ldc, true);
   }
-  // Entry (i, j) may be off by tol * (|alpha| |a_i| |b_j| + |beta| |c0_ij|); with random signs
-  // the errors of row i add up in (C x)_i to at most tol * (|alpha| |a_i| |B|_F + |beta| |c0_i|)
-  // in root mean square: a scale made of magnitudes, so cancellation in C causes no false alarm.
-  const std::vector<double> a_norms = op_a_row_norms<T>(p);
-  double b_frobenius = 0;
-  for (double x_norm : op_b_column_norms<T>(p)) b_frobenius += x_norm * x_norm;
-  b_frobenius = std::sqrt(b_frobenius);
 
   std::int64_t worst_row = -1;
   double worst = 0, worst_residual = 0, worst_scale = 0;

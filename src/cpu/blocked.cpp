@@ -6,7 +6,8 @@
 //  - A micro-kernel keeps an (MR, NR) tile of C in vector registers and, per step of k, loads
 //    one NR-wide row of the B sliver and broadcasts MR values of the A sliver: MR*NR/L fused
 //    multiply-adds for NR/L + MR loads (L lanes per 256-bit vector). It is written with GCC
-//    vector extensions, so it compiles for any target and becomes AVX2 FMA code here.
+//    vector extensions, so it compiles for any target and becomes AVX2 FMA code here (i64,
+//    which AVX2 cannot multiply, has a kernel of its own; see micro_kernel_split64).
 //  - Edge tiles are zero-padded in the packed copies; the kernel always computes a whole tile
 //    and the write-back keeps the part inside C, applying alpha and beta there.
 //  - OpenMP threads split the blocks of rows of C (and the slivers of a panel when there are

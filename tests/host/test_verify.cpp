@@ -219,19 +219,40 @@ TEST(Verify, CorrectResultsPassFullAndFreivalds) {
   }
 }
 
+TEST(Verify, AlphaZeroReadsNeitherANorB) {
+  // The BLAS convention, which cpu_blocked follows: with alpha == 0, C = beta C0 even if A
+  // holds NaN.
+  ProblemSpec spec = square(DType::f64, 30);
+  spec.alpha = 0, spec.beta = 2;
+  TestProblem t(spec);
+  t.op_a<double>(3, 4) = kNaN;
+  Registry::instance().get("cpu_blocked").run(t.problem());
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+    const VerifyResult r = verify(t.problem(), t.c_before(), mode);
+    EXPECT_TRUE(r.passed) << verify_mode_name(mode) << ": " << r.detail;
+  }
+}
+
 TEST(Verify, OneCorruptedEntryFailsFullAndFreivalds) {
   TestProblem t = computed(square(DType::f32, 200));
   Matrix<float>& c = t.c<float>();
   const auto [i, j] = largest_entry(c);
-  c(i, j) *= 1.001f;  // a relative error of 1e-3 in one entry of 40000
+  const float right = c(i, j);
+  const std::string at = "(" + std::to_string(i) + ", " + std::to_string(j) + ")";
+  c(i, j) = right * 1.001f;  // a relative error of 1e-3 in one entry of 40000
   const VerifyResult full = verify(t.problem(), nullptr, VerifyMode::full);
   EXPECT_FALSE(full.passed);
-  const std::string at = "(" + std::to_string(i) + ", " + std::to_string(j) + ")";
   EXPECT_TRUE(contains(full.detail, at)) << full.detail;
   const VerifyResult freivalds = verify(t.problem(), nullptr, VerifyMode::freivalds);
   EXPECT_FALSE(freivalds.passed);
   EXPECT_GT(freivalds.error, freivalds.tolerance);
   EXPECT_TRUE(contains(freivalds.detail, "row " + std::to_string(i))) << freivalds.detail;
+  // 1e-4 is lost in the Frobenius norm of the whole result, but not in the entry's own bound.
+  c(i, j) = right * 1.0001f;
+  const VerifyResult slight = verify(t.problem(), nullptr, VerifyMode::full);
+  EXPECT_LE(slight.error, slight.tolerance);
+  EXPECT_FALSE(slight.passed);
+  EXPECT_TRUE(contains(slight.detail, at)) << slight.detail;
 }
 
 TEST(Verify, OneMissingProductTermFails) {
