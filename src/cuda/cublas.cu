@@ -3,7 +3,7 @@
 // matrix C^T, and C^T = op(B)^T op(A)^T, so swapping the operands needs no copy.
 #include "cuda/cublas.hpp"
 
-#include "gemmkit/registry.hpp"
+#include "cuda/ladder.hpp"
 
 namespace gemmkit::cuda {
 
@@ -38,11 +38,7 @@ void cublas_gemm(const GemmProblem& p, cublasMath_t math_mode) {
   }
 }
 
-}  // namespace gemmkit::cuda
-
-namespace gemmkit::detail {
-
-void register_cuda_kernels(Registry& registry) {
+void register_cublas_kernels(Registry& registry) {
   registry.add({.name = "cuda_cublas",
                 .backend = Backend::cuda,
                 .rung = 0,
@@ -52,7 +48,19 @@ void register_cuda_kernels(Registry& registry) {
                 .min_compute_capability = 50,
                 .auto_priority = 100,
                 .precondition = {},
-                .run = [](const GemmProblem& p) { cuda::cublas_gemm(p, CUBLAS_PEDANTIC_MATH); }});
+                .run = [](const GemmProblem& p) { cublas_gemm(p, CUBLAS_PEDANTIC_MATH); }});
+  // TF32 tensor cores on FP32 data: the speed a user gets from cuBLAS by allowing TF32.
+  // Not chosen automatically: it is less accurate than the FP32 contract.
+  registry.add({.name = "cuda_cublas_tf32",
+                .backend = Backend::cuda,
+                .rung = 0,
+                .role = KernelRole::reference,
+                .summary = "cuBLAS SGEMM with TF32 tensor cores allowed (10-bit mantissa inputs)",
+                .dtypes = {DType::f32},
+                .min_compute_capability = 80,
+                .auto_priority = 0,
+                .precondition = {},
+                .run = [](const GemmProblem& p) { cublas_gemm(p, CUBLAS_TF32_TENSOR_OP_MATH); }});
 }
 
-}  // namespace gemmkit::detail
+}  // namespace gemmkit::cuda

@@ -1,0 +1,14 @@
+// Each group of CUDA kernels registers its entries through one of these; register.cu calls
+// them in ladder order.
+#pragma once
+
+#include "gemmkit/registry.hpp"
+
+namespace gemmkit::cuda {
+
+void register_cublas_kernels(Registry& registry);     // cublas.cu: the references
+void register_seed_kernels(Registry& registry);       // ladder_seeds.cu: rungs 1-6
+void register_simt_kernels(Registry& registry);       // ladder_simt.cu: rungs 7-11
+void register_warptile_kernels(Registry& registry);   // ladder_warptile.cu: rungs 12-14
+
+}  // namespace gemmkit::cuda

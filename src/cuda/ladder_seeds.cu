@@ -1,0 +1,7 @@
+#include "cuda/ladder.hpp"
+
+namespace gemmkit::cuda {
+
+void register_seed_kernels(Registry&) {}
+
+}  // namespace gemmkit::cuda

@@ -1,0 +1,7 @@
+#include "cuda/ladder.hpp"
+
+namespace gemmkit::cuda {
+
+void register_warptile_kernels(Registry&) {}
+
+}  // namespace gemmkit::cuda

@@ -1,0 +1,65 @@
+// Host-side helpers every launcher shares: the problem converted for kernels, the four
+// transpose combinations turned into template arguments, and launch checking.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "cuda/check.hpp"
+#include "cuda/kernels/common.cuh"
+#include "gemmkit/gemm.hpp"
+
+namespace gemmkit::cuda {
+
+template <class T>
+kernels::GemmArgs<T> gemm_args(const GemmProblem& p) {
+  return {int(p.m),       int(p.n),
+          int(p.k),       T(p.alpha),
+          T(p.beta),      static_cast<const T*>(p.a),
+          p.lda,          static_cast<const T*>(p.b),
+          p.ldb,          static_cast<T*>(p.c),
+          p.ldc};
+}
+
+// Calls f(std::bool_constant<TransA>{}, std::bool_constant<TransB>{}) so a launcher can
+// instantiate its kernel for the problem's transposes: f(auto ta, auto tb) { kernel<ta, tb> }.
+template <class F>
+void with_transposes(const GemmProblem& p, F&& f) {
+  using F0 = std::false_type;
+  using T1 = std::true_type;
+  if (!p.trans_a && !p.trans_b) f(F0{}, F0{});
+  else if (p.trans_a && !p.trans_b) f(T1{}, F0{});
+  else if (!p.trans_a && p.trans_b) f(F0{}, T1{});
+  else f(T1{}, T1{});
+}
+
+// Precondition every CUDA ladder kernel shares: sizes fit the int indices kernels use,
+// and a grid of (n_blocks, m_blocks) blocks fits the hardware's grid limits (x up to
+// 2^31-1, y up to 65535).
+inline std::optional<std::string> fits_grid(const GemmProblem& p, std::int64_t n_blocks,
+                                            std::int64_t m_blocks) {
+  if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX)
+    return "a dimension exceeds 2^31-1, the kernel's index range";
+  if (n_blocks > INT_MAX || m_blocks > 65535)
+    return "the grid would need " + std::to_string(n_blocks) + " x " + std::to_string(m_blocks) +
+           " blocks, beyond the CUDA grid limits";
+  return std::nullopt;
+}
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// After every launch: a bad configuration shows up here, with the kernel's name.
+inline void check_launch(const char* kernel_name) {
+  const cudaError_t status = cudaGetLastError();
+  if (status != cudaSuccess)
+    throw Error(ErrorCategory::device, std::string("launch of ") + kernel_name + " failed: " +
+                                           cudaGetErrorName(status) + " (" +
+                                           cudaGetErrorString(status) + ")");
+}
+
+}  // namespace gemmkit::cuda

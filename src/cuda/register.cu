@@ -1,0 +1,13 @@
+// Every CUDA kernel compiled into this build, references first.
+#include "cuda/ladder.hpp"
+
+namespace gemmkit::detail {
+
+void register_cuda_kernels(Registry& registry) {
+  cuda::register_cublas_kernels(registry);
+  cuda::register_seed_kernels(registry);
+  cuda::register_simt_kernels(registry);
+  cuda::register_warptile_kernels(registry);
+}
+
+}  // namespace gemmkit::detail
