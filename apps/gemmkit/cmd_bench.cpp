@@ -4,9 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "cli.hpp"
@@ -21,45 +25,113 @@ namespace gemmkit::cli {
 namespace {
 
 struct BenchOptions {
-  std::string backend = "auto", kernels = "all", sizes, dtype = "f32";
+  std::string backend = "auto", kernels = "all", sizes, shapes, dtype = "f32";
   std::int64_t m = 0, n = 0, k = 0;
   int warmup = 1, reps = 5;
   double max_seconds = 3.0;
+  double max_run_seconds = 2.0;
   std::uint64_t seed = 1;
   std::string json_path, csv_path, plot_path;
 };
 
 struct Shape {
   std::int64_t m, n, k;
+  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+  std::string text() const {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  }
 };
+
+// Default square sizes when neither --sizes, --shapes nor --m/--n/--k is given.
+constexpr const char* kDefaultCpuSizes = "256,512,1024";
+constexpr const char* kDefaultCudaSizes = "256,512,1024,2048,4096,8192";
 
 struct Row {
   std::string kernel;
+  int rung = 0;
   bool reference = false;
+  std::optional<DType> accuracy;  // the entry's KernelEntry::accuracy
+  DType tolerance_dtype = DType::f32;
   Shape shape{};
+  bool skipped = false;
+  std::string note;  // why it was skipped
   int reps = 0;
   double median_s = 0, min_s = 0, gflops = 0;
-  double percent_of_reference = -1;  // -1: no reference for this dtype
+  double percent_of_reference = -1;  // -1: no reference for this dtype (or not run)
   VerifyResult check;
 };
+
+// Parses a positive integer, or throws a usage error naming the option and the item.
+std::int64_t positive_integer(const std::string& item, const char* option, const char* expected) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(item, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (item.empty() || used != item.size() || v < 1 || !std::isdigit(static_cast<unsigned char>(item[0])))
+    fail(ErrorCategory::usage, std::string(option) + ": '" + item + "' is not " + expected);
+  return v;
+}
 
 std::vector<std::int64_t> parse_sizes(const std::string& text) {
   std::vector<std::int64_t> sizes;
   std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || v < 1)
-      fail(ErrorCategory::usage, "--sizes: '" + item + "' is not a positive integer");
-    sizes.push_back(v);
-  }
+  for (std::string item; std::getline(in, item, ',');)
+    sizes.push_back(positive_integer(item, "--sizes", "a positive integer"));
   if (sizes.empty()) fail(ErrorCategory::usage, "--sizes is empty");
   return sizes;
+}
+
+// "4000x4000x4000,8192x1024x8192": a list of MxNxK shapes (x or X between the sizes).
+std::vector<Shape> parse_shapes(const std::string& text) {
+  std::vector<Shape> shapes;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    std::vector<std::string> parts(1);
+    for (char ch : item) {
+      if (ch == 'x' || ch == 'X') parts.emplace_back();
+      else parts.back() += ch;
+    }
+    if (parts.size() != 3)
+      fail(ErrorCategory::usage, "--shapes: '" + item + "' is not MxNxK (e.g. 8192x1024x4096)");
+    std::int64_t sizes[3];
+    for (int i = 0; i < 3; ++i) {
+      try {
+        sizes[i] = positive_integer(parts[i], "--shapes", "a positive integer");
+      } catch (const Error&) {
+        fail(ErrorCategory::usage, "--shapes: '" + item + "' is not MxNxK with positive "
+                                   "integers (e.g. 8192x1024x4096)");
+      }
+    }
+    shapes.push_back({sizes[0], sizes[1], sizes[2]});
+  }
+  if (shapes.empty()) fail(ErrorCategory::usage, "--shapes is empty");
+  return shapes;
+}
+
+// The reference every ratio is taken against: the first reference entry (in registry
+// order) that supports the dtype and computes in it; cuda_cublas (pedantic FP32), never
+// cuda_cublas_tf32. nullptr if there is none (integer dtypes).
+const KernelEntry* primary_reference(const std::vector<const KernelEntry*>& kernels, Backend backend,
+                                     DType dtype) {
+  const KernelEntry* fallback = nullptr;
+  for (const KernelEntry* e : Registry::instance().of_backend(backend)) {
+    if (e->role != KernelRole::reference || !e->supports(dtype) ||
+        std::find(kernels.begin(), kernels.end(), e) == kernels.end())
+      continue;
+    if (tolerance_dtype(dtype, e->accuracy) == dtype) return e;
+    if (!fallback) fallback = e;
+  }
+  return fallback;
+}
+
+// "412 s", "41.3 s", "2.04 s", "0.31 s": three digits, so 2.04 is not shown as the budget 2
+std::string seconds_text(double s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, s >= 100 ? "%.0f s" : "%.3g s", s);
+  return buf;
 }
 
 // The kernels to run: those named (or all of the backend) that support the dtype, with the
@@ -85,10 +157,13 @@ std::vector<const KernelEntry*> select_kernels(const std::string& names, Backend
                                        std::string(dtype_name(dtype)));
       chosen.push_back(&e);
     }
+    // The references go first, in registry order (the primary one first).
+    std::vector<const KernelEntry*> references;
     for (const KernelEntry* e : registry.of_backend(backend))
       if (e->role == KernelRole::reference && e->supports(dtype) &&
           std::find(chosen.begin(), chosen.end(), e) == chosen.end())
-        chosen.insert(chosen.begin(), e);
+        references.push_back(e);
+    chosen.insert(chosen.begin(), references.begin(), references.end());
   }
   if (chosen.empty())
     fail(ErrorCategory::usage, "no " + std::string(backend_name(backend)) + " kernel supports " +
@@ -109,30 +184,50 @@ std::string scientific(double x) {
 }
 
 nlohmann::json to_json(const Row& r, DType dtype, Backend backend) {
-  return {{"kernel", r.kernel}, {"backend", backend_name(backend)},
+  const auto number_or_null = [&](double x) {
+    return r.skipped ? nlohmann::json(nullptr) : nlohmann::json(x);
+  };
+  return {{"kernel", r.kernel}, {"backend", backend_name(backend)}, {"rung", r.rung},
           {"reference", r.reference}, {"dtype", dtype_name(dtype)},
-          {"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"reps", r.reps},
-          {"median_ms", r.median_s * 1e3}, {"min_ms", r.min_s * 1e3}, {"gflops", r.gflops},
+          {"accuracy", r.accuracy ? nlohmann::json(dtype_name(*r.accuracy)) : nlohmann::json(nullptr)},
+          {"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k},
+          {"skipped", r.skipped}, {"note", r.note}, {"reps", r.reps},
+          {"median_ms", number_or_null(r.median_s * 1e3)}, {"min_ms", number_or_null(r.min_s * 1e3)},
+          {"gflops", number_or_null(r.gflops)},
           {"percent_of_reference", r.percent_of_reference < 0 ? nlohmann::json(nullptr)
                                                               : nlohmann::json(r.percent_of_reference)},
-          {"error", r.check.error}, {"error_method", verify_mode_name(r.check.method)},
-          {"tolerance", r.check.tolerance}, {"passed", r.check.passed}};
+          {"error", number_or_null(r.check.error)}, {"error_method", verify_mode_name(r.check.method)},
+          {"tolerance", number_or_null(r.check.tolerance)},
+          {"tolerance_dtype", dtype_name(r.tolerance_dtype)}, {"passed", r.check.passed}};
+}
+
+// A CSV field, quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return quoted + "\"";
 }
 
 void write_csv_results(const std::string& path, const std::vector<Row>& rows, DType dtype,
                        Backend backend) {
   std::string text =
       "kernel,backend,dtype,m,n,k,reps,median_ms,min_ms,gflops,percent_of_reference,error,"
-      "error_method,passed\n";
-  for (const Row& r : rows)
+      "error_method,passed,tolerance_dtype,skipped,note\n";
+  for (const Row& r : rows) {
+    const auto value = [&](const std::string& x) { return r.skipped ? std::string() : x; };
     text += r.kernel + "," + std::string(backend_name(backend)) + "," +
             std::string(dtype_name(dtype)) + "," + std::to_string(r.shape.m) + "," +
             std::to_string(r.shape.n) + "," + std::to_string(r.shape.k) + "," +
-            std::to_string(r.reps) + "," + fixed(r.median_s * 1e3, 4) + "," +
-            fixed(r.min_s * 1e3, 4) + "," + fixed(r.gflops, 3) + "," +
+            std::to_string(r.reps) + "," + value(fixed(r.median_s * 1e3, 4)) + "," +
+            value(fixed(r.min_s * 1e3, 4)) + "," + value(fixed(r.gflops, 3)) + "," +
             (r.percent_of_reference < 0 ? "" : fixed(r.percent_of_reference, 1)) + "," +
-            scientific(r.check.error) + "," + std::string(verify_mode_name(r.check.method)) +
-            "," + (r.check.passed ? "true" : "false") + "\n";
+            value(scientific(r.check.error)) + "," +
+            std::string(verify_mode_name(r.check.method)) + "," +
+            (r.check.passed ? "true" : "false") + "," +
+            std::string(dtype_name(r.tolerance_dtype)) + "," + (r.skipped ? "true" : "false") +
+            "," + csv_field(r.note) + "\n";
+  }
   AtomicFile file(path);
   file.write(text);
   file.commit();
@@ -207,21 +302,37 @@ void run_bench(const BenchOptions& o) {
       fail(ErrorCategory::usage, "output folder of '" + path + "' does not exist");
 
   std::vector<Shape> shapes;
-  if (o.m || o.n || o.k) {
-    if (!o.sizes.empty()) fail(ErrorCategory::usage, "give either --sizes or --m/--n/--k, not both");
+  const bool mnk = o.m || o.n || o.k;
+  if (int(mnk) + int(!o.sizes.empty()) + int(!o.shapes.empty()) > 1)
+    fail(ErrorCategory::usage, "give one of --sizes, --shapes or --m/--n/--k");
+  if (mnk) {
     if (o.m < 1 || o.n < 1 || o.k < 1)
       fail(ErrorCategory::usage, "--m, --n and --k must all be given and positive");
     shapes.push_back({o.m, o.n, o.k});
+  } else if (!o.shapes.empty()) {
+    shapes = parse_shapes(o.shapes);
   } else {
     const std::string sizes =
-        !o.sizes.empty() ? o.sizes : backend == Backend::cuda ? "1024,2048,4096" : "256,512,1024";
+        !o.sizes.empty() ? o.sizes : backend == Backend::cuda ? kDefaultCudaSizes : kDefaultCpuSizes;
     for (std::int64_t s : parse_sizes(sizes)) shapes.push_back({s, s, s});
   }
+  // Smallest first: a kernel's rate at a smaller shape predicts its time at a larger one.
+  std::stable_sort(shapes.begin(), shapes.end(),
+                   [](const Shape& x, const Shape& y) { return x.flops() < y.flops(); });
+  if (!o.plot_path.empty() &&
+      std::none_of(shapes.begin(), shapes.end(),
+                   [](const Shape& s) { return s.m == s.n && s.n == s.k; }))
+    fail(ErrorCategory::usage, "--plot draws square shapes (GFLOP/s against N) and none was "
+                               "given; add one, e.g. --shapes 2048x2048x2048,...");
   const auto kernels = select_kernels(o.kernels, backend, dtype);
+  const KernelEntry* reference_entry = primary_reference(kernels, backend, dtype);
+  const int device_cc = backend == Backend::cuda ? current_compute_capability() : 0;
   const TimingOptions timing{o.warmup, o.reps, o.max_seconds};
   const Distribution dist = Distribution::parse(is_integer(dtype) ? "ints:-9:9" : "uniform");
   const bool progress = progress_wanted();
 
+  // Each kernel's best rate so far (FLOP/s at its fastest run), to predict larger shapes.
+  std::map<const KernelEntry*, double> best_rate;
   std::vector<Row> rows;
   const std::size_t total = shapes.size() * kernels.size();
   std::size_t done = 0;
@@ -246,38 +357,58 @@ void run_bench(const BenchOptions& o) {
     for (const KernelEntry* e : kernels) {
       ++done;
       if (progress)
-        std::fprintf(stderr, "\r[%zu/%zu] %-24s %lldx%lldx%lld   ", done, total, e->name.c_str(),
-                     (long long)s.m, (long long)s.n, (long long)s.k);
-      if (auto why = e->rejects(p)) {
-        std::fprintf(stderr, "%sskipping %s at %s: %s\n", progress ? "\n" : "", e->name.c_str(),
-                     p.shape_string().c_str(), why->c_str());
+        std::fprintf(stderr, "\r[%zu/%zu] %-24s %-18s   ", done, total, e->name.c_str(),
+                     s.text().c_str());
+      Row r;
+      r.kernel = e->name;
+      r.rung = e->rung;
+      r.reference = e->role == KernelRole::reference;
+      r.accuracy = e->accuracy;
+      r.tolerance_dtype = tolerance_dtype(dtype, e->accuracy);
+      r.shape = s;
+      // Kernels that cannot or should not run this shape get a row that says why.
+      if (backend == Backend::cuda && device_cc < e->min_compute_capability) {
+        r.note = "needs compute capability " + std::to_string(e->min_compute_capability) +
+                 ", the device has " + std::to_string(device_cc);
+      } else if (auto why = e->rejects(p)) {
+        r.note = *why;
+      } else if (auto rate = best_rate.find(e); rate != best_rate.end()) {
+        const double predicted = p.flops() / rate->second;
+        if (predicted > o.max_run_seconds)
+          r.note = "predicted " + seconds_text(predicted) + " per run (--max-run-seconds " +
+                   seconds_text(o.max_run_seconds) + ")";
+      }
+      if (!r.note.empty()) {
+        r.skipped = true;
+        r.note = "skipped: " + r.note;
+        shape_rows.push_back(r);
         continue;
       }
       std::vector<double> seconds = time_kernel(*e, p, timing);
       std::sort(seconds.begin(), seconds.end());
-      Row r;
-      r.kernel = e->name;
-      r.reference = e->role == KernelRole::reference;
-      r.shape = s;
       r.reps = int(seconds.size());
       r.median_s = seconds[seconds.size() / 2];
       if (seconds.size() % 2 == 0) r.median_s = 0.5 * (seconds[seconds.size() / 2 - 1] + r.median_s);
       r.min_s = seconds.front();
       r.gflops = p.flops() / r.median_s / 1e9;
+      if (r.min_s > 0) best_rate[e] = std::max(best_rate[e], p.flops() / r.min_s);
       if (full) {
         r.check.method = VerifyMode::full;
-        r.check.tolerance = tolerance(dtype, s.k);
+        r.check.tolerance = tolerance(r.tolerance_dtype, s.k);
         r.check.error = relative_frobenius_error(dtype, p.c, s.m, s.n, p.ldc, reference);
         r.check.passed = r.check.error <= r.check.tolerance;
+        if (!r.check.passed && !std::isnan(r.check.error))  // the per-entry check says where
+          r.check = verify(p, nullptr, VerifyMode::full, o.seed, e->accuracy);
       } else {
-        r.check = verify(p, nullptr, VerifyMode::automatic, o.seed);
+        r.check = verify(p, nullptr, VerifyMode::automatic, o.seed, e->accuracy);
       }
       shape_rows.push_back(r);
     }
-    const auto ref = std::find_if(shape_rows.begin(), shape_rows.end(),
-                                  [](const Row& r) { return r.reference; });
+    const auto ref = std::find_if(shape_rows.begin(), shape_rows.end(), [&](const Row& r) {
+      return reference_entry && r.kernel == reference_entry->name && !r.skipped;
+    });
     for (Row& r : shape_rows) {
-      if (ref != shape_rows.end()) r.percent_of_reference = 100.0 * r.gflops / ref->gflops;
+      if (ref != shape_rows.end() && !r.skipped) r.percent_of_reference = 100.0 * r.gflops / ref->gflops;
       rows.push_back(r);
     }
   }
@@ -291,18 +422,26 @@ void run_bench(const BenchOptions& o) {
                   ? env["gpu"]["name"].get<std::string>().c_str()
                   : (env["cpu"].get<std::string>() + ", " +
                      std::to_string(env["cpu_threads"].get<int>()) + " threads").c_str());
-  std::printf("%-22s %-16s %10s %10s %10s %8s %9s %5s\n", "kernel", "MxNxK", "median ms",
+  std::printf("%-24s %-16s %10s %10s %10s %8s %9s %5s\n", "kernel", "MxNxK", "median ms",
               "min ms", "GFLOP/s", ("% " + ref_name).c_str(), "error", "reps");
   bool all_passed = true;
   for (const Row& r : rows) {
-    const std::string shape = std::to_string(r.shape.m) + "x" + std::to_string(r.shape.n) + "x" +
-                              std::to_string(r.shape.k);
-    std::printf("%-22s %-16s %10.3f %10.3f %10.2f %8s %9s %5d%s\n", r.kernel.c_str(),
-                shape.c_str(), r.median_s * 1e3, r.min_s * 1e3, r.gflops,
+    if (r.skipped) {
+      std::printf("%-24s %-16s %s\n", r.kernel.c_str(), r.shape.text().c_str(), r.note.c_str());
+      continue;
+    }
+    std::string note;
+    if (r.tolerance_dtype != dtype) note = "  (" + std::string(dtype_name(r.tolerance_dtype)) + " tolerance)";
+    if (!r.check.passed) note += "  FAILED";
+    std::printf("%-24s %-16s %10.3f %10.3f %10.2f %8s %9s %5d%s\n", r.kernel.c_str(),
+                r.shape.text().c_str(), r.median_s * 1e3, r.min_s * 1e3, r.gflops,
                 r.percent_of_reference < 0 ? "-" : (fixed(r.percent_of_reference, 1) + "%").c_str(),
-                scientific(r.check.error).c_str(), r.reps, r.check.passed ? "" : "  FAILED");
+                scientific(r.check.error).c_str(), r.reps, note.c_str());
     all_passed = all_passed && r.check.passed;
   }
+  if (reference_entry)
+    std::printf("%% %s: GFLOP/s as a percentage of %s at the same shape\n", ref_name.c_str(),
+                reference_entry->name.c_str());
   std::printf("error: relative Frobenius error against a double reference (freivalds residual "
               "past %.0e multiply-adds; integers exact)\n", kFullVerifyLimit);
 
@@ -311,6 +450,11 @@ void run_bench(const BenchOptions& o) {
                             {"dtype", dtype_name(dtype)},
                             {"warmup", o.warmup},
                             {"max_reps", o.reps},
+                            {"max_seconds", o.max_seconds},
+                            {"max_run_seconds", o.max_run_seconds},
+                            {"l2_flushed", backend == Backend::cuda},
+                            {"percent_of", reference_entry ? nlohmann::json(reference_entry->name)
+                                                           : nlohmann::json(nullptr)},
                             {"results", nlohmann::json::array()}};
   for (const Row& r : rows) results["results"].push_back(to_json(r, dtype, backend));
   if (!o.json_path.empty()) write_json(o.json_path, results);
@@ -327,12 +471,19 @@ void add_bench(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "bench", "Time every kernel beside the reference library (OpenBLAS or cuBLAS) in one run");
   cmd->add_option("--backend", o->backend, kBackendHelp)->capture_default_str();
-  cmd->add_option("--kernels", o->kernels, "all, or a comma-separated list of kernel names")
+  cmd->add_option("--kernels", o->kernels,
+                  "all, or a comma-separated list of kernel names (the reference libraries "
+                  "always run too)")
       ->capture_default_str();
   cmd->add_option("--sizes", o->sizes,
-                  "Square sizes, comma-separated (default 256,512,1024 on the CPU, "
-                  "1024,2048,4096 on a GPU)");
-  cmd->add_option("--m", o->m, "Rows of C (with --n and --k: one non-square shape)");
+                  std::string("Square sizes N (N x N x N), comma-separated (default ") +
+                      kDefaultCpuSizes + " on the CPU, " + kDefaultCudaSizes +
+                      " on a GPU; 16384 only when listed)");
+  cmd->add_option("--shapes", o->shapes,
+                  "Shapes as MxNxK, comma-separated, e.g. 4000x4000x4000,8192x1024x8192,"
+                  "1024x8192x256 (C is M x N, K the reduction length); the plot shows the "
+                  "square ones, JSON and CSV all");
+  cmd->add_option("--m", o->m, "Rows of C (with --n and --k: one shape)");
   cmd->add_option("--n", o->n, "Columns of C");
   cmd->add_option("--k", o->k, "Reduction length");
   cmd->add_option("--dtype", o->dtype, "f32, f64, i32 or i64")->capture_default_str();
@@ -341,12 +492,17 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--reps", o->reps, "Timed runs (the median is reported)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-seconds", o->max_seconds,
-                  "Stop timing a kernel after this many seconds (at least one run)")
+                  "Stop timing a kernel at a shape after this many seconds (at least one run)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-run-seconds", o->max_run_seconds,
+                  "Skip a kernel at a shape when its best rate at a smaller shape of this run "
+                  "predicts one run takes longer than this (shapes run smallest first)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--json", o->json_path, "Write results (with GPU, date, commit) as JSON");
   cmd->add_option("--csv", o->csv_path, "Write results as CSV");
-  cmd->add_option("--plot", o->plot_path, "Plot GFLOP/s against size to a PNG (python3-matplotlib)");
+  cmd->add_option("--plot", o->plot_path,
+                  "Plot GFLOP/s against N for the square shapes to a PNG (python3-matplotlib)");
   cmd->callback([o] { run_bench(*o); });
 }
 

@@ -24,6 +24,7 @@ struct KernelEntry {
   KernelRole role = KernelRole::ladder;
   std::string summary;   // one line: what this kernel does differently
   std::vector<DType> dtypes;
+  std::optional<DType> accuracy;  // the precision it computes in when lower than the dtype (e.g. tf32); tolerances follow it
   int min_compute_capability = 0;  // e.g. 90 for sm_90; 0 for CPU kernels
   // `--kernel auto` runs the accepting kernel of the backend with the highest priority:
   // the fastest one we know of for that backend (0: never chosen automatically).

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ std::string_view verify_mode_name(VerifyMode mode);
 // past k = 1024 because rounding errors of a length-k sum grow like sqrt(k) on random data.
 // Integer dtypes: 0 (exact).
 double tolerance(DType dtype, std::int64_t k);
+
+// The dtype whose tolerance applies to a result stored as `data` but computed in `accuracy`
+// (a kernel's KernelEntry::accuracy, e.g. tf32 for TF32 tensor cores on f32 data): the less
+// precise of the two, so an override can loosen the check but never tighten it. Integer data
+// stays exact.
+DType tolerance_dtype(DType data, std::optional<DType> accuracy);
 
 // Problems with m*n*k up to this many multiply-adds are checked in full by `automatic`.
 inline constexpr double kFullVerifyLimit = 2.0e9;
@@ -45,8 +52,11 @@ struct VerifyResult {
 // Checks problem.c (the result, host memory) against the oracle. c_before is C as it was
 // before the GEMM (needed when beta != 0, else may be null). Integer problems are always
 // checked exactly in full. `automatic` picks full up to kFullVerifyLimit, else freivalds.
+// `accuracy`: the precision the kernel computed in when lower than the problem's dtype (pass
+// KernelEntry::accuracy, e.g. tf32); the tolerance is then that of
+// tolerance_dtype(problem.dtype, accuracy), and a failure message names that dtype.
 VerifyResult verify(const GemmProblem& problem, const void* c_before, VerifyMode mode,
-                    std::uint64_t seed = 0x5eed);
+                    std::uint64_t seed = 0x5eed, std::optional<DType> accuracy = std::nullopt);
 
 // Relative Frobenius error of `got` (rows x cols with leading dimension ld, any host
 // dtype) against a row-major double reference. If the reference is all zero, the absolute

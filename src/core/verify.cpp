@@ -312,7 +312,8 @@ std::vector<double> op_b_column_norms(const GemmProblem& p) {
 constexpr double kEntrySlack = 2.0;
 
 template <class T>
-VerifyResult verify_full(const GemmProblem& p, const void* c_before, double tol) {
+VerifyResult verify_full(const GemmProblem& p, const void* c_before, double tol,
+                         DType tol_dtype) {
   VerifyResult result;
   result.method = VerifyMode::full;
   result.tolerance = tol;
@@ -351,7 +352,7 @@ VerifyResult verify_full(const GemmProblem& p, const void* c_before, double tol)
   if (!result.passed) {
     if (!frobenius_ok)
       result.detail = "relative Frobenius error " + number(result.error) + " exceeds the " +
-                      std::string(dtype_name(p.dtype)) + " tolerance " + number(tol);
+                      std::string(dtype_name(tol_dtype)) + " tolerance " + number(tol);
     if (wi >= 0) {
       const double g = to_double(got[wi * p.ldc + wj]), e = ref[wi * p.n + wj];
       result.detail += std::string(result.detail.empty() ? "" : "; ") + "entry " +
@@ -573,6 +574,11 @@ double tolerance(DType dtype, std::int64_t k) {
   return base * std::max(1.0, std::sqrt(static_cast<double>(k) / 1024.0));
 }
 
+DType tolerance_dtype(DType data, std::optional<DType> accuracy) {
+  if (!accuracy || is_integer(data) || is_integer(*accuracy)) return data;
+  return tolerance(*accuracy, 1) > tolerance(data, 1) ? *accuracy : data;
+}
+
 std::vector<double> reference_gemm(const GemmProblem& problem, const void* c_before) {
   check_problem(problem, c_before, "reference GEMM");
   return visit_storage(problem.dtype, [&]<class T>(std::type_identity<T>) {
@@ -607,17 +613,18 @@ double relative_frobenius_error(DType dtype, const void* got, std::int64_t rows,
 }
 
 VerifyResult verify(const GemmProblem& problem, const void* c_before, VerifyMode mode,
-                    std::uint64_t seed) {
+                    std::uint64_t seed, std::optional<DType> accuracy) {
   if (mode == VerifyMode::none) return {};
   check_problem(problem, c_before, "verify");
   return visit_storage(problem.dtype, [&]<class T>(std::type_identity<T>) -> VerifyResult {
     if constexpr (std::is_integral_v<T>) {
       return verify_exact<T>(problem, c_before);
     } else {
-      const double tol = tolerance(problem.dtype, problem.k);
+      const DType tol_dtype = tolerance_dtype(problem.dtype, accuracy);
+      const double tol = tolerance(tol_dtype, problem.k);
       const double work = double(problem.m) * double(problem.n) * double(problem.k);
       if (mode == VerifyMode::full || (mode == VerifyMode::automatic && work <= kFullVerifyLimit))
-        return verify_full<T>(problem, c_before, tol);
+        return verify_full<T>(problem, c_before, tol, tol_dtype);
       return verify_freivalds<T>(problem, c_before, tol, seed);
     }
   });

@@ -57,6 +57,7 @@ void register_cublas_kernels(Registry& registry) {
                 .role = KernelRole::reference,
                 .summary = "cuBLAS SGEMM with TF32 tensor cores allowed (10-bit mantissa inputs)",
                 .dtypes = {DType::f32},
+                .accuracy = DType::tf32,
                 .min_compute_capability = 80,
                 .auto_priority = 0,
                 .precondition = {},

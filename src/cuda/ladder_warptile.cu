@@ -1,7 +1,176 @@
+// Launchers and registry entries for rungs 12-14: warp tiling, the cp.async pipeline, and
+// the per-shape choice among tuned cp.async configurations.
+#include <cstdint>
+#include <string>
+
+#include "cuda/autotune_table.hpp"
+#include "cuda/kernels/13_cp_async.cuh"
 #include "cuda/ladder.hpp"
+#include "cuda/launch.hpp"
 
 namespace gemmkit::cuda {
+namespace {
 
-void register_warptile_kernels(Registry&) {}
+using kernels::GemmArgs;
+using kernels::WarpTileConfig;
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// Opts a kernel into more than 48 KiB of dynamic shared memory, once per kernel.
+template <auto Kernel, int SmemBytes>
+void launch_with_smem(dim3 grid, dim3 block, const GemmArgs<float>& g) {
+  static const bool configured = [] {
+    GEMMKIT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            SmemBytes));
+    return true;
+  }();
+  (void)configured;
+  Kernel<<<grid, block, SmemBytes>>>(g);
+}
+
+// Runs configuration Cfg of the staged (rung 12) or cp.async (rungs 13-14) kernel.
+template <class Cfg, bool Staged>
+void run_warptile(const GemmProblem& p) {
+  if (p.m == 0 || p.n == 0) return;
+  const GemmArgs<float> g = gemm_args<float>(p);
+  // 16-byte copies need the operand's rows (and its start) on 16-byte boundaries.
+  const bool vec_a = p.lda % 4 == 0 && aligned16(p.a);
+  const bool vec_b = p.ldb % 4 == 0 && aligned16(p.b);
+  const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)));
+  const dim3 block(Cfg::kThreads);
+  with_transposes(p, [&](auto ta, auto tb) {
+    constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
+    // Vector copies apply only to an operand whose contiguous side is m or n: A when
+    // transposed, B when not. Forcing the flag off elsewhere avoids duplicate kernels.
+    auto go = [&](auto va, auto vb) {
+      constexpr bool VA = decltype(va)::value && TA, VB = decltype(vb)::value && !TB;
+      if constexpr (Staged)
+        launch_with_smem<kernels::warptile_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(grid, block, g);
+      else
+        launch_with_smem<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(grid, block, g);
+    };
+    using T1 = std::true_type;
+    using F0 = std::false_type;
+    if (vec_a && vec_b) go(T1{}, T1{});
+    else if (vec_a) go(T1{}, F0{});
+    else if (vec_b) go(F0{}, T1{});
+    else go(F0{}, F0{});
+  });
+  check_launch(Staged ? "warptile_kernel" : "cp_async_kernel");
+}
+
+template <class Cfg>
+std::optional<std::string> fits(const GemmProblem& p) {
+  // One-dimensional grid of tiles.
+  return fits_grid(p, ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN), 1);
+}
+
+// Rung 12: 128 x 128 block tile, 8 warps of 64 x 32, 8 x 8 outputs per thread, BK 16.
+using StagedConfig = WarpTileConfig<128, 128, 16, 64, 32, 2, 2, 2, 2>;
+
+// The tuned cp.async configurations (BM x BN x BK, warp tile, stages). The names say the
+// shape so bench rows and the autotune table read alike.
+// 8 warps of 64 x 32, 8 x 8 per thread, 3 stages: the all-round tile (rung 13).
+using Tile128x128 = WarpTileConfig<128, 128, 16, 64, 32, 2, 2, 3, 2>;
+// 8 warps of 64 x 64, 8 x 16 per thread: more reuse per shared load, one block per SM.
+using Tile128x256 = WarpTileConfig<128, 256, 16, 64, 64, 2, 4, 3, 1>;
+// 8 warps of 64 x 64 (16 x 8 per thread) stacked along m.
+using Tile256x128 = WarpTileConfig<256, 128, 16, 64, 64, 4, 2, 3, 1>;
+// 4 warps of 32 x 64, 8 x 8 per thread, 4 stages: twice the blocks for mid-size grids.
+using Tile64x128 = WarpTileConfig<64, 128, 16, 32, 64, 2, 2, 4, 4>;
+// The 128 x 128 and 256 x 128 tiles with BK 32: half the barriers per multiply-add.
+using Tile128x128k32 = WarpTileConfig<128, 128, 32, 64, 32, 2, 2, 3, 2>;
+using Tile256x128k32 = WarpTileConfig<256, 128, 32, 64, 64, 4, 2, 3, 1>;
+// 4 warps of 32 x 32, 4 x 8 per thread: many small blocks for small or skinny problems.
+using Tile64x64 = WarpTileConfig<64, 64, 16, 32, 32, 1, 2, 4, 4>;
+
+struct TunedKernel {
+  TunedConfig id;
+  const char* name;
+  const char* summary;
+  void (*run)(const GemmProblem&);
+  std::optional<std::string> (*fits)(const GemmProblem&);
+};
+
+const TunedKernel kTuned[] = {
+    {TunedConfig::tile_128x128, "cuda_tuned_128x128",
+     "cp.async, 128x128x16 block, 64x32 warps, 8x8 per thread, 3 stages",
+     run_warptile<Tile128x128, false>, fits<Tile128x128>},
+    {TunedConfig::tile_128x256, "cuda_tuned_128x256",
+     "cp.async, 128x256x16 block, 64x64 warps, 8x16 per thread, 3 stages",
+     run_warptile<Tile128x256, false>, fits<Tile128x256>},
+    {TunedConfig::tile_256x128, "cuda_tuned_256x128",
+     "cp.async, 256x128x16 block, 64x64 warps, 16x8 per thread, 3 stages",
+     run_warptile<Tile256x128, false>, fits<Tile256x128>},
+    {TunedConfig::tile_64x128, "cuda_tuned_64x128",
+     "cp.async, 64x128x16 block, 32x64 warps, 8x8 per thread, 4 stages",
+     run_warptile<Tile64x128, false>, fits<Tile64x128>},
+    {TunedConfig::tile_128x128_k32, "cuda_tuned_128x128_k32",
+     "cp.async, 128x128x32 block, 64x32 warps, 8x8 per thread, 3 stages",
+     run_warptile<Tile128x128k32, false>, fits<Tile128x128k32>},
+    {TunedConfig::tile_256x128_k32, "cuda_tuned_256x128_k32",
+     "cp.async, 256x128x32 block, 64x64 warps, 16x8 per thread, 3 stages",
+     run_warptile<Tile256x128k32, false>, fits<Tile256x128k32>},
+    {TunedConfig::tile_64x64, "cuda_tuned_64x64",
+     "cp.async, 64x64x16 block, 32x32 warps, 4x8 per thread, 4 stages",
+     run_warptile<Tile64x64, false>, fits<Tile64x64>},
+};
+
+const TunedKernel& tuned(TunedConfig id) {
+  for (const TunedKernel& t : kTuned)
+    if (t.id == id) return t;
+  fail(ErrorCategory::internal, "autotune table names an unknown configuration");
+}
+
+}  // namespace
+
+void register_warptile_kernels(Registry& registry) {
+  registry.add({.name = "cuda_warptile",
+                .backend = Backend::cuda,
+                .rung = 12,
+                .role = KernelRole::ladder,
+                .summary = "warp tiles of 4x4 lane fragments, next K tile staged in registers, "
+                           "two shared buffers",
+                .dtypes = {DType::f32},
+                .min_compute_capability = 50,
+                .auto_priority = 0,
+                .precondition = fits<StagedConfig>,
+                .run = run_warptile<StagedConfig, true>});
+  registry.add({.name = "cuda_cp_async",
+                .backend = Backend::cuda,
+                .rung = 13,
+                .role = KernelRole::ladder,
+                .summary = "cp.async global->shared copies, 3-stage pipeline, zero-filled edges",
+                .dtypes = {DType::f32},
+                .min_compute_capability = 80,
+                .auto_priority = 0,
+                .precondition = fits<Tile128x128>,
+                .run = run_warptile<Tile128x128, false>});
+  registry.add({.name = "cuda_autotuned",
+                .backend = Backend::cuda,
+                .rung = 14,
+                .role = KernelRole::ladder,
+                .summary = "rung 13 with the tile configuration picked per shape from a table "
+                           "tuned on the H200",
+                .dtypes = {DType::f32},
+                .min_compute_capability = 80,
+                .auto_priority = 90,
+                .precondition =
+                    [](const GemmProblem& p) { return tuned(choose_tuned_config(p)).fits(p); },
+                .run = [](const GemmProblem& p) { tuned(choose_tuned_config(p)).run(p); }});
+  // Every configuration the table can pick is an entry of its own, so the GPU tests check
+  // each one and the benchmark shows what the table chose from.
+  for (const TunedKernel& t : kTuned)
+    registry.add({.name = t.name,
+                  .backend = Backend::cuda,
+                  .rung = 14,
+                  .role = KernelRole::ladder,
+                  .summary = t.summary,
+                  .dtypes = {DType::f32},
+                  .min_compute_capability = 80,
+                  .auto_priority = 0,
+                  .precondition = t.fits,
+                  .run = t.run});
+}
 
 }  // namespace gemmkit::cuda

@@ -1,14 +1,37 @@
 // GPU tests: run only where a CUDA device is present; everywhere else each test is
 // skipped, visibly, with the reason.
+//
+// Every CUDA entry of the registry gets its own instance of the GpuKernel tests
+// (gpu.Kernels/GpuKernel.EdgeShapes/cuda_naive, ...), so a new kernel is tested as soon as
+// it is registered:
+//   - EdgeShapes: DESIGN.md's edge set (1; tile-1, tile, tile+1 for tiles 8..256; primes;
+//     tall-skinny; K smaller than a tile; K not a multiple of the K tile), each with the four
+//     transposes, leading dimensions wider than the matrices (odd ones, and multiples of 4
+//     for vectorised paths; the padding holds poison), beta = 0 over a NaN-poisoned C or
+//     random alpha and beta, every dtype the kernel declares, a fresh seed per case.
+//   - LargeShape: 4097 x 3001 x 2049, plain and transposed, checked with Freivalds.
+//   - MisalignedOperands: operands starting one element past an aligned address.
+// The double reference on the CPU is what costs time here, so the edge shapes stay small.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <functional>
+#include <iostream>
 #include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "cuda/device_buffer.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/registry.hpp"
+#include "gemmkit/timing.hpp"
 #include "gemmkit/verify.hpp"
 
 using namespace gemmkit;
@@ -25,40 +48,163 @@ struct Shape {
   std::int64_t m, n, k;
 };
 
-// DESIGN.md's edge shapes: 1, around common tiles (32, 64, 128), primes, tall-skinny,
-// K smaller than a tile and K not a multiple of one.
-const Shape kEdgeShapes[] = {{1, 1, 1},     {1, 37, 5},     {31, 1, 17},   {32, 32, 32},
-                             {33, 65, 31},  {63, 64, 65},   {127, 129, 3}, {128, 128, 128},
-                             {1000, 3, 7},  {3, 1000, 257}, {67, 131, 509}};
+// DESIGN.md's edge shapes, small enough that the double reference of ~20 kernels x 4
+// transposes x their dtypes stays within seconds.
+std::vector<Shape> edge_shapes() {
+  std::vector<Shape> shapes = {{1, 1, 1}, {2, 3, 5}, {1, 300, 300}, {300, 1, 300}, {300, 300, 1}};
+  // tile-1, tile and tile+1 of the common tile sizes, each size in every role once.
+  for (std::int64_t t : {8, 16, 32, 64, 128, 256}) {
+    shapes.push_back({t - 1, t + 1, t});
+    shapes.push_back({t, t - 1, t + 1});
+    shapes.push_back({t + 1, t, t - 1});
+  }
+  const std::vector<Shape> more = {
+      {64, 64, 64}, {128, 256, 64},        // whole tiles only
+      {68, 132, 36}, {196, 260, 100},      // multiples of 4 but of no tile: vectorised edges
+      {17, 33, 65}, {65, 17, 33}, {255, 129, 257},  // tiles of different sizes at once
+      {37, 53, 97}, {131, 67, 251}, {251, 7, 131},  // primes
+      {2053, 3, 17}, {5, 1531, 29},        // tall-skinny, short-wide
+      {96, 80, 3}, {130, 67, 1},           // K smaller than any tile
+      {64, 64, 47}, {128, 128, 200},       // K not a multiple of the K tile
+      {40, 36, 1027}, {4, 4, 4099},        // long K, small C (split-K style paths)
+  };
+  shapes.insert(shapes.end(), more.begin(), more.end());
+  return shapes;
+}
+
+// SplitMix64: per-case seeds and scalars.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+double unit(std::uint64_t x) { return double(mix(x) >> 11) * 0x1p-53; }  // [0, 1)
+
+std::uint64_t name_hash(const std::string& name) { return std::hash<std::string>{}(name); }
+
+// A value no correct kernel lets into a result: NaN, or a large integer.
+template <class T>
+T poison() {
+  if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::quiet_NaN();
+  else return std::numeric_limits<T>::max() / 3;
+}
 
 template <class T>
-void check_kernel(const KernelEntry& e, const Shape& s, bool ta, bool tb, std::uint64_t seed) {
-  const DType dt = dtype_of<T>;
-  const Distribution dist = Distribution::parse(is_integer(dt) ? "ints:-9:9" : "uniform");
-  // Leading dimensions larger than the widths.
-  const std::int64_t a_rows = ta ? s.k : s.m, a_cols = ta ? s.m : s.k;
-  const std::int64_t b_rows = tb ? s.n : s.k, b_cols = tb ? s.k : s.n;
-  Matrix<T> a(a_rows, a_cols, a_cols + 3), b(b_rows, b_cols, b_cols + 5), c(s.m, s.n, s.n + 1);
-  fill_random<T>(a.view(), dist, seed);
-  fill_random<T>(b.view(), dist, seed + 1);
-  const bool use_beta = seed % 2 == 1;
-  if (use_beta) {
-    fill_random<T>(c.view(), dist, seed + 2);
-  } else if constexpr (!std::is_integral_v<T>) {
-    // beta == 0: C is write-only, so NaN already there must not leak into the result.
-    for (std::int64_t i = 0; i < s.m; ++i)
-      for (std::int64_t j = 0; j < s.n; ++j) c(i, j) = std::numeric_limits<T>::quiet_NaN();
+bool same_bits(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) return x == y || (std::isnan(x) && std::isnan(y));
+  else return x == y;
+}
+
+// Leading dimension of a matrix `width` wide: odd (never a multiple of 4, so vectorised
+// paths must refuse or cope), or the next multiple of 4 past the width (vectorised paths
+// can run). Either way wider than the matrix.
+std::int64_t leading_dimension(std::int64_t width, bool multiple_of_4) {
+  if (multiple_of_4) return (width + 1 + 3) / 4 * 4;
+  return width % 2 == 0 ? width + 1 : width + 2;
+}
+
+// rows x cols with leading dimension ld: random inside, poison in the padding.
+template <class T>
+Matrix<T> random_padded(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed) {
+  Matrix<T> x(rows, cols, ld);
+  const Distribution dist =
+      Distribution::parse(std::is_integral_v<T> ? "ints:-9:9" : "uniform");
+  fill_random<T>(x.view(), dist, seed);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = cols; j < ld; ++j) x(i, j) = poison<T>();
+  return x;
+}
+
+struct Case {
+  Shape s;
+  bool ta = false, tb = false;
+  bool ld_multiple_of_4 = false;
+  bool beta_zero = false;
+  std::uint64_t seed = 1;
+
+  std::string describe(DType dtype, double alpha, double beta) const {
+    GemmProblem p;
+    p.m = s.m, p.n = s.n, p.k = s.k, p.trans_a = ta, p.trans_b = tb;
+    std::ostringstream out;
+    out << p.shape_string() << " " << dtype_name(dtype) << " alpha " << alpha << " beta "
+        << beta << (beta_zero ? " (C poisoned)" : "") << " ld "
+        << (ld_multiple_of_4 ? "multiple of 4" : "odd") << " seed " << seed;
+    return out.str();
   }
-  const Matrix<T> c_before = c;
-  const double alpha = is_integer(dt) ? 3.0 : 0.75, beta = use_beta ? (is_integer(dt) ? -2.0 : 1.25) : 0.0;
-  GemmProblem p = make_problem<T>(a.view(), ta, b.view(), tb, c.view(), alpha, beta);
+};
+
+enum class Outcome { passed, failed, rejected };
+
+// Runs one case through the dispatcher (gemm with the kernel named) and checks it against
+// the double (or exact integer) reference, with the kernel's own accuracy.
+template <class T>
+Outcome check_case(const KernelEntry& e, const Case& c) {
+  const DType dt = dtype_of<T>;
+  const Shape& s = c.s;
+  const std::int64_t a_rows = c.ta ? s.k : s.m, a_cols = c.ta ? s.m : s.k;
+  const std::int64_t b_rows = c.tb ? s.n : s.k, b_cols = c.tb ? s.k : s.n;
+  const bool l4 = c.ld_multiple_of_4;
+  const Matrix<T> a = random_padded<T>(a_rows, a_cols, leading_dimension(a_cols, l4), c.seed * 4 + 1);
+  const Matrix<T> b = random_padded<T>(b_rows, b_cols, leading_dimension(b_cols, l4), c.seed * 4 + 2);
+  Matrix<T> cm = random_padded<T>(s.m, s.n, leading_dimension(s.n, l4), c.seed * 4 + 3);
+  double alpha, beta;
+  if constexpr (std::is_integral_v<T>) {
+    alpha = double(1 + mix(c.seed * 4 + 4) % 3) * (mix(c.seed) & 1 ? -1 : 1);  // +-1..3
+    beta = c.beta_zero ? 0.0 : double(1 + mix(c.seed * 4 + 5) % 2) * (mix(c.seed + 7) & 1 ? -1 : 1);
+  } else {
+    alpha = (0.5 + 1.5 * unit(c.seed * 4 + 4)) * (mix(c.seed) & 1 ? -1 : 1);  // +-[0.5, 2)
+    beta = c.beta_zero ? 0.0 : (0.5 + 1.5 * unit(c.seed * 4 + 5)) * (mix(c.seed + 7) & 1 ? -1 : 1);
+  }
+  // beta == 0: C is write-only, so what is already there (NaN) must not leak into the result.
+  if (c.beta_zero)
+    for (std::int64_t i = 0; i < s.m; ++i)
+      for (std::int64_t j = 0; j < s.n; ++j) cm(i, j) = poison<T>();
+  const Matrix<T> c_before = cm;
+  const GemmProblem p = make_problem<T>(a.view(), c.ta, b.view(), c.tb, cm.view(), alpha, beta);
+  if (e.rejects(p)) return Outcome::rejected;  // the kernel declares it does not take this problem
   GemmOptions o;
   o.kernel = e.name;
-  if (e.rejects(p)) return;  // the kernel declares it does not take this problem
   gemm(p, o);
-  const VerifyResult r = verify(p, c_before.data(), VerifyMode::full);
-  EXPECT_TRUE(r.passed) << e.name << " " << p.shape_string() << " " << dtype_name(dt)
-                        << ": error " << r.error << " > " << r.tolerance << " " << r.detail;
+  const std::string what = e.name + " " + c.describe(dt, alpha, beta);
+  const VerifyResult r = verify(p, c_before.data(), VerifyMode::full, c.seed, e.accuracy);
+  EXPECT_TRUE(r.passed) << what << ": error " << r.error << " > " << r.tolerance << " " << r.detail;
+  // C's padding is not C: it must come back untouched.
+  for (std::int64_t i = 0; i < s.m; ++i)
+    for (std::int64_t j = s.n; j < cm.ld(); ++j)
+      if (!same_bits(cm(i, j), c_before(i, j))) {
+        ADD_FAILURE() << what << ": the padding of C at (" << i << ", " << j << ") was written";
+        return Outcome::failed;
+      }
+  return r.passed ? Outcome::passed : Outcome::failed;
+}
+
+// Calls f(std::type_identity<T>{}) for a dtype with host storage; false for the others.
+template <class F>
+bool with_host_type(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::f32: f(std::type_identity<float>{}); return true;
+    case DType::f64: f(std::type_identity<double>{}); return true;
+    case DType::i32: f(std::type_identity<std::int32_t>{}); return true;
+    case DType::i64: f(std::type_identity<std::int64_t>{}); return true;
+    default: return false;
+  }
+}
+
+std::string seconds_since(std::chrono::steady_clock::time_point start) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return buf;
+}
+
+// One line in the test log, in GoogleTest's own layout.
+void note(const std::string& text) { std::cout << "[   NOTE   ] " << text << std::endl; }
+
+std::vector<std::string> cuda_kernel_names() {
+  std::vector<std::string> names;
+  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) names.push_back(e->name);
+  return names;
 }
 
 }  // namespace
@@ -97,22 +243,270 @@ TEST(GpuDevice, OutOfMemorySaysHowMuchWasAskedAndIsFree) {
   EXPECT_NE(small.data(), nullptr);
 }
 
-TEST(GpuKernels, EveryCudaKernelMatchesTheReferenceOnEdgeShapes) {
-  SKIP_WITHOUT_DEVICE();
-  const int cc = current_compute_capability();
-  int checked = 0;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) {
-    if (cc < e->min_compute_capability) continue;
-    std::uint64_t seed = 1;
-    for (const Shape& s : kEdgeShapes)
-      for (int t = 0; t < 4; ++t) {
-        const bool ta = t & 1, tb = t & 2;
-        if (e->supports(DType::f32)) check_kernel<float>(*e, s, ta, tb, seed++);
-        if (e->supports(DType::f64)) check_kernel<double>(*e, s, ta, tb, seed++);
-        if (e->supports(DType::i32)) check_kernel<std::int32_t>(*e, s, ta, tb, seed++);
-        if (e->supports(DType::i64)) check_kernel<std::int64_t>(*e, s, ta, tb, seed++);
-        ++checked;
-      }
+// One instance per CUDA registry entry; skipped without a device or below the kernel's
+// minimum compute capability.
+class GpuKernel : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_DEVICE();
+    entry_ = &Registry::instance().get(GetParam());
+    const int cc = current_compute_capability();
+    if (cc < entry_->min_compute_capability)
+      GTEST_SKIP() << entry_->name << " needs compute capability "
+                   << entry_->min_compute_capability << ", the device has " << cc;
   }
-  EXPECT_GT(checked, 0) << "no CUDA kernel could run on this device";
+  const KernelEntry& entry() const { return *entry_; }
+
+  // The dtypes of the kernel that have host storage (the others are named in the log).
+  std::vector<DType> testable_dtypes() const {
+    std::vector<DType> dtypes;
+    for (DType d : entry_->dtypes) {
+      if (with_host_type(d, [](auto) {})) dtypes.push_back(d);
+      else note(entry_->name + ": " + std::string(dtype_name(d)) + " has no host storage yet; not tested");
+    }
+    return dtypes;
+  }
+
+ private:
+  const KernelEntry* entry_ = nullptr;
+};
+
+TEST_P(GpuKernel, EdgeShapes) {
+  const KernelEntry& e = entry();
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<Shape> shapes = edge_shapes();
+  std::map<DType, int> ran, rejected;
+  int failed = 0;
+  constexpr int kMaxFailures = 10;  // a broken kernel fails every case: keep the log readable
+  std::uint64_t case_number = 0;
+  for (DType dtype : testable_dtypes())
+    for (std::size_t si = 0; si < shapes.size(); ++si)
+      for (int t = 0; t < 8; ++t) {
+        Case c;
+        c.s = shapes[si];
+        c.ta = t & 1;
+        c.tb = t & 2;
+        c.ld_multiple_of_4 = t >= 4;  // every shape and transpose with both kinds of ld
+        c.beta_zero = case_number % 3 == 0;
+        c.seed = mix(name_hash(e.name) ^ (++case_number * 0x100000001b3ULL));
+        with_host_type(dtype, [&]<class T>(std::type_identity<T>) {
+          const Outcome outcome = check_case<T>(e, c);
+          (outcome == Outcome::rejected ? rejected : ran)[dtype]++;
+          failed += outcome == Outcome::failed;
+        });
+        if (HasFatalFailure()) return;
+        if (failed >= kMaxFailures) {
+          note(e.name + ": stopping after " + std::to_string(failed) + " failed cases");
+          return;
+        }
+      }
+  int total_ran = 0;
+  std::string by_dtype;
+  for (const auto& [dtype, count] : ran) {
+    total_ran += count;
+    by_dtype += std::string(by_dtype.empty() ? "" : ", ") + std::to_string(count) + " " +
+                std::string(dtype_name(dtype));
+  }
+  int total_rejected = 0;
+  for (const auto& [dtype, count] : rejected) total_rejected += count;
+  note(e.name + ": " + std::to_string(total_ran) + " edge cases run (" + by_dtype + "), " +
+       std::to_string(failed) + " failed, " +
+       std::to_string(total_rejected) + " declined by its precondition, in " + seconds_since(start));
+  RecordProperty("cases_run", total_ran);
+  RecordProperty("cases_declined", total_rejected);
+  EXPECT_GT(total_ran, 0) << e.name << " accepted none of the edge cases";
 }
+
+namespace {
+
+// The large case's inputs, made once per dtype and transposes and shared by every kernel.
+template <class T>
+struct LargeInputs {
+  Matrix<T> a, b, c0;
+};
+
+template <class T>
+const LargeInputs<T>& large_inputs(const Shape& s, bool ta, bool tb) {
+  static std::map<std::pair<bool, bool>, LargeInputs<T>> cache;
+  auto [it, fresh] = cache.try_emplace({ta, tb});
+  if (fresh) {
+    const Distribution dist = Distribution::parse(std::is_integral_v<T> ? "ints:-9:9" : "uniform");
+    it->second.a = Matrix<T>(ta ? s.k : s.m, ta ? s.m : s.k);
+    it->second.b = Matrix<T>(tb ? s.n : s.k, tb ? s.k : s.n);
+    it->second.c0 = Matrix<T>(s.m, s.n);
+    fill_random<T>(it->second.a.view(), dist, 101 + ta);
+    fill_random<T>(it->second.b.view(), dist, 201 + tb);
+    fill_random<T>(it->second.c0.view(), dist, 301);
+  }
+  return it->second;
+}
+
+// Slow teaching rungs may skip the large case when one run would take longer than this.
+constexpr double kLargeCaseBudgetSeconds = 5.0;
+constexpr int kSlowRung = 2;
+
+}  // namespace
+
+TEST_P(GpuKernel, LargeShape) {
+  const KernelEntry& e = entry();
+  const Shape s{4097, 3001, 2049};
+  // Floating dtypes only: integers are checked exactly, which is a full reference.
+  DType dtype = DType::f32;
+  if (!e.supports(DType::f32)) {
+    if (!e.supports(DType::f64))
+      GTEST_SKIP() << e.name << " has no f32 or f64: the exact integer check of "
+                   << "4097x3001x2049 would take minutes";
+    dtype = DType::f64;
+  }
+  int ran = 0;
+  for (const auto& transposes : {std::pair{false, false}, std::pair{true, true}}) {
+    const bool ta = transposes.first, tb = transposes.second;
+    with_host_type(dtype, [&]<class T>(std::type_identity<T>) {
+      const auto start = std::chrono::steady_clock::now();
+      const LargeInputs<T>& in = large_inputs<T>(s, ta, tb);
+      Matrix<T> c = in.c0;
+      const double alpha = 0.75, beta = -0.5;
+      const GemmProblem p = make_problem<T>(in.a.view(), ta, in.b.view(), tb, c.view(), alpha, beta);
+      if (auto why = e.rejects(p)) {
+        note(e.name + ": declines " + p.shape_string() + ": " + *why);
+        return;
+      }
+      if (e.role == KernelRole::ladder && e.rung <= kSlowRung) {
+        // Time scales with K at a fixed grid, so one run at K = 64 predicts the full one.
+        const std::int64_t k_probe = 64;
+        const MatrixView<const T> a_probe =
+            ta ? MatrixView<const T>(in.a.data(), k_probe, s.m, in.a.ld())
+               : MatrixView<const T>(in.a.data(), s.m, k_probe, in.a.ld());
+        const MatrixView<const T> b_probe =
+            tb ? MatrixView<const T>(in.b.data(), s.n, k_probe, in.b.ld())
+               : MatrixView<const T>(in.b.data(), k_probe, s.n, in.b.ld());
+        Matrix<T> c_probe(s.m, s.n);
+        const GemmProblem probe = make_problem<T>(a_probe, ta, b_probe, tb, c_probe.view());
+        if (!e.rejects(probe)) {
+          const std::vector<double> seconds = time_kernel(e, probe, {0, 1, 10.0});
+          const double predicted = seconds.front() * double(s.k) / double(k_probe);
+          if (predicted > kLargeCaseBudgetSeconds) {
+            note(e.name + " (rung " + std::to_string(e.rung) + "): skipping " + p.shape_string() +
+                 ", predicted " + std::to_string(int(predicted + 0.5)) + " s for one run");
+            return;
+          }
+        }
+      }
+      GemmOptions o;
+      o.kernel = e.name;
+      gemm(p, o);
+      const VerifyResult r = verify(p, in.c0.data(), VerifyMode::freivalds, 0x1a9e, e.accuracy);
+      EXPECT_TRUE(r.passed) << e.name << " " << p.shape_string() << " " << dtype_name(dtype)
+                            << ": Freivalds residual " << r.error << " > " << r.tolerance << " "
+                            << r.detail;
+      ++ran;
+      note(e.name + ": " + p.shape_string() + " " + std::string(dtype_name(dtype)) + " checked (" +
+           "freivalds) in " + seconds_since(start));
+    });
+  }
+  RecordProperty("cases_run", ran);
+  if (ran == 0) GTEST_SKIP() << e.name << " ran no large case (see the notes above)";
+}
+
+namespace {
+
+// A device copy of a host matrix that starts one element past cudaMalloc's (256-byte)
+// alignment, so that 16-byte vector loads of its first row would be misaligned.
+template <class T>
+class MisalignedDeviceMatrix {
+ public:
+  explicit MisalignedDeviceMatrix(const Matrix<T>& host)
+      : buffer_(std::size_t(host.rows() * host.ld()) + 1) {
+    GEMMKIT_CUDA_CHECK(cudaMemcpy(data(), host.data(), sizeof(T) * host.rows() * host.ld(),
+                                  cudaMemcpyHostToDevice));
+  }
+  T* data() const { return buffer_.data() + 1; }
+  void copy_to(Matrix<T>& host) const {
+    GEMMKIT_CUDA_CHECK(cudaMemcpy(host.data(), data(), sizeof(T) * host.rows() * host.ld(),
+                                  cudaMemcpyDeviceToHost));
+  }
+
+ private:
+  cuda::DeviceBuffer<T> buffer_;
+};
+
+}  // namespace
+
+TEST_P(GpuKernel, MisalignedOperands) {
+  const KernelEntry& e = entry();
+  int ran = 0, declined = 0;
+  std::uint64_t case_number = 0;
+  // Widths and leading dimensions multiples of 4: only the start address is off.
+  for (DType dtype : testable_dtypes())
+    for (const Shape& s : {Shape{68, 36, 44}, Shape{132, 260, 68}})
+      for (const auto& transposes : {std::pair{false, false}, std::pair{true, true}})
+        with_host_type(dtype, [&]<class T>(std::type_identity<T>) {
+          const bool ta = transposes.first, tb = transposes.second;
+          const std::uint64_t seed = mix(name_hash(e.name) + 0xa11 * ++case_number);
+          const std::int64_t a_rows = ta ? s.k : s.m, a_cols = ta ? s.m : s.k;
+          const std::int64_t b_rows = tb ? s.n : s.k, b_cols = tb ? s.k : s.n;
+          const Matrix<T> a = random_padded<T>(a_rows, a_cols, a_cols + 4, seed + 1);
+          const Matrix<T> b = random_padded<T>(b_rows, b_cols, b_cols + 4, seed + 2);
+          const Matrix<T> c0 = random_padded<T>(s.m, s.n, s.n + 4, seed + 3);
+          const double alpha = std::is_integral_v<T> ? 2.0 : 1.25, beta = std::is_integral_v<T> ? -1.0 : 0.5;
+
+          // 1. On the device, with device pointers one element past alignment.
+          const MisalignedDeviceMatrix<T> da(a), db(b), dc(c0);
+          GemmProblem dp = make_problem<T>(MatrixView<const T>(da.data(), a_rows, a_cols, a.ld()), ta,
+                                           MatrixView<const T>(db.data(), b_rows, b_cols, b.ld()), tb,
+                                           MatrixView<T>(dc.data(), s.m, s.n, c0.ld()), alpha, beta);
+          const std::string what = e.name + " " + dp.shape_string() + " " +
+                                   std::string(dtype_name(dtype)) + " (operands at element 1)";
+          if (auto why = e.rejects(dp)) {
+            ++declined;
+            note(e.name + ": declines misaligned operands: " + *why);
+          } else {
+            e.run(dp);
+            ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << what;
+            ASSERT_EQ(cudaGetLastError(), cudaSuccess) << what;
+            Matrix<T> c = c0;
+            dc.copy_to(c);
+            GemmProblem hp = dp;
+            hp.a = a.data(), hp.b = b.data(), hp.c = c.data();
+            const VerifyResult r = verify(hp, c0.data(), VerifyMode::full, seed, e.accuracy);
+            EXPECT_TRUE(r.passed) << what << ": error " << r.error << " > " << r.tolerance << " "
+                                  << r.detail;
+            ++ran;
+          }
+
+          // 2. Through the dispatcher, with host views that start at element 1.
+          std::vector<T> ha(a.rows() * a.ld() + 1), hb(b.rows() * b.ld() + 1), hc(c0.rows() * c0.ld() + 1);
+          std::copy(a.data(), a.data() + a.rows() * a.ld(), ha.begin() + 1);
+          std::copy(b.data(), b.data() + b.rows() * b.ld(), hb.begin() + 1);
+          std::copy(c0.data(), c0.data() + c0.rows() * c0.ld(), hc.begin() + 1);
+          const GemmProblem p = make_problem<T>(
+              MatrixView<const T>(ha.data() + 1, a_rows, a_cols, a.ld()), ta,
+              MatrixView<const T>(hb.data() + 1, b_rows, b_cols, b.ld()), tb,
+              MatrixView<T>(hc.data() + 1, s.m, s.n, c0.ld()), alpha, beta);
+          if (!e.rejects(p)) {
+            GemmOptions o;
+            o.kernel = e.name;
+            gemm(p, o);
+            const VerifyResult r = verify(p, c0.data(), VerifyMode::full, seed, e.accuracy);
+            EXPECT_TRUE(r.passed) << e.name << " " << p.shape_string() << " via gemm() with host "
+                                  << "views at element 1: error " << r.error << " > "
+                                  << r.tolerance << " " << r.detail;
+            ++ran;
+          } else {
+            ++declined;
+          }
+        });
+  note(e.name + ": " + std::to_string(ran) + " misaligned cases run, " + std::to_string(declined) +
+       " declined by its precondition");
+  RecordProperty("cases_run", ran);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, GpuKernel, ::testing::ValuesIn(cuda_kernel_names()),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           std::string name = param.param;
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+// A CUDA build with no CUDA entry registered yet instantiates nothing; that is not an error.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuKernel);

@@ -239,6 +239,84 @@ TEST_F(Cli, BenchWritesJsonAndCsvWithRatiosAndErrors) {
   }
 }
 
+TEST_F(Cli, BenchTakesNonSquareShapesSmallestFirst) {
+  const std::string json = path("r.json"), csv = path("r.csv");
+  const CliResult r = run("bench --backend cpu --shapes 20x30x40,16X16X16,3x50x1 --reps 1 "
+                          "--warmup 0 --kernels cpu_naive --json " + json + " --csv " + csv);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("20x30x40"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3x50x1"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  std::vector<std::string> order;
+  for (const auto& row : j["results"]) {
+    EXPECT_TRUE(row["passed"].get<bool>()) << row.dump();
+    EXPECT_FALSE(row["skipped"].get<bool>()) << row.dump();
+    const std::string shape = std::to_string(row["m"].get<int>()) + "x" +
+                              std::to_string(row["n"].get<int>()) + "x" +
+                              std::to_string(row["k"].get<int>());
+    if (order.empty() || order.back() != shape) order.push_back(shape);
+    // % of the reference: cpu_openblas (added though not asked for) is 100% of itself.
+    if (row["kernel"] == "cpu_openblas") {
+      EXPECT_DOUBLE_EQ(row["percent_of_reference"].get<double>(), 100.0);
+    }
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"3x50x1", "16x16x16", "20x30x40"}));
+  EXPECT_EQ(j["percent_of"], "cpu_openblas");
+  const std::string text = slurp(csv);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 3 * 2);  // cpu_naive + cpu_openblas
+
+  expect_error(run("bench --backend cpu --shapes 20x30"), 2, "'20x30'");
+  expect_error(run("bench --backend cpu --shapes 20x0x5"), 2, "'20x0x5'");
+  expect_error(run("bench --backend cpu --shapes 8x8x-8"), 2, "'8x8x-8'");
+  expect_error(run("bench --backend cpu --shapes 8x8x8,,9x9x9"), 2, "--shapes");
+  expect_error(run("bench --backend cpu --shapes 8x8x8 --sizes 8"), 2, "one of");
+  expect_error(run("bench --backend cpu --sizes 8 --m 4 --n 4 --k 4"), 2, "one of");
+  // The plot draws square shapes only: asking for one without any fails before any work.
+  expect_error(run("bench --backend cpu --shapes 20x30x40 --plot " + path("p.png")), 2, "square");
+  EXPECT_FALSE(fs::exists(path("p.png")));
+  const CliResult help = run("bench --help");
+  for (const char* option : {"--shapes", "MxNxK", "--max-run-seconds", "4096,8192"})
+    EXPECT_NE(help.out.find(option), std::string::npos) << option << " not in: " << help.out;
+}
+
+TEST_F(Cli, BenchSkipsAKernelPredictedToRunLongerThanTheBudget) {
+  const std::string json = path("r.json"), csv = path("r.csv");
+  // Any rate measured at 16 predicts more than a nanosecond at 48: every kernel is skipped
+  // there, with a row that says so, and the run still succeeds.
+  const CliResult r = run("bench --backend cpu --sizes 48,16 --reps 1 --warmup 0 "
+                          "--max-run-seconds 1e-9 --json " + json + " --csv " + csv);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("skipped: predicted "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" per run"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  int ran = 0, skipped = 0;
+  for (const auto& row : j["results"]) {
+    if (row["m"] == 16) {
+      EXPECT_FALSE(row["skipped"].get<bool>()) << row.dump();
+      EXPECT_GT(row["gflops"].get<double>(), 0.0);
+      ++ran;
+    } else {
+      EXPECT_TRUE(row["skipped"].get<bool>()) << row.dump();
+      EXPECT_EQ(row["note"].get<std::string>().rfind("skipped: predicted ", 0), 0u) << row.dump();
+      EXPECT_TRUE(row["gflops"].is_null());
+      EXPECT_TRUE(row["percent_of_reference"].is_null());
+      ++skipped;
+    }
+  }
+  EXPECT_EQ(ran, 4);
+  EXPECT_EQ(skipped, 4);
+  const std::string text = slurp(csv);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + ran + skipped);
+  EXPECT_NE(text.find(",true,skipped: predicted "), std::string::npos) << text;
+
+  // With a generous budget nothing is skipped.
+  const CliResult all = run("bench --backend cpu --sizes 16,48 --reps 1 --warmup 0 "
+                            "--max-run-seconds 100 --json " + json);
+  ASSERT_EQ(all.status, 0) << all.err;
+  for (const auto& row : nlohmann::json::parse(slurp(json))["results"])
+    EXPECT_FALSE(row["skipped"].get<bool>()) << row.dump();
+}
+
 TEST_F(Cli, BenchPlotWritesAPng) {
   const std::string probe = std::string(GEMMKIT_PYTHON) + " -c 'import matplotlib' >/dev/null 2>&1";
   if (std::system(probe.c_str()) != 0)

@@ -352,6 +352,75 @@ TEST(Verify, AutomaticChoosesFreivaldsPastTheLimit) {
   EXPECT_TRUE(verify(p, nullptr, VerifyMode::automatic).passed);
 }
 
+// TF32: an f32 value with its mantissa rounded (to nearest, ties to even) to 10 bits.
+float round_to_tf32(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits += 0xfff + ((bits >> 13) & 1);
+  bits &= ~std::uint32_t{0x1fff};
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+TEST(VerifyAccuracy, ToleranceDtypeIsTheLessPreciseOfDataAndAccuracy) {
+  EXPECT_EQ(tolerance_dtype(DType::f32, std::nullopt), DType::f32);
+  EXPECT_EQ(tolerance_dtype(DType::f32, DType::tf32), DType::tf32);
+  EXPECT_EQ(tolerance_dtype(DType::f32, DType::bf16), DType::bf16);
+  EXPECT_EQ(tolerance_dtype(DType::f64, DType::f32), DType::f32);
+  // Never tighter than the data, and integers stay exact.
+  EXPECT_EQ(tolerance_dtype(DType::f32, DType::f64), DType::f32);
+  EXPECT_EQ(tolerance_dtype(DType::tf32, DType::f32), DType::tf32);
+  EXPECT_EQ(tolerance_dtype(DType::i32, DType::tf32), DType::i32);
+  EXPECT_EQ(tolerance_dtype(DType::f32, DType::i8), DType::f32);
+}
+
+TEST(VerifyAccuracy, Tf32ResultsPassOnlyWithTheTf32Tolerance) {
+  // What cuda_cublas_tf32 computes: f32 inputs rounded to TF32, products summed in (here)
+  // double, stored as f32. Its error (~3e-4) is far past the f32 tolerance and within tf32's.
+  ProblemSpec spec = square(DType::f32, 160);
+  spec.k = 300, spec.trans_a = true, spec.alpha = 1.5, spec.beta = 0.5, spec.pad = 2;
+  TestProblem t(spec);
+  Matrix<float>& c = t.c<float>();
+  for (std::int64_t i = 0; i < spec.m; ++i)
+    for (std::int64_t j = 0; j < spec.n; ++j) {
+      double sum = 0;
+      for (std::int64_t q = 0; q < spec.k; ++q)
+        sum += double(round_to_tf32(t.op_a<float>(i, q))) * double(round_to_tf32(t.op_b<float>(q, j)));
+      c(i, j) = static_cast<float>(spec.alpha * sum + spec.beta * c(i, j));
+    }
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+    SCOPED_TRACE(std::string(verify_mode_name(mode)));
+    const VerifyResult strict = verify(t.problem(), t.c_before(), mode);
+    EXPECT_FALSE(strict.passed);
+    EXPECT_EQ(strict.tolerance, tolerance(DType::f32, spec.k));
+    const VerifyResult relaxed = verify(t.problem(), t.c_before(), mode, 0x5eed, DType::tf32);
+    EXPECT_TRUE(relaxed.passed) << relaxed.detail;
+    EXPECT_EQ(relaxed.tolerance, tolerance(DType::tf32, spec.k));
+    EXPECT_GT(relaxed.error, tolerance(DType::f32, spec.k));
+    // No override at all is the same as none given.
+    const VerifyResult same = verify(t.problem(), t.c_before(), mode, 0x5eed, std::nullopt);
+    EXPECT_EQ(same.passed, strict.passed);
+    EXPECT_EQ(same.tolerance, strict.tolerance);
+  }
+  // A real error still fails under the tf32 tolerance, and the message names it.
+  c(5, 7) += 1.0f;
+  const VerifyResult broken = verify(t.problem(), t.c_before(), VerifyMode::full, 0x5eed, DType::tf32);
+  EXPECT_FALSE(broken.passed);
+  EXPECT_TRUE(contains(broken.detail, "(5, 7)")) << broken.detail;
+  c(5, 7) += 100.0f;
+  const VerifyResult worse = verify(t.problem(), t.c_before(), VerifyMode::full, 0x5eed, DType::tf32);
+  EXPECT_TRUE(contains(worse.detail, "tf32 tolerance")) << worse.detail;
+}
+
+TEST(VerifyAccuracy, IntegersStayExactWhateverTheOverride) {
+  ProblemSpec spec = square(DType::i32, 12);
+  TestProblem t = computed(spec);
+  t.c<std::int32_t>()(3, 4) += 1;
+  const VerifyResult r = verify(t.problem(), t.c_before(), VerifyMode::full, 0x5eed, DType::tf32);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.tolerance, 0.0);
+}
+
 TEST(Verify, NoneChecksNothing) {
   TestProblem t(square(DType::f32, 5));  // C is NaN: never computed
   const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::none);
