@@ -9,20 +9,23 @@
 
 namespace gemmkit::cuda {
 
-enum class TunedConfig { tile_128x128, tile_128x256, tile_256x128, tile_64x128, tile_64x64,
-                         tile_128x128_k32, tile_256x128_k32 };
+enum class TunedConfig { tile_128x256, tile_64x128, tile_64x64 };
 
-// Picks by how many blocks of each candidate tile the problem makes: big tiles reuse
-// more per shared load but leave SMs idle when there are too few of them.
+// Measured on the H200 (bench/results/2026-11-22_h200_cuda_ladder_f32*, 132 SMs):
+// - 64x128 (16 warps per SM) is best once there are many waves of blocks: 8192^3 runs at
+//   92% of cuBLAS against 89% for 128x256;
+// - 128x256 (8x16 per thread, 8 warps per SM) is best from about one wave of its blocks:
+//   2048^3, 4000^3, 8192x1024x8192 and 1024x8192x256;
+// - below that, smaller tiles keep every SM busy: 64x128 down to ~100 blocks (1024^3:
+//   96%), then 64x64.
+// The 128x128 tile of rung 13 lost to one of these on every shape measured.
 inline TunedConfig choose_tuned_config(const GemmProblem& p) {
   const auto blocks = [&](std::int64_t bm, std::int64_t bn) {
     return ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn);
   };
-  constexpr std::int64_t kSms = 132;  // H200; the table was tuned there
-  if (blocks(128, 256) >= 4 * kSms) return p.n >= p.m ? TunedConfig::tile_128x256
-                                                      : TunedConfig::tile_256x128;
-  if (blocks(128, 128) >= 4 * kSms) return TunedConfig::tile_128x128;
-  if (blocks(64, 128) >= 2 * kSms) return TunedConfig::tile_64x128;
+  if (blocks(64, 128) >= 4096) return TunedConfig::tile_64x128;
+  if (blocks(128, 256) >= 120) return TunedConfig::tile_128x256;
+  if (blocks(64, 128) >= 96) return TunedConfig::tile_64x128;
   return TunedConfig::tile_64x64;
 }
 

@@ -13,8 +13,8 @@
 
 namespace gemmkit::cuda::kernels {
 
-// 16-byte copy of `bytes` (0..16) bytes, the rest of the 16 zero-filled; .cg skips L1,
-// which the streamed tiles would only pollute.
+// 16-byte copy (bytes is 16 here; the source-size form is kept for symmetry with the
+// 4-byte copy). .cg skips L1, which the streamed tiles would only pollute.
 __device__ __forceinline__ void cp_async16(std::uint32_t smem_addr, const void* src, int bytes) {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(src),
@@ -73,11 +73,18 @@ __device__ __forceinline__ void copy_tile_async(const Copy& copy, float* tile) {
     for (int pk = 0; pk < Copy::kPassesK; ++pk) {
       const std::uint32_t dst = tile_addr + 4u * copy.smem_offset(pr, pk);
       const int n = copy.valid(pr, pk);
-      const float* src = n > 0 ? copy.at(pr, pk) : copy.origin;
-      if constexpr (Copy::V == 4)
-        cp_async16(dst, src, 4 * n);
-      else
-        cp_async4(dst, src, 4 * n);
+      const float* src = copy.at(pr, pk);
+      if constexpr (Copy::V == 4) {
+        if (n == 4) {
+          cp_async16(dst, src, 16);
+          continue;
+        }
+      }
+      // A chunk cut by the edge goes element by element: a 16-byte copy with a shorter
+      // source size would still name bytes past the end of the operand.
+#pragma unroll
+      for (int e = 0; e < Copy::V; ++e)
+        cp_async4(dst + 4u * e, e < n ? src + e : copy.origin, e < n ? 4 : 0);
     }
 }
 

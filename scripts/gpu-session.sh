@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: GPU tests, compute-sanitizer (memcheck and racecheck) on the
+# ladder's edge shapes, then the full benchmark of every CUDA kernel beside cuBLAS.
+# Usage: scripts/gpu-session.sh BIN_DIR OUT_DIR [STEPS]
+#   BIN_DIR holds gemmkit and gemmkit_gpu_tests (e.g. build/release/bin + build/release/tests
+#   copied together); OUT_DIR receives logs, JSON and CSV. STEPS: any of "tests sanitize
+#   bench" (default all three; split them when a call has a time limit). Prints a short
+#   summary last.
+set -uo pipefail
+usage="usage: gpu-session.sh BIN_DIR OUT_DIR [STEPS]"
+bin=${1:?$usage}
+out=${2:?$usage}
+steps=${3:-tests sanitize bench}
+has() { [[ " $steps " == *" $1 "* ]]; }
+mkdir -p "$out"
+date -u +%FT%TZ > "$out/date.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+  --format=csv > "$out/nvidia-smi.csv" 2>&1
+
+# 1. Every GPU test.
+has tests && {
+timeout 300 "$bin/gemmkit_gpu_tests" --gtest_brief=1 > "$out/gpu_tests.txt" 2>&1
+echo "gpu tests: exit $? ($(grep -E 'PASSED|FAILED' "$out/gpu_tests.txt" | tr '\n' ' '))"
+}
+
+# 2. compute-sanitizer on the edge shapes of the ladder kernels (not the vendor library):
+# memcheck on every case; racecheck, which is far slower, on every 8th case of the
+# kernels that share memory between threads.
+if has sanitize && command -v compute-sanitizer > /dev/null; then
+  timeout 280 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/gemmkit_gpu_tests" \
+    --gtest_brief=1 --gtest_filter='Kernels/GpuKernel.EdgeShapes/cuda_*:-*cublas*' \
+    > "$out/memcheck.txt" 2>&1
+  echo "memcheck: exit $? ($(grep -E 'ERROR SUMMARY' "$out/memcheck.txt" | tail -1))"
+  GEMMKIT_GPU_TEST_STRIDE=8 timeout 280 compute-sanitizer --tool racecheck --error-exitcode 3 \
+    "$bin/gemmkit_gpu_tests" --gtest_brief=1 \
+    --gtest_filter='Kernels/GpuKernel.EdgeShapes/cuda_*:-*cublas*:*row_per*:*col_per*:*naive:*restrict:*coalesced' \
+    > "$out/racecheck.txt" 2>&1
+  echo "racecheck: exit $? ($(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$out/racecheck.txt" | tail -1))"
+fi
+
+# 3. The benchmark: square sizes and the issue's non-square shapes, every kernel.
+has bench || exit 0
+"$bin/gemmkit" device > "$out/device.txt" 2>&1
+timeout 420 "$bin/gemmkit" bench --backend cuda --sizes 256,512,1024,2048,4096,8192,16384 \
+  --reps 10 --max-seconds 1 --json "$out/square.json" --csv "$out/square.csv" > "$out/square.txt" 2>&1
+echo "square bench: exit $?"
+timeout 150 "$bin/gemmkit" bench --backend cuda \
+  --shapes 4000x4000x4000,8192x1024x8192,1024x8192x256 \
+  --reps 10 --max-seconds 1 --json "$out/shapes.json" --csv "$out/shapes.csv" > "$out/shapes.txt" 2>&1
+echo "shape bench: exit $?"
+grep -E "^(cuda_cublas |cuda_autotuned|cuda_tuned)" "$out/square.txt" "$out/shapes.txt" |
+  grep -E "(4000|4096|8192|1024x8192)" | cut -c1-110
