@@ -313,7 +313,8 @@ TEST_F(Cli, BenchSkipsAKernelPredictedToRunLongerThanTheBudget) {
   const CliResult all = run("bench --backend cpu --sizes 16,48 --reps 1 --warmup 0 "
                             "--max-run-seconds 100 --json " + json);
   ASSERT_EQ(all.status, 0) << all.err;
-  for (const auto& row : nlohmann::json::parse(slurp(json))["results"])
+  const auto all_rows = nlohmann::json::parse(slurp(json));  // named: a range-for over a
+  for (const auto& row : all_rows["results"])                 // temporary's member dangles
     EXPECT_FALSE(row["skipped"].get<bool>()) << row.dump();
 }
 
