@@ -11,6 +11,8 @@ namespace {
 std::string dtype_list(const KernelEntry& e) {
   std::string s;
   for (DType d : e.dtypes) s += (s.empty() ? "" : ",") + std::string(dtype_name(d));
+  // A kernel that computes in less precision than its dtype says so: "f32 as tf32".
+  if (e.accuracy) s += " as " + std::string(dtype_name(*e.accuracy));
   return s;
 }
 
@@ -41,7 +43,10 @@ void add_list(CLI::App& app) {
         out.push_back({{"name", e->name}, {"backend", backend_name(e->backend)},
                        {"rung", e->rung},
                        {"role", e->role == KernelRole::reference ? "reference" : "ladder"},
-                       {"dtypes", dtypes}, {"min_compute_capability", e->min_compute_capability},
+                       {"dtypes", dtypes},
+                       {"accuracy", e->accuracy ? nlohmann::json(dtype_name(*e->accuracy))
+                                                : nlohmann::json(nullptr)},
+                       {"min_compute_capability", e->min_compute_capability},
                        {"available", availability(*e)}, {"summary", e->summary}});
       }
       std::printf("%s\n", out.dump(2).c_str());
