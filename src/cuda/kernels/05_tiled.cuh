@@ -22,6 +22,35 @@
 
 namespace gemmkit::cuda::kernels {
 
+// Step k0 of a tiled kernel: thread (tx, ty) copies one element of the (TILE, TILE) tile
+// of op(A) (a_tile[row of C][k]) and one of op(B) (b_tile[k][column of C]) into shared
+// memory, zero outside the matrices. Consecutive tx read consecutive addresses in every
+// layout; for a transposed operand that means writing the tile down a column. Rung 6
+// reuses this with padded tiles.
+template <int TILE, bool TransA, bool TransB, class T, class TileA, class TileB>
+__device__ __forceinline__ void load_tile_pair(const GemmArgs<T>& g, TileA& a_tile,
+                                               TileB& b_tile, int row0, int col0, int k0,
+                                               int tx, int ty) {
+  if constexpr (!TransA) {
+    // A is (m, k): tx runs along k, the contiguous dimension.
+    const int i = row0 + ty, p = k0 + tx;
+    a_tile[ty][tx] = (i < g.m && p < g.k) ? g.a[std::int64_t(i) * g.lda + p] : T(0);
+  } else {
+    // A^T is stored (k, m): tx runs along m, the contiguous dimension.
+    const int i = row0 + tx, p = k0 + ty;
+    a_tile[tx][ty] = (i < g.m && p < g.k) ? g.a[std::int64_t(p) * g.lda + i] : T(0);
+  }
+  if constexpr (!TransB) {
+    // B is (k, n): tx runs along n, the contiguous dimension.
+    const int p = k0 + ty, j = col0 + tx;
+    b_tile[ty][tx] = (p < g.k && j < g.n) ? g.b[std::int64_t(p) * g.ldb + j] : T(0);
+  } else {
+    // B^T is stored (n, k): tx runs along k, the contiguous dimension.
+    const int p = k0 + tx, j = col0 + ty;
+    b_tile[tx][ty] = (p < g.k && j < g.n) ? g.b[std::int64_t(j) * g.ldb + p] : T(0);
+  }
+}
+
 // Grid: x over row blocks of C, y over column blocks. Block: (TILE, TILE) threads,
 // threadIdx.x = column of C within the tile, threadIdx.y = row.
 template <int TILE, bool TransA, bool TransB, class T>
@@ -37,24 +66,7 @@ __global__ void tiled_kernel(GemmArgs<T> g) {
 
   T acc = T(0);
   for (int k0 = 0; k0 < g.k; k0 += TILE) {
-    if constexpr (!TransA) {
-      // A is (m, k): tx runs along k, the contiguous dimension.
-      const int i = row0 + ty, p = k0 + tx;
-      a_tile[ty][tx] = (i < g.m && p < g.k) ? g.a[std::int64_t(i) * g.lda + p] : T(0);
-    } else {
-      // A^T is stored (k, m): tx runs along m, the contiguous dimension.
-      const int i = row0 + tx, p = k0 + ty;
-      a_tile[tx][ty] = (i < g.m && p < g.k) ? g.a[std::int64_t(p) * g.lda + i] : T(0);
-    }
-    if constexpr (!TransB) {
-      // B is (k, n): tx runs along n, the contiguous dimension.
-      const int p = k0 + ty, j = col0 + tx;
-      b_tile[ty][tx] = (p < g.k && j < g.n) ? g.b[std::int64_t(p) * g.ldb + j] : T(0);
-    } else {
-      // B^T is stored (n, k): tx runs along k, the contiguous dimension.
-      const int p = k0 + tx, j = col0 + ty;
-      b_tile[tx][ty] = (p < g.k && j < g.n) ? g.b[std::int64_t(j) * g.ldb + p] : T(0);
-    }
+    load_tile_pair<TILE, TransA, TransB>(g, a_tile, b_tile, row0, col0, k0, tx, ty);
     __syncthreads();  // both tiles complete before anyone reads them
 
     for (int kk = 0; kk < TILE; ++kk) acc += a_tile[ty][kk] * b_tile[kk][tx];

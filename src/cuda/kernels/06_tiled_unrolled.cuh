@@ -20,7 +20,7 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/05_tiled.cuh"
 
 namespace gemmkit::cuda::kernels {
 
@@ -44,24 +44,7 @@ __global__ void tiled_unrolled_kernel(GemmArgs<T> g) {
   T acc = T(0);
 #pragma unroll 16
   for (int k0 = 0; k0 < g.k; k0 += TILE) {
-    if constexpr (!TransA) {
-      // A is (m, k): tx runs along k, the contiguous dimension.
-      const int i = row0 + ty, p = k0 + tx;
-      a_tile[ty][tx] = (i < g.m && p < g.k) ? g.a[std::int64_t(i) * g.lda + p] : T(0);
-    } else {
-      // A^T is stored (k, m): tx runs along m, so the tile is written down a column.
-      const int i = row0 + tx, p = k0 + ty;
-      a_tile[tx][ty] = (i < g.m && p < g.k) ? g.a[std::int64_t(p) * g.lda + i] : T(0);
-    }
-    if constexpr (!TransB) {
-      // B is (k, n): tx runs along n, the contiguous dimension.
-      const int p = k0 + ty, j = col0 + tx;
-      b_tile[ty][tx] = (p < g.k && j < g.n) ? g.b[std::int64_t(p) * g.ldb + j] : T(0);
-    } else {
-      // B^T is stored (n, k): tx runs along k, so the tile is written down a column.
-      const int p = k0 + tx, j = col0 + ty;
-      b_tile[tx][ty] = (p < g.k && j < g.n) ? g.b[std::int64_t(j) * g.ldb + p] : T(0);
-    }
+    load_tile_pair<TILE, TransA, TransB>(g, a_tile, b_tile, row0, col0, k0, tx, ty);
     __syncthreads();  // both tiles complete before anyone reads them
 
 #pragma unroll

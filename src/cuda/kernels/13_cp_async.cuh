@@ -13,12 +13,11 @@
 
 namespace gemmkit::cuda::kernels {
 
-// 16-byte copy (bytes is 16 here; the source-size form is kept for symmetry with the
-// 4-byte copy). .cg skips L1, which the streamed tiles would only pollute.
-__device__ __forceinline__ void cp_async16(std::uint32_t smem_addr, const void* src, int bytes) {
+// 16-byte copy of a chunk wholly inside the operand (cut chunks go element by element).
+// .cg skips L1, which the streamed tiles would only pollute.
+__device__ __forceinline__ void cp_async16(std::uint32_t smem_addr, const void* src) {
 #if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(src),
-               "r"(bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(src));
 #else
   __trap();
 #endif
@@ -61,7 +60,7 @@ __device__ __forceinline__ void copy_tile_async(const Copy& copy, float* tile) {
       for (int pk = 0; pk < Copy::kPassesK; ++pk) {
         const std::uint32_t dst = tile_addr + 4u * copy.smem_offset(pr, pk);
         if constexpr (Copy::V == 4)
-          cp_async16(dst, copy.at(pr, pk), 16);
+          cp_async16(dst, copy.at(pr, pk));
         else
           cp_async4(dst, copy.at(pr, pk), 4);
       }
@@ -76,7 +75,7 @@ __device__ __forceinline__ void copy_tile_async(const Copy& copy, float* tile) {
       const float* src = copy.at(pr, pk);
       if constexpr (Copy::V == 4) {
         if (n == 4) {
-          cp_async16(dst, src, 16);
+          cp_async16(dst, src);
           continue;
         }
       }
