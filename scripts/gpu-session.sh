@@ -45,8 +45,8 @@ timeout 420 "$bin/gemmkit" bench --backend cuda --sizes 256,512,1024,2048,4096,8
   --reps 10 --max-seconds 1 --json "$out/square.json" --csv "$out/square.csv" > "$out/square.txt" 2>&1
 echo "square bench: exit $?"
 timeout 150 "$bin/gemmkit" bench --backend cuda \
-  --shapes 4000x4000x4000,8192x1024x8192,1024x8192x256 \
+  --shapes 4000x4000x4000,8192x1024x8192,1024x8192x256,8192x2048x8192 \
   --reps 10 --max-seconds 1 --json "$out/shapes.json" --csv "$out/shapes.csv" > "$out/shapes.txt" 2>&1
 echo "shape bench: exit $?"
-grep -E "^(cuda_cublas |cuda_autotuned|cuda_tuned)" "$out/square.txt" "$out/shapes.txt" |
+grep -E "^(cuda_cublas |cuda_autotuned|cuda_tuned|cuda_stream_k)" "$out/square.txt" "$out/shapes.txt" |
   grep -E "(4000|4096|8192|1024x8192)" | cut -c1-110

@@ -10,5 +10,6 @@ void register_cublas_kernels(Registry& registry);     // cublas.cu: the referenc
 void register_seed_kernels(Registry& registry);       // ladder_seeds.cu: rungs 1-6
 void register_simt_kernels(Registry& registry);       // ladder_simt.cu: rungs 7-11
 void register_warptile_kernels(Registry& registry);   // ladder_warptile.cu: rungs 12-14
+void register_stream_k_kernels(Registry& registry);   // ladder_stream_k.cu: rung 15
 
 }  // namespace gemmkit::cuda

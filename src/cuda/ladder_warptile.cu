@@ -1,60 +1,32 @@
 // Launchers and registry entries for rungs 12-14: warp tiling, the cp.async pipeline, and
 // the per-shape choice among tuned cp.async configurations.
-#include <cstdint>
 #include <string>
 
 #include "cuda/autotune_table.hpp"
 #include "cuda/kernels/13_cp_async.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/launch.hpp"
+#include "cuda/warptile_configs.cuh"
 
 namespace gemmkit::cuda {
 namespace {
 
 using kernels::GemmArgs;
-using kernels::WarpTileConfig;
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-// Opts a kernel into more than 48 KiB of dynamic shared memory, once per kernel.
-template <auto Kernel, int SmemBytes>
-void launch_with_smem(dim3 grid, dim3 block, const GemmArgs<float>& g) {
-  static const bool configured = [] {
-    GEMMKIT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            SmemBytes));
-    return true;
-  }();
-  (void)configured;
-  Kernel<<<grid, block, SmemBytes>>>(g);
-}
 
 // Runs configuration Cfg of the staged (rung 12) or cp.async (rungs 13-14) kernel.
 template <class Cfg, bool Staged>
 void run_warptile(const GemmProblem& p) {
   if (p.m == 0 || p.n == 0) return;
   const GemmArgs<float> g = gemm_args<float>(p);
-  // 16-byte copies need the operand's rows (and its start) on 16-byte boundaries.
-  const bool vec_a = p.lda % 4 == 0 && aligned16(p.a);
-  const bool vec_b = p.ldb % 4 == 0 && aligned16(p.b);
   const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)));
   const dim3 block(Cfg::kThreads);
-  with_transposes(p, [&](auto ta, auto tb) {
+  with_transposes_and_vectors(p, [&](auto ta, auto tb, auto va, auto vb) {
     constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
-    // Vector copies apply only to an operand whose contiguous side is m or n: A when
-    // transposed, B when not. Forcing the flag off elsewhere avoids duplicate kernels.
-    auto go = [&](auto va, auto vb) {
-      constexpr bool VA = decltype(va)::value && TA, VB = decltype(vb)::value && !TB;
-      if constexpr (Staged)
-        launch_with_smem<kernels::warptile_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(grid, block, g);
-      else
-        launch_with_smem<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(grid, block, g);
-    };
-    using T1 = std::true_type;
-    using F0 = std::false_type;
-    if (vec_a && vec_b) go(T1{}, T1{});
-    else if (vec_a) go(T1{}, F0{});
-    else if (vec_b) go(F0{}, T1{});
-    else go(F0{}, F0{});
+    constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value;
+    if constexpr (Staged)
+      launch_with_smem<kernels::warptile_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(grid, block, g);
+    else
+      launch_with_smem<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(grid, block, g);
   });
   check_launch(Staged ? "warptile_kernel" : "cp_async_kernel");
 }
@@ -64,20 +36,6 @@ std::optional<std::string> fits(const GemmProblem& p) {
   // One-dimensional grid of tiles.
   return fits_grid(p, ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN), 1);
 }
-
-// Rung 12: 128 x 128 block tile, 8 warps of 64 x 32, 8 x 8 outputs per thread, BK 16.
-using StagedConfig = WarpTileConfig<128, 128, 16, 64, 32, 2, 2, 2, 2>;
-
-// Rung 13's configuration: 8 warps of 64 x 32, 8 x 8 per thread, 3 stages.
-using Tile128x128 = WarpTileConfig<128, 128, 16, 64, 32, 2, 2, 3, 2>;
-// The configurations rung 14 chooses among (BM x BN x BK, warp tile, stages); the entry
-// names say the tile so bench rows and the autotune table read alike.
-// 8 warps of 64 x 64, 8 x 16 per thread: more reuse per shared load, one block per SM.
-using Tile128x256 = WarpTileConfig<128, 256, 16, 64, 64, 2, 4, 3, 1>;
-// 4 warps of 32 x 64, 8 x 8 per thread, 4 stages: twice the blocks for mid-size grids.
-using Tile64x128 = WarpTileConfig<64, 128, 16, 32, 64, 2, 2, 4, 4>;
-// 4 warps of 32 x 32, 4 x 8 per thread: many small blocks for small or skinny problems.
-using Tile64x64 = WarpTileConfig<64, 64, 16, 32, 32, 1, 2, 4, 4>;
 
 struct TunedKernel {
   TunedConfig id;

@@ -51,6 +51,46 @@ inline std::optional<std::string> fits_grid(const GemmProblem& p, std::int64_t n
   return std::nullopt;
 }
 
+// Calls f(ta, tb, va, vb), four std::bool_constant: the transposes, and whether 16-byte
+// copies may read op(A) and op(B). Those need the operand's start and rows on 16-byte
+// boundaries, and apply only to an operand whose contiguous side is m or n (A when
+// transposed, B when not); elsewhere the flag is forced off so no duplicate kernel exists.
+template <class F>
+void with_transposes_and_vectors(const GemmProblem& p, F&& f) {
+  const auto aligned16 = [](const void* ptr) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
+  };
+  const bool vec_a = p.lda % 4 == 0 && aligned16(p.a);
+  const bool vec_b = p.ldb % 4 == 0 && aligned16(p.b);
+  with_transposes(p, [&](auto ta, auto tb) {
+    constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
+    using VA = std::bool_constant<TA>;   // 16-byte copies of A when vec_a allows
+    using VB = std::bool_constant<!TB>;  // 16-byte copies of B when vec_b allows
+    using F0 = std::false_type;
+    if (vec_a && vec_b) f(ta, tb, VA{}, VB{});
+    else if (vec_a) f(ta, tb, VA{}, F0{});
+    else if (vec_b) f(ta, tb, F0{}, VB{});
+    else f(ta, tb, F0{}, F0{});
+  });
+}
+
+// Opts Kernel into SmemBytes of dynamic shared memory (above 48 KiB needs it), once.
+template <auto Kernel, int SmemBytes>
+void allow_dynamic_smem() {
+  static const bool configured = [] {
+    GEMMKIT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            SmemBytes));
+    return true;
+  }();
+  (void)configured;
+}
+
+template <auto Kernel, int SmemBytes, class... Args>
+void launch_with_smem(dim3 grid, dim3 block, const Args&... args) {
+  allow_dynamic_smem<Kernel, SmemBytes>();
+  Kernel<<<grid, block, SmemBytes>>>(args...);
+}
+
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // After every launch: a bad configuration shows up here, with the kernel's name.

@@ -8,6 +8,7 @@ void register_cuda_kernels(Registry& registry) {
   cuda::register_seed_kernels(registry);
   cuda::register_simt_kernels(registry);
   cuda::register_warptile_kernels(registry);
+  cuda::register_stream_k_kernels(registry);
 }
 
 }  // namespace gemmkit::detail

@@ -523,3 +523,50 @@ INSTANTIATE_TEST_SUITE_P(Kernels, GpuKernel, ::testing::ValuesIn(cuda_kernel_nam
                          });
 // A CUDA build with no CUDA entry registered yet instantiates nothing; that is not an error.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuKernel);
+
+// Rung 15 shares output tiles between blocks only when K is long enough, which the edge
+// shapes above mostly are not. These shapes make it split tiles among blocks on any GPU
+// size: more tiles than one wave (the partial wave dealt out by K), fewer (each tile's K
+// split among blocks; up to ~15 blocks per tile in the last shape), a K that is not a
+// multiple of the K tile, and beta != 0. The fix-up adds partial sums in a fixed order, so
+// the same problem must give bit-identical results run after run.
+TEST(GpuStreamK, SharedTilesAddUpAndRepeatExactly) {
+  SKIP_WITHOUT_DEVICE();
+  const std::vector<Shape> shapes = {{2100, 2100, 1000}, {1000, 2000, 3000}, {3001, 517, 4099},
+                                     {300, 700, 20000}};
+  int ran = 0;
+  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) {
+    if (e->name.rfind("cuda_stream_k", 0) != 0) continue;
+    if (current_compute_capability() < e->min_compute_capability) continue;
+    for (const Shape& s : shapes)
+      for (const bool transposed : {false, true}) {
+        const std::uint64_t seed = mix(name_hash(e->name) + s.m * 31 + s.k + transposed);
+        const std::int64_t a_rows = transposed ? s.k : s.m, a_cols = transposed ? s.m : s.k;
+        const std::int64_t b_rows = transposed ? s.n : s.k, b_cols = transposed ? s.k : s.n;
+        const Matrix<float> a = random_padded<float>(a_rows, a_cols, a_cols, seed + 1);
+        const Matrix<float> b = random_padded<float>(b_rows, b_cols, b_cols, seed + 2);
+        const Matrix<float> c0 = random_padded<float>(s.m, s.n, s.n, seed + 3);
+        Matrix<float> first = c0, second = c0;
+        const GemmProblem p1 = make_problem<float>(a.view(), transposed, b.view(), transposed,
+                                                   first.view(), 1.5, -0.75);
+        GemmProblem p2 = p1;
+        p2.c = second.data();
+        ASSERT_FALSE(e->rejects(p1)) << e->name << " " << p1.shape_string();
+        GemmOptions o;
+        o.kernel = e->name;
+        gemm(p1, o);
+        gemm(p2, o);
+        const std::string what = e->name + " " + p1.shape_string();
+        const VerifyResult r = verify(p1, c0.data(), VerifyMode::freivalds, seed, e->accuracy);
+        EXPECT_TRUE(r.passed) << what << ": Freivalds residual " << r.error << " > "
+                              << r.tolerance << " " << r.detail;
+        std::int64_t differ = 0;
+        for (std::int64_t i = 0; i < s.m; ++i)
+          for (std::int64_t j = 0; j < s.n; ++j) differ += !same_bits(first(i, j), second(i, j));
+        EXPECT_EQ(differ, 0) << what << ": two runs differ in " << differ << " entries";
+        ++ran;
+      }
+  }
+  note(std::to_string(ran) + " stream-K cases run");
+  EXPECT_GT(ran, 0) << "no stream-K entry in the registry";
+}

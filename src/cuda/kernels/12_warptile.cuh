@@ -104,10 +104,10 @@ struct TileCopy {
   __device__ int smem_offset(int pr, int pk) const {
     return (k_lane + pk * kLanesK) * kLd + r_lane + pr * kStepR;
   }
-  // The next K tile: k advances by BK.
-  __device__ void advance() {
-    base += KContig ? BK : std::int64_t(BK) * ld;
-    k_left -= BK;
+  // Moves `tiles` K tiles on: k advances by tiles * BK.
+  __device__ void advance(int tiles = 1) {
+    base += KContig ? std::int64_t(tiles) * BK : std::int64_t(tiles) * BK * ld;
+    k_left -= tiles * BK;
   }
 
   // Staged copy (rung 12): global -> registers now, registers -> shared memory later.
@@ -146,6 +146,15 @@ struct TileCopy {
   }
 };
 
+// This lane's first m (row of C) and n (column of C) within the block's tile: warps are laid
+// out (BM / WM, BN / WN), lanes within a warp (LM, LN), each lane starting 4 wide.
+template <class Cfg>
+__device__ __forceinline__ void lane_origin(int& m, int& n) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  m = (warp / (Cfg::BN / Cfg::WN)) * Cfg::WM + (lane / Cfg::LN) * 4;
+  n = (warp % (Cfg::BN / Cfg::WN)) * Cfg::WN + (lane % Cfg::LN) * 4;
+}
+
 // The warp tile's share of one K tile: acc += A_tile^T-fragment x B_tile-fragment.
 // As is (BK, BM + 4), Bs is (BK, BN + 4); a_col/b_col are this lane's first m and n.
 template <class Cfg>
@@ -172,15 +181,15 @@ __device__ __forceinline__ void warp_tile_multiply(const float* As, const float*
   }
 }
 
-// Which (BM, BN) tile of C this block computes. Blocks run roughly in launch order, so
-// walking GROUP_M tile rows at a time down a column strip keeps both the A row panels and
-// the B column panels of the blocks in flight inside the L2.
+// Where tile `id` of C lies, for (m_tiles, n_tiles) tiles of (bm, bn). Tiles run roughly
+// in id order, so walking GROUP_M tile rows at a time down a column strip keeps both the A
+// row panels and the B column panels of the tiles in flight inside the L2.
 struct TilePosition {
   int m0, n0;
 };
-__device__ __forceinline__ TilePosition grouped_tile(int m_tiles, int n_tiles, int bm, int bn) {
+__device__ __forceinline__ TilePosition grouped_tile(int id, int m_tiles, int n_tiles, int bm,
+                                                     int bn) {
   constexpr int kGroupM = 8;
-  const int id = blockIdx.x;
   const int group_size = kGroupM * n_tiles;
   const int first_m = (id / group_size) * kGroupM;
   const int rows_in_group = min(m_tiles - first_m, kGroupM);
@@ -236,14 +245,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   using CopyB = TileCopy<Cfg::BN, Cfg::BK, Cfg::kThreads, TransB, VecB>;
 
   const int m_tiles = (g.m + Cfg::BM - 1) / Cfg::BM, n_tiles = (g.n + Cfg::BN - 1) / Cfg::BN;
-  const TilePosition tile = grouped_tile(m_tiles, n_tiles, Cfg::BM, Cfg::BN);
+  const TilePosition tile = grouped_tile(blockIdx.x, m_tiles, n_tiles, Cfg::BM, Cfg::BN);
   CopyA copy_a(g.a, g.lda, tile.m0, g.m, g.k);
   CopyB copy_b(g.b, g.ldb, tile.n0, g.n, g.k);
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int warp_m = warp / (Cfg::BN / Cfg::WN), warp_n = warp % (Cfg::BN / Cfg::WN);
-  const int a_col = warp_m * Cfg::WM + (lane / Cfg::LN) * 4;  // lane's first m in the tile
-  const int b_col = warp_n * Cfg::WN + (lane % Cfg::LN) * 4;  // lane's first n in the tile
+  int a_col, b_col;  // lane's first m and n in the tile
+  lane_origin<Cfg>(a_col, b_col);
 
   float acc[Cfg::TM][Cfg::TN] = {};
   float regs_a[CopyA::kRegs], regs_b[CopyB::kRegs];

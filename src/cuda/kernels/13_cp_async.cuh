@@ -87,30 +87,32 @@ __device__ __forceinline__ void copy_tile_async(const Copy& copy, float* tile) {
     }
 }
 
+// The lane's (TM, TN) share of tile (m0, n0) of C, summed over k_tiles K tiles from K tile
+// kt_first: acc += op(A)(m0.., k) op(B)(k, n0..). Shared memory must be free on entry (no
+// warp still reading it); on return every copy has landed but warps may still be reading
+// the last stage, so a caller that reuses shared memory syncs first. Rung 13 calls this
+// for a whole tile; rung 15 for parts of a tile's K range.
 template <class Cfg, bool TransA, bool TransB, bool VecA, bool VecB>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
-    cp_async_kernel(GemmArgs<float> g) {
-  extern __shared__ float4 smem4[];
-  float* smem = reinterpret_cast<float*>(smem4);
+__device__ __forceinline__ void multiply_k_tiles(const GemmArgs<float>& g, int m0, int n0,
+                                                 int kt_first, int k_tiles, float* smem,
+                                                 float (&acc)[Cfg::TM][Cfg::TN]) {
   using CopyA = TileCopy<Cfg::BM, Cfg::BK, Cfg::kThreads, !TransA, VecA>;
   using CopyB = TileCopy<Cfg::BN, Cfg::BK, Cfg::kThreads, TransB, VecB>;
   constexpr int S = Cfg::STAGES;
+  CopyA copy_a(g.a, g.lda, m0, g.m, g.k);
+  CopyB copy_b(g.b, g.ldb, n0, g.n, g.k);
+  if (kt_first != 0) {
+    copy_a.advance(kt_first);
+    copy_b.advance(kt_first);
+  }
 
-  const int m_tiles = (g.m + Cfg::BM - 1) / Cfg::BM, n_tiles = (g.n + Cfg::BN - 1) / Cfg::BN;
-  const TilePosition tile = grouped_tile(m_tiles, n_tiles, Cfg::BM, Cfg::BN);
-  CopyA copy_a(g.a, g.lda, tile.m0, g.m, g.k);
-  CopyB copy_b(g.b, g.ldb, tile.n0, g.n, g.k);
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int warp_m = warp / (Cfg::BN / Cfg::WN), warp_n = warp % (Cfg::BN / Cfg::WN);
-  const int a_col = warp_m * Cfg::WM + (lane / Cfg::LN) * 4;
-  const int b_col = warp_n * Cfg::WN + (lane % Cfg::LN) * 4;
+  int a_col, b_col;
+  lane_origin<Cfg>(a_col, b_col);
 
   // Stage s holds A as (BK, BM + 4) followed by B as (BK, BN + 4).
   auto stage_a = [&](int s) { return smem + s * Cfg::kStageFloats; };
   auto stage_b = [&](int s) { return smem + s * Cfg::kStageFloats + Cfg::BK * Cfg::kLdA; };
 
-  const int k_tiles = (g.k + Cfg::BK - 1) / Cfg::BK;
   // Prologue: tiles 0 .. S-2 in flight, one commit group each (empty groups past the end
   // keep the group count, and so the wait below, uniform).
 #pragma unroll
@@ -124,7 +126,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     cp_async_commit();
   }
 
-  float acc[Cfg::TM][Cfg::TN] = {};
   int read_stage = 0, write_stage = S - 1;  // kt % S and (kt + S - 1) % S
   for (int kt = 0; kt < k_tiles; ++kt) {
     // Groups committed so far: S-1+kt. Leaving S-2 in flight means tile kt has landed
@@ -145,7 +146,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     write_stage = write_stage == S - 1 ? 0 : write_stage + 1;
   }
   cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
-  warp_tile_epilogue<Cfg>(g, tile.m0 + a_col, tile.n0 + b_col, acc);
+}
+
+template <class Cfg, bool TransA, bool TransB, bool VecA, bool VecB>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+    cp_async_kernel(GemmArgs<float> g) {
+  extern __shared__ float4 smem4[];
+  const int m_tiles = (g.m + Cfg::BM - 1) / Cfg::BM, n_tiles = (g.n + Cfg::BN - 1) / Cfg::BN;
+  const TilePosition tile = grouped_tile(blockIdx.x, m_tiles, n_tiles, Cfg::BM, Cfg::BN);
+  float acc[Cfg::TM][Cfg::TN] = {};
+  multiply_k_tiles<Cfg, TransA, TransB, VecA, VecB>(g, tile.m0, tile.n0, 0,
+                                                    (g.k + Cfg::BK - 1) / Cfg::BK,
+                                                    reinterpret_cast<float*>(smem4), acc);
+  int row, col;
+  lane_origin<Cfg>(row, col);
+  warp_tile_epilogue<Cfg>(g, tile.m0 + row, tile.n0 + col, acc);
 }
 
 }  // namespace gemmkit::cuda::kernels

@@ -1,0 +1,98 @@
+// How rung 15 (stream-K) divides a GEMM among the blocks of one launch: plain integer
+// arithmetic that the launcher, the kernel and the CI tests share (it compiles without nvcc).
+//
+// A data-parallel grid gives each block one (BM, BN) tile of C. When the tile count is not
+// a multiple of the blocks the GPU holds at once, the last wave runs partly empty: on an
+// H200, 4096^3 in 128x256 tiles is 512 tiles on 132 SMs, 3.88 waves, so while the fourth
+// wave runs 12% of the chip idles. Stream-K cuts that last, partial wave finer: its unit
+// is one K tile of one output tile (an "iteration"), and its iterations are dealt out
+// evenly to one full wave of blocks, so every SM finishes at about the same time.
+//
+// Work order. Tiles [0, dp_tiles) are data-parallel, one block each, whole: those are the
+// full waves, and the hardware hands them to SMs as SMs free up. The partial wave's tiles
+// [dp_tiles, tiles) are the stream-K part: their iterations, numbered
+// (tile - dp_tiles) * k_tiles + kt, are cut into sk_blocks contiguous ranges, one per
+// block, for the blocks numbered after the data-parallel ones.
+//
+// Fix-up. A range can cross tile boundaries, so a tile can be shared by several blocks,
+// each summing part of its K range. The block holding the tile's last K iteration (the
+// owner) adds the others' partial sums and writes C; the others publish their sums to a
+// workspace slot of their own and raise a flag. Contributors always have lower numbers than
+// the owner, and each block walks its range from its last tile back to its first: it
+// publishes its partial tile first and finishes, as an owner, last. Blocks take their
+// numbers from an atomic counter in the order they start, so a block only ever waits for
+// blocks that are already running: no deadlock, whatever the hardware's block order.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define GEMMKIT_HOST_DEVICE __host__ __device__
+#else
+#define GEMMKIT_HOST_DEVICE
+#endif
+
+namespace gemmkit::cuda {
+
+// One block's part of one tile: K tiles [kt_begin, kt_end) of output tile `tile`.
+struct StreamKSegment {
+  int tile;
+  int kt_begin, kt_end;
+};
+
+struct StreamKSchedule {
+  int tiles = 0;              // output tiles, in grouped order
+  int k_tiles = 0;            // K tiles (iterations) per output tile
+  int dp_tiles = 0;           // tiles [0, dp_tiles) are whole, one block each
+  int sk_blocks = 0;          // blocks that share tiles [dp_tiles, tiles) by iterations
+  std::int64_t sk_iters = 0;  // (tiles - dp_tiles) * k_tiles
+
+  GEMMKIT_HOST_DEVICE int blocks() const { return dp_tiles + sk_blocks; }
+
+  // Stream-K block c (0 <= c < sk_blocks) has iterations [sk_begin(c), sk_begin(c + 1));
+  // sk_begin(sk_blocks) is sk_iters. The schedule never leaves a range empty.
+  GEMMKIT_HOST_DEVICE std::int64_t sk_begin(int c) const { return sk_iters * c / sk_blocks; }
+
+  // Stream-K block c's part of `tile` (empty, kt_begin == kt_end, if it has none).
+  GEMMKIT_HOST_DEVICE StreamKSegment segment(int c, int tile) const {
+    const std::int64_t start = std::int64_t(tile - dp_tiles) * k_tiles;
+    const std::int64_t lo = sk_begin(c) > start ? sk_begin(c) : start;
+    const std::int64_t end = sk_begin(c + 1), tile_end = start + k_tiles;
+    const std::int64_t hi = end < tile_end ? end : tile_end;
+    return {tile, int(lo - start), int(hi > lo ? hi - start : lo - start)};
+  }
+  // The tiles stream-K block c touches: it works from the last to the first.
+  GEMMKIT_HOST_DEVICE int first_sk_tile(int c) const {
+    return dp_tiles + int(sk_begin(c) / k_tiles);
+  }
+  GEMMKIT_HOST_DEVICE int last_sk_tile(int c) const {
+    return dp_tiles + int((sk_begin(c + 1) - 1) / k_tiles);
+  }
+};
+
+// resident: blocks the device runs at once (SMs x blocks per SM); min_iters: the fewest K
+// iterations worth giving a stream-K block (below that its pipeline start and fix-up cost
+// more than the parallelism gains). Tiles of fewer than 4 * min_iters K tiles are never
+// split: there the round trip of the partial sums costs more than the idle tail (measured
+// at 1024x8192x256 on the H200: 62% of cuBLAS split, 93% whole).
+inline StreamKSchedule make_stream_k_schedule(std::int64_t tiles, std::int64_t k_tiles,
+                                              int resident, int min_iters) {
+  StreamKSchedule s;
+  s.tiles = int(tiles);
+  s.k_tiles = int(k_tiles);
+  const std::int64_t partial_wave = tiles % resident;  // all of it when under one wave
+  if (k_tiles < 4 * std::int64_t(min_iters) || partial_wave == 0) {
+    // Whole waves (nothing to even out), or too little K to split: plain data-parallel.
+    s.dp_tiles = int(tiles);
+    return s;
+  }
+  s.dp_tiles = int(tiles - partial_wave);
+  s.sk_iters = partial_wave * k_tiles;
+  // One wave of blocks, but none with fewer than min_iters iterations (which leaves at
+  // least 4 blocks per tile, since k_tiles >= 4 * min_iters).
+  s.sk_blocks = int(std::min<std::int64_t>(resident, s.sk_iters / std::max(min_iters, 1)));
+  return s;
+}
+
+}  // namespace gemmkit::cuda
