@@ -121,25 +121,48 @@ void print_counts(const Graph& g, const WalkCounts& w, bool pair, bool all_lengt
   }
 }
 
+// Signed comparison of two counts stored as `limbs` words of two's complement.
+bool words_less(const std::uint64_t* a, const std::uint64_t* b, int limbs) {
+  const bool neg_a = a[limbs - 1] >> 63, neg_b = b[limbs - 1] >> 63;
+  if (neg_a != neg_b) return neg_a;
+  for (int i = limbs; i-- > 0;)
+    if (a[i] != b[i]) return a[i] < b[i];
+  return false;
+}
+
 // For tables too big to print: the largest count of the last length and where it is.
 void print_summary(const Graph& g, const WalkCounts& w) {
   const std::size_t li = w.lengths.size() - 1;
-  BigInt largest;
   std::int64_t at_r = -1, at_c = -1, nonzero = 0;
+  const std::size_t first = li * static_cast<std::size_t>(w.rows() * w.cols());
   for (std::int64_t r = 0; r < w.rows(); ++r)
     for (std::int64_t c = 0; c < w.cols(); ++c) {
-      const BigInt x = w.at(li, r, c);
-      if (x.is_zero()) continue;
+      const std::size_t i = first + static_cast<std::size_t>(r * w.cols() + c);
+      bool zero = true, larger = at_r < 0;
+      if (w.mode == WalkMode::float64) {
+        zero = w.reals[i] == 0;
+        larger = larger || w.reals[i] > w.approx(li, at_r, at_c);
+      } else {
+        const std::uint64_t* x = &w.words[i * w.limbs];
+        zero = std::all_of(x, x + w.limbs, [](std::uint64_t limb) { return limb == 0; });
+        if (!larger) {
+          const std::size_t j = first + static_cast<std::size_t>(at_r * w.cols() + at_c);
+          larger = words_less(&w.words[j * w.limbs], x, w.limbs);
+        }
+      }
+      if (zero) continue;
       ++nonzero;
-      if (at_r < 0 || x > largest) largest = x, at_r = r, at_c = c;
+      if (larger) at_r = r, at_c = c;
     }
-  std::printf("walks of length %d: %lld x %lld table, %lld nonzero counts\n", w.lengths.back(),
+  std::printf("walks of length %d: %lld x %lld table, %lld nonzero counts (%s)\n", w.lengths.back(),
               static_cast<long long>(w.rows()), static_cast<long long>(w.cols()),
-              static_cast<long long>(nonzero));
-  if (at_r >= 0)
-    std::printf("largest: %s walks from %s to %s (%zu bits)\n", largest.to_string().c_str(),
+              static_cast<long long>(nonzero), w.method.c_str());
+  if (at_r >= 0) {
+    const BigInt largest = w.at(li, at_r, at_c);
+    std::printf("largest: %s walks from %s to %s (%zu bits)\n", count_text(w, li, at_r, at_c).c_str(),
                 g.label(w.sources[at_r]).c_str(), g.label(w.targets[at_c]).c_str(),
                 largest.bit_length());
+  }
   std::printf("(too large to print; write it with -o FILE.csv)\n");
 }
 

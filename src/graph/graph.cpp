@@ -20,12 +20,16 @@ constexpr std::int64_t kMaxVertices = std::numeric_limits<std::int32_t>::max();
 // Edges as parallel arrays: 4 + 4 (+ 8 when weighted) bytes each, so ten million fit well.
 struct EdgeArrays {
   std::vector<std::int32_t> from, to;
-  std::vector<std::int64_t> weight;  // empty: all 1
+  std::vector<std::int64_t> weight;  // unless weighted: empty, all 1
+  bool weighted = false;
   void add(std::int64_t u, std::int64_t v, std::int64_t w) {
-    if (w != 1 && weight.empty()) weight.assign(from.size(), 1);
+    if (w != 1 && !weighted) {
+      weight.assign(from.size(), 1);
+      weighted = true;
+    }
     from.push_back(static_cast<std::int32_t>(u));
     to.push_back(static_cast<std::int32_t>(v));
-    if (!weight.empty()) weight.push_back(w);
+    if (weighted) weight.push_back(w);
   }
 };
 
@@ -47,7 +51,7 @@ Graph build_csr(std::int64_t n, EdgeArrays edges, std::vector<std::string> label
   std::vector<std::int64_t> start(n + 1, 0);
   for (std::int32_t u : edges.from) ++start[u + 1];
   std::partial_sum(start.begin(), start.end(), start.begin());
-  const bool weighted = !edges.weight.empty();
+  const bool weighted = edges.weighted;
   std::vector<std::int32_t> target(m);
   std::vector<std::int64_t> weight(weighted ? m : 0);
   {
