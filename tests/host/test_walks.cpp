@@ -191,7 +191,9 @@ TEST(Walks, ExactMatchesGmpReferenceFarBeyondInt64) {
       q.from.reset();
       expect_matches(count_walks(g, q), ref, what + " column");
     }
-    if (c.n == 12) EXPECT_GT(largest, mpz_class("100000000000000000000000000000000")) << "not big";
+    if (c.n == 12) {
+      EXPECT_GT(largest, mpz_class("100000000000000000000000000000000")) << "not big";
+    }
   }
 }
 
@@ -287,13 +289,17 @@ TEST(Modular, PrimesCoverTheBoundAndNoFewerWould) {
     }
     const mpz_class need = 2 * mpz_class(text) + 1;
     EXPECT_GT(product, need) << text;
-    if (count > 1) EXPECT_LE(fewer, need) << text;
+    if (count > 1) {
+      EXPECT_LE(fewer, need) << text;
+    }
   }
   const auto primes = walks_detail::crt_primes(50);
   for (std::size_t i = 0; i < primes.size(); ++i) {
     EXPECT_LT(primes[i], walks_detail::kPrimeLimit);
     EXPECT_TRUE(mpz_probab_prime_p(mpz_class(primes[i]).get_mpz_t(), 30) > 0) << primes[i];
-    if (i) EXPECT_LT(primes[i], primes[i - 1]);
+    if (i) {
+      EXPECT_LT(primes[i], primes[i - 1]);
+    }
   }
 }
 
@@ -332,7 +338,9 @@ TEST(Modular, GemmStaysExactPastTheChunkAtExtremeEntries) {
         }
     }
     // The naive sum really would have been out of the exact range.
-    if (k > chunk) EXPECT_GT(static_cast<double>(k) * h * h, 9007199254740992.0);
+    if (k > chunk) {
+      EXPECT_GT(static_cast<double>(k) * h * h, 9007199254740992.0);
+    }
   }
 }
 
