@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   gemmkit::cli::add_bench(app);
   gemmkit::cli::add_list(app);
   gemmkit::cli::add_device(app);
+  gemmkit::cli::add_walks(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,304 @@
+// gemmkit walks GRAPH --length K: how many walks of length K lead from one vertex to
+// another, for one pair, one row or column, or the whole table; exact by default.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "cli.hpp"
+#include "gemmkit/io.hpp"
+#include "gemmkit/walks.hpp"
+
+namespace gemmkit::cli {
+namespace {
+
+struct WalksOptions {
+  std::string graph_path, output, from, to, mode = "exact", method = "auto", format = "auto";
+  int length = 0;
+  bool all_lengths = false, undirected = false;
+  std::vector<std::string> labels;
+};
+
+__extension__ typedef unsigned __int128 u128;  // -Wpedantic: a GCC/Clang extension
+
+// Largest table printed whole on stdout; bigger ones are summarised (write them with -o).
+constexpr std::int64_t kPrintLimit = 100;
+
+std::string u128_to_string(u128 x) {
+  char buf[48];
+  int i = sizeof buf;
+  do {
+    buf[--i] = static_cast<char>('0' + static_cast<int>(x % 10));
+    x /= 10;
+  } while (x != 0);
+  return std::string(buf + i, buf + sizeof buf);
+}
+
+// One count as text: exact integers in full; doubles as integers below 2^53, else in
+// shortest round-trip notation.
+std::string count_text(const WalkCounts& w, std::size_t li, std::int64_t r, std::int64_t c) {
+  if (w.mode == WalkMode::float64) {
+    const double x = w.approx(li, r, c);
+    if (std::fabs(x) < 9007199254740992.0) return std::to_string(static_cast<std::int64_t>(x));
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", x);
+    return buf;
+  }
+  const std::size_t i = (li * w.sources.size() + static_cast<std::size_t>(r)) * w.targets.size() +
+                        static_cast<std::size_t>(c);
+  const std::uint64_t* words = &w.words[i * w.limbs];
+  if (w.limbs == 1) return std::to_string(static_cast<std::int64_t>(words[0]));
+  if (w.limbs == 2 && (words[1] >> 63) == 0)
+    return u128_to_string((static_cast<u128>(words[1]) << 64) | words[0]);
+  return w.at(li, r, c).to_string();
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+// A text table with right-aligned columns, like the seeds' "from/to" tables.
+void print_table(const std::string& corner, const std::vector<std::string>& col_heads,
+                 const std::vector<std::string>& row_heads,
+                 const std::vector<std::vector<std::string>>& cells) {
+  std::vector<std::size_t> width(col_heads.size() + 1, corner.size());
+  for (const auto& h : row_heads) width[0] = std::max(width[0], h.size());
+  for (std::size_t c = 0; c < col_heads.size(); ++c) {
+    width[c + 1] = col_heads[c].size();
+    for (const auto& row : cells) width[c + 1] = std::max(width[c + 1], row[c].size());
+  }
+  auto line = [&](const std::string& head, const std::vector<std::string>& items) {
+    std::string out = head + std::string(width[0] - head.size(), ' ');
+    for (std::size_t c = 0; c < items.size(); ++c)
+      out += " " + std::string(width[c + 1] - items[c].size(), ' ') + items[c];
+    std::printf("%s\n", out.c_str());
+  };
+  line(corner, col_heads);
+  for (std::size_t r = 0; r < row_heads.size(); ++r) line(row_heads[r], cells[r]);
+}
+
+void print_counts(const Graph& g, const WalkCounts& w, bool pair, bool all_lengths) {
+  const std::int64_t rows = w.rows(), cols = w.cols();
+  std::vector<std::string> source_labels, target_labels, length_labels;
+  for (auto v : w.sources) source_labels.push_back(g.label(v));
+  for (auto v : w.targets) target_labels.push_back(g.label(v));
+  for (int t : w.lengths) length_labels.push_back(std::to_string(t));
+  if (pair && !all_lengths) {
+    std::printf("%s\n", count_text(w, 0, 0, 0).c_str());
+    return;
+  }
+  std::vector<std::vector<std::string>> cells;
+  if (all_lengths && rows == 1) {  // one source (or one pair): a row per length
+    for (std::size_t li = 0; li < w.lengths.size(); ++li) {
+      cells.emplace_back();
+      for (std::int64_t c = 0; c < cols; ++c) cells.back().push_back(count_text(w, li, 0, c));
+    }
+    print_table("length/to", target_labels, length_labels, cells);
+    return;
+  }
+  if (all_lengths && cols == 1) {  // one target: a column per length
+    for (std::int64_t r = 0; r < rows; ++r) {
+      cells.emplace_back();
+      for (std::size_t li = 0; li < w.lengths.size(); ++li) cells.back().push_back(count_text(w, li, r, 0));
+    }
+    print_table("from/length", length_labels, source_labels, cells);
+    return;
+  }
+  for (std::size_t li = 0; li < w.lengths.size(); ++li) {
+    if (all_lengths) std::printf("%slength %d:\n", li ? "\n" : "", w.lengths[li]);
+    cells.clear();
+    for (std::int64_t r = 0; r < rows; ++r) {
+      cells.emplace_back();
+      for (std::int64_t c = 0; c < cols; ++c) cells.back().push_back(count_text(w, li, r, c));
+    }
+    print_table("from/to", target_labels, source_labels, cells);
+  }
+}
+
+// Signed comparison of two counts stored as `limbs` words of two's complement.
+bool words_less(const std::uint64_t* a, const std::uint64_t* b, int limbs) {
+  const bool neg_a = a[limbs - 1] >> 63, neg_b = b[limbs - 1] >> 63;
+  if (neg_a != neg_b) return neg_a;
+  for (int i = limbs; i-- > 0;)
+    if (a[i] != b[i]) return a[i] < b[i];
+  return false;
+}
+
+// For tables too big to print: the largest count of the last length and where it is.
+void print_summary(const Graph& g, const WalkCounts& w) {
+  const std::size_t li = w.lengths.size() - 1;
+  std::int64_t at_r = -1, at_c = -1, nonzero = 0;
+  const std::size_t first = li * static_cast<std::size_t>(w.rows() * w.cols());
+  for (std::int64_t r = 0; r < w.rows(); ++r)
+    for (std::int64_t c = 0; c < w.cols(); ++c) {
+      const std::size_t i = first + static_cast<std::size_t>(r * w.cols() + c);
+      bool zero = true, larger = at_r < 0;
+      if (w.mode == WalkMode::float64) {
+        zero = w.reals[i] == 0;
+        larger = larger || w.reals[i] > w.approx(li, at_r, at_c);
+      } else {
+        const std::uint64_t* x = &w.words[i * w.limbs];
+        zero = std::all_of(x, x + w.limbs, [](std::uint64_t limb) { return limb == 0; });
+        if (!larger) {
+          const std::size_t j = first + static_cast<std::size_t>(at_r * w.cols() + at_c);
+          larger = words_less(&w.words[j * w.limbs], x, w.limbs);
+        }
+      }
+      if (zero) continue;
+      ++nonzero;
+      if (larger) at_r = r, at_c = c;
+    }
+  std::printf("walks of length %d: %lld x %lld table, %lld nonzero counts (%s)\n", w.lengths.back(),
+              static_cast<long long>(w.rows()), static_cast<long long>(w.cols()),
+              static_cast<long long>(nonzero), w.method.c_str());
+  if (at_r >= 0) {
+    const BigInt largest = w.at(li, at_r, at_c);
+    std::printf("largest: %s walks from %s to %s (%zu bits)\n", count_text(w, li, at_r, at_c).c_str(),
+                g.label(w.sources[at_r]).c_str(), g.label(w.targets[at_c]).c_str(),
+                largest.bit_length());
+  }
+  std::printf("(too large to print; write it with -o FILE.csv)\n");
+}
+
+void write_csv_counts(const std::string& path, const Graph& g, const WalkCounts& w, bool all_lengths) {
+  AtomicFile file(path);
+  std::string buf;
+  buf.reserve(1 << 20);
+  auto flush = [&](bool force) {
+    if (force || buf.size() > (1 << 20) - 4096) {
+      file.write(buf);
+      buf.clear();
+    }
+  };
+  if (all_lengths) buf += "length,";
+  buf += "from/to";
+  for (auto v : w.targets) buf += "," + csv_field(g.label(v));
+  buf += "\n";
+  for (std::size_t li = 0; li < w.lengths.size(); ++li)
+    for (std::int64_t r = 0; r < w.rows(); ++r) {
+      if (all_lengths) buf += std::to_string(w.lengths[li]) + ",";
+      buf += csv_field(g.label(w.sources[r]));
+      for (std::int64_t c = 0; c < w.cols(); ++c) {
+        buf += ',';
+        buf += count_text(w, li, r, c);
+        flush(false);
+      }
+      buf += '\n';
+    }
+  flush(true);
+  file.commit();
+}
+
+void write_npy_counts(const std::string& path, const WalkCounts& w) {
+  if (w.mode == WalkMode::float64) {
+    Matrix<double> m(w.rows(), w.cols());
+    for (std::int64_t r = 0; r < w.rows(); ++r)
+      for (std::int64_t c = 0; c < w.cols(); ++c) m(r, c) = w.approx(0, r, c);
+    write_npy(path, AnyMatrix(std::move(m)));
+    return;
+  }
+  if (!w.fits_int64())
+    fail(ErrorCategory::numeric, "some counts do not fit a 64-bit integer, so they cannot go in a "
+                                 ".npy file; " + path + " was not written (write .csv instead)");
+  Matrix<std::int64_t> m(w.rows(), w.cols());
+  for (std::int64_t r = 0; r < w.rows(); ++r)
+    for (std::int64_t c = 0; c < w.cols(); ++c) m(r, c) = w.int64_at(0, r, c);
+  write_npy(path, AnyMatrix(std::move(m)));
+}
+
+void run_walks(const WalksOptions& o) {
+  // Cheap checks first, so a typo costs no reading or computing.
+  const auto mode = parse_walk_mode(o.mode);
+  if (!mode) fail(ErrorCategory::usage, "unknown mode '" + o.mode + "' (expected exact, int64 or float)");
+  const auto method = parse_walk_method(o.method);
+  if (!method) fail(ErrorCategory::usage, "unknown method '" + o.method + "' (expected auto, dense or sparse)");
+  if (o.length < 1) fail(ErrorCategory::usage, "--length must be at least 1");
+  GraphReadOptions read;
+  if (o.format == "edges") read.format = GraphFormat::edges;
+  else if (o.format == "mtx") read.format = GraphFormat::mtx;
+  else if (o.format == "npy") read.format = GraphFormat::npy;
+  else if (o.format == "csv") read.format = GraphFormat::csv;
+  else if (o.format != "auto")
+    fail(ErrorCategory::usage, "unknown format '" + o.format + "' (expected auto, edges, mtx, npy or csv)");
+  read.undirected = o.undirected;
+  read.labels = o.labels;
+  bool npy_out = false;
+  if (!o.output.empty()) {
+    npy_out = format_from_path(o.output) == FileFormat::npy;
+    if (format_from_path(o.output) == FileFormat::mtx)
+      fail(ErrorCategory::usage, "walk counts are written as .csv (with labels) or .npy, not .mtx");
+    if (npy_out && o.all_lengths)
+      fail(ErrorCategory::usage, "--all-lengths writes a table per length: use a .csv output");
+  }
+
+  const Graph g = read_graph(o.graph_path, read);
+  WalkQuery q;
+  q.length = o.length;
+  q.all_lengths = o.all_lengths;
+  q.mode = *mode;
+  q.method = *method;
+  if (!o.from.empty()) q.from = g.vertex(o.from);
+  if (!o.to.empty()) q.to = g.vertex(o.to);
+  const bool progress = progress_wanted();
+  if (progress)
+    q.progress = [](const std::string& line) { std::fprintf(stderr, "\rgemmkit walks: %-40s", line.c_str()); };
+  const WalkCounts w = count_walks(g, q);
+  if (progress) std::fprintf(stderr, "\r%60s\r", "");
+  if (w.rounded)
+    std::fprintf(stderr, "gemmkit: warning: some counts reach 2^53 and are rounded in float mode "
+                         "(use --mode exact)\n");
+
+  if (!o.output.empty()) {
+    if (npy_out) write_npy_counts(o.output, w);
+    else write_csv_counts(o.output, g, w, o.all_lengths);
+    std::printf("%s: %lld x %lld walk counts of length %s (%s, %s)\n", o.output.c_str(),
+                static_cast<long long>(w.rows()), static_cast<long long>(w.cols()),
+                o.all_lengths ? ("1.." + std::to_string(o.length)).c_str() : std::to_string(o.length).c_str(),
+                std::string(walk_mode_name(w.mode)).c_str(), w.method.c_str());
+    return;
+  }
+  const bool pair = q.from && q.to;
+  const std::int64_t shown_rows = o.all_lengths && w.rows() == 1 ? 1 : w.rows();
+  if (shown_rows > kPrintLimit || w.cols() > kPrintLimit)
+    print_summary(g, w);
+  else
+    print_counts(g, w, pair, o.all_lengths);
+}
+
+}  // namespace
+
+void add_walks(CLI::App& app) {
+  auto o = std::make_shared<WalksOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "walks", "Count walks of length K between vertices: entries of A^K, exact by default");
+  cmd->add_option("GRAPH", o->graph_path,
+                  "Edge list ('u v' or 'u v weight' per line, '#' comments), .mtx, .npy or .csv "
+                  "adjacency matrix")
+      ->required();
+  cmd->add_option("-k,--length", o->length, "Walk length K (edges per walk), at least 1")->required();
+  cmd->add_option("--from", o->from, "Source vertex (name or index); unset: every vertex");
+  cmd->add_option("--to", o->to, "Target vertex; unset: every vertex");
+  cmd->add_flag("--all-lengths", o->all_lengths, "Every length 1..K, not K alone");
+  cmd->add_option("--mode", o->mode,
+                  "exact (arbitrary precision), int64 (refuses on overflow), float (double)")
+      ->capture_default_str();
+  cmd->add_option("--method", o->method,
+                  "auto, dense (powers by repeated squaring) or sparse (K sparse products per "
+                  "source or target)")
+      ->capture_default_str();
+  cmd->add_flag("--undirected", o->undirected, "Edge lists: each line is an edge both ways");
+  cmd->add_option("--labels", o->labels, "Vertex names, comma-separated (matrix files)")->delimiter(',');
+  cmd->add_option("--format", o->format, "auto (by extension), edges, mtx, npy or csv")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", o->output,
+                  "Write the table: .csv with labels, or .npy when every count fits int64");
+  cmd->callback([o] { run_walks(*o); });
+}
+
+}  // namespace gemmkit::cli

@@ -1,0 +1,152 @@
+// Counting walks in a graph: entry (u, v) of A^k is the number of walks of length k from u
+// to v (with integer edge weights: the sum over those walks of the product of the weights).
+// The counts grow exponentially, so the default mode is exact: A^k modulo enough primes to
+// cover a proven bound on every entry, rebuilt by the Chinese remainder theorem. See
+// docs/walks.md for the method, the bounds and what each mode guarantees.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gemmkit {
+
+// An exact integer of any size: a sign and a magnitude, normalised (no leading zero limbs,
+// zero is never negative), so == compares values.
+class BigInt {
+ public:
+  BigInt() = default;
+  BigInt(std::int64_t value);  // NOLINT: implicit on purpose, BigInt(7) == 7 reads well
+  // Decimal digits with an optional sign; usage error for anything else.
+  static BigInt from_string(std::string_view decimal);
+  // From magnitude limbs (least significant first) and a sign.
+  static BigInt from_limbs(std::vector<std::uint64_t> magnitude, bool negative);
+
+  std::string to_string() const;
+  bool is_zero() const { return magnitude_.empty(); }
+  bool negative() const { return negative_; }
+  bool fits_int64() const;
+  std::int64_t to_int64() const;  // numeric error if it does not fit
+  double to_double() const;       // nearest double (inf beyond the range)
+  std::size_t bit_length() const; // of the magnitude; 0 for zero
+  const std::vector<std::uint64_t>& magnitude() const { return magnitude_; }
+
+  friend bool operator==(const BigInt&, const BigInt&) = default;
+  friend std::strong_ordering operator<=>(const BigInt& a, const BigInt& b);
+
+ private:
+  std::vector<std::uint64_t> magnitude_;
+  bool negative_ = false;
+};
+
+// A directed graph with integer edge weights, stored as CSR (row u lists the edges u -> v).
+// Parallel edges are merged (their weights added), so A(u, v) is one entry.
+struct Graph {
+  std::int64_t n = 0;
+  std::vector<std::int64_t> row_start;  // n + 1 offsets into target/weight
+  std::vector<std::int32_t> target;     // column index of each stored entry, sorted per row
+  std::vector<std::int64_t> weight;     // empty: every stored entry is 1
+  std::vector<std::string> labels;      // empty: vertex v is called by its index "v"
+  std::string source;                   // the file it came from, for messages
+
+  std::int64_t edges() const { return static_cast<std::int64_t>(target.size()); }
+  bool weighted() const { return !weight.empty(); }
+  std::int64_t weight_at(std::int64_t e) const { return weight.empty() ? 1 : weight[e]; }
+  std::string label(std::int64_t v) const;
+  // The vertex with this label; nullopt if there is none.
+  std::optional<std::int64_t> find(std::string_view label) const;
+  // The vertex with this label, or an input error "no vertex named 'X' in FILE".
+  std::int64_t vertex(std::string_view label) const;
+  // The same graph with every edge reversed (the transpose of A).
+  Graph transposed() const;
+};
+
+struct Edge {
+  std::int64_t from = 0, to = 0, weight = 1;
+};
+// A graph on n vertices from an edge list (parallel edges added; zero sums dropped).
+Graph graph_from_edges(std::int64_t n, const std::vector<Edge>& edges,
+                       std::vector<std::string> labels = {});
+// A graph from a dense row-major n x n adjacency matrix of integer weights.
+Graph graph_from_dense(std::int64_t n, const std::int64_t* adjacency,
+                       std::vector<std::string> labels = {});
+
+enum class GraphFormat { edges, mtx, npy, csv };
+struct GraphReadOptions {
+  std::optional<GraphFormat> format;  // nullopt: from the extension (.mtx .npy .csv; else edges)
+  bool undirected = false;            // edge lists only: every line is an edge both ways
+  std::vector<std::string> labels;    // vertex names for matrix files and integer edge lists
+};
+// Edge lists: "u v" or "u v w" per line (w an integer weight), '#' starts a comment.
+// Vertices that are all non-negative integers are indices (0..max); otherwise tokens are
+// names, numbered in order of first appearance. Matrix Market (pattern, integer, or real
+// with integer values; general or symmetric), .npy and CSV adjacency matrices must be
+// square. Malformed input throws an input error naming the file and line.
+Graph read_graph(const std::string& path, const GraphReadOptions& options = {});
+
+enum class WalkMode {
+  exact,    // arbitrary precision, never wrong
+  int64,    // exact while every count fits; a numeric error names the first that does not
+  float64,  // doubles; counts beyond 2^53 are rounded (WalkCounts::rounded says so)
+};
+enum class WalkMethod {
+  automatic,  // the cheaper of the two for this graph and query
+  dense,      // powers of the dense adjacency matrix by repeated squaring (GEMMs)
+  sparse,     // k sparse products with the CSR matrix, one vector per source or target
+};
+
+struct WalkQuery {
+  int length = 1;
+  std::optional<std::int64_t> from, to;  // vertices; unset: all of them
+  bool all_lengths = false;              // lengths 1..length instead of length alone
+  WalkMode mode = WalkMode::exact;
+  WalkMethod method = WalkMethod::automatic;
+  std::function<void(const std::string&)> progress;  // called with a short status line
+};
+
+// The answer: for each length, a table whose rows are `sources` and columns `targets`.
+class WalkCounts {
+ public:
+  std::vector<int> lengths;
+  std::vector<std::int64_t> sources, targets;
+  WalkMode mode = WalkMode::exact;
+  std::string method;    // what ran, e.g. "dense squaring mod 4 primes"
+  BigInt bound;          // proven bound on |count| used to size the computation
+  int primes = 0;        // exact mode: how many primes
+  bool rounded = false;  // float64 mode: some count reached 2^53
+
+  std::int64_t rows() const { return static_cast<std::int64_t>(sources.size()); }
+  std::int64_t cols() const { return static_cast<std::int64_t>(targets.size()); }
+  BigInt at(std::size_t length_index, std::int64_t row, std::int64_t col) const;
+  double approx(std::size_t length_index, std::int64_t row, std::int64_t col) const;
+  bool fits_int64() const;  // every count of every length
+  std::int64_t int64_at(std::size_t length_index, std::int64_t row, std::int64_t col) const;
+
+  // Storage (filled by count_walks): exact and int64 counts as `limbs` 64-bit words per
+  // entry, two's complement, least significant first; float64 counts as doubles.
+  int limbs = 1;
+  std::vector<std::uint64_t> words;
+  std::vector<double> reals;
+
+ private:
+  std::size_t index(std::size_t length_index, std::int64_t row, std::int64_t col) const {
+    return (length_index * sources.size() + static_cast<std::size_t>(row)) * targets.size() +
+           static_cast<std::size_t>(col);
+  }
+};
+
+WalkCounts count_walks(const Graph& graph, const WalkQuery& query);
+
+// The proven bound on |(A^t)(u, v)| for every t <= length: max(1, min(r, c))^length, where
+// r and c are the largest absolute row and column sums of A.
+BigInt walk_bound(const Graph& graph, int length);
+
+std::string_view walk_mode_name(WalkMode mode);
+std::optional<WalkMode> parse_walk_mode(std::string_view text);
+std::optional<WalkMethod> parse_walk_method(std::string_view text);
+
+}  // namespace gemmkit

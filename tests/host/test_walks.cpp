@@ -1,0 +1,520 @@
+// Walk counting: the seeds' tables, exact counts against a straightforward GMP matrix power,
+// the modular GEMM at the edge of its exactness bound, the Chinese remainder rebuild, the
+// three modes, and the graph readers.
+#include <gtest/gtest.h>
+#include <gmpxx.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gemmkit/io.hpp"
+#include "gemmkit/walks.hpp"
+#include "graph/modular.hpp"
+
+using namespace gemmkit;
+namespace fs = std::filesystem;
+
+namespace {
+
+using BigMatrix = std::vector<std::vector<mpz_class>>;
+
+// The reference: A^t by t - 1 schoolbook products in GMP integers.
+std::vector<BigMatrix> reference_powers(const std::vector<std::vector<std::int64_t>>& a, int k) {
+  const std::size_t n = a.size();
+  BigMatrix base(n, std::vector<mpz_class>(n));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) base[i][j] = static_cast<long>(a[i][j]);
+  std::vector<BigMatrix> powers{base};
+  for (int t = 2; t <= k; ++t) {
+    BigMatrix next(n, std::vector<mpz_class>(n));
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t l = 0; l < n; ++l)
+        if (powers.back()[i][l] != 0)
+          for (std::size_t j = 0; j < n; ++j) next[i][j] += powers.back()[i][l] * base[l][j];
+    powers.push_back(std::move(next));
+  }
+  return powers;
+}
+
+Graph graph_of(const std::vector<std::vector<std::int64_t>>& a, std::vector<std::string> labels = {}) {
+  const auto n = static_cast<std::int64_t>(a.size());
+  std::vector<std::int64_t> flat;
+  for (const auto& row : a) flat.insert(flat.end(), row.begin(), row.end());
+  return graph_from_dense(n, flat.data(), std::move(labels));
+}
+
+// Random adjacency: about `density` of the entries nonzero, weights in [lo, hi].
+std::vector<std::vector<std::int64_t>> random_adjacency(std::size_t n, double density, int lo, int hi,
+                                                        std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> coin(0, 1);
+  std::uniform_int_distribution<int> weight(lo, hi);
+  std::vector<std::vector<std::int64_t>> a(n, std::vector<std::int64_t>(n, 0));
+  for (auto& row : a)
+    for (auto& x : row)
+      if (coin(rng) < density) x = weight(rng);
+  return a;
+}
+
+// The seeds' 10-vertex graph (vertices A..J) and its tables of lengths 1 to 4.
+const std::vector<std::string> kSeedLabels = {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J"};
+const std::vector<std::vector<std::int64_t>> kSeedTables[4] = {
+    {{0, 1, 1, 0, 0, 0, 0, 0, 0, 0}, {1, 0, 1, 1, 0, 1, 0, 0, 0, 0}, {1, 1, 0, 1, 1, 0, 0, 0, 0, 0},
+     {0, 1, 1, 0, 0, 1, 0, 0, 0, 0}, {0, 0, 1, 0, 0, 0, 0, 1, 0, 0}, {0, 1, 0, 1, 0, 0, 1, 1, 1, 0},
+     {0, 0, 0, 0, 0, 1, 0, 1, 1, 1}, {0, 0, 0, 0, 1, 1, 1, 0, 0, 1}, {0, 0, 0, 0, 0, 1, 1, 0, 0, 1},
+     {0, 0, 0, 0, 0, 0, 1, 1, 1, 0}},
+    {{2, 1, 1, 2, 1, 1, 0, 0, 0, 0}, {1, 4, 2, 2, 1, 1, 1, 1, 1, 0}, {1, 2, 4, 1, 0, 2, 0, 1, 0, 0},
+     {2, 2, 1, 3, 1, 1, 1, 1, 1, 0}, {1, 1, 0, 1, 2, 1, 1, 0, 0, 1}, {1, 1, 2, 1, 1, 5, 2, 1, 1, 3},
+     {0, 1, 0, 1, 1, 2, 4, 2, 2, 2}, {0, 1, 1, 1, 0, 1, 2, 4, 3, 1}, {0, 1, 0, 1, 0, 1, 2, 3, 3, 1},
+     {0, 0, 0, 0, 1, 3, 2, 1, 1, 3}},
+    {{2, 6, 6, 3, 1, 3, 1, 2, 1, 0}, {6, 6, 8, 7, 3, 9, 3, 3, 2, 3}, {6, 8, 4, 8, 5, 4, 3, 2, 2, 1},
+     {3, 7, 8, 4, 2, 8, 3, 3, 2, 3}, {1, 3, 5, 2, 0, 3, 2, 5, 3, 1}, {3, 9, 4, 8, 3, 6, 10, 11, 10, 4},
+     {1, 3, 3, 3, 2, 10, 8, 9, 8, 8}, {2, 3, 2, 3, 5, 11, 9, 4, 4, 9}, {1, 2, 2, 2, 3, 10, 8, 4, 4, 8},
+     {0, 3, 1, 3, 1, 4, 8, 9, 8, 4}},
+    {{12, 14, 12, 15, 8, 13, 6, 5, 4, 4}, {14, 30, 22, 23, 11, 21, 17, 18, 15, 8},
+     {12, 22, 27, 16, 6, 23, 9, 13, 8, 7}, {15, 23, 16, 23, 11, 19, 16, 16, 14, 8},
+     {8, 11, 6, 11, 10, 15, 12, 6, 6, 10}, {13, 21, 23, 19, 15, 48, 31, 23, 20, 31},
+     {6, 17, 9, 16, 12, 31, 35, 28, 26, 25}, {5, 18, 13, 16, 6, 23, 28, 34, 29, 17},
+     {4, 15, 8, 14, 6, 20, 26, 29, 26, 16}, {4, 8, 7, 8, 10, 31, 25, 17, 16, 25}},
+};
+
+// Every count of `w` equals the reference (rows/cols are w's sources/targets).
+void expect_matches(const WalkCounts& w, const std::vector<BigMatrix>& ref, const std::string& what) {
+  int mismatches = 0;
+  for (std::size_t li = 0; li < w.lengths.size(); ++li)
+    for (std::int64_t r = 0; r < w.rows(); ++r)
+      for (std::int64_t c = 0; c < w.cols(); ++c) {
+        const std::string want = ref[w.lengths[li] - 1][w.sources[r]][w.targets[c]].get_str();
+        const std::string got = w.at(li, r, c).to_string();
+        if (got != want && ++mismatches <= 5)
+          ADD_FAILURE() << what << ": length " << w.lengths[li] << " (" << w.sources[r] << ", "
+                        << w.targets[c] << "): got " << got << ", want " << want;
+      }
+  EXPECT_EQ(mismatches, 0) << what;
+}
+
+WalkQuery query(int length, WalkMode mode, WalkMethod method, bool all = false) {
+  WalkQuery q;
+  q.length = length;
+  q.mode = mode;
+  q.method = method;
+  q.all_lengths = all;
+  return q;
+}
+
+}  // namespace
+
+// ---- the seeds' example ----------------------------------------------------------------------
+
+TEST(Walks, SeedsTablesOfLengthsOneToFour) {
+  const Graph g = graph_of(kSeedTables[0], kSeedLabels);
+  ASSERT_EQ(g.edges(), 34);  // 17 edges, both ways
+  for (WalkMode mode : {WalkMode::exact, WalkMode::int64, WalkMode::float64})
+    for (WalkMethod method : {WalkMethod::dense, WalkMethod::sparse}) {
+      const WalkCounts w = count_walks(g, query(4, mode, method, true));
+      ASSERT_EQ(w.lengths, (std::vector<int>{1, 2, 3, 4}));
+      for (int t = 0; t < 4; ++t)
+        for (int i = 0; i < 10; ++i)
+          for (int j = 0; j < 10; ++j)
+            EXPECT_EQ(w.at(t, i, j), BigInt(kSeedTables[t][i][j]))
+                << walk_mode_name(mode) << " length " << t + 1 << " " << kSeedLabels[i] << kSeedLabels[j];
+    }
+}
+
+TEST(Walks, SevenWalksOfLengthFourFromCToJ) {
+  const Graph g = graph_of(kSeedTables[0], kSeedLabels);
+  for (WalkMethod method : {WalkMethod::dense, WalkMethod::sparse, WalkMethod::automatic}) {
+    WalkQuery q = query(4, WalkMode::exact, method);
+    q.from = g.vertex("C");
+    q.to = g.vertex("J");
+    const WalkCounts w = count_walks(g, q);
+    ASSERT_EQ(w.rows(), 1);
+    ASSERT_EQ(w.cols(), 1);
+    EXPECT_EQ(w.at(0, 0, 0), BigInt(7));
+  }
+}
+
+TEST(Walks, SeedsGraphFromAnEdgeListAgrees) {
+  const std::string path = ::testing::TempDir() + "walks_seed_edges.txt";
+  {
+    std::ofstream out(path);
+    out << "# the seeds' graph\nA B\nA C\nB C\nB D\nB F\nC D\nC E  # comment\nD F\nE H\nF G\nF H\n"
+           "F I\nG H\nG I\nG J\nH J\n\nI J\n";
+  }
+  GraphReadOptions o;
+  o.undirected = true;
+  const Graph g = read_graph(path, o);
+  fs::remove(path);
+  ASSERT_EQ(g.n, 10);
+  WalkQuery q = query(3, WalkMode::exact, WalkMethod::automatic);
+  const WalkCounts w = count_walks(g, q);
+  for (int i = 0; i < 10; ++i)
+    for (int j = 0; j < 10; ++j)
+      EXPECT_EQ(w.at(0, *g.find(kSeedLabels[i]), *g.find(kSeedLabels[j])), BigInt(kSeedTables[2][i][j]));
+}
+
+// ---- exact counts beyond 64 bits against GMP -------------------------------------------
+
+TEST(Walks, ExactMatchesGmpReferenceFarBeyondInt64) {
+  struct Case {
+    std::size_t n;
+    double density;
+    int lo, hi, length;
+  };
+  // Weighted, negative weights, sparse and dense, lengths where counts pass 2^64 by far.
+  const Case cases[] = {{7, 0.6, 0, 3, 45}, {12, 0.9, 1, 9, 30}, {9, 0.4, -5, 5, 33},
+                        {16, 0.25, 0, 1, 64}, {1, 1.0, 7, 7, 50}, {5, 1.0, 1000000, 2000000, 9}};
+  std::uint64_t seed = 11;
+  for (const Case& c : cases) {
+    auto a = random_adjacency(c.n, c.density, c.lo, c.hi, seed++);
+    const auto ref = reference_powers(a, c.length);
+    mpz_class largest = 0;
+    for (const auto& row : ref.back())
+      for (const auto& x : row) largest = std::max<mpz_class>(largest, abs(x));
+    const Graph g = graph_of(a);
+    const std::string what = std::to_string(c.n) + " vertices, length " + std::to_string(c.length);
+    for (WalkMethod method : {WalkMethod::dense, WalkMethod::sparse}) {
+      const WalkCounts w = count_walks(g, query(c.length, WalkMode::exact, method, true));
+      expect_matches(w, ref, what);
+      // The bound must hold for what it bounds.
+      EXPECT_LE(largest, mpz_class(w.bound.to_string())) << what;
+      // Single rows, columns and pairs take the other code paths.
+      WalkQuery q = query(c.length, WalkMode::exact, method);
+      q.from = static_cast<std::int64_t>(c.n / 2);
+      expect_matches(count_walks(g, q), ref, what + " row");
+      q.to = 0;
+      expect_matches(count_walks(g, q), ref, what + " pair");
+      q.from.reset();
+      expect_matches(count_walks(g, q), ref, what + " column");
+    }
+    if (c.n == 12) {
+      EXPECT_GT(largest, mpz_class("100000000000000000000000000000000")) << "not big";
+    }
+  }
+}
+
+TEST(Walks, SelfLoopsIsolatedVerticesAndDirectedEdges) {
+  // 0 -> 1 -> 2 -> 0 cycle, a self-loop of weight 2 on 1, vertex 3 isolated, 4 -> 0 only.
+  const Graph g = graph_from_edges(5, {{0, 1, 1}, {1, 2, 1}, {2, 0, 1}, {1, 1, 2}, {4, 0, 1}});
+  std::vector<std::vector<std::int64_t>> a(5, std::vector<std::int64_t>(5, 0));
+  a[0][1] = a[1][2] = a[2][0] = a[4][0] = 1;
+  a[1][1] = 2;
+  const auto ref = reference_powers(a, 70);
+  for (WalkMethod method : {WalkMethod::dense, WalkMethod::sparse})
+    expect_matches(count_walks(g, query(70, WalkMode::exact, method, true)), ref, "loops");
+  const WalkCounts w = count_walks(g, query(70, WalkMode::exact, WalkMethod::automatic));
+  for (int v = 0; v < 5; ++v) {
+    EXPECT_TRUE(w.at(0, 3, v).is_zero());
+    EXPECT_TRUE(w.at(0, v, 3).is_zero());
+    EXPECT_TRUE(w.at(0, v, 4).is_zero());  // nothing enters 4
+  }
+  EXPECT_FALSE(w.at(0, 1, 1).fits_int64());  // 2^70 and more around the loop
+}
+
+TEST(Walks, EmptyGraphGivesAnEmptyTable) {
+  const Graph g = graph_from_edges(0, {});
+  for (WalkMode mode : {WalkMode::exact, WalkMode::int64, WalkMode::float64}) {
+    const WalkCounts w = count_walks(g, query(5, mode, WalkMethod::automatic));
+    EXPECT_EQ(w.rows(), 0);
+    EXPECT_EQ(w.cols(), 0);
+  }
+  EXPECT_FALSE(g.find("0"));
+  try {
+    g.vertex("A");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::input);
+    EXPECT_NE(std::string(e.what()).find("'A'"), std::string::npos) << e.what();
+  }
+}
+
+// ---- int64 and float modes ------------------------------------------------------------------
+
+TEST(Walks, Int64ModeRefusesAtTheFirstOverflowingLength) {
+  auto a = random_adjacency(8, 0.7, 1, 4, 99);
+  const auto ref = reference_powers(a, 60);
+  const mpz_class limit("9223372036854775807");
+  int first = 0;
+  for (int t = 1; t <= 60 && !first; ++t)
+    for (const auto& row : ref[t - 1])
+      for (const auto& x : row)
+        if (x > limit) first = t;
+  ASSERT_GT(first, 2);
+  const Graph g = graph_of(a);
+  // Up to the last length that fits, int64 agrees exactly.
+  expect_matches(count_walks(g, query(first - 1, WalkMode::int64, WalkMethod::automatic, true)), ref, "int64");
+  try {
+    count_walks(g, query(60, WalkMode::int64, WalkMethod::automatic));
+    FAIL() << "int64 mode wrapped instead of refusing";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::numeric);
+    EXPECT_NE(std::string(e.what()).find("length " + std::to_string(first) + " "), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Walks, FloatModeIsCloseAndWarnsPast2To53) {
+  auto a = random_adjacency(10, 0.5, 0, 3, 5);
+  const auto ref = reference_powers(a, 40);
+  const Graph g = graph_of(a);
+  for (WalkMethod method : {WalkMethod::dense, WalkMethod::sparse}) {
+    const WalkCounts small = count_walks(g, query(3, WalkMode::float64, method));
+    EXPECT_FALSE(small.rounded);
+    expect_matches(small, ref, "float, small");
+    const WalkCounts big = count_walks(g, query(40, WalkMode::float64, method));
+    EXPECT_TRUE(big.rounded);
+    for (std::int64_t r = 0; r < 10; ++r)
+      for (std::int64_t c = 0; c < 10; ++c) {
+        const double want = ref[39][r][c].get_d();
+        EXPECT_NEAR(big.approx(0, r, c), want, 1e-12 * std::abs(want) + 0.5);
+      }
+  }
+}
+
+// ---- the modular machinery ------------------------------------------------------------------
+
+TEST(Modular, PrimesCoverTheBoundAndNoFewerWould) {
+  for (const char* text : {"0", "1", "2097000", "18446744073709551616", "123456789012345678901234567890123456789"}) {
+    const BigInt bound = BigInt::from_string(text);
+    const int count = walks_detail::primes_for_bound(bound);
+    mpz_class product = 1, fewer = 1;
+    const auto primes = walks_detail::crt_primes(count);
+    for (int i = 0; i < count; ++i) {
+      product *= primes[i];
+      if (i + 1 < count) fewer *= primes[i];
+    }
+    const mpz_class need = 2 * mpz_class(text) + 1;
+    EXPECT_GT(product, need) << text;
+    if (count > 1) {
+      EXPECT_LE(fewer, need) << text;
+    }
+  }
+  const auto primes = walks_detail::crt_primes(50);
+  for (std::size_t i = 0; i < primes.size(); ++i) {
+    EXPECT_LT(primes[i], walks_detail::kPrimeLimit);
+    EXPECT_TRUE(mpz_probab_prime_p(mpz_class(primes[i]).get_mpz_t(), 30) > 0) << primes[i];
+    if (i) {
+      EXPECT_LT(primes[i], primes[i - 1]);
+    }
+  }
+}
+
+TEST(Modular, ChunkIsTheLargestExactOne) {
+  for (std::uint32_t p : walks_detail::crt_primes(3)) {
+    const std::int64_t k = walks_detail::modular_chunk(p);
+    const mpz_class h = (p - 1) / 2, two53 = mpz_class(1) << 53;
+    EXPECT_LE(k * h * h + h, two53);
+    EXPECT_GT((k + 1) * h * h + h, two53);
+    EXPECT_GE(k, 8192);  // a 4096-vertex power needs no chunking
+  }
+}
+
+// All entries at the extreme residue, K past the chunk: a plain double accumulator would
+// exceed 2^53 and round; chunking keeps it exact.
+TEST(Modular, GemmStaysExactPastTheChunkAtExtremeEntries) {
+  const std::uint32_t p = walks_detail::crt_primes(1)[0];
+  const double h = (p - 1) / 2;
+  const std::int64_t chunk = walks_detail::modular_chunk(p);
+  for (std::int64_t k : {chunk - 1, chunk, chunk + 1, 3 * chunk + 7}) {
+    for (double sign_b : {1.0, -1.0}) {
+      Matrix<double> a(2, k), b(k, 3), c(2, 3);
+      for (std::int64_t i = 0; i < k; ++i) {
+        a(0, i) = h, a(1, i) = -h;
+        for (int j = 0; j < 3; ++j) b(i, j) = sign_b * (j == 2 && i % 2 ? -h : h);
+      }
+      walks_detail::modular_gemm(a.view(), b.view(), c.view(), p);
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 3; ++j) {
+          mpz_class exact = 0;
+          for (std::int64_t l = 0; l < k; ++l) exact += mpz_class(static_cast<long>(a(i, l))) * static_cast<long>(b(l, j));
+          mpz_class r = exact % p;  // sign of the dividend
+          if (r > (p - 1) / 2) r -= p;
+          if (r < -static_cast<long>((p - 1) / 2)) r += p;
+          EXPECT_EQ(c(i, j), r.get_d()) << "k " << k << " (" << i << ", " << j << ")";
+        }
+    }
+    // The naive sum really would have been out of the exact range.
+    if (k > chunk) {
+      EXPECT_GT(static_cast<double>(k) * h * h, 9007199254740992.0);
+    }
+  }
+}
+
+TEST(Modular, GemmMatchesAnExactReferenceOnRandomResidues) {
+  const std::uint32_t p = walks_detail::crt_primes(2)[1];
+  const long h = (p - 1) / 2;
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<long> residue(-h, h);
+  const std::int64_t m = 37, n = 29, k = 301;
+  Matrix<double> a(m, k), b(k, n), c(m, n);
+  for (std::int64_t i = 0; i < m * k; ++i) a.data()[i] = static_cast<double>(residue(rng));
+  for (std::int64_t i = 0; i < k * n; ++i) b.data()[i] = static_cast<double>(residue(rng));
+  walks_detail::modular_gemm(a.view(), b.view(), c.view(), p, 64);  // chunks of 64 too
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      mpz_class exact = 0;
+      for (std::int64_t l = 0; l < k; ++l) exact += mpz_class(static_cast<long>(a(i, l))) * static_cast<long>(b(l, j));
+      mpz_class r = exact % p;
+      if (r > h) r -= p;
+      if (r < -h) r += p;
+      ASSERT_EQ(c(i, j), r.get_d()) << i << ", " << j;
+    }
+}
+
+TEST(Modular, ChineseRemainderRebuildsSignedIntegers) {
+  gmp_randclass random(gmp_randinit_default);
+  random.seed(17);
+  for (int bits : {1, 20, 63, 64, 65, 127, 200, 1000}) {
+    const mpz_class bound = (mpz_class(1) << bits) - 1;
+    const BigInt b = BigInt::from_string(bound.get_str());
+    const int q = walks_detail::primes_for_bound(b);
+    const int limbs = walks_detail::limbs_for_bound(b);
+    const auto primes = walks_detail::crt_primes(q);
+    const walks_detail::CrtRebuilder crt(primes, limbs);
+    std::vector<mpz_class> values = {0, 1, -1, bound, -bound};
+    for (int i = 0; i < 20; ++i) {
+      mpz_class x = random.get_z_range(2 * bound + 1) - bound;
+      values.push_back(x);
+    }
+    for (const mpz_class& x : values) {
+      std::vector<std::uint32_t> residues(q);
+      for (int i = 0; i < q; ++i) {
+        mpz_class r = x % primes[i];
+        if (r < 0) r += primes[i];
+        residues[i] = static_cast<std::uint32_t>(r.get_ui());
+      }
+      std::vector<std::uint64_t> words(limbs);
+      crt.rebuild(residues.data(), words.data());
+      EXPECT_EQ(walks_detail::bigint_from_words(words.data(), limbs).to_string(), x.get_str())
+          << bits << " bits";
+    }
+  }
+}
+
+TEST(BigIntType, ConversionsAndOrder) {
+  EXPECT_EQ(BigInt(0).to_string(), "0");
+  EXPECT_EQ(BigInt(-42).to_string(), "-42");
+  const BigInt min64(std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(min64.to_string(), "-9223372036854775808");
+  EXPECT_TRUE(min64.fits_int64());
+  EXPECT_EQ(min64.to_int64(), std::numeric_limits<std::int64_t>::min());
+  const BigInt big = BigInt::from_string("-340282366920938463463374607431768211457");
+  EXPECT_EQ(big.to_string(), "-340282366920938463463374607431768211457");
+  EXPECT_FALSE(big.fits_int64());
+  EXPECT_EQ(big.bit_length(), 129u);
+  EXPECT_THROW(big.to_int64(), Error);
+  EXPECT_LT(big, BigInt(-1));
+  EXPECT_LT(BigInt(-1), BigInt(0));
+  EXPECT_LT(BigInt(5), BigInt::from_string("18446744073709551616"));
+  EXPECT_EQ(BigInt::from_string("+00012"), BigInt(12));
+  EXPECT_THROW(BigInt::from_string("12x"), Error);
+  EXPECT_DOUBLE_EQ(BigInt::from_string("18446744073709551616").to_double(), 18446744073709551616.0);
+}
+
+// ---- readers ------------------------------------------------------------------------------
+
+class GraphFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "gemmkit_walks_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  static void expect_input_error(const std::function<void()>& f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected one mentioning " << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::input) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
+  std::string dir_;
+};
+
+TEST_F(GraphFiles, SymmetricAndGeneralMatrixMarketAgree) {
+  const std::string sym = write("s.mtx",
+                                "%%MatrixMarket matrix coordinate integer symmetric\n% comment\n"
+                                "4 4 5\n1 1 2\n2 1 1\n3 2 3\n4 3 1\n4 1 1\n");
+  const std::string gen = write("g.mtx",
+                                "%%MatrixMarket matrix coordinate integer general\n4 4 9\n1 1 2\n"
+                                "2 1 1\n1 2 1\n3 2 3\n2 3 3\n4 3 1\n3 4 1\n4 1 1\n1 4 1\n");
+  const std::string pat = write("p.mtx",
+                                "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 4\n"
+                                "2 1\n3 2\n4 3\n4 1\n");
+  const Graph s = read_graph(sym), g = read_graph(gen), p = read_graph(pat);
+  EXPECT_EQ(s.row_start, g.row_start);
+  EXPECT_EQ(s.target, g.target);
+  EXPECT_EQ(s.weight, g.weight);
+  EXPECT_EQ(s.edges(), 9);  // the diagonal entry once, the others mirrored
+  EXPECT_FALSE(p.weighted());
+  const WalkCounts ws = count_walks(s, query(45, WalkMode::exact, WalkMethod::automatic));
+  const WalkCounts wg = count_walks(g, query(45, WalkMode::exact, WalkMethod::dense));
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(ws.at(0, i, j), wg.at(0, i, j));
+      EXPECT_EQ(ws.at(0, i, j), ws.at(0, j, i));  // symmetric matrix, symmetric powers
+    }
+  EXPECT_FALSE(ws.fits_int64());
+}
+
+TEST_F(GraphFiles, EdgeListsWithIndicesWeightsAndUndirectedSelfLoops) {
+  // Indices: vertices 0..6; 5 and 6 appear, 4 does not (isolated).
+  const Graph g = read_graph(write("i.txt", "0 1\n1 2 5\n2 0\n6 5 -2\n0 1\n"));
+  EXPECT_EQ(g.n, 7);
+  EXPECT_TRUE(g.weighted());
+  EXPECT_EQ(g.label(4), "4");
+  EXPECT_EQ(g.find("6"), 6);
+  EXPECT_FALSE(g.find("06"));
+  // 0 -> 1 twice: weight 2.
+  EXPECT_EQ(g.weight_at(g.row_start[0]), 2);
+  GraphReadOptions undirected;
+  undirected.undirected = true;
+  const Graph u = read_graph(write("u.txt", "a a\na b\n"), undirected);
+  EXPECT_EQ(u.edges(), 3);  // loop once, a-b both ways
+  EXPECT_EQ(u.label(0), "a");
+  WalkQuery q = query(2, WalkMode::exact, WalkMethod::sparse);
+  q.from = u.vertex("a");
+  q.to = u.vertex("a");
+  EXPECT_EQ(count_walks(u, q).at(0, 0, 0), BigInt(2));  // a-a-a, a-b-a
+}
+
+TEST_F(GraphFiles, MalformedInputsNameTheFileAndLine) {
+  expect_input_error([&] { read_graph(write("a.txt", "a b\nc\n")); }, "line 2");
+  expect_input_error([&] { read_graph(write("b.txt", "a b\na b c d\n")); }, "line 2");
+  expect_input_error([&] { read_graph(write("c.txt", "1 2\n2 3 x\n")); }, "not an integer");
+  expect_input_error([&] { read_graph(write("d.txt", "1 2 99999999999999999999\n")); }, "64-bit");
+  expect_input_error([&] { read_graph(write("e.csv", "0,1\n1,0.5\n")); }, "not an integer");
+  expect_input_error([&] { read_graph(write("f.csv", "0,1,1\n1,0,1\n")); }, "square");
+  expect_input_error([&] { read_graph(write("g.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 1.5\n")); },
+                     "not an integer");
+  expect_input_error([&] { read_graph(dir_ + "/missing.txt"); }, "missing.txt");
+  const Graph g = read_graph(write("h.txt", "x y\n"));
+  expect_input_error([&] { g.vertex("z"); }, "'z'");
+}
+
+TEST_F(GraphFiles, DenseAdjacencyWithLabelsAndEmptyFiles) {
+  GraphReadOptions o;
+  o.labels = {"p", "q", "r"};
+  const Graph g = read_graph(write("m.csv", "0 1 0\n0 0 1\n1 0 0\n"), o);
+  EXPECT_EQ(g.vertex("q"), 1);
+  WalkQuery q = query(3, WalkMode::exact, WalkMethod::automatic);
+  q.from = g.vertex("p");
+  q.to = g.vertex("p");
+  EXPECT_EQ(count_walks(g, q).at(0, 0, 0), BigInt(1));
+  o.labels = {"p", "q"};
+  EXPECT_THROW(read_graph(write("m2.csv", "0 1 0\n0 0 1\n1 0 0\n"), o), Error);
+  const Graph empty = read_graph(write("empty.txt", "# nothing here\n\n"));
+  EXPECT_EQ(empty.n, 0);
+  EXPECT_EQ(count_walks(empty, query(3, WalkMode::exact, WalkMethod::automatic)).rows(), 0);
+}

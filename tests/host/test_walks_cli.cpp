@@ -1,0 +1,172 @@
+// 'gemmkit walks' as a user meets it: the seeds' answer, tables, exit statuses, one-line
+// errors, and output files that appear only when complete.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+#include "gemmkit/io.hpp"
+
+using namespace gemmkit;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class WalksCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "gemmkit_walks_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    // The seeds' graph, in an order that names the vertices A..J.
+    write("seed.txt",
+          "# 10 vertices, 17 edges\nA B\nA C\nB C\nB D\nE C\nD F\nB F\nC D\nF G\nE H\nF H\nF I\n"
+          "G H\nG I\nG J\nH J\nI J\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(path(name)) << text; }
+
+  CliResult run(const std::string& args) const {
+    const std::string out = path(".stdout"), err = path(".stderr");
+    const std::string cmd = std::string(GEMMKIT_CLI_PATH) + " walks " + args + " >" + out + " 2>" + err;
+    const int raw = std::system(cmd.c_str());
+    CliResult r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+  static void expect_error(const CliResult& r, int status, const std::string& needle) {
+    EXPECT_EQ(r.status, status) << r.err;
+    EXPECT_EQ(r.err.rfind("gemmkit: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << "'" << needle << "' not in: " << r.err;
+  }
+  std::string dir_;
+};
+
+}  // namespace
+
+TEST_F(WalksCli, SevenWalksFromCToJ) {
+  for (const char* method : {"auto", "dense", "sparse"}) {
+    const CliResult r = run(path("seed.txt") + " --undirected --length 4 --from C --to J --method " + method);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "7\n") << method;
+  }
+}
+
+TEST_F(WalksCli, TablesLikeTheSeeds) {
+  CliResult r = run(path("seed.txt") + " --undirected -k 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string header, row;
+  std::getline(lines, header);
+  EXPECT_EQ(header.rfind("from/to", 0), 0u) << header;
+  // Row F of the length-4 table: 13 21 23 19 15 48 31 23 20 31 (columns A..J).
+  bool found = false;
+  while (std::getline(lines, row)) {
+    std::istringstream fields(row);
+    std::string name;
+    fields >> name;
+    if (name != "F") continue;
+    found = true;
+    std::vector<int> counts{std::istream_iterator<int>(fields), std::istream_iterator<int>()};
+    EXPECT_EQ(counts, (std::vector<int>{13, 21, 23, 19, 15, 48, 31, 23, 20, 31}));
+  }
+  EXPECT_TRUE(found) << r.out;
+
+  r = run(path("seed.txt") + " --undirected -k 4 --from C --all-lengths");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("length/to"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n4         12 22 27 16 6 23 9 13 8 7\n"), std::string::npos) << r.out;
+}
+
+TEST_F(WalksCli, ExactBigCountsAndModes) {
+  // Length 60 from C to J: far past 2^64 (checked against the reference in test_walks.cpp).
+  CliResult exact = run(path("seed.txt") + " --undirected -k 60 --from C --to J");
+  ASSERT_EQ(exact.status, 0) << exact.err;
+  EXPECT_EQ(exact.out, "344494404373954826825036833073253\n");
+  CliResult dense = run(path("seed.txt") + " --undirected -k 60 --from C --to J --method dense");
+  EXPECT_EQ(dense.out, exact.out);
+
+  CliResult i64 = run(path("seed.txt") + " --undirected -k 60 --from C --to J --mode int64");
+  expect_error(i64, 1, "int64 overflow");
+  EXPECT_NE(i64.err.find("length 36"), std::string::npos) << i64.err;
+  EXPECT_TRUE(i64.out.empty());
+
+  CliResult f = run(path("seed.txt") + " --undirected -k 60 --from C --to J --mode float");
+  EXPECT_EQ(f.status, 0);
+  EXPECT_NE(f.err.find("warning"), std::string::npos) << f.err;
+  EXPECT_NEAR(std::stod(f.out), 3.44494404373954826825e32, 1e18);
+}
+
+TEST_F(WalksCli, CsvAndNpyOutputs) {
+  CliResult r = run(path("seed.txt") + " --undirected -k 3 -o " + path("t.csv"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string csv = slurp(path("t.csv"));
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "from/to,A,B,C,D,E,F,G,H,I,J");
+  EXPECT_NE(csv.find("\nF,3,9,4,8,3,6,10,11,10,4\n"), std::string::npos) << csv;
+
+  r = run(path("seed.txt") + " --undirected -k 3 -o " + path("t.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto m = std::get<Matrix<std::int64_t>>(read_npy(path("t.npy")));
+  EXPECT_EQ(m(5, 7), 11);  // F -> H
+
+  // Counts past int64 cannot go into .npy: refused, nothing written, old file kept.
+  write("keep.npy", "old");
+  r = run(path("seed.txt") + " --undirected -k 60 -o " + path("keep.npy"));
+  expect_error(r, 1, "64-bit");
+  EXPECT_EQ(slurp(path("keep.npy")), "old");
+  r = run(path("seed.txt") + " --undirected -k 60 --all-lengths -o " + path("all.csv"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string all = slurp(path("all.csv"));
+  EXPECT_EQ(all.substr(0, all.find('\n')), "length,from/to,A,B,C,D,E,F,G,H,I,J");
+  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 1 + 60 * 10);
+}
+
+TEST_F(WalksCli, BadInputsExitTwoWithOneLine) {
+  expect_error(run(path("seed.txt") + " --undirected -k 4 --from Z"), 2, "'Z'");
+  expect_error(run(path("seed.txt") + " -k 0"), 2, "length");
+  expect_error(run(path("seed.txt") + " -k 3 --mode fast"), 2, "fast");
+  write("bad.txt", "A B\nA B C D\n");
+  expect_error(run(path("bad.txt") + " -k 3"), 2, "line 2");
+  write("m.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 1\n2 1\n");
+  expect_error(run(path("m.mtx") + " -k 3 --undirected"), 2, "--undirected");
+  expect_error(run(path("missing.txt") + " -k 3"), 2, "missing.txt");
+  CliResult r = run(path("m.mtx") + " -k 3 --labels x,y --from x --to y");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+}
+
+TEST_F(WalksCli, EmptyGraph) {
+  write("empty.txt", "# no edges\n");
+  CliResult r = run(path("empty.txt") + " -k 5");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "from/to\n");
+  expect_error(run(path("empty.txt") + " -k 5 --from 0"), 2, "no vertex");
+}
+
+TEST_F(WalksCli, Help) {
+  const CliResult r = run("--help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* option : {"--length", "--from", "--to", "--all-lengths", "--mode", "--method",
+                             "--undirected", "--labels", "--output"})
+    EXPECT_NE(r.out.find(option), std::string::npos) << option;
+}
