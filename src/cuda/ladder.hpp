@@ -2,6 +2,7 @@
 // them in ladder order.
 #pragma once
 
+#include "cuda/autotune_table.hpp"
 #include "gemmkit/registry.hpp"
 
 namespace gemmkit::cuda {
@@ -11,5 +12,9 @@ void register_seed_kernels(Registry& registry);       // ladder_seeds.cu: rungs 
 void register_simt_kernels(Registry& registry);       // ladder_simt.cu: rungs 7-11
 void register_warptile_kernels(Registry& registry);   // ladder_warptile.cu: rungs 12-14
 void register_stream_k_kernels(Registry& registry);   // ladder_stream_k.cu: rung 15
+
+// Rung 14's kernel in one tuned configuration (ladder_warptile.cu). Rung 15 runs it when a
+// problem has no partial wave to split.
+void run_tuned_config(TunedConfig config, const GemmProblem& p);
 
 }  // namespace gemmkit::cuda

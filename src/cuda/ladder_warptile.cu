@@ -65,6 +65,8 @@ const TunedKernel& tuned(TunedConfig id) {
 
 }  // namespace
 
+void run_tuned_config(TunedConfig config, const GemmProblem& p) { tuned(config).run(p); }
+
 void register_warptile_kernels(Registry& registry) {
   registry.add({.name = "cuda_warptile",
                 .backend = Backend::cuda,

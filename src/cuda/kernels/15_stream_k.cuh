@@ -93,10 +93,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     stream_k_kernel(GemmArgs<float> g, StreamKSchedule s, StreamKWorkspace w) {
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
-  // Without stream-K blocks nobody waits for anybody: the block index will do, and the
-  // launcher then need not reset the counter.
   __shared__ int block_number;
-  if (threadIdx.x == 0) block_number = s.sk_blocks > 0 ? atomicAdd(w.next_block, 1) : int(blockIdx.x);
+  if (threadIdx.x == 0) block_number = atomicAdd(w.next_block, 1);
   __syncthreads();
 
   // K tiles [kt_begin, kt_end) of `tile` into acc; the barrier after the main loop frees
