@@ -12,66 +12,15 @@
 
 #include "gemmkit/io.hpp"
 #include "gemmkit/random.hpp"
+#include "host/cli_test_support.hpp"
 
 using namespace gemmkit;
+using test::CliResult;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct CliResult {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gemmkit_cli_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
-  // Runs gemmkit with `args` (paths here contain no spaces), capturing both streams.
-  CliResult run(const std::string& args) const {
-    const std::string out = path(".stdout"), err = path(".stderr");
-    const std::string cmd = std::string(GEMMKIT_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
-    const int raw = std::system(cmd.c_str());
-    CliResult r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
-
-  // Files in the scratch folder, to catch leftovers of failed runs.
-  std::vector<std::string> listing() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
-  // A failed run: the status, and exactly one stderr line that starts as promised and
-  // mentions `needle`.
-  static void expect_error(const CliResult& r, int status, const std::string& needle) {
-    EXPECT_EQ(r.status, status) << r.err;
-    EXPECT_EQ(r.err.rfind("gemmkit: error: ", 0), 0u) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << "'" << needle << "' not in: " << r.err;
-  }
-
-  std::string dir_;
-};
+class Cli : public test::CliTest {};
 
 }  // namespace
 
@@ -161,10 +110,10 @@ TEST_F(Cli, FailedMultiplyLeavesNoFileAndClobbersNothing) {
     std::ofstream(c) << "precious";
   }
   expect_error(run("multiply " + a + " " + b + " -o " + c), 2, "shape mismatch");
-  EXPECT_EQ(slurp(c), "precious");
+  EXPECT_EQ(read_file(c), "precious");
 
   // A truncated .npy input.
-  const std::string bytes = slurp(a);
+  const std::string bytes = read_file(a);
   const std::string broken = path("broken.npy");
   {
     std::ofstream(broken, std::ios::binary) << bytes.substr(0, bytes.size() - 7);
@@ -177,8 +126,8 @@ TEST_F(Cli, FailedMultiplyLeavesNoFileAndClobbersNothing) {
                ".pdf");
   expect_error(run("multiply " + a + " " + b + " -o " + path("no/such/dir/out.npy") +
                    " --transpose-b"), 2, "no/such/dir");
-  EXPECT_EQ(listing(), (std::vector<std::string>{"A.npy", "B.npy", "C.npy", "broken.npy"}));
-  EXPECT_EQ(slurp(c), "precious");
+  EXPECT_EQ(listing(), (std::set<std::string>{"A.npy", "B.npy", "C.npy", "broken.npy"}));
+  EXPECT_EQ(read_file(c), "precious");
 }
 
 TEST_F(Cli, UnsupportedKernelForDtypeIsAUsageError) {
@@ -213,7 +162,7 @@ TEST_F(Cli, BenchWritesJsonAndCsvWithRatiosAndErrors) {
                           " --csv " + csv);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("% OpenBLAS"), std::string::npos) << r.out;
-  const auto j = nlohmann::json::parse(slurp(json));
+  const auto j = nlohmann::json::parse(read_file(json));
   EXPECT_FALSE(j["environment"]["commit"].get<std::string>().empty());
   EXPECT_FALSE(j["environment"]["date"].get<std::string>().empty());
   int rows = 0;
@@ -225,14 +174,14 @@ TEST_F(Cli, BenchWritesJsonAndCsvWithRatiosAndErrors) {
     EXPECT_LE(row["error"].get<double>(), row["tolerance"].get<double>());
   }
   EXPECT_EQ(rows, 2 * 4);  // two sizes x four CPU kernels (f32)
-  const std::string text = slurp(csv);
+  const std::string text = read_file(csv);
   EXPECT_EQ(text.rfind("kernel,backend,dtype,m,n,k", 0), 0u);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + rows);
 
   // Integer benchmark: no reference library, exact check.
   const CliResult ri = run("bench --backend cpu --dtype i64 --m 20 --n 30 --k 40 --reps 1 --json " + json);
   ASSERT_EQ(ri.status, 0) << ri.err;
-  const auto ji = nlohmann::json::parse(slurp(json));
+  const auto ji = nlohmann::json::parse(read_file(json));
   for (const auto& row : ji["results"]) {
     EXPECT_TRUE(row["passed"].get<bool>());
     EXPECT_EQ(row["error"].get<double>(), 0.0);
@@ -246,7 +195,7 @@ TEST_F(Cli, BenchTakesNonSquareShapesSmallestFirst) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("20x30x40"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("3x50x1"), std::string::npos) << r.out;
-  const auto j = nlohmann::json::parse(slurp(json));
+  const auto j = nlohmann::json::parse(read_file(json));
   std::vector<std::string> order;
   for (const auto& row : j["results"]) {
     EXPECT_TRUE(row["passed"].get<bool>()) << row.dump();
@@ -262,7 +211,7 @@ TEST_F(Cli, BenchTakesNonSquareShapesSmallestFirst) {
   }
   EXPECT_EQ(order, (std::vector<std::string>{"3x50x1", "16x16x16", "20x30x40"}));
   EXPECT_EQ(j["percent_of"], "cpu_openblas");
-  const std::string text = slurp(csv);
+  const std::string text = read_file(csv);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 3 * 2);  // cpu_naive + cpu_openblas
 
   expect_error(run("bench --backend cpu --shapes 20x30"), 2, "'20x30'");
@@ -288,7 +237,7 @@ TEST_F(Cli, BenchSkipsAKernelPredictedToRunLongerThanTheBudget) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("skipped: predicted "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" per run"), std::string::npos) << r.out;
-  const auto j = nlohmann::json::parse(slurp(json));
+  const auto j = nlohmann::json::parse(read_file(json));
   int ran = 0, skipped = 0;
   for (const auto& row : j["results"]) {
     if (row["m"] == 16) {
@@ -305,7 +254,7 @@ TEST_F(Cli, BenchSkipsAKernelPredictedToRunLongerThanTheBudget) {
   }
   EXPECT_EQ(ran, 4);
   EXPECT_EQ(skipped, 4);
-  const std::string text = slurp(csv);
+  const std::string text = read_file(csv);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + ran + skipped);
   EXPECT_NE(text.find(",true,skipped: predicted "), std::string::npos) << text;
 
@@ -313,7 +262,7 @@ TEST_F(Cli, BenchSkipsAKernelPredictedToRunLongerThanTheBudget) {
   const CliResult all = run("bench --backend cpu --sizes 16,48 --reps 1 --warmup 0 "
                             "--max-run-seconds 100 --json " + json);
   ASSERT_EQ(all.status, 0) << all.err;
-  const auto all_rows = nlohmann::json::parse(slurp(json));  // named: a range-for over a
+  const auto all_rows = nlohmann::json::parse(read_file(json));  // named: a range-for over a
   for (const auto& row : all_rows["results"])                 // temporary's member dangles
     EXPECT_FALSE(row["skipped"].get<bool>()) << row.dump();
 }
@@ -325,7 +274,7 @@ TEST_F(Cli, BenchPlotWritesAPng) {
   const std::string png = path("plot.png");
   const CliResult r = run("bench --backend cpu --sizes 16,32 --reps 1 --warmup 0 --plot " + png);
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::string bytes = slurp(png);
+  const std::string bytes = read_file(png);
   ASSERT_GT(bytes.size(), 1000u);
   EXPECT_EQ(bytes.substr(1, 3), "PNG");
 }
@@ -372,5 +321,5 @@ TEST_F(Cli, EveryMalformedInputClassExitsTwoWithOneLineAndNoOutput) {
     EXPECT_FALSE(fs::exists(path("out.npy")));
     fs::remove(input);
   }
-  EXPECT_EQ(listing(), std::vector<std::string>{"B.npy"});
+  EXPECT_EQ(listing(), std::set<std::string>{"B.npy"});
 }

@@ -14,6 +14,7 @@
 #include "gemmkit/io.hpp"
 #include "gemmkit/walks.hpp"
 #include "graph/modular.hpp"
+#include "host/io_test_support.hpp"
 
 using namespace gemmkit;
 namespace fs = std::filesystem;
@@ -417,29 +418,14 @@ TEST(BigIntType, ConversionsAndOrder) {
 
 // ---- readers ------------------------------------------------------------------------------
 
-class GraphFiles : public ::testing::Test {
+class GraphFiles : public test::ScratchDirTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gemmkit_walks_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string write(const std::string& name, const std::string& text) const {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << text;
-    return path;
+    return write_file(name, text);
   }
   static void expect_input_error(const std::function<void()>& f, const std::string& needle) {
-    try {
-      f();
-      ADD_FAILURE() << "no error; expected one mentioning " << needle;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.category(), ErrorCategory::input) << e.what();
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
+    test::expect_error(f, ErrorCategory::input, needle);
   }
-  std::string dir_;
 };
 
 TEST_F(GraphFiles, SymmetricAndGeneralMatrixMarketAgree) {

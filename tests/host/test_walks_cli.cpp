@@ -10,56 +10,26 @@
 #include <string>
 
 #include "gemmkit/io.hpp"
+#include "host/cli_test_support.hpp"
 
 using namespace gemmkit;
+using test::CliResult;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct CliResult {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-class WalksCli : public ::testing::Test {
+class WalksCli : public test::CliTest {
  protected:
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "gemmkit_walks_cli_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    CliTest::SetUp();
     // The seeds' graph, in an order that names the vertices A..J.
     write("seed.txt",
           "# 10 vertices, 17 edges\nA B\nA C\nB C\nB D\nE C\nD F\nB F\nC D\nF G\nE H\nF H\nF I\n"
           "G H\nG I\nG J\nH J\nI J\n");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-  void write(const std::string& name, const std::string& text) const { std::ofstream(path(name)) << text; }
-
-  CliResult run(const std::string& args) const {
-    const std::string out = path(".stdout"), err = path(".stderr");
-    const std::string cmd = std::string(GEMMKIT_CLI_PATH) + " walks " + args + " >" + out + " 2>" + err;
-    const int raw = std::system(cmd.c_str());
-    CliResult r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
-  static void expect_error(const CliResult& r, int status, const std::string& needle) {
-    EXPECT_EQ(r.status, status) << r.err;
-    EXPECT_EQ(r.err.rfind("gemmkit: error: ", 0), 0u) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << "'" << needle << "' not in: " << r.err;
-  }
-  std::string dir_;
+  void write(const std::string& name, const std::string& text) const { write_file(name, text); }
+  // gemmkit walks ARGS.
+  CliResult run(const std::string& args) const { return CliTest::run("walks " + args); }
 };
 
 }  // namespace
@@ -120,7 +90,7 @@ TEST_F(WalksCli, ExactBigCountsAndModes) {
 TEST_F(WalksCli, CsvAndNpyOutputs) {
   CliResult r = run(path("seed.txt") + " --undirected -k 3 -o " + path("t.csv"));
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::string csv = slurp(path("t.csv"));
+  const std::string csv = read_file(path("t.csv"));
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "from/to,A,B,C,D,E,F,G,H,I,J");
   EXPECT_NE(csv.find("\nF,3,9,4,8,3,6,10,11,10,4\n"), std::string::npos) << csv;
 
@@ -133,10 +103,10 @@ TEST_F(WalksCli, CsvAndNpyOutputs) {
   write("keep.npy", "old");
   r = run(path("seed.txt") + " --undirected -k 60 -o " + path("keep.npy"));
   expect_error(r, 1, "64-bit");
-  EXPECT_EQ(slurp(path("keep.npy")), "old");
+  EXPECT_EQ(read_file(path("keep.npy")), "old");
   r = run(path("seed.txt") + " --undirected -k 60 --all-lengths -o " + path("all.csv"));
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::string all = slurp(path("all.csv"));
+  const std::string all = read_file(path("all.csv"));
   EXPECT_EQ(all.substr(0, all.find('\n')), "length,from/to,A,B,C,D,E,F,G,H,I,J");
   EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 1 + 60 * 10);
 }
