@@ -85,6 +85,21 @@ std::pair<std::int64_t, std::int64_t> table_position(const SparseSetup& s, std::
   return s.forward ? std::pair{seed_index, other_index} : std::pair{other_index, seed_index};
 }
 
+// Calls store(o, k, entry) for every (other vertex o, seed k) pair of the sparse vectors,
+// `entry` being where the pair lands in the table of length `length_index` in `out`.
+template <class Store>
+void for_each_table_entry(const SparseSetup& s, const WalkCounts& out, std::size_t length_index,
+                          std::int64_t seeds, Store&& store) {
+  const std::int64_t others = static_cast<std::int64_t>(s.others.size());
+  const std::size_t base = length_index * static_cast<std::size_t>(out.rows() * out.cols());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t o = 0; o < others; ++o)
+    for (std::int64_t k = 0; k < seeds; ++k) {
+      const auto [r, c] = table_position(s, o, k);
+      store(o, k, base + static_cast<std::size_t>(r * out.cols() + c));
+    }
+}
+
 // acc mod p for acc < 2^64, p < 2^21: the double estimate of acc / p is within 1 of the
 // true quotient (relative error 2^-52 on a quotient below 2^44), so one correction each
 // way suffices; the loops make that obvious rather than assumed.
@@ -159,15 +174,9 @@ void sparse_exact(const Graph& g, const Plan& plan, const WalkQuery& query, Walk
     }
     std::swap(x, y);
     if (next_record < plan.lengths.size() && plan.lengths[next_record] == t) {
-      const std::int64_t others = static_cast<std::int64_t>(s.others.size());
-      const std::size_t base = next_record * static_cast<std::size_t>(out.rows() * out.cols());
-#pragma omp parallel for schedule(static)
-      for (std::int64_t o = 0; o < others; ++o)
-        for (std::int64_t k = 0; k < seeds; ++k) {
-          const auto [r, c] = table_position(s, o, k);
-          crt.rebuild(&x[s.others[o] * width + k * nq],
-                      &out.words[(base + static_cast<std::size_t>(r * out.cols() + c)) * out.limbs]);
-        }
+      for_each_table_entry(s, out, next_record, seeds, [&](std::int64_t o, std::int64_t k, std::size_t e) {
+        crt.rebuild(&x[s.others[o] * width + k * nq], &out.words[e * out.limbs]);
+      });
       ++next_record;
     }
   }
@@ -220,13 +229,9 @@ void sparse_int64(const Graph& g, const Plan& plan, const WalkQuery& query, Walk
                " does not fit a 64-bit integer (use --mode exact)");
     std::swap(x, y);
     if (next_record < plan.lengths.size() && plan.lengths[next_record] == t) {
-      const std::size_t base = next_record * static_cast<std::size_t>(out.rows() * out.cols());
-      for (std::size_t o = 0; o < s.others.size(); ++o)
-        for (std::int64_t k = 0; k < width; ++k) {
-          const auto [r, c] = table_position(s, static_cast<std::int64_t>(o), k);
-          out.words[base + static_cast<std::size_t>(r * out.cols() + c)] =
-              static_cast<std::uint64_t>(x[s.others[o] * width + k]);
-        }
+      for_each_table_entry(s, out, next_record, width, [&](std::int64_t o, std::int64_t k, std::size_t e) {
+        out.words[e] = static_cast<std::uint64_t>(x[s.others[o] * width + k]);
+      });
       ++next_record;
     }
   }
@@ -255,12 +260,9 @@ void sparse_float(const Graph& g, const Plan& plan, const WalkQuery& query, Walk
     }
     std::swap(x, y);
     if (next_record < plan.lengths.size() && plan.lengths[next_record] == t) {
-      const std::size_t base = next_record * static_cast<std::size_t>(out.rows() * out.cols());
-      for (std::size_t o = 0; o < s.others.size(); ++o)
-        for (std::int64_t k = 0; k < width; ++k) {
-          const auto [r, c] = table_position(s, static_cast<std::int64_t>(o), k);
-          out.reals[base + static_cast<std::size_t>(r * out.cols() + c)] = x[s.others[o] * width + k];
-        }
+      for_each_table_entry(s, out, next_record, width, [&](std::int64_t o, std::int64_t k, std::size_t e) {
+        out.reals[e] = x[s.others[o] * width + k];
+      });
       ++next_record;
     }
   }
