@@ -4,13 +4,13 @@
 # Usage: scripts/gpu-session.sh BIN_DIR OUT_DIR [STEPS]
 #   BIN_DIR holds gemmkit and gemmkit_gpu_tests (e.g. build/release/bin + build/release/tests
 #   copied together); OUT_DIR receives logs, JSON and CSV. STEPS: any of "tests sanitize
-#   bench" (default all three; split them when a call has a time limit). Prints a short
-#   summary last.
+#   bench tensor-sanitize tensor" (default: tests sanitize bench tensor; split them when a
+#   call has a time limit). Prints a short summary last.
 set -uo pipefail
 usage="usage: gpu-session.sh BIN_DIR OUT_DIR [STEPS]"
 bin=${1:?$usage}
 out=${2:?$usage}
-steps=${3:-tests sanitize bench}
+steps=${3:-tests sanitize bench tensor}
 has() { [[ " $steps " == *" $1 "* ]]; }
 mkdir -p "$out"
 date -u +%FT%TZ > "$out/date.txt"
@@ -50,7 +50,39 @@ if has sanitize && command -v compute-sanitizer > /dev/null; then
   echo "racecheck: $race_failed kernels with hazards or errors, $race_timeouts timed out (per kernel: $out/racecheck.txt)"
 fi
 
-# 3. The benchmark: square sizes and the issue's non-square shapes, every kernel.
+# 2b. The same for the tensor-core rungs: memcheck on their own suite; racecheck on the
+# rungs whose threads share memory through ordinary stores (the Hopper rungs' operands
+# move through TMA and wgmma, which the race checker does not follow).
+if has tensor-sanitize && command -v compute-sanitizer > /dev/null; then
+  timeout 280 compute-sanitizer --tool memcheck --error-exitcode 3 "$bin/gemmkit_gpu_tests" \
+    --gtest_brief=1 --gtest_filter='Kernels/GpuTensorKernel.*:-*cublas*' \
+    > "$out/tensor_memcheck.txt" 2>&1
+  echo "tensor memcheck: exit $? ($(grep -E 'ERROR SUMMARY' "$out/tensor_memcheck.txt" | tail -1))"
+  for kernel in cuda_wmma cuda_mma_sync; do
+    timeout 120 compute-sanitizer --tool racecheck --error-exitcode 3 "$bin/gemmkit_gpu_tests" \
+      --gtest_brief=1 --gtest_filter="Kernels/GpuTensorKernel.*/$kernel" \
+      > "$out/tensor_racecheck_$kernel.txt" 2>&1
+    echo "racecheck $kernel: exit $? $(grep -E 'RACECHECK SUMMARY' "$out/tensor_racecheck_$kernel.txt" | tail -1)"
+  done
+fi
+
+# 3. The tensor-core benchmark: bf16 and f16 as stored (A m x k, B k x n), tf32 with B
+# transposed (the layout its wgmma rungs take); cuBLAS of the same dtype in the same run.
+if has tensor; then
+  for dtype in bf16 f16 tf32; do
+    layout=""
+    [ "$dtype" = tf32 ] && layout="--transpose-b"
+    timeout 240 "$bin/gemmkit" bench --backend cuda --dtype "$dtype" $layout \
+      --shapes 1024x1024x1024,2048x2048x2048,4096x4096x4096,8192x8192x8192,4000x4000x4000,8192x2048x8192 \
+      --reps 10 --max-seconds 1 --json "$out/tensor_$dtype.json" --csv "$out/tensor_$dtype.csv" \
+      > "$out/tensor_$dtype.txt" 2>&1
+    echo "tensor bench $dtype: exit $?"
+    grep -E "^cuda_(cublas|wgmma_ws|wgmma_tma|mma_sync|wmma)" "$out/tensor_$dtype.txt" |
+      grep -E "(4000|4096|8192)" | cut -c1-100
+  done
+fi
+
+# 4. The SIMT benchmark: square sizes and the issue's non-square shapes, every kernel.
 has bench || exit 0
 "$bin/gemmkit" device > "$out/device.txt" 2>&1
 timeout 420 "$bin/gemmkit" bench --backend cuda --sizes 256,512,1024,2048,4096,8192,16384 \

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include "cli.hpp"
 #include "gemmkit/device.hpp"
+#include "gemmkit/half.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/registry.hpp"
@@ -31,6 +33,7 @@ struct BenchOptions {
   double max_seconds = 3.0;
   double max_run_seconds = 2.0;
   std::uint64_t seed = 1;
+  bool trans_a = false, trans_b = false;  // every shape with A and/or B stored transposed
   std::string json_path, csv_path, plot_path;
 };
 
@@ -58,8 +61,38 @@ struct Row {
   int reps = 0;
   double median_s = 0, min_s = 0, gflops = 0;
   double percent_of_reference = -1;  // -1: no reference for this dtype (or not run)
+  // The reference's median in runs alternating with this kernel's (0: not timed in pairs,
+  // e.g. the reference itself); the ratio is taken against it.
+  double paired_reference_median_s = 0;
   VerifyResult check;
 };
+
+// f16, bf16 and tf32 have no host matrix type yet (only the tensor-core kernels take
+// them): their operands are drawn in f32 and stored as raw elements of the dtype.
+bool tensor_only(DType dtype) {
+  return dtype == DType::f16 || dtype == DType::bf16 || dtype == DType::tf32;
+}
+std::vector<unsigned char> random_raw(std::int64_t rows, std::int64_t cols, DType dtype,
+                                      const Distribution& dist, std::uint64_t seed) {
+  const Matrix<float> x = std::get<Matrix<float>>(random_matrix(rows, cols, DType::f32, dist, seed));
+  std::vector<unsigned char> raw(std::size_t(x.size()) * dtype_size(dtype));
+  for (std::int64_t i = 0; i < x.size(); ++i) {
+    const float v = x.data()[i];
+    if (dtype == DType::tf32) {
+      std::memcpy(raw.data() + 4 * i, &v, 4);
+    } else {
+      const std::uint16_t bits = dtype == DType::f16 ? to_half_bits(v) : to_bfloat16_bits(v);
+      std::memcpy(raw.data() + 2 * i, &bits, 2);
+    }
+  }
+  return raw;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
 
 // Parses a positive integer, or throws a usage error naming the option and the item.
 std::int64_t positive_integer(const std::string& item, const char* option, const char* expected) {
@@ -196,6 +229,9 @@ nlohmann::json to_json(const Row& r, DType dtype, Backend backend) {
           {"gflops", number_or_null(r.gflops)},
           {"percent_of_reference", r.percent_of_reference < 0 ? nlohmann::json(nullptr)
                                                               : nlohmann::json(r.percent_of_reference)},
+          {"paired_reference_median_ms", r.paired_reference_median_s > 0
+                                             ? nlohmann::json(r.paired_reference_median_s * 1e3)
+                                             : nlohmann::json(nullptr)},
           {"error", number_or_null(r.check.error)}, {"error_method", verify_mode_name(r.check.method)},
           {"tolerance", number_or_null(r.check.tolerance)},
           {"tolerance_dtype", dtype_name(r.tolerance_dtype)}, {"passed", r.check.passed}};
@@ -337,16 +373,33 @@ void run_bench(const BenchOptions& o) {
   const std::size_t total = shapes.size() * kernels.size();
   std::size_t done = 0;
   for (const Shape& s : shapes) {
-    const AnyMatrix a = random_matrix(s.m, s.k, dtype, dist, o.seed);
-    const AnyMatrix b = random_matrix(s.k, s.n, dtype, dist, o.seed + 1);
-    AnyMatrix c = random_matrix(s.m, s.n, dtype, dist, o.seed + 2);  // beta = 0: overwritten
-    GemmProblem p = std::visit(
-        [&](auto& cm) -> GemmProblem {
-          using T = typename std::decay_t<decltype(cm)>::value_type;
-          return make_problem<T>(std::get<Matrix<T>>(a).view(), false,
-                                 std::get<Matrix<T>>(b).view(), false, cm.view());
-        },
-        c);
+    GemmProblem p;
+    AnyMatrix a, b, c;
+    std::vector<unsigned char> raw_a, raw_b, raw_c;
+    if (tensor_only(dtype)) {
+      raw_a = random_raw(s.m, s.k, dtype, dist, o.seed);  // stored m x k or k x m: same count
+      raw_b = random_raw(s.k, s.n, dtype, dist, o.seed + 1);
+      raw_c = random_raw(s.m, s.n, dtype, dist, o.seed + 2);  // beta = 0: overwritten
+      p.dtype = dtype;
+      p.trans_a = o.trans_a, p.trans_b = o.trans_b;
+      p.m = s.m, p.n = s.n, p.k = s.k;
+      p.a = raw_a.data(), p.lda = p.a_cols();
+      p.b = raw_b.data(), p.ldb = p.b_cols();
+      p.c = raw_c.data(), p.ldc = s.n;
+    } else {
+      a = o.trans_a ? random_matrix(s.k, s.m, dtype, dist, o.seed)
+                    : random_matrix(s.m, s.k, dtype, dist, o.seed);
+      b = o.trans_b ? random_matrix(s.n, s.k, dtype, dist, o.seed + 1)
+                    : random_matrix(s.k, s.n, dtype, dist, o.seed + 1);
+      c = random_matrix(s.m, s.n, dtype, dist, o.seed + 2);  // beta = 0: overwritten
+      p = std::visit(
+          [&](auto& cm) -> GemmProblem {
+            using T = typename std::decay_t<decltype(cm)>::value_type;
+            return make_problem<T>(std::get<Matrix<T>>(a).view(), o.trans_a,
+                                   std::get<Matrix<T>>(b).view(), o.trans_b, cm.view());
+          },
+          c);
+    }
     // One double reference per shape serves every kernel; past the full-check limit each
     // result gets a Freivalds check instead (integers: always exact).
     const bool full = !is_integer(dtype) && double(s.m) * double(s.n) * double(s.k) <= kFullVerifyLimit;
@@ -384,12 +437,25 @@ void run_bench(const BenchOptions& o) {
         shape_rows.push_back(r);
         continue;
       }
-      std::vector<double> seconds = time_kernel(*e, p, timing);
-      std::sort(seconds.begin(), seconds.end());
+      // On the GPU every kernel is timed in runs alternating with the reference's, so both
+      // see the same clocks: a GPU under sustained load slows down, and sequential timing
+      // would favour whichever ran first (seen on the H200: cuBLAS itself lost 11% over one
+      // sweep). Not on the CPU: there the two thread pools (OpenMP, OpenBLAS) would wake
+      // each other's cores cold and distort both.
+      const bool paired = backend == Backend::cuda && reference_entry && e != reference_entry &&
+                          !reference_entry->rejects(p) &&
+                          device_cc >= reference_entry->min_compute_capability;
+      std::vector<double> seconds;
+      if (paired) {
+        const PairedTimes t = time_kernel_beside(*e, *reference_entry, p, timing);
+        seconds = t.entry;
+        r.paired_reference_median_s = median(t.reference);
+      } else {
+        seconds = time_kernel(*e, p, timing);
+      }
       r.reps = int(seconds.size());
-      r.median_s = seconds[seconds.size() / 2];
-      if (seconds.size() % 2 == 0) r.median_s = 0.5 * (seconds[seconds.size() / 2 - 1] + r.median_s);
-      r.min_s = seconds.front();
+      r.median_s = median(seconds);
+      r.min_s = *std::min_element(seconds.begin(), seconds.end());
       r.gflops = p.flops() / r.median_s / 1e9;
       if (r.min_s > 0) best_rate[e] = std::max(best_rate[e], p.flops() / r.min_s);
       if (full) {
@@ -408,7 +474,10 @@ void run_bench(const BenchOptions& o) {
       return reference_entry && r.kernel == reference_entry->name && !r.skipped;
     });
     for (Row& r : shape_rows) {
-      if (ref != shape_rows.end() && !r.skipped) r.percent_of_reference = 100.0 * r.gflops / ref->gflops;
+      if (!r.skipped && r.paired_reference_median_s > 0)
+        r.percent_of_reference = 100.0 * r.paired_reference_median_s / r.median_s;
+      else if (!r.skipped && ref != shape_rows.end())
+        r.percent_of_reference = 100.0 * r.gflops / ref->gflops;
       rows.push_back(r);
     }
   }
@@ -453,6 +522,9 @@ void run_bench(const BenchOptions& o) {
                             {"max_seconds", o.max_seconds},
                             {"max_run_seconds", o.max_run_seconds},
                             {"l2_flushed", backend == Backend::cuda},
+                            {"trans_a", o.trans_a},
+                            {"trans_b", o.trans_b},
+                            {"timing", "each kernel's runs alternate with the reference's"},
                             {"percent_of", reference_entry ? nlohmann::json(reference_entry->name)
                                                            : nlohmann::json(nullptr)},
                             {"results", nlohmann::json::array()}};
@@ -486,7 +558,9 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--m", o->m, "Rows of C (with --n and --k: one shape)");
   cmd->add_option("--n", o->n, "Columns of C");
   cmd->add_option("--k", o->k, "Reduction length");
-  cmd->add_option("--dtype", o->dtype, "f32, f64, i32 or i64")->capture_default_str();
+  cmd->add_option("--dtype", o->dtype,
+                  "f32, f64, i32, i64, or bf16, f16, tf32 (tensor-core kernels)")
+      ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed runs before timing")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--reps", o->reps, "Timed runs (the median is reported)")
@@ -499,6 +573,8 @@ void add_bench(CLI::App& app) {
                   "predicts one run takes longer than this (shapes run smallest first)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_flag("--transpose-a", o->trans_a, "Store A transposed (k x m) in every shape");
+  cmd->add_flag("--transpose-b", o->trans_b, "Store B transposed (n x k) in every shape");
   cmd->add_option("--json", o->json_path, "Write results (with GPU, date, commit) as JSON");
   cmd->add_option("--csv", o->csv_path, "Write results as CSV");
   cmd->add_option("--plot", o->plot_path,

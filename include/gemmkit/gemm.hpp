@@ -27,6 +27,11 @@ struct GemmProblem {
   std::int64_t ldb = 1;
   void* c = nullptr;
   std::int64_t ldc = 1;
+  // C's element type when it differs from the inputs': only f32 for f16/bf16 inputs (the
+  // tensor cores sum in FP32 anyway). nullopt: C has the input dtype.
+  std::optional<DType> out_dtype;
+
+  DType c_dtype() const { return out_dtype.value_or(dtype); }
 
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
   // Stored shape of A and B: rows x cols as laid out in memory.
@@ -39,7 +44,7 @@ struct GemmProblem {
 
 // Throws a usage error if the problem is inconsistent (negative sizes, leading dimension
 // smaller than a stored width, null pointer for a non-empty operand, non-integer alpha/beta
-// for an integer dtype).
+// for an integer dtype, an output dtype other than f32 for f16/bf16 inputs).
 void validate(const GemmProblem& problem);
 
 // Build a problem from typed views. a is op(A)'s storage (M x K, or K x M if trans_a).

@@ -29,6 +29,8 @@ struct KernelEntry {
   // `--kernel auto` runs the accepting kernel of the backend with the highest priority:
   // the fastest one we know of for that backend (0: never chosen automatically).
   int auto_priority = 0;
+  // Accepts f16/bf16 inputs with C in f32 (GemmProblem::out_dtype).
+  bool half_inputs_f32_output = false;
   // Returns why the kernel cannot run this problem, or nullopt if it can. Leave empty when
   // every valid problem of a supported dtype is accepted.
   std::function<std::optional<std::string>(const GemmProblem&)> precondition;

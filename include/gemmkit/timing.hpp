@@ -20,4 +20,15 @@ struct TimingOptions {
 std::vector<double> time_kernel(const KernelEntry& entry, const GemmProblem& host_problem,
                                 const TimingOptions& options);
 
+// Times `entry` and `reference` (same backend) on one problem with their runs alternating
+// (entry, reference, entry, ...), so both see the same clocks and temperature: a GPU under
+// sustained load slows down by several percent, and a kernel timed after the reference
+// would pay for it in its ratio. Each has its own copy of the operands; on return host C
+// holds `entry`'s last result. The options apply to each of the two.
+struct PairedTimes {
+  std::vector<double> entry, reference;  // seconds of each timed run
+};
+PairedTimes time_kernel_beside(const KernelEntry& entry, const KernelEntry& reference,
+                               const GemmProblem& host_problem, const TimingOptions& options);
+
 }  // namespace gemmkit

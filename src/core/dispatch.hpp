@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gemmkit/registry.hpp"
+#include "gemmkit/timing.hpp"
 
 namespace gemmkit::detail {
 
@@ -19,5 +20,10 @@ void run_on_device(const KernelEntry& entry, const GemmProblem& host_problem);
 // Copies the last result back into host C.
 std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& host_problem,
                                    int warmup, int reps, double max_seconds);
+
+// The same for two CUDA entries with their runs alternating (see time_kernel_beside).
+PairedTimes time_pair_on_device(const KernelEntry& entry, const KernelEntry& reference,
+                                const GemmProblem& host_problem, int warmup, int reps,
+                                double max_seconds);
 
 }  // namespace gemmkit::detail

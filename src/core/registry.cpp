@@ -11,6 +11,8 @@ bool KernelEntry::supports(DType dtype) const {
 std::optional<std::string> KernelEntry::rejects(const GemmProblem& problem) const {
   if (!supports(problem.dtype))
     return "dtype " + std::string(dtype_name(problem.dtype)) + " is not supported";
+  if (problem.c_dtype() != problem.dtype && !half_inputs_f32_output)
+    return "C in " + std::string(dtype_name(problem.c_dtype())) + " is not supported";
   if (precondition) return precondition(problem);
   return std::nullopt;
 }

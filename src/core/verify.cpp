@@ -564,7 +564,10 @@ double tolerance(DType dtype, std::int64_t k) {
   switch (dtype) {
     case DType::f64: base = 1e-12; break;
     case DType::f32: base = 1e-5; break;
-    case DType::tf32: base = 5e-4; break;
+    // tf32 keeps 10 of f32's 23 mantissa bits; the Hopper wgmma path truncates the rest
+    // (up to 2^-10 relative per input, about 7e-4 relative Frobenius error seen on uniform
+    // data), so the bound sits 3x above that.
+    case DType::tf32: base = 2e-3; break;
     case DType::f16:
     case DType::bf16: base = 1e-2; break;
     case DType::i8:

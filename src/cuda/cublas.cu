@@ -38,6 +38,26 @@ void cublas_gemm(const GemmProblem& p, cublasMath_t math_mode) {
   }
 }
 
+// f16, bf16 (C in the input type or f32) and tf32 (f32 throughout) on tensor cores, summed
+// in FP32.
+void cublas_gemm_tensor(const GemmProblem& p) {
+  cublasHandle_t h = cublas_handle();
+  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cudaDataType in = CUDA_R_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  if (p.dtype == DType::bf16) in = CUDA_R_16BF;
+  else if (p.dtype == DType::f16) in = CUDA_R_16F;
+  else if (p.dtype == DType::tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  else fail(ErrorCategory::internal, "cublas_gemm_tensor: unsupported dtype");
+  const cudaDataType out = p.c_dtype() == DType::f32 || p.dtype == DType::tf32 ? CUDA_R_32F : in;
+  const float alpha = float(p.alpha), beta = float(p.beta);
+  GEMMKIT_CUBLAS_CHECK(cublasGemmEx_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, in, p.ldb, p.a,
+                                       in, p.lda, &beta, p.c, out, p.ldc, compute,
+                                       CUBLAS_GEMM_DEFAULT));
+}
+
 void register_cublas_kernels(Registry& registry) {
   registry.add({.name = "cuda_cublas",
                 .backend = Backend::cuda,
@@ -56,12 +76,29 @@ void register_cublas_kernels(Registry& registry) {
                 .rung = 0,
                 .role = KernelRole::reference,
                 .summary = "cuBLAS SGEMM with TF32 tensor cores allowed (10-bit mantissa inputs)",
-                .dtypes = {DType::f32},
+                .dtypes = {DType::f32, DType::tf32},
                 .accuracy = DType::tf32,
                 .min_compute_capability = 80,
                 .auto_priority = 0,
                 .precondition = {},
-                .run = [](const GemmProblem& p) { cublas_gemm(p, CUBLAS_TF32_TENSOR_OP_MATH); }});
+                .run = [](const GemmProblem& p) {
+                  if (p.dtype == DType::tf32) cublas_gemm_tensor(p);
+                  else cublas_gemm(p, CUBLAS_TF32_TENSOR_OP_MATH);
+                }});
+  // Half-precision references: the speed the tensor-core rungs are measured against.
+  for (const DType dtype : {DType::bf16, DType::f16})
+    registry.add({.name = "cuda_cublas_" + std::string(dtype_name(dtype)),
+                  .backend = Backend::cuda,
+                  .rung = 0,
+                  .role = KernelRole::reference,
+                  .summary = "cuBLAS GemmEx, " + std::string(dtype_name(dtype)) +
+                             " inputs on tensor cores, FP32 accumulation",
+                  .dtypes = {dtype},
+                  .min_compute_capability = 80,
+                  .auto_priority = 100,
+                  .half_inputs_f32_output = true,
+                  .precondition = {},
+                  .run = cublas_gemm_tensor});
 }
 
 }  // namespace gemmkit::cuda

@@ -26,4 +26,7 @@ cublasHandle_t cublas_handle();
 // C = alpha op(A) op(B) + beta C for a row-major problem in device memory (f32 or f64).
 void cublas_gemm(const GemmProblem& device_problem, cublasMath_t math_mode);
 
+// The same for tensor-core dtypes: f16 and bf16 (C in the input type or f32), tf32.
+void cublas_gemm_tensor(const GemmProblem& device_problem);
+
 }  // namespace gemmkit::cuda

@@ -100,7 +100,7 @@ class DeviceProblem {
         element_(dtype_size(host.dtype)),
         a_(span(host.a_rows(), host.a_cols(), host.lda) * element_),
         b_(span(host.b_rows(), host.b_cols(), host.ldb) * element_),
-        c_(span(host.m, host.n, host.ldc) * element_) {
+        c_(span(host.m, host.n, host.ldc) * dtype_size(host.c_dtype())) {
     a_.copy_from_host(static_cast<const unsigned char*>(host.a), a_.size());
     b_.copy_from_host(static_cast<const unsigned char*>(host.b), b_.size());
     c_.copy_from_host(static_cast<const unsigned char*>(host.c), c_.size());
@@ -198,6 +198,27 @@ std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& 
   }
   device.copy_c_back();
   return seconds;
+}
+
+PairedTimes time_pair_on_device(const KernelEntry& entry, const KernelEntry& reference,
+                                const GemmProblem& host, int warmup, int reps, double max_seconds) {
+  DeviceProblem device(host), reference_device(host);  // the reference never copies C back
+  Event start, stop;
+  double spent = 0;
+  for (int i = 0; i < warmup && spent < max_seconds; ++i) {
+    spent += timed_launch(entry, device.get(), false, start, stop);
+    spent += timed_launch(reference, reference_device.get(), false, start, stop);
+  }
+  GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  PairedTimes t;
+  double total = 0;
+  while (int(t.entry.size()) < std::max(reps, 1) && (t.entry.empty() || total < 2 * max_seconds)) {
+    t.entry.push_back(timed_launch(entry, device.get(), true, start, stop));
+    t.reference.push_back(timed_launch(reference, reference_device.get(), true, start, stop));
+    total += t.entry.back() + t.reference.back();
+  }
+  device.copy_c_back();
+  return t;
 }
 
 }  // namespace detail

@@ -9,6 +9,8 @@ void register_cuda_kernels(Registry& registry) {
   cuda::register_simt_kernels(registry);
   cuda::register_warptile_kernels(registry);
   cuda::register_stream_k_kernels(registry);
+  cuda::register_tensor_kernels(registry);
+  cuda::register_hopper_kernels(registry);
 }
 
 }  // namespace gemmkit::detail

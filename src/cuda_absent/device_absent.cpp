@@ -21,6 +21,11 @@ std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& 
   run_on_device(entry, p);  // throws: no CUDA in this build
   return {};
 }
+PairedTimes time_pair_on_device(const KernelEntry& entry, const KernelEntry&, const GemmProblem& p,
+                                int, int, double) {
+  run_on_device(entry, p);  // throws: no CUDA in this build
+  return {};
+}
 }  // namespace detail
 
 }  // namespace gemmkit

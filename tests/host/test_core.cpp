@@ -158,6 +158,24 @@ TEST(GemmProblem, ValidateCatchesInconsistentProblems) {
   EXPECT_EQ(pt.shape_string(), "4x5x3 (A^T)");
 }
 
+TEST(GemmProblem, OutputDtypeIsF32ForHalfInputsOnly) {
+  Matrix<float> a(4, 3), b(3, 5), c(4, 5);
+  GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
+  EXPECT_EQ(p.c_dtype(), DType::f32);
+  p.out_dtype = DType::f32;  // the same as the inputs: allowed
+  EXPECT_NO_THROW(validate(p));
+  p.out_dtype = DType::f64;
+  EXPECT_THROW(validate(p), Error);
+  for (DType half : {DType::f16, DType::bf16}) {
+    p.dtype = half;
+    p.out_dtype = DType::f32;
+    EXPECT_NO_THROW(validate(p));
+    EXPECT_EQ(p.c_dtype(), DType::f32);
+    p.out_dtype = half == DType::f16 ? DType::bf16 : DType::f16;
+    EXPECT_THROW(validate(p), Error);
+  }
+}
+
 TEST(Registry, EntriesAreWellFormed) {
   const Registry& r = Registry::instance();
   ASSERT_FALSE(r.entries().empty());

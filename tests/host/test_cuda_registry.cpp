@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <cstdint>
 #include <set>
 
 #include "cuda/autotune_table.hpp"
@@ -46,10 +47,16 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
     EXPECT_EQ(e->name.rfind("cuda_", 0), 0u) << e->name;
     EXPECT_FALSE(e->summary.empty()) << e->name;
     EXPECT_GE(e->min_compute_capability, 50) << e->name;
-    EXPECT_TRUE(e->supports(DType::f32)) << e->name;
+    // SIMT rungs take f32; tensor-core rungs (16 up) take bf16 and need sm_80 at least.
+    if (e->role == KernelRole::ladder && e->rung >= 16) {
+      EXPECT_TRUE(e->supports(DType::bf16)) << e->name;
+      EXPECT_GE(e->min_compute_capability, 80) << e->name;
+    } else if (e->role == KernelRole::ladder) {
+      EXPECT_TRUE(e->supports(DType::f32)) << e->name;
+    }
     if (e->role == KernelRole::ladder) rungs.insert(e->rung);
   }
-  for (int r = 1; r <= 15; ++r) EXPECT_TRUE(rungs.count(r)) << "rung " << r << " is missing";
+  for (int r = 1; r <= 19; ++r) EXPECT_TRUE(rungs.count(r)) << "rung " << r << " is missing";
   // TF32 results are judged by the TF32 tolerance; everything else by its dtype's.
   const KernelEntry* tf32 = Registry::instance().find("cuda_cublas_tf32");
   ASSERT_NE(tf32, nullptr);
@@ -61,11 +68,62 @@ TEST(CudaRegistry, PreconditionsAcceptOrdinaryShapesAndRejectHugeOnes) {
   for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) {
     if (e->role != KernelRole::ladder) continue;
     GemmProblem ok = shape(4097, 3001, 2049);
+    ok.dtype = e->dtypes.front();
+    ok.lda = ok.ldb = ok.ldc = 4104;  // rows on 16-byte boundaries for the TMA rungs
     EXPECT_EQ(e->rejects(ok), std::nullopt) << e->name;
     // Sizes past the kernels' 32-bit index range are declined, not run wrongly.
     GemmProblem huge = shape(std::int64_t(INT_MAX) + 1, 1, 1);
     huge.lda = 1, huge.ldb = 1, huge.ldc = 1;
     EXPECT_NE(e->rejects(huge), std::nullopt) << e->name;
+  }
+}
+
+namespace {
+
+// A 16-byte aligned bf16 problem with rows of whole 16 bytes, as the TMA rungs want it.
+GemmProblem aligned_bf16(std::int64_t m, std::int64_t n, std::int64_t k) {
+  GemmProblem p = shape(m, n, k);
+  p.dtype = DType::bf16;
+  p.lda = (k + 7) / 8 * 8, p.ldb = (n + 7) / 8 * 8, p.ldc = n;
+  return p;
+}
+
+}  // namespace
+
+TEST(CudaRegistry, HopperRungsDeclareWhatTmaAndWgmmaNeed) {
+  for (const char* name : {"cuda_wgmma_tma", "cuda_wgmma_ws"}) {
+    const KernelEntry& e = Registry::instance().get(name);
+    EXPECT_EQ(e.min_compute_capability, 90) << name;
+    EXPECT_EQ(e.rejects(aligned_bf16(4096, 4096, 4096)), std::nullopt) << name;
+    EXPECT_EQ(e.rejects(aligned_bf16(1, 1, 1)), std::nullopt) << name;  // lda 8, ldb 8
+    GemmProblem odd = aligned_bf16(100, 100, 100);
+    odd.lda = 101;  // rows of A no longer on 16-byte boundaries
+    EXPECT_NE(e.rejects(odd), std::nullopt) << name;
+    GemmProblem shifted = aligned_bf16(64, 64, 64);
+    shifted.b = reinterpret_cast<const void*>(std::uintptr_t{0x1002});  // B off by 2 bytes
+    EXPECT_NE(e.rejects(shifted), std::nullopt) << name;
+    EXPECT_NE(e.rejects(aligned_bf16(64, 64, 0)), std::nullopt) << name << ": K = 0";
+    // tf32 wgmma reads K-major operands only: A as stored, B transposed.
+    GemmProblem tf32 = shape(256, 256, 256);
+    tf32.dtype = DType::tf32;
+    EXPECT_NE(e.rejects(tf32), std::nullopt) << name;
+    tf32.trans_b = true;
+    tf32.ldb = 256;
+    EXPECT_EQ(e.rejects(tf32), std::nullopt) << name;
+    // C in f32 for half inputs.
+    GemmProblem f32_out = aligned_bf16(128, 128, 128);
+    f32_out.out_dtype = DType::f32;
+    EXPECT_EQ(e.rejects(f32_out), std::nullopt) << name;
+  }
+}
+
+TEST(CudaRegistry, OnlyKernelsThatSayTheyCanWriteF32FromHalfInputsGetIt) {
+  GemmProblem p = aligned_bf16(128, 128, 128);
+  p.out_dtype = DType::f32;
+  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) {
+    if (!e->supports(DType::bf16)) continue;
+    if (e->half_inputs_f32_output) EXPECT_EQ(e->rejects(p), std::nullopt) << e->name;
+    else EXPECT_NE(e->rejects(p), std::nullopt) << e->name;
   }
 }
 

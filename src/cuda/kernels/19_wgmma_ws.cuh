@@ -1,0 +1,222 @@
+// Rung 19, warp-specialised persistent wgmma. Rung 18's warpgroups both wait for copies
+// and multiply, so every stage hand-off costs them a stall; each block runs one tile and
+// exits; and C leaves through ordinary stores while the tensor cores idle. Here:
+//   - Warp specialisation: one producer warpgroup only issues TMA copies; two consumer
+//     warpgroups only multiply, 64 x 256 outputs each (a 128 x 256 tile). Full/empty
+//     barriers per stage hand buffers back and forth, so copies run stages ahead.
+//   - Register reallocation: the producer gives its registers up (setmaxnreg 40) and the
+//     consumers take them (232 each), room for 128 FP32 accumulators per thread.
+//   - A persistent grid: one block per SM loops over tiles, so the producer already loads
+//     the next tile while the consumers write this one out.
+//   - An asynchronous epilogue: each consumer writes its outputs into a shared-memory
+//     buffer and hands it to TMA stores, which drain while it multiplies the next tile
+//     (measured: writing C straight from registers cost 16% at 4096^3).
+//   - Clusters of two blocks on vertically adjacent tiles: they need the same 256 columns
+//     of B, so each copies half of B's tile and multicasts it into both, halving B's
+//     traffic from L2.
+//   - Tile order: groups of 8 cluster rows are walked column by column, so the tiles
+//     resident at once share rows of A and columns of B in L2.
+// Edge tiles cost nothing extra: TMA fills what lies outside the matrices with zeros on
+// the way in and clips what lies outside C on the way out.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include "cuda/kernels/hopper.cuh"
+#include "cuda/kernels/tensor_common.cuh"
+
+namespace gemmkit::cuda::kernels {
+
+// T: __nv_bfloat16, __half or float (tf32).
+template <class T, int ClusterM = 2, int Stages = 3>
+struct WgmmaWsConfig {
+  using Element = T;
+  static constexpr int BM = 128, BN = 256;
+  static constexpr int BK = 128 / sizeof(T);       // one 128-byte swizzle row of K
+  static constexpr int kInstrK = 32 / sizeof(T);   // K of one wgmma: 16 (16-bit), 8 (tf32)
+  static constexpr int kStages = Stages;
+  static constexpr int kConsumers = 2;             // warpgroups of 64 x 256 outputs
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kClusterM = ClusterM;       // blocks per cluster, stacked along M
+  static constexpr int kGroupRows = 8;             // cluster rows per group in the tile order
+  static constexpr int kABytes = BM * 128;         // (BM, BK) tile: 128 rows of 128 bytes
+  static constexpr int kBBytes = BN * 128;         // (BN, BK) tile
+  static constexpr int kBHalfBytes = kBBytes / 2;  // what each block of a pair copies
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr int kBoxBytes = 64 * 128;       // an MN-major box: 64 of M or N by BK rows
+  static constexpr int kEpilogueBytes = 32 * 1024; // per consumer: C on its way to TMA stores
+  // Stage buffers and epilogue buffers (1024-byte aligned for the swizzle), then the
+  // barriers; + 1 KiB so the start can be aligned by hand.
+  static constexpr int kSmemBytes =
+      kStages * kStageBytes + kConsumers * kEpilogueBytes + 2 * kStages * 8 + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "buffers exceed the shared memory of an SM");
+  static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks");
+};
+
+// The k-th of a cluster's tiles in the grouped order: (row of cluster tiles, column tile).
+struct ClusterTile {
+  int row, col;
+};
+__device__ __forceinline__ ClusterTile cluster_tile(int id, int cluster_rows, int n_tiles,
+                                                    int group_rows) {
+  const int group_size = group_rows * n_tiles;
+  const int first_row = (id / group_size) * group_rows;
+  const int rows_here = min(cluster_rows - first_row, group_rows);
+  const int in_group = id % group_size;
+  return {first_row + in_group % rows_here, in_group / rows_here};
+}
+
+// map_c is used only when g.c_tma.
+template <class Cfg, bool MnMajorA, bool MnMajorB>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a,
+                    const __grid_constant__ CUtensorMap map_b,
+                    const __grid_constant__ CUtensorMap map_c,
+                    const TensorArgs<typename Cfg::Element> g) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using T = typename Cfg::Element;
+  constexpr int ClusterM = Cfg::kClusterM;
+  using namespace hopper;
+  namespace cg = cooperative_groups;
+
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024);
+  auto stage_a = [&](int s) { return smem + s * Cfg::kStageBytes; };
+  auto stage_b = [&](int s) { return smem + s * Cfg::kStageBytes + Cfg::kABytes; };
+  unsigned char* epilogue = smem + Cfg::kStages * Cfg::kStageBytes;  // one buffer per consumer
+  std::uint64_t* full =
+      reinterpret_cast<std::uint64_t*>(epilogue + Cfg::kConsumers * Cfg::kEpilogueBytes);
+  std::uint64_t* empty = full + Cfg::kStages;
+
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int rank = ClusterM == 1 ? 0 : int(cluster.block_rank());
+  const int warpgroup = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      barrier_init(&full[s], 1);  // the producer's arrival; the bytes complete the phase
+      barrier_init(&empty[s], Cfg::kConsumers * ClusterM);  // every consumer that reads it
+    }
+    fence_barrier_init();
+  }
+  cluster.sync();  // barriers of both blocks initialised before anyone signals them
+
+  const int m_tiles = (g.m + Cfg::BM - 1) / Cfg::BM;
+  const int n_tiles = (g.n + Cfg::BN - 1) / Cfg::BN;
+  const int cluster_rows = (m_tiles + ClusterM - 1) / ClusterM;
+  const int cluster_tiles = cluster_rows * n_tiles;
+  const int k_tiles = (g.k + Cfg::BK - 1) / Cfg::BK;
+  const int cluster_id = blockIdx.x / ClusterM, clusters = gridDim.x / ClusterM;
+
+  if (warpgroup == 0) {
+    // ---- producer: one thread issues every copy --------------------------------------
+    release_registers<40>();
+    if (threadIdx.x == 0) {
+      prefetch_tensor_map(&map_a);
+      prefetch_tensor_map(&map_b);
+      if (g.c_tma) prefetch_tensor_map(&map_c);
+      int it = 0;  // stage uses so far: stage it % kStages, its (it / kStages)-th use
+      for (int t = cluster_id; t < cluster_tiles; t += clusters) {
+        const ClusterTile ct = cluster_tile(t, cluster_rows, n_tiles, Cfg::kGroupRows);
+        const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
+        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+          const int s = it % Cfg::kStages;
+          barrier_wait(&empty[s], ((it / Cfg::kStages) & 1) ^ 1);  // first use: free already
+          barrier_arrive_expect_bytes(&full[s], Cfg::kStageBytes);
+          const int k0 = kt * Cfg::BK;
+          // (BM, BK) of A: one K-major box of 128 rows, or two MN-major boxes of 64 columns.
+          if constexpr (MnMajorA) {
+            tma_load_2d(stage_a(s), &map_a, &full[s], m0, k0);
+            tma_load_2d(stage_a(s) + Cfg::kBoxBytes, &map_a, &full[s], m0 + 64, k0);
+          } else {
+            tma_load_2d(stage_a(s), &map_a, &full[s], k0, m0);
+          }
+          // (BN, BK) of B in two halves of 128 columns; in a pair, each block copies one
+          // half into both blocks.
+          for (int h = 0; h < 2; ++h) {
+            if (ClusterM == 2 && h != rank) continue;
+            unsigned char* dst = stage_b(s) + h * Cfg::kBHalfBytes;
+            const int nh = n0 + h * 128;
+            if constexpr (MnMajorB) {
+              if constexpr (ClusterM == 2) {
+                tma_load_2d_multicast(dst, &map_b, &full[s], nh, k0, 0b11);
+                tma_load_2d_multicast(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, 0b11);
+              } else {
+                tma_load_2d(dst, &map_b, &full[s], nh, k0);
+                tma_load_2d(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0);
+              }
+            } else {
+              if constexpr (ClusterM == 2) tma_load_2d_multicast(dst, &map_b, &full[s], k0, nh, 0b11);
+              else tma_load_2d(dst, &map_b, &full[s], k0, nh);
+            }
+          }
+        }
+      }
+    }
+  } else {
+    // ---- consumers: warpgroup c multiplies rows [64c, 64c + 64) of the tile ------------
+    claim_registers<232>();
+    const int c = warpgroup - 1;
+    const bool signals = threadIdx.x % 128 == 0;  // one thread per warpgroup frees stages
+    // Byte offsets inside a stage: this warpgroup's 64 rows of A, and one wgmma's K step.
+    // K-major tiles step along the 128-byte row (32 bytes of K); MN-major tiles step down
+    // 32 / sizeof(T) rows of k (2048 bytes).
+    constexpr int kStepA = MnMajorA ? Cfg::kInstrK * 128 : 32;
+    constexpr int kStepB = MnMajorB ? Cfg::kInstrK * 128 : 32;
+    constexpr std::uint32_t kLeadA = MnMajorA ? Cfg::kBoxBytes : 16;
+    constexpr std::uint32_t kLeadB = MnMajorB ? Cfg::kBoxBytes : 16;
+    const int a_rows_offset = c * 64 * 128;  // K-major: 64 rows; MN-major: the second box
+    auto release = [&](int s) {
+      if (!signals) return;
+      for (int r = 0; r < ClusterM; ++r) barrier_arrive_cluster(&empty[s], r);
+    };
+
+    int it = 0;
+    for (int t = cluster_id; t < cluster_tiles; t += clusters) {
+      const ClusterTile ct = cluster_tile(t, cluster_rows, n_tiles, Cfg::kGroupRows);
+      const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
+
+      float acc[128];
+#pragma unroll
+      for (int r = 0; r < 128; ++r) acc[r] = 0.0f;
+
+      for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+        const int s = it % Cfg::kStages;
+        barrier_wait(&full[s], (it / Cfg::kStages) & 1);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < Cfg::BK / Cfg::kInstrK; ++kk) {
+          const std::uint64_t da =
+              smem_descriptor(stage_a(s) + a_rows_offset + kk * kStepA, kLeadA, 1024);
+          const std::uint64_t db = smem_descriptor(stage_b(s) + kk * kStepB, kLeadB, 1024);
+          wgmma_64x256<T, MnMajorA, MnMajorB>(acc, da, db);
+        }
+        wgmma_commit();
+        // Keep this stage's multiplies in flight; the previous stage's are done, so its
+        // buffers can be refilled.
+        wgmma_wait<1>();
+        if (kt > 0) release((it - 1) % Cfg::kStages);
+      }
+      wgmma_wait<0>();
+      if (k_tiles > 0) release((it - 1) % Cfg::kStages);
+
+      if (g.c_tma) {
+        unsigned char* buffer = epilogue + c * Cfg::kEpilogueBytes;
+        if (g.c_f32)
+          tma_store_wgmma_tile<float>(&map_c, g.alpha, acc, m0 + c * 64, n0, buffer, 1 + c, signals);
+        else
+          tma_store_wgmma_tile<T>(&map_c, g.alpha, acc, m0 + c * 64, n0, buffer, 1 + c, signals);
+      } else {
+        store_wgmma_tile(g, acc, m0 + c * 64, n0);
+      }
+    }
+    if (signals && g.c_tma) bulk_wait();  // the last stores have landed before the block ends
+  }
+  __syncwarp();
+  cluster.sync();  // no block leaves while its pair may still signal or fill its buffers
+#else
+  __trap();  // built only for sm_90a; the launcher never picks it elsewhere
+#endif
+}
+
+}  // namespace gemmkit::cuda::kernels

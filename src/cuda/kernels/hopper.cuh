@@ -1,0 +1,297 @@
+// Hopper (sm_90a) building blocks the wgmma rungs share: shared-memory barriers
+// (mbarrier), bulk tensor copies (TMA), warpgroup matrix multiply-accumulate (wgmma) and
+// its shared-memory descriptors, register reallocation. Thin wrappers over one PTX
+// instruction each, so the kernels read as the algorithm. Only __device__ code here.
+//
+// The shared-memory layout every operand tile uses is the one the bulk copy engine writes
+// with 128-byte swizzling: rows of 128 bytes (64 16-bit or 32 32-bit elements), each row's
+// eight 16-byte chunks permuted by XOR with the row index mod 8, in atoms of 8 rows = 1024
+// bytes. wgmma reads the same layout through a descriptor, so no thread ever touches the
+// operands: they go from global memory to the tensor cores without passing a register.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda/kernels/tensor_common.cuh"
+
+namespace gemmkit::cuda::kernels::hopper {
+
+__device__ __forceinline__ std::uint32_t smem_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// ---- mbarrier: a shared-memory barrier that also counts bytes delivered by TMA ----------
+
+__device__ __forceinline__ void barrier_init(std::uint64_t* bar, unsigned arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(arrivals));
+}
+
+// Makes barrier initialisation visible to the copy engine and to the other CTAs of the
+// cluster, before anyone uses the barriers.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// One arrival that also announces `bytes` of TMA traffic the phase must wait for.
+__device__ __forceinline__ void barrier_arrive_expect_bytes(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void barrier_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_address(bar)) : "memory");
+}
+
+// Arrives on the barrier at the same shared-memory offset in CTA `cta_rank` of the cluster
+// (this CTA's own when cta_rank is its rank).
+__device__ __forceinline__ void barrier_arrive_cluster(std::uint64_t* bar, unsigned cta_rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(smem_address(bar)),
+      "r"(cta_rank)
+      : "memory");
+}
+
+// Waits until the barrier's phase with this parity (0 or 1) has completed.
+__device__ __forceinline__ void barrier_wait(std::uint64_t* bar, unsigned parity) {
+  const std::uint32_t address = smem_address(bar);
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(address), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// ---- TMA: bulk tensor copies global -> shared, described by a CUtensorMap ---------------
+
+// Copies the box at element coordinates (inner, outer) into `dst`; completion is counted on
+// `bar` in bytes. Parts of the box outside the tensor arrive as zeros: edge tiles need no
+// predicates in the main loop.
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, std::uint64_t* bar,
+                                            int inner, int outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_address(bar)), "r"(inner), "r"(outer)
+      : "memory");
+}
+
+// The same box delivered to the same shared-memory offset in every CTA of `cta_mask`, each
+// CTA's barrier at `bar`'s offset counting the bytes it received.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map,
+                                                      std::uint64_t* bar, int inner, int outer,
+                                                      std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_address(bar)), "r"(inner), "r"(outer),
+      "h"(cta_mask)
+      : "memory");
+}
+
+// Copies `src` (a box laid out as tma_load_2d leaves it) to the tensor at (inner, outer);
+// parts of the box outside the tensor are not written. Completion is tracked per thread
+// with bulk groups (bulk_commit / bulk_wait_read).
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int inner,
+                                             int outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(smem_address(src)), "r"(inner), "r"(outer)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until this thread's committed bulk stores have finished reading shared memory.
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+// Waits until this thread's committed bulk stores are complete in global memory.
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+
+// Makes this thread's ordinary shared-memory stores visible to the copy engine.
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// Barrier among `threads` threads (a multiple of 32) that use the same id (1..15; 0 is
+// __syncthreads).
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+}
+
+// ---- register reallocation between warpgroups (needs a register cap at kernel entry) ----
+
+template <int Registers>
+__device__ __forceinline__ void release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Registers));
+}
+template <int Registers>
+__device__ __forceinline__ void claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Registers));
+}
+
+// ---- wgmma ----------------------------------------------------------------------------
+
+// Shared-memory matrix descriptor for a 128-byte-swizzled tile (PTX ISA "matrix descriptor"):
+// bits 0-13 start address / 16, 16-29 leading byte offset / 16, 32-45 stride byte offset / 16,
+// 62-63 swizzle mode (1 = 128 bytes). The start must lie in a 1024-byte-aligned atom (or
+// step inside one along the 128-byte row, as the K steps of a K-major tile do).
+//   K-major tile (rows of K):  stride offset = 1024 (next 8 rows); leading offset unused.
+//   MN-major tile (rows of M or N, one row per k): leading offset = bytes between 64-element
+//   chunks of M or N; stride offset = 1024 (next 8 values of k).
+__device__ __forceinline__ std::uint64_t smem_descriptor(const void* tile, std::uint32_t leading_bytes,
+                                                         std::uint32_t stride_bytes) {
+  std::uint64_t d = (smem_address(tile) & 0x3FFFF) >> 4;
+  d |= std::uint64_t((leading_bytes >> 4) & 0x3FFF) << 16;
+  d |= std::uint64_t((stride_bytes >> 4) & 0x3FFF) << 32;
+  d |= std::uint64_t(1) << 62;  // 128-byte swizzle
+  return d;
+}
+
+// Orders this thread's register accesses to the accumulators before the next wgmma reads them.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// Waits until at most `Pending` committed groups of this warpgroup are still running.
+template <int Pending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(Pending) : "memory");
+}
+
+// Accumulator operands d[0..127] of one m64n256 wgmma, in the inline-assembly order.
+#define GEMMKIT_D8(i)                                                                         \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+#define GEMMKIT_D64(i)                                                                    \
+  GEMMKIT_D8(i), GEMMKIT_D8(i + 8), GEMMKIT_D8(i + 16), GEMMKIT_D8(i + 24), GEMMKIT_D8(i + 32), \
+      GEMMKIT_D8(i + 40), GEMMKIT_D8(i + 48), GEMMKIT_D8(i + 56)
+#define GEMMKIT_D128_OPERANDS                                                                   \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "  \
+  "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "  \
+  "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "  \
+  "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "  \
+  "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "    \
+  "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "  \
+  "%123, %124, %125, %126, %127}"
+
+// d(64 x 256, f32) += A(64 x K) * B(K x 256), A and B in shared memory behind descriptors,
+// K = 16 for 16-bit inputs and 8 for tf32. d is laid out per thread as the PTX ISA's
+// m64nNk* accumulator fragment: d[r] is row 16*warp + lane/4 + 8*((r/2)%2), column
+// 8*(r/4) + 2*(lane%4) + r%2 (warp and lane within the warpgroup).
+// MnMajorA/B: the operand's tile is stored with M (or N) contiguous (16-bit types only;
+// tf32 operands must be K-major).
+template <class T, bool MnMajorA, bool MnMajorB>
+__device__ __forceinline__ void wgmma_64x256(float (&d)[128], std::uint64_t desc_a,
+                                             std::uint64_t desc_b) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " GEMMKIT_D128_OPERANDS
+                 ", %128, %129, acc, 1, 1, %130, %131;\n}"
+                 : GEMMKIT_D64(0), GEMMKIT_D64(64)
+                 : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+  } else if constexpr (std::is_same_v<T, __half>) {
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " GEMMKIT_D128_OPERANDS
+                 ", %128, %129, acc, 1, 1, %130, %131;\n}"
+                 : GEMMKIT_D64(0), GEMMKIT_D64(64)
+                 : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+  } else {
+    static_assert(std::is_same_v<T, float> && !MnMajorA && !MnMajorB,
+                  "tf32 wgmma reads K-major operands only");
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " GEMMKIT_D128_OPERANDS
+                 ", %128, %129, acc, 1, 1;\n}"
+                 : GEMMKIT_D64(0), GEMMKIT_D64(64)
+                 : "l"(desc_a), "l"(desc_b));
+  }
+}
+
+// Epilogue straight from one warpgroup's accumulator fragments: its 64 x 256 outputs start
+// at (row0, col0) of C; acc[4j + 2h + e] is row 16 * warp + lane / 4 + 8h, column
+// 8j + 2 * (lane % 4) + e (warp and lane within the warpgroup).
+template <class T>
+__device__ __forceinline__ void store_wgmma_tile(const TensorArgs<T>& g, const float (&acc)[128],
+                                                 int row0, int col0) {
+  const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  row0 += warp * 16 + lane / 4;
+  col0 += 2 * (lane % 4);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    if (row >= g.m) continue;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+      const int col = col0 + 8 * j;
+      if (col < g.n) store_pair(g, row, col, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    }
+  }
+}
+
+// The same outputs (beta == 0) through shared memory and TMA stores: the warpgroup writes
+// alpha * acc as Out into `buffer` (32 KiB, 1024-byte aligned) in the 128-byte-swizzled box
+// layout (64 rows x 128 bytes per box, conflict-free: the eight rows a store instruction
+// touches land in eight different 16-byte chunks), then `leader` hands the boxes to the copy
+// engine, which clips them at the matrix edge. The stores drain while the warpgroup
+// multiplies its next tile; the buffer is reused only after they have read it. A float tile
+// (64 KiB) goes in two passes of 128 columns.
+template <class Out>
+__device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, float alpha,
+                                                     const float (&acc)[128], int row0, int col0,
+                                                     unsigned char* buffer, int barrier_id,
+                                                     bool leader) {
+  constexpr int kBoxCols = 128 / sizeof(Out);  // a 128-byte box row: 64 halves or 32 floats
+  constexpr int kPassCols = 32768 / (64 * sizeof(Out));
+  constexpr int kGroupsPerPass = kPassCols / 8;  // 8-column groups j of the fragment
+  const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  // One loop over all 32 column groups, fully unrolled, so acc is indexed by constants only.
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const int pass = j / kGroupsPerPass;
+    if (j % kGroupsPerPass == 0) {
+      if (leader) bulk_wait_read();  // earlier stores out of this buffer are done reading
+      named_barrier(barrier_id, 128);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = warp * 16 + lane / 4 + 8 * h;                  // row in the 64
+      const int col = 8 * j + 2 * (lane % 4) - pass * kPassCols;    // column in the pass
+      const int box = col / kBoxCols, byte = (col % kBoxCols) * int(sizeof(Out));
+      const int chunk = (byte / 16) ^ (r % 8);                      // the 128-byte swizzle
+      Pair<Out>* dst =
+          reinterpret_cast<Pair<Out>*>(buffer + box * 8192 + r * 128 + chunk * 16 + byte % 16);
+      *dst = Pair<Out>{from_f32<Out>(alpha * acc[4 * j + 2 * h]),
+                       from_f32<Out>(alpha * acc[4 * j + 2 * h + 1])};
+    }
+    if (j % kGroupsPerPass == kGroupsPerPass - 1) {
+      fence_async_shared();
+      named_barrier(barrier_id, 128);
+      if (leader) {
+#pragma unroll
+        for (int box = 0; box < kPassCols / kBoxCols; ++box)
+          tma_store_2d(map_c, buffer + box * 8192, col0 + pass * kPassCols + box * kBoxCols, row0);
+        bulk_commit();
+      }
+    }
+  }
+}
+
+#undef GEMMKIT_D8
+#undef GEMMKIT_D64
+#undef GEMMKIT_D128_OPERANDS
+
+}  // namespace gemmkit::cuda::kernels::hopper

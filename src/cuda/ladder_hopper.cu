@@ -1,0 +1,205 @@
+// Launchers and registry entries for the Hopper rungs (sm_90a): 18, wgmma fed by TMA; 19,
+// warp-specialised, persistent, in clusters with multicast.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <string>
+
+#include "cuda/kernels/18_wgmma_tma.cuh"
+#include "cuda/kernels/19_wgmma_ws.cuh"
+#include "cuda/ladder.hpp"
+#include "cuda/launch.hpp"
+#include "cuda/tensor_args.hpp"
+#include "cuda/tensor_map.hpp"
+
+namespace gemmkit::cuda {
+namespace {
+
+using kernels::TensorArgs;
+
+template <class T>
+CUtensorMapDataType tensor_map_type() {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  else if constexpr (std::is_same_v<T, __half>) return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  else return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+}
+
+// Tensor map for TMA stores of C in (64, 128-byte) boxes; an empty one when C is written
+// by ordinary stores.
+template <class T>
+CUtensorMap output_map(const GemmProblem& p, const TensorArgs<T>& g) {
+  if (!g.c_tma) return CUtensorMap{};
+  const int bytes = c_bytes(p);
+  const CUtensorMapDataType type = bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : tensor_map_type<T>();
+  return make_tile_map(p.c, type, bytes, p.m, p.n, p.ldc, 64, 128 / bytes);
+}
+
+// Tensor maps for op(A)'s (BM, BK) tiles and op(B)'s (BN, BK) tiles in 128-byte rows.
+// K-major operands (A as stored, B transposed) are copied as boxes of rows of K;
+// MN-major ones (A transposed, B as stored) as boxes of 64 columns of M or N by BK rows.
+template <class T>
+CUtensorMap operand_map(const void* base, bool mn_major, std::int64_t mn, std::int64_t k,
+                        std::int64_t ld, int mn_box_rows) {
+  constexpr int kBk = 128 / sizeof(T);
+  if (mn_major)  // stored (k, mn)
+    return make_tile_map(base, tensor_map_type<T>(), sizeof(T), k, mn, ld, kBk, 64);
+  return make_tile_map(base, tensor_map_type<T>(), sizeof(T), mn, k, ld, mn_box_rows, kBk);
+}
+
+// Calls f(std::bool_constant<MnMajorA>, std::bool_constant<MnMajorB>) for the problem's
+// transposes. tf32 reads K-major operands only (A as stored, B transposed).
+template <class T, class F>
+void with_operand_majors(const GemmProblem& p, F&& f) {
+  using F0 = std::false_type;
+  using T1 = std::true_type;
+  if constexpr (std::is_same_v<T, float>) {
+    f(F0{}, F0{});
+  } else {
+    const bool mn_a = p.trans_a, mn_b = !p.trans_b;
+    if (!mn_a && !mn_b) f(F0{}, F0{});
+    else if (!mn_a && mn_b) f(F0{}, T1{});
+    else if (mn_a && !mn_b) f(T1{}, F0{});
+    else f(T1{}, T1{});
+  }
+}
+
+// Launches Kernel on a grid of `blocks` in clusters of cluster_m along x.
+template <class Kernel, class... Args>
+void launch_clustered(Kernel kernel, int blocks, int threads, int smem_bytes, int cluster_m,
+                      const Args&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(unsigned(blocks));
+  config.blockDim = dim3(unsigned(threads));
+  config.dynamicSmemBytes = std::size_t(smem_bytes);
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = unsigned(cluster_m);
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  GEMMKIT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+}
+
+// Clusters of Kernel the device runs at once (one per SM pair for rung 19). Asked once per
+// kernel: the query costs host time inside every timed call otherwise.
+template <auto Kernel, int Threads, int SmemBytes, int ClusterM>
+int resident_clusters() {
+  static const int resident = [] {
+    allow_dynamic_smem<Kernel, SmemBytes>();
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(unsigned(ClusterM * 256));
+    config.blockDim = dim3(unsigned(Threads));
+    config.dynamicSmemBytes = SmemBytes;
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim = {unsigned(ClusterM), 1, 1};
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int clusters = 0;
+    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, Kernel, &config));
+    if (clusters < 1)
+      fail(ErrorCategory::device, "wgmma_ws_kernel does not fit on this device's multiprocessors");
+    return clusters;
+  }();
+  return resident;
+}
+
+// ---- rung 19 ---------------------------------------------------------------------------
+
+template <class Cfg>
+void run_wgmma_ws_config(const GemmProblem& p) {
+  using T = typename Cfg::Element;
+  constexpr int kWsClusterM = Cfg::kClusterM;
+  if (p.m == 0 || p.n == 0) return;
+  const TensorArgs<T> g = tensor_args<T>(p);
+  with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
+    constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
+    constexpr auto kernel = kernels::wgmma_ws_kernel<Cfg, MnA, MnB>;
+    const CUtensorMap map_a = operand_map<T>(p.a, MnA, p.m, p.k, p.lda, Cfg::BM);
+    // B is copied in halves of 128 rows (one per block of a pair).
+    const CUtensorMap map_b = operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, Cfg::BN / 2);
+    const CUtensorMap map_c = output_map<T>(p, g);
+    const std::int64_t cluster_tiles =
+        ceil_div(ceil_div(p.m, Cfg::BM), kWsClusterM) * ceil_div(p.n, Cfg::BN);
+    const int resident =
+        resident_clusters<kernel, Cfg::kThreads, Cfg::kSmemBytes, kWsClusterM>();
+    const int clusters = int(std::min<std::int64_t>(cluster_tiles, resident));
+    launch_clustered(kernel, clusters * kWsClusterM, Cfg::kThreads, Cfg::kSmemBytes, kWsClusterM,
+                     map_a, map_b, map_c, g);
+  });
+  check_launch("wgmma_ws_kernel");
+}
+
+template <class T>
+void run_wgmma_ws(const GemmProblem& p) {
+  run_wgmma_ws_config<kernels::WgmmaWsConfig<T>>(p);
+}
+
+// ---- rung 18 ---------------------------------------------------------------------------
+
+template <class T>
+void run_wgmma_tma(const GemmProblem& p) {
+  if (p.m == 0 || p.n == 0) return;
+  using Cfg = kernels::WgmmaTmaConfig<T>;
+  const TensorArgs<T> g = tensor_args<T>(p);
+  with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
+    constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
+    const CUtensorMap map_a = operand_map<T>(p.a, MnA, p.m, p.k, p.lda, Cfg::BM);
+    const CUtensorMap map_b = operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, Cfg::BN);
+    const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)));
+    launch_with_smem<kernels::wgmma_tma_kernel<T, MnA, MnB>, Cfg::kSmemBytes>(
+        grid, dim3(Cfg::kThreads), map_a, map_b, g);
+  });
+  check_launch("wgmma_tma_kernel");
+}
+
+template <class T> struct WsRunner { static void run(const GemmProblem& p) { run_wgmma_ws<T>(p); } };
+template <class T> struct TmaRunner { static void run(const GemmProblem& p) { run_wgmma_tma<T>(p); } };
+
+// What TMA and the grid need: 16-byte aligned operands with 16-byte row pitches, sizes in
+// int range, and K > 0 (K = 0 only scales C; other kernels do that). tf32 needs K-major
+// operands: A as stored, B transposed.
+std::optional<std::string> hopper_precondition(const GemmProblem& p) {
+  const int elem = p.dtype == DType::tf32 ? 4 : 2;
+  if (p.k == 0) return "K = 0 leaves nothing to multiply";
+  if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX)
+    return "a dimension exceeds 2^31-1, the kernel's index range";
+  if (!tma_compatible(p.a, p.lda, elem) || !tma_compatible(p.b, p.ldb, elem))
+    return "TMA needs A and B on 16-byte boundaries with leading dimensions of whole 16 bytes";
+  if (p.dtype == DType::tf32 && (p.trans_a || !p.trans_b))
+    return "tf32 wgmma reads K-major operands only (A not transposed, B transposed)";
+  return std::nullopt;
+}
+
+}  // namespace
+
+void register_hopper_kernels(Registry& registry) {
+  registry.add({.name = "cuda_wgmma_tma",
+                .backend = Backend::cuda,
+                .rung = 18,
+                .role = KernelRole::ladder,
+                .summary = "Hopper wgmma 64x256x16 from shared memory filled by TMA (4 stages, "
+                           "mbarriers); one warpgroup per 64x256 tile",
+                .dtypes = {DType::bf16, DType::f16, DType::tf32},
+                .min_compute_capability = 90,
+                .auto_priority = 0,
+                .half_inputs_f32_output = true,
+                .precondition = hopper_precondition,
+                .run = by_tensor_dtype<TmaRunner>});
+  registry.add({.name = "cuda_wgmma_ws",
+                .backend = Backend::cuda,
+                .rung = 19,
+                .role = KernelRole::ladder,
+                .summary = "warp-specialised persistent wgmma: TMA producer + two consumer "
+                           "warpgroups (128x256 tiles), setmaxnreg, clusters of 2 with B "
+                           "multicast, grouped tile order",
+                .dtypes = {DType::bf16, DType::f16, DType::tf32},
+                .min_compute_capability = 90,
+                .auto_priority = 30,
+                .half_inputs_f32_output = true,
+                .precondition = hopper_precondition,
+                .run = by_tensor_dtype<WsRunner>});
+}
+
+}  // namespace gemmkit::cuda

@@ -1,0 +1,48 @@
+// Host side of the tensor-core rungs: a GemmProblem turned into the kernels' TensorArgs, and
+// the dispatch from a problem's dtype to the device element type.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/tensor_map.hpp"
+#include "gemmkit/error.hpp"
+#include "gemmkit/gemm.hpp"
+
+namespace gemmkit::cuda {
+
+// Bytes per element of C: the input type, or float for f32 output (tf32 problems are
+// float throughout).
+inline int c_bytes(const GemmProblem& p) {
+  return p.dtype == DType::tf32 || p.c_dtype() == DType::f32 ? 4 : 2;
+}
+
+template <class T>
+kernels::TensorArgs<T> tensor_args(const GemmProblem& p) {
+  const bool c_f32 = p.c_dtype() == DType::f32 && p.dtype != DType::tf32;
+  const int bytes = c_bytes(p);
+  const bool c_pairs = p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % (2 * bytes) == 0;
+  // TMA stores clip at the matrix edge in whole 16 bytes (seen on the H200: with N = 3 they
+  // wrote C's padding up to column 7), so they need rows of whole 16 bytes as well.
+  const bool c_tma = p.beta == 0.0 && tma_compatible(p.c, p.ldc, bytes) && (p.n * bytes) % 16 == 0;
+  return {int(p.m), int(p.n), int(p.k), float(p.alpha), float(p.beta),
+          static_cast<const T*>(p.a), p.lda, static_cast<const T*>(p.b), p.ldb,
+          p.c, p.ldc, c_f32, c_pairs, c_tma};
+}
+
+// Runner<T>::run(p) with T the device element type of p.dtype: __nv_bfloat16, __half, or
+// float for tf32.
+template <template <class> class Runner>
+void by_tensor_dtype(const GemmProblem& p) {
+  switch (p.dtype) {
+    case DType::bf16: Runner<__nv_bfloat16>::run(p); return;
+    case DType::f16: Runner<__half>::run(p); return;
+    case DType::tf32: Runner<float>::run(p); return;
+    default: fail(ErrorCategory::internal, "tensor-core rung called with an unsupported dtype");
+  }
+}
+
+}  // namespace gemmkit::cuda

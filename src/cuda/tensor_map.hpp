@@ -1,0 +1,24 @@
+// Tensor maps: what the bulk copy engine (TMA) needs to know about a matrix in global
+// memory. Built on the host for each launch and passed to kernels by value.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace gemmkit::cuda {
+
+// A row-major rows x cols matrix with leading dimension ld (elements of elem_bytes each),
+// copied in boxes of box_rows x box_cols with 128-byte swizzling (box_cols * elem_bytes must
+// be 128). Boxes reaching past the matrix are filled with zeros. Needs base and ld *
+// elem_bytes to be multiples of 16 bytes; a device error otherwise.
+CUtensorMap make_tile_map(const void* base, CUtensorMapDataType type, int elem_bytes,
+                          std::int64_t rows, std::int64_t cols, std::int64_t ld, int box_rows,
+                          int box_cols);
+
+// Whether ptr and ld elements of elem_bytes meet TMA's 16-byte rule.
+inline bool tma_compatible(const void* ptr, std::int64_t ld, int elem_bytes) {
+  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * elem_bytes) % 16 == 0;
+}
+
+}  // namespace gemmkit::cuda
