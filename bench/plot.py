@@ -6,7 +6,7 @@ Usage: plot.py RESULTS.json [RESULTS.json ...] -o PLOT.png [--title TEXT]
 Reads the JSON written by `gemmkit bench --json` (several files are merged, so a CPU
 and a GPU run can share one figure). Only square shapes (M = N = K) are drawn, against
 N; non-square shapes and skipped rows stay in the JSON and CSV. The reference libraries
-are drawn in black (cuBLAS FP32 solid, cuBLAS TF32 dashed, OpenBLAS dotted) so they
+are drawn in black (cuBLAS of the dtype solid, cuBLAS TF32 dashed, OpenBLAS dotted) so they
 read as references; each ladder kernel gets its own colour and marker, in ladder order.
 The PNG is written under a temporary name and renamed, so a failed run leaves no
 partial file.
@@ -35,7 +35,7 @@ def reference_label(row: dict) -> str:
     if not row.get("reference"):
         return name
     if name.startswith("cuda_cublas"):
-        what = "cuBLAS " + (accuracy_of(row).upper() if accuracy_of(row) else "FP32")
+        what = "cuBLAS " + (accuracy_of(row) or row.get("dtype", "f32")).upper()
     elif "openblas" in name:
         what = "OpenBLAS"
     else:
@@ -118,6 +118,8 @@ def main() -> int:
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     sizes = sorted({p[0] for s in series.values() for p in s["points"]})
+    # Powers of two only when there are some: 4000 beside 4096 would print over it.
+    sizes = [n for n in sizes if n & (n - 1) == 0] or sizes
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(n) for n in sizes])
     ax.set_xlabel("N (square GEMM, M = N = K)")

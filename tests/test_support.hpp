@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -24,7 +25,8 @@
 namespace gemmkit::test {
 
 struct ProblemSpec {
-  DType dtype = DType::f32;  // f32, f64, i32 or i64
+  DType dtype = DType::f32;  // f32, f64, i32, i64, f16, bf16 or tf32 (stored as f32)
+  bool out_f32 = false;      // C in f32 (f16 and bf16 inputs only)
   std::int64_t m = 1, n = 1, k = 1;
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 0.0;
@@ -37,7 +39,8 @@ struct ProblemSpec {
     GemmProblem p;
     p.m = m, p.n = n, p.k = k, p.trans_a = trans_a, p.trans_b = trans_b;
     return p.shape_string() + " " + std::string(dtype_name(dtype)) + " alpha " +
-           std::to_string(alpha) + " beta " + std::to_string(beta) + " pad " +
+           (out_f32 ? " -> f32" : "") + " alpha " + std::to_string(alpha) + " beta " +
+           std::to_string(beta) + " pad " +
            std::to_string(pad) + " seed " + std::to_string(seed);
   }
 };
@@ -45,7 +48,7 @@ struct ProblemSpec {
 // A value no correct kernel ever lets into a result: NaN, or a large integer.
 template <class T>
 T poison() {
-  if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::quiet_NaN();
+  if constexpr (is_float_storage_v<T>) return T(std::numeric_limits<float>::quiet_NaN());
   else return std::numeric_limits<T>::max() / 3;
 }
 
@@ -54,10 +57,13 @@ class TestProblem {
  public:
   explicit TestProblem(const ProblemSpec& spec) : spec_(spec) {
     switch (spec.dtype) {
-      case DType::f32: init<float>(); break;
-      case DType::f64: init<double>(); break;
-      case DType::i32: init<std::int32_t>(); break;
-      case DType::i64: init<std::int64_t>(); break;
+      case DType::f32:
+      case DType::tf32: init<float, float>(); break;
+      case DType::f64: init<double, double>(); break;
+      case DType::i32: init<std::int32_t, std::int32_t>(); break;
+      case DType::i64: init<std::int64_t, std::int64_t>(); break;
+      case DType::f16: spec.out_f32 ? init<Half, float>() : init<Half, Half>(); break;
+      case DType::bf16: spec.out_f32 ? init<BFloat16, float>() : init<BFloat16, BFloat16>(); break;
       default: ADD_FAILURE() << "TestProblem: no host storage for " << dtype_name(spec.dtype);
     }
   }
@@ -66,22 +72,9 @@ class TestProblem {
 
   // The problem on this storage; its C is the live result.
   GemmProblem problem() {
-    return std::visit(
-        [&](auto& a) {
-          using T = typename std::decay_t<decltype(a)>::value_type;
-          auto& b = std::get<Matrix<T>>(b_);
-          auto& c = std::get<Matrix<T>>(c_);
-          GemmProblem p;
-          p.dtype = spec_.dtype;
-          p.trans_a = spec_.trans_a, p.trans_b = spec_.trans_b;
-          p.m = spec_.m, p.n = spec_.n, p.k = spec_.k;
-          p.alpha = spec_.alpha, p.beta = spec_.beta;
-          p.a = a.data(), p.lda = a.ld();
-          p.b = b.data(), p.ldb = b.ld();
-          p.c = c.data(), p.ldc = c.ld();
-          return p;
-        },
-        a_);
+    GemmProblem p = make_problem(a_, spec_.trans_a, b_, spec_.trans_b, c_, spec_.alpha, spec_.beta);
+    p.dtype = spec_.dtype;  // tf32: f32 storage
+    return p;
   }
   // C as it was before any GEMM ran on it (same leading dimension as C).
   const void* c_before() const {
@@ -136,7 +129,7 @@ class TestProblem {
                          << static_cast<long long>(exact[i * p.n + j]);
             return ::testing::AssertionSuccess();
           } else {
-            const double error = relative_frobenius_error(p.dtype, p.c, p.m, p.n, p.ldc,
+            const double error = relative_frobenius_error(p.c_dtype(), p.c, p.m, p.n, p.ldc,
                                                           reference_gemm(p, c_before()));
             const double tol = tolerance(p.dtype, p.k);
             if (error <= tol) return ::testing::AssertionSuccess();
@@ -151,7 +144,8 @@ class TestProblem {
  private:
   template <class T>
   static bool same_bits(T x, T y) {
-    return x == y || (std::isnan(static_cast<double>(x)) && std::isnan(static_cast<double>(y)));
+    const double dx = static_cast<double>(x), dy = static_cast<double>(y);
+    return dx == dy || (std::isnan(dx) && std::isnan(dy));
   }
 
   // rows x cols with ld = cols + pad (at least 1), random inside and poison in the padding.
@@ -172,12 +166,33 @@ class TestProblem {
     return x;
   }
 
-  template <class T>
+  // Clears the 13 low mantissa bits of every stored value; the padding's NaN stays NaN.
+  static void cut_to_tf32(Matrix<float>& m) {
+    if (m.size() == 0) return;  // an empty matrix stores nothing
+    for (std::int64_t i = 0; i < m.rows(); ++i)
+      for (std::int64_t j = 0; j < m.ld(); ++j) {
+        if (std::isnan(m(i, j))) continue;
+        std::uint32_t bits;
+        std::memcpy(&bits, &m(i, j), 4);
+        bits &= ~0x1fffu;
+        std::memcpy(&m(i, j), &bits, 4);
+      }
+  }
+
+  // T: the inputs' storage; CT: C's.
+  template <class T, class CT>
   void init() {
     const ProblemSpec& s = spec_;
     a_ = make<T>(s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.seed * 4 + 1, false);
     b_ = make<T>(s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.seed * 4 + 2, false);
-    c_ = make<T>(s.m, s.n, s.seed * 4 + 3, s.beta == 0);
+    c_ = make<CT>(s.m, s.n, s.seed * 4 + 3, s.beta == 0);
+    // tf32 inputs hold tf32 values, so that what a kernel reads is what the reference
+    // multiplies: the check is of its arithmetic, not of the format (whose error relative to
+    // a cancelling result has no bound).
+    if (s.dtype == DType::tf32) {
+      cut_to_tf32(std::get<Matrix<float>>(a_));
+      cut_to_tf32(std::get<Matrix<float>>(b_));
+    }
     c0_ = c_;
   }
 

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -16,7 +15,6 @@
 
 #include "cli.hpp"
 #include "gemmkit/device.hpp"
-#include "gemmkit/half.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/registry.hpp"
@@ -66,27 +64,6 @@ struct Row {
   double paired_reference_median_s = 0;
   VerifyResult check;
 };
-
-// f16, bf16 and tf32 have no host matrix type yet (only the tensor-core kernels take
-// them): their operands are drawn in f32 and stored as raw elements of the dtype.
-bool tensor_only(DType dtype) {
-  return dtype == DType::f16 || dtype == DType::bf16 || dtype == DType::tf32;
-}
-std::vector<unsigned char> random_raw(std::int64_t rows, std::int64_t cols, DType dtype,
-                                      const Distribution& dist, std::uint64_t seed) {
-  const Matrix<float> x = std::get<Matrix<float>>(random_matrix(rows, cols, DType::f32, dist, seed));
-  std::vector<unsigned char> raw(std::size_t(x.size()) * dtype_size(dtype));
-  for (std::int64_t i = 0; i < x.size(); ++i) {
-    const float v = x.data()[i];
-    if (dtype == DType::tf32) {
-      std::memcpy(raw.data() + 4 * i, &v, 4);
-    } else {
-      const std::uint16_t bits = dtype == DType::f16 ? to_half_bits(v) : to_bfloat16_bits(v);
-      std::memcpy(raw.data() + 2 * i, &bits, 2);
-    }
-  }
-  return raw;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -373,33 +350,20 @@ void run_bench(const BenchOptions& o) {
   const std::size_t total = shapes.size() * kernels.size();
   std::size_t done = 0;
   for (const Shape& s : shapes) {
-    GemmProblem p;
-    AnyMatrix a, b, c;
-    std::vector<unsigned char> raw_a, raw_b, raw_c;
-    if (tensor_only(dtype)) {
-      raw_a = random_raw(s.m, s.k, dtype, dist, o.seed);  // stored m x k or k x m: same count
-      raw_b = random_raw(s.k, s.n, dtype, dist, o.seed + 1);
-      raw_c = random_raw(s.m, s.n, dtype, dist, o.seed + 2);  // beta = 0: overwritten
-      p.dtype = dtype;
-      p.trans_a = o.trans_a, p.trans_b = o.trans_b;
-      p.m = s.m, p.n = s.n, p.k = s.k;
-      p.a = raw_a.data(), p.lda = p.a_cols();
-      p.b = raw_b.data(), p.ldb = p.b_cols();
-      p.c = raw_c.data(), p.ldc = s.n;
-    } else {
-      a = o.trans_a ? random_matrix(s.k, s.m, dtype, dist, o.seed)
-                    : random_matrix(s.m, s.k, dtype, dist, o.seed);
-      b = o.trans_b ? random_matrix(s.n, s.k, dtype, dist, o.seed + 1)
-                    : random_matrix(s.k, s.n, dtype, dist, o.seed + 1);
-      c = random_matrix(s.m, s.n, dtype, dist, o.seed + 2);  // beta = 0: overwritten
-      p = std::visit(
-          [&](auto& cm) -> GemmProblem {
-            using T = typename std::decay_t<decltype(cm)>::value_type;
-            return make_problem<T>(std::get<Matrix<T>>(a).view(), o.trans_a,
-                                   std::get<Matrix<T>>(b).view(), o.trans_b, cm.view());
-          },
-          c);
-    }
+    // tf32 operands are f32 matrices; the problem's dtype says the tensor cores read them.
+    const AnyMatrix a = o.trans_a ? random_matrix(s.k, s.m, dtype, dist, o.seed)
+                                  : random_matrix(s.m, s.k, dtype, dist, o.seed);
+    const AnyMatrix b = o.trans_b ? random_matrix(s.n, s.k, dtype, dist, o.seed + 1)
+                                  : random_matrix(s.k, s.n, dtype, dist, o.seed + 1);
+    AnyMatrix c = random_matrix(s.m, s.n, dtype, dist, o.seed + 2);  // beta = 0: overwritten
+    GemmProblem p = std::visit(
+        [&](auto& cm) -> GemmProblem {
+          using T = typename std::decay_t<decltype(cm)>::value_type;
+          return make_problem<T>(std::get<Matrix<T>>(a).view(), o.trans_a,
+                                 std::get<Matrix<T>>(b).view(), o.trans_b, cm.view());
+        },
+        c);
+    p.dtype = dtype;
     // One double reference per shape serves every kernel; past the full-check limit each
     // result gets a Freivalds check instead (integers: always exact).
     const bool full = !is_integer(dtype) && double(s.m) * double(s.n) * double(s.k) <= kFullVerifyLimit;
@@ -461,7 +425,7 @@ void run_bench(const BenchOptions& o) {
       if (full) {
         r.check.method = VerifyMode::full;
         r.check.tolerance = tolerance(r.tolerance_dtype, s.k);
-        r.check.error = relative_frobenius_error(dtype, p.c, s.m, s.n, p.ldc, reference);
+        r.check.error = relative_frobenius_error(p.c_dtype(), p.c, s.m, s.n, p.ldc, reference);
         r.check.passed = r.check.error <= r.check.tolerance;
         if (!r.check.passed && !std::isnan(r.check.error))  // the per-entry check says where
           r.check = verify(p, nullptr, VerifyMode::full, o.seed, e->accuracy);

@@ -23,7 +23,10 @@ void add_gen(CLI::App& app) {
                   "(default: uniform, or ints:-9:9 for integer dtypes)");
   cmd->add_option("--seed", opt->seed, "Random seed; the same seed gives the same matrix")
       ->capture_default_str();
-  cmd->add_option("--dtype", opt->dtype, "f32, f64, i32 or i64")->capture_default_str();
+  cmd->add_option("--dtype", opt->dtype,
+                  "f32, f64, f16, bf16, i32 or i64 (f16/bf16: drawn in double, rounded once; "
+                  ".npy keeps them as <f2 and bfloat16, text formats as decimals)")
+      ->capture_default_str();
   cmd->callback([opt] {
     const auto dtype = parse_dtype(opt->dtype);
     if (!dtype) fail(ErrorCategory::usage, "unknown dtype '" + opt->dtype + "'");

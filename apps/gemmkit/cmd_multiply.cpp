@@ -14,10 +14,45 @@ namespace {
 
 struct MultiplyOptions {
   std::string a_path, b_path, c_path, c0_path, json_path;
-  std::string backend = "auto", kernel = "auto", dtype, verify = "auto";
+  std::string backend = "auto", kernel = "auto", dtype, out_dtype, verify = "auto";
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 0.0;
 };
+
+DType parse_dtype_option(const std::string& text, const char* option) {
+  const auto dtype = parse_dtype(text);
+  if (!dtype) fail(ErrorCategory::usage, std::string("unknown dtype '") + text + "' for " + option);
+  return *dtype;
+}
+
+std::int64_t count_infinite(const AnyMatrix& m) {
+  return std::visit(
+      [](const auto& x) {
+        using T = typename std::decay_t<decltype(x)>::value_type;
+        std::int64_t count = 0;
+        if constexpr (is_float_storage_v<T>)
+          for (std::int64_t i = 0; i < x.rows(); ++i)
+            for (std::int64_t j = 0; j < x.cols(); ++j)
+              count += std::isinf(static_cast<double>(x(i, j)));
+        return count;
+      },
+      m);
+}
+
+// Converts a matrix read from `path` to `dtype`, warning when finite values overflow it (f16
+// ends at 65504) and become infinite.
+AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path) {
+  AnyMatrix converted = convert(m, dtype);
+  if (dtype == DType::f16 || dtype == DType::bf16) {
+    const std::int64_t overflowed = count_infinite(converted) - count_infinite(m);
+    if (overflowed > 0)
+      std::fprintf(stderr, "gemmkit: warning: %lld entries of %s are too large for %s and "
+                           "became infinite\n",
+                   static_cast<long long>(overflowed), path.c_str(),
+                   std::string(dtype_name(dtype)).c_str());
+  }
+  return converted;
+}
 
 std::string shape(const AnyMatrix& m) {
   return std::to_string(rows_of(m)) + "x" + std::to_string(cols_of(m));
@@ -53,24 +88,29 @@ void run_multiply(const MultiplyOptions& o) {
 
   DType dtype = common_dtype(dtype_of_any(a), dtype_of_any(b));
   if (c0) dtype = common_dtype(dtype, dtype_of_any(*c0));
-  if (!o.dtype.empty()) {
-    const auto requested = parse_dtype(o.dtype);
-    if (!requested) fail(ErrorCategory::usage, "unknown dtype '" + o.dtype + "'");
-    dtype = *requested;
+  if (!o.dtype.empty()) dtype = parse_dtype_option(o.dtype, "--dtype");
+  if (dtype == DType::i8)
+    fail(ErrorCategory::usage, "--dtype i8 is not offered for matrix files (use i32 or i64)");
+  // C holds the inputs' dtype (tf32: f32), or f32 for f16/bf16 inputs when asked.
+  const DType storage = dtype == DType::tf32 ? DType::f32 : dtype;
+  DType out = storage;
+  if (!o.out_dtype.empty()) {
+    out = parse_dtype_option(o.out_dtype, "--out-dtype");
+    const bool half_in = dtype == DType::f16 || dtype == DType::bf16;
+    if (out != storage && !(half_in && out == DType::f32))
+      fail(ErrorCategory::usage, "--out-dtype " + o.out_dtype + " with " +
+                                     std::string(dtype_name(dtype)) +
+                                     " inputs: C is " + std::string(dtype_name(storage)) +
+                                     (half_in ? " or f32" : "") + " (the kernels write no other)");
   }
-  a = convert(a, dtype);
-  b = convert(b, dtype);
-  AnyMatrix c = c0 ? convert(*c0, dtype) : convert(AnyMatrix(Matrix<std::int64_t>(m, n)), dtype);
+  a = convert_input(a, storage, o.a_path);
+  b = convert_input(b, storage, o.b_path);
+  AnyMatrix c = c0 ? convert_input(*c0, out, o.c0_path)
+                   : convert(AnyMatrix(Matrix<std::int64_t>(m, n)), out);
   const AnyMatrix c_before = c;  // kept for verification when beta != 0
 
-  GemmProblem p = std::visit(
-      [&](auto& cm) -> GemmProblem {
-        using T = typename std::decay_t<decltype(cm)>::value_type;
-        return make_problem<T>(std::get<Matrix<T>>(a).view(), o.trans_a,
-                               std::get<Matrix<T>>(b).view(), o.trans_b, cm.view(), o.alpha,
-                               o.beta);
-      },
-      c);
+  GemmProblem p = make_problem(a, o.trans_a, b, o.trans_b, c, o.alpha, o.beta);
+  p.dtype = dtype;  // tf32: f32 storage that the tensor cores read as tf32
 
   GemmOptions options;
   options.backend = backend;
@@ -89,7 +129,7 @@ void run_multiply(const MultiplyOptions& o) {
 
   nlohmann::json report = {
       {"a", o.a_path}, {"b", o.b_path}, {"output", o.c_path},
-      {"m", m}, {"n", n}, {"k", k}, {"dtype", dtype_name(dtype)},
+      {"m", m}, {"n", n}, {"k", k}, {"dtype", dtype_name(dtype)}, {"out_dtype", dtype_name(out)},
       {"trans_a", o.trans_a}, {"trans_b", o.trans_b}, {"alpha", o.alpha}, {"beta", o.beta},
       {"kernel", kernel}, {"seconds", seconds},
       {"gflops", seconds > 0 ? p.flops() / seconds / 1e9 : 0.0},
@@ -110,10 +150,12 @@ void run_multiply(const MultiplyOptions& o) {
   write_matrix(o.c_path, c);
   if (!o.json_path.empty()) write_json(o.json_path, report);
 
+  const std::string dtypes = std::string(dtype_name(dtype)) +
+                             (out != storage ? " -> " + std::string(dtype_name(out)) : "");
   std::printf("%s = %s%s x %s%s: %s %s on %s, %.3f ms, %.2f GFLOP/s\n", o.c_path.c_str(),
               o.a_path.c_str(), o.trans_a ? "^T" : "", o.b_path.c_str(), o.trans_b ? "^T" : "",
-              p.shape_string().c_str(), std::string(dtype_name(dtype)).c_str(), kernel.c_str(),
-              seconds * 1e3, report["gflops"].get<double>());
+              p.shape_string().c_str(), dtypes.c_str(), kernel.c_str(), seconds * 1e3,
+              report["gflops"].get<double>());
   if (check.method == VerifyMode::none)
     std::printf("not verified (--verify none)\n");
   else if (is_integer(dtype))
@@ -138,7 +180,11 @@ void add_multiply(CLI::App& app) {
   cmd->add_option("--kernel", o->kernel, "Kernel name (see 'gemmkit list') or auto")
       ->capture_default_str();
   cmd->add_option("--dtype", o->dtype,
-                  "Compute and output dtype: f32, f64, i32, i64 (default: the inputs' common dtype)");
+                  "Compute dtype: f64, f32, tf32, f16, bf16, i32, i64 (default: the inputs' "
+                  "common dtype); inputs are converted to it, rounding to nearest");
+  cmd->add_option("--out-dtype", o->out_dtype,
+                  "dtype of C: the compute dtype (default; tf32 writes f32), or f32 for f16 and "
+                  "bf16 (their FP32 sums unrounded)");
   cmd->add_flag("--transpose-a", o->trans_a, "Use A^T");
   cmd->add_flag("--transpose-b", o->trans_b, "Use B^T");
   cmd->add_option("--alpha", o->alpha, "Scale of the product")->capture_default_str();

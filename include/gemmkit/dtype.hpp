@@ -1,5 +1,5 @@
-// Element types known to gemmkit. Storage types for f16/bf16 arrive with the tensor-core
-// backend; until then files holding them are widened to f32 on load.
+// Element types known to gemmkit. Each has a host storage type except tf32 (stored as f32;
+// the tensor cores read 19 of its bits) and i8, which no host matrix holds.
 #pragma once
 
 #include <cstddef>
@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 #include <vector>
+
+#include "gemmkit/half.hpp"
 
 namespace gemmkit {
 
@@ -24,6 +26,8 @@ template <> struct DTypeOf<double> { static constexpr DType value = DType::f64; 
 template <> struct DTypeOf<float> { static constexpr DType value = DType::f32; };
 template <> struct DTypeOf<std::int32_t> { static constexpr DType value = DType::i32; };
 template <> struct DTypeOf<std::int64_t> { static constexpr DType value = DType::i64; };
+template <> struct DTypeOf<Half> { static constexpr DType value = DType::f16; };
+template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::bf16; };
 template <class T> inline constexpr DType dtype_of = DTypeOf<T>::value;
 
 }  // namespace gemmkit

@@ -75,6 +75,12 @@ GemmProblem make_problem(MatrixView<const T> a, bool trans_a, MatrixView<const T
   return p;
 }
 
+// The same from host matrices of any dtype: A and B of one dtype (f32 storage for tf32:
+// set dtype afterwards), C of that dtype or, for f16/bf16 inputs, f32 (out_dtype). Usage
+// errors for mismatched dtypes or shapes.
+GemmProblem make_problem(const AnyMatrix& a, bool trans_a, const AnyMatrix& b, bool trans_b,
+                         AnyMatrix& c, double alpha = 1.0, double beta = 0.0);
+
 enum class Backend { cpu, cuda };
 std::string_view backend_name(Backend backend);
 

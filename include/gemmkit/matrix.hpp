@@ -65,22 +65,23 @@ class Matrix {
   std::int64_t rows_ = 0, cols_ = 0, ld_ = 1;
 };
 
-// A matrix of any host dtype (f64, f32, i32, i64).
+// A matrix of any host dtype (f64, f32, i32, i64, f16, bf16).
 using AnyMatrix = std::variant<Matrix<double>, Matrix<float>, Matrix<std::int32_t>,
-                               Matrix<std::int64_t>>;
+                               Matrix<std::int64_t>, Matrix<Half>, Matrix<BFloat16>>;
 
 DType dtype_of_any(const AnyMatrix& m);
 std::int64_t rows_of(const AnyMatrix& m);
 std::int64_t cols_of(const AnyMatrix& m);
 
-// Element-wise conversion to another dtype. Converting to an integer type fails with a
-// numeric error naming the first entry that is not an integer or does not fit.
+// Element-wise conversion to another dtype (tf32 converts to f32 storage). Converting to an
+// integer type fails with a numeric error naming the first entry that is not an integer or
+// does not fit; converting to f16/bf16 rounds to nearest (f16 overflows to infinity).
 AnyMatrix convert(const AnyMatrix& m, DType to);
 template <class To, class From>
 Matrix<To> convert_matrix(MatrixView<const From> from);
 
-// The dtype both operands are converted to when they differ (f64 beats f32 beats i64 beats i32;
-// mixing f32 with i64 gives f64).
+// The dtype both operands are converted to when they differ: the wider float (f16 with bf16
+// gives f32), the wider integer, and f64 when floats meet integers.
 DType common_dtype(DType a, DType b);
 
 // Overflow-checked element count rows*cols; throws an input error naming `what` if it overflows.

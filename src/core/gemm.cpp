@@ -1,6 +1,8 @@
 #include "gemmkit/gemm.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <variant>
 
 #include "core/dispatch.hpp"
 #include "gemmkit/device.hpp"
@@ -44,6 +46,32 @@ void validate(const GemmProblem& p) {
       if (x != std::trunc(x) || std::fabs(x) > 9007199254740992.0)
         bad("alpha and beta must be integers for " + std::string(dtype_name(p.dtype)));
   }
+}
+
+GemmProblem make_problem(const AnyMatrix& a, bool trans_a, const AnyMatrix& b, bool trans_b,
+                         AnyMatrix& c, double alpha, double beta) {
+  const DType dtype = dtype_of_any(a);
+  if (dtype_of_any(b) != dtype)
+    fail(ErrorCategory::usage, "A is " + std::string(dtype_name(dtype)) + " but B is " +
+                                   std::string(dtype_name(dtype_of_any(b))) +
+                                   ": convert both to one dtype first");
+  GemmProblem p = std::visit(
+      [&](const auto& am) {
+        using T = typename std::decay_t<decltype(am)>::value_type;
+        // A view of C's shape only, for make_problem's checks; C's storage goes in below.
+        MatrixView<T> c_shape(nullptr, rows_of(c), cols_of(c), std::max<std::int64_t>(cols_of(c), 1));
+        return make_problem<T>(am.view(), trans_a, std::get<Matrix<T>>(b).view(), trans_b, c_shape,
+                               alpha, beta);
+      },
+      a);
+  std::visit(
+      [&](auto& cm) {
+        p.c = cm.data();
+        p.ldc = cm.ld();
+      },
+      c);
+  if (dtype_of_any(c) != dtype) p.out_dtype = dtype_of_any(c);
+  return p;
 }
 
 namespace {

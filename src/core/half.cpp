@@ -48,6 +48,24 @@ std::uint16_t to_half_bits(float x) {
   return sign | std::uint16_t(h);
 }
 
+namespace {
+
+// x rounded to an f32 toward zero, with the last bit set when that dropped anything: "round
+// to odd". Rounding this to 16 bits gives what rounding x directly would, because the f32
+// keeps more than two extra bits and a dropped remainder can no longer look like a tie.
+float round_to_odd(double x) {
+  const float nearest = static_cast<float>(x);
+  if (!std::isfinite(x) || static_cast<double>(nearest) == x) return nearest;
+  std::uint32_t b = bits_of(nearest);
+  if (std::fabs(static_cast<double>(nearest)) > std::fabs(x)) --b;  // toward zero
+  return float_of(b | 1u);
+}
+
+}  // namespace
+
+std::uint16_t to_half_bits(double x) { return to_half_bits(round_to_odd(x)); }
+std::uint16_t to_bfloat16_bits(double x) { return to_bfloat16_bits(round_to_odd(x)); }
+
 float half_bits_to_float(std::uint16_t bits) {
   const int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
   float magnitude;

@@ -42,6 +42,8 @@ template class Matrix<double>;
 template class Matrix<float>;
 template class Matrix<std::int32_t>;
 template class Matrix<std::int64_t>;
+template class Matrix<Half>;
+template class Matrix<BFloat16>;
 
 DType dtype_of_any(const AnyMatrix& m) {
   return std::visit([](const auto& x) { return x.dtype(); }, m);
@@ -58,7 +60,11 @@ namespace {
 // Converts one value, failing for values the target integer type cannot hold exactly.
 template <class To, class From>
 To convert_value(From x, std::int64_t i, std::int64_t j) {
-  if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+  if constexpr (is_half_v<From>) {
+    return convert_value<To>(static_cast<double>(x), i, j);  // exact
+  } else if constexpr (is_half_v<To>) {
+    return To(static_cast<double>(x));  // one rounding, whatever the source
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
     // 2^63 is exactly representable; anything at or past it does not fit an int64.
     const bool fits = std::isfinite(x) && x == std::trunc(x) &&
                       x >= static_cast<From>(std::numeric_limits<To>::min()) &&
@@ -93,11 +99,15 @@ Matrix<To> convert_matrix(MatrixView<const From> from) {
   template Matrix<To> convert_matrix<To, double>(MatrixView<const double>);                \
   template Matrix<To> convert_matrix<To, float>(MatrixView<const float>);                  \
   template Matrix<To> convert_matrix<To, std::int32_t>(MatrixView<const std::int32_t>);    \
-  template Matrix<To> convert_matrix<To, std::int64_t>(MatrixView<const std::int64_t>);
+  template Matrix<To> convert_matrix<To, std::int64_t>(MatrixView<const std::int64_t>);    \
+  template Matrix<To> convert_matrix<To, Half>(MatrixView<const Half>);                    \
+  template Matrix<To> convert_matrix<To, BFloat16>(MatrixView<const BFloat16>);
 GEMMKIT_INSTANTIATE_CONVERT(double)
 GEMMKIT_INSTANTIATE_CONVERT(float)
 GEMMKIT_INSTANTIATE_CONVERT(std::int32_t)
 GEMMKIT_INSTANTIATE_CONVERT(std::int64_t)
+GEMMKIT_INSTANTIATE_CONVERT(Half)
+GEMMKIT_INSTANTIATE_CONVERT(BFloat16)
 #undef GEMMKIT_INSTANTIATE_CONVERT
 
 AnyMatrix convert(const AnyMatrix& m, DType to) {
@@ -106,13 +116,17 @@ AnyMatrix convert(const AnyMatrix& m, DType to) {
         using From = typename std::decay_t<decltype(x)>::value_type;
         switch (to) {
           case DType::f64: return convert_matrix<double, From>(x.view());
-          case DType::f32: return convert_matrix<float, From>(x.view());
+          case DType::f32:
+          case DType::tf32: return convert_matrix<float, From>(x.view());
+          case DType::f16: return convert_matrix<Half, From>(x.view());
+          case DType::bf16: return convert_matrix<BFloat16, From>(x.view());
           case DType::i32: return convert_matrix<std::int32_t, From>(x.view());
           case DType::i64: return convert_matrix<std::int64_t, From>(x.view());
-          default:
-            fail(ErrorCategory::usage, "dtype " + std::string(dtype_name(to)) +
-                                           " has no host storage type yet (use f32, f64, i32 or i64)");
+          case DType::i8: break;
         }
+        fail(ErrorCategory::usage, "dtype " + std::string(dtype_name(to)) +
+                                       " has no host matrix type (use f64, f32, f16, bf16, "
+                                       "i32 or i64)");
       },
       m);
 }
@@ -120,7 +134,11 @@ AnyMatrix convert(const AnyMatrix& m, DType to) {
 DType common_dtype(DType a, DType b) {
   if (a == b) return a;
   const bool a_float = !is_integer(a), b_float = !is_integer(b);
-  if (a_float && b_float) return DType::f64;
+  if (a_float && b_float) {
+    // The wider one; two different formats of one width (f16, bf16; f32, tf32) meet in f32.
+    if (dtype_size(a) != dtype_size(b)) return dtype_size(a) > dtype_size(b) ? a : b;
+    return dtype_size(a) == 8 ? DType::f64 : DType::f32;
+  }
   if (!a_float && !b_float) return DType::i64;
   // Mixed: f64 holds i32 exactly; i64 needs f64 and f32 is too narrow for either.
   return DType::f64;

@@ -113,11 +113,12 @@ void fill_random(MatrixView<T> m, const Distribution& d, std::uint64_t seed) {
         case Distribution::Kind::ints: {
           // The modulo bias is below span / 2^64: irrelevant for test data.
           const std::int64_t v = lo_int + static_cast<std::int64_t>(draw(seed, index, 0) % span);
-          m(i, j) = static_cast<T>(v);
+          if constexpr (is_half_v<T>) m(i, j) = T(static_cast<double>(v));
+          else m(i, j) = static_cast<T>(v);
           continue;
         }
       }
-      m(i, j) = static_cast<T>(x);  // float dtypes only (checked above)
+      if constexpr (!std::is_integral_v<T>) m(i, j) = static_cast<T>(x);  // (checked above)
     }
   }
 }
@@ -126,6 +127,8 @@ template void fill_random<double>(MatrixView<double>, const Distribution&, std::
 template void fill_random<float>(MatrixView<float>, const Distribution&, std::uint64_t);
 template void fill_random<std::int32_t>(MatrixView<std::int32_t>, const Distribution&, std::uint64_t);
 template void fill_random<std::int64_t>(MatrixView<std::int64_t>, const Distribution&, std::uint64_t);
+template void fill_random<Half>(MatrixView<Half>, const Distribution&, std::uint64_t);
+template void fill_random<BFloat16>(MatrixView<BFloat16>, const Distribution&, std::uint64_t);
 
 AnyMatrix random_matrix(std::int64_t rows, std::int64_t cols, DType dtype,
                         const Distribution& distribution, std::uint64_t seed) {
@@ -142,13 +145,16 @@ AnyMatrix random_matrix(std::int64_t rows, std::int64_t cols, DType dtype,
   };
   switch (dtype) {
     case DType::f64: return make(std::type_identity<double>{});
-    case DType::f32: return make(std::type_identity<float>{});
+    case DType::f32:
+    case DType::tf32: return make(std::type_identity<float>{});
+    case DType::f16: return make(std::type_identity<Half>{});
+    case DType::bf16: return make(std::type_identity<BFloat16>{});
     case DType::i32: return make(std::type_identity<std::int32_t>{});
     case DType::i64: return make(std::type_identity<std::int64_t>{});
-    default:
-      fail(ErrorCategory::usage, "dtype " + std::string(dtype_name(dtype)) +
-                                     " has no host storage type yet (use f32, f64, i32 or i64)");
+    case DType::i8: break;
   }
+  fail(ErrorCategory::usage, "dtype " + std::string(dtype_name(dtype)) +
+                                 " has no host matrix type (use f64, f32, f16, bf16, i32 or i64)");
 }
 
 }  // namespace gemmkit

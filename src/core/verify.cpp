@@ -26,13 +26,8 @@
 namespace gemmkit {
 namespace {
 
-// Storage of the 16-bit float dtypes, decoded here so that the oracle reads every dtype.
-struct Half {
-  std::uint16_t bits;
-};
-struct BFloat16 {
-  std::uint16_t bits;
-};
+// The 16-bit float dtypes are decoded here from their bits, not by their own conversions,
+// so that the oracle reads every dtype without the code it checks.
 
 double to_double(double x) { return x; }
 double to_double(float x) { return x; }
@@ -132,8 +127,9 @@ std::int64_t panel_rows(const GemmProblem& p) {
   return std::clamp<std::int64_t>(kPanelElements / std::max<std::int64_t>(p.n, 1), 1, p.k);
 }
 
-template <class T>
-std::vector<double> reference_typed(const GemmProblem& p, const T* c0) {
+// T: the inputs' storage; CT: C's (T, or float for f16/bf16 inputs with C in f32).
+template <class T, class CT>
+std::vector<double> reference_typed(const GemmProblem& p, const CT* c0) {
   const std::int64_t m = p.m, n = p.n, k = p.k;
   std::vector<double> out(static_cast<std::size_t>(m * n), 0.0);
   // alpha == 0: A and B are not read (the BLAS convention).
@@ -311,15 +307,15 @@ std::vector<double> op_b_column_norms(const GemmProblem& p) {
 // worst single product of tf32 or bf16 inputs is off by twice their unit roundoff.
 constexpr double kEntrySlack = 2.0;
 
-template <class T>
+template <class T, class CT>
 VerifyResult verify_full(const GemmProblem& p, const void* c_before, double tol,
                          DType tol_dtype) {
   VerifyResult result;
   result.method = VerifyMode::full;
   result.tolerance = tol;
   const std::vector<double> ref = reference_gemm(p, c_before);
-  const auto* got = static_cast<const T*>(p.c);
-  const auto* c0 = static_cast<const T*>(c_before);
+  const auto* got = static_cast<const CT*>(p.c);
+  const auto* c0 = static_cast<const CT*>(c_before);
   result.error = relative_frobenius_typed(got, p.m, p.n, p.ldc, ref);
 
   // The entry furthest outside its own bound (or the first non-finite mismatch).
@@ -413,15 +409,15 @@ std::vector<double> op_times(const void* s, bool transposed, std::int64_t rows, 
   return transposed ? times_transposed(typed, rows, cols, ld, x) : times(typed, rows, cols, ld, x);
 }
 
-template <class T>
+template <class T, class CT>
 VerifyResult verify_freivalds(const GemmProblem& p, const void* c_before, double tol,
                               std::uint64_t seed) {
   VerifyResult result;
   result.method = VerifyMode::freivalds;
   result.tolerance = tol;
   const std::int64_t m = p.m, n = p.n;
-  const auto* got = static_cast<const T*>(p.c);
-  const auto* c0 = static_cast<const T*>(c_before);
+  const auto* got = static_cast<const CT*>(p.c);
+  const auto* c0 = static_cast<const CT*>(c_before);
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j)
       if (!std::isfinite(to_double(got[i * p.ldc + j]))) {
@@ -585,6 +581,8 @@ DType tolerance_dtype(DType data, std::optional<DType> accuracy) {
 std::vector<double> reference_gemm(const GemmProblem& problem, const void* c_before) {
   check_problem(problem, c_before, "reference GEMM");
   return visit_storage(problem.dtype, [&]<class T>(std::type_identity<T>) {
+    if (problem.c_dtype() != problem.dtype)  // f16/bf16 inputs, C in f32 (validated)
+      return reference_typed<T>(problem, static_cast<const float*>(c_before));
     return reference_typed<T>(problem, static_cast<const T*>(c_before));
   });
 }
@@ -626,9 +624,13 @@ VerifyResult verify(const GemmProblem& problem, const void* c_before, VerifyMode
       const DType tol_dtype = tolerance_dtype(problem.dtype, accuracy);
       const double tol = tolerance(tol_dtype, problem.k);
       const double work = double(problem.m) * double(problem.n) * double(problem.k);
-      if (mode == VerifyMode::full || (mode == VerifyMode::automatic && work <= kFullVerifyLimit))
-        return verify_full<T>(problem, c_before, tol, tol_dtype);
-      return verify_freivalds<T>(problem, c_before, tol, seed);
+      const bool full =
+          mode == VerifyMode::full || (mode == VerifyMode::automatic && work <= kFullVerifyLimit);
+      if (problem.c_dtype() != problem.dtype)  // f16/bf16 inputs, C in f32 (validated)
+        return full ? verify_full<T, float>(problem, c_before, tol, tol_dtype)
+                    : verify_freivalds<T, float>(problem, c_before, tol, seed);
+      return full ? verify_full<T, T>(problem, c_before, tol, tol_dtype)
+                  : verify_freivalds<T, T>(problem, c_before, tol, seed);
     }
   });
 }

@@ -18,6 +18,7 @@ void naive_gemm(const GemmProblem& problem);
 void restrict_gemm(const GemmProblem& problem);
 void blocked_gemm(const GemmProblem& problem);
 void openblas_gemm(const GemmProblem& problem);
+void widened_gemm(const GemmProblem& problem);  // f16, bf16, tf32 through SGEMM
 // cblas takes int sizes: why a problem is too large for it, or nullopt.
 std::optional<std::string> openblas_rejects(const GemmProblem& problem);
 

@@ -30,6 +30,15 @@ void register_cpu_kernels(Registry& registry) {
   openblas.role = KernelRole::reference;
   openblas.precondition = cpu::openblas_rejects;
   registry.add(std::move(openblas));
+  // The tensor-core dtypes on the CPU: what the GPU computes (exact products, FP32 sums).
+  KernelEntry widened = cpu_entry("cpu_widened", 0,
+                                  "f16/bf16/tf32 widened to f32 (tf32 cut as the GPU reads "
+                                  "it) and multiplied by OpenBLAS SGEMM; C rounded once",
+                                  {DType::f16, DType::bf16, DType::tf32}, 40, cpu::widened_gemm);
+  widened.role = KernelRole::reference;
+  widened.half_inputs_f32_output = true;
+  widened.precondition = cpu::openblas_rejects;
+  registry.add(std::move(widened));
   registry.add(cpu_entry("cpu_naive", 1,
                          "i, j, k triple loop accumulating in C in memory (seeds' hostmult0)", all,
                          10, cpu::naive_gemm));

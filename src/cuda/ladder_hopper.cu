@@ -3,10 +3,13 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <mutex>
 #include <string>
 
+#include "cuda/device_buffer.hpp"
 #include "cuda/kernels/18_wgmma_tma.cuh"
 #include "cuda/kernels/19_wgmma_ws.cuh"
+#include "cuda/kernels/transpose.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/launch.hpp"
 #include "cuda/tensor_args.hpp"
@@ -46,8 +49,54 @@ CUtensorMap operand_map(const void* base, bool mn_major, std::int64_t mn, std::i
   return make_tile_map(base, tensor_map_type<T>(), sizeof(T), mn, k, ld, mn_box_rows, kBk);
 }
 
+// ---- tf32: K-major copies ------------------------------------------------------------
+
+// tf32 wgmma reads K-major operands only (A as stored, B transposed). The problem on
+// K-major operands: MN-major ones are first transposed into the workspace, rows padded to
+// whole 16 bytes for TMA. At 8192^3 the copies cost about 5% of the multiply. T is the
+// element type; 16-bit types are read in any layout and pass through.
+template <class T>
+GemmProblem with_k_major_tf32(const GemmProblem& p) {
+  const bool copy_a = p.trans_a, copy_b = !p.trans_b;
+  if (!std::is_same_v<T, float> || (!copy_a && !copy_b)) return p;
+  const std::int64_t ld = ceil_div(p.k, 4) * 4;
+  const std::size_t a_count = copy_a ? std::size_t(p.m * ld) : 0;
+  const std::size_t b_count = copy_b ? std::size_t(p.n * ld) : 0;
+  // Device memory for the copies, kept between calls and grown when a larger problem needs
+  // it (allocating and freeing every call would synchronise the device each time). Never
+  // freed, like flush_l2's scratch in device.cu; one host thread at a time may use it.
+  static std::mutex mutex;
+  static DeviceBuffer<float>* buffer = nullptr;
+  std::lock_guard lock(mutex);
+  if (!buffer || buffer->size() < a_count + b_count) {
+    delete buffer;
+    buffer = nullptr;
+    buffer = new DeviceBuffer<float>(a_count + b_count);  // an OOM error says what is free
+  }
+  float* workspace = buffer->data();
+  // Transposes stored (rows, cols) into (cols, rows) at `out`.
+  auto transpose = [&](const void* in, std::int64_t rows, std::int64_t cols, std::int64_t ld_in,
+                       float* out) {
+    const dim3 grid(unsigned(ceil_div(cols, 32)),
+                    unsigned(std::min<std::int64_t>(ceil_div(rows, 32), 65535)));
+    kernels::transpose_f32<<<grid, dim3(32, 8)>>>(static_cast<const float*>(in), rows, cols, ld_in,
+                                                  out, ld);
+    check_launch("transpose_f32");
+  };
+  GemmProblem q = p;
+  if (copy_a) {  // A^T stored (k, m): A as stored, (m, k)
+    transpose(p.a, p.k, p.m, p.lda, workspace);
+    q.a = workspace, q.lda = ld, q.trans_a = false;
+  }
+  if (copy_b) {  // B stored (k, n): B^T, (n, k)
+    transpose(p.b, p.k, p.n, p.ldb, workspace + a_count);
+    q.b = workspace + a_count, q.ldb = ld, q.trans_b = true;
+  }
+  return q;
+}
+
 // Calls f(std::bool_constant<MnMajorA>, std::bool_constant<MnMajorB>) for the problem's
-// transposes. tf32 reads K-major operands only (A as stored, B transposed).
+// transposes. tf32 reads K-major operands only (with_k_major_tf32 makes them so).
 template <class T, class F>
 void with_operand_majors(const GemmProblem& p, F&& f) {
   using F0 = std::false_type;
@@ -154,21 +203,25 @@ void run_wgmma_tma(const GemmProblem& p) {
   check_launch("wgmma_tma_kernel");
 }
 
-template <class T> struct WsRunner { static void run(const GemmProblem& p) { run_wgmma_ws<T>(p); } };
-template <class T> struct TmaRunner { static void run(const GemmProblem& p) { run_wgmma_tma<T>(p); } };
+template <class T> struct WsRunner {
+  static void run(const GemmProblem& p) { run_wgmma_ws<T>(with_k_major_tf32<T>(p)); }
+};
+template <class T> struct TmaRunner {
+  static void run(const GemmProblem& p) { run_wgmma_tma<T>(with_k_major_tf32<T>(p)); }
+};
 
 // What TMA and the grid need: 16-byte aligned operands with 16-byte row pitches, sizes in
-// int range, and K > 0 (K = 0 only scales C; other kernels do that). tf32 needs K-major
-// operands: A as stored, B transposed.
+// int range, and K > 0 (K = 0 only scales C; other kernels do that). tf32 operands that
+// are copied into K-major form (with_k_major_tf32) may lie anywhere.
 std::optional<std::string> hopper_precondition(const GemmProblem& p) {
-  const int elem = p.dtype == DType::tf32 ? 4 : 2;
+  const bool tf32 = p.dtype == DType::tf32;
+  const int elem = tf32 ? 4 : 2;
   if (p.k == 0) return "K = 0 leaves nothing to multiply";
   if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX)
     return "a dimension exceeds 2^31-1, the kernel's index range";
-  if (!tma_compatible(p.a, p.lda, elem) || !tma_compatible(p.b, p.ldb, elem))
+  const bool a_read = !(tf32 && p.trans_a), b_read = !(tf32 && !p.trans_b);
+  if ((a_read && !tma_compatible(p.a, p.lda, elem)) || (b_read && !tma_compatible(p.b, p.ldb, elem)))
     return "TMA needs A and B on 16-byte boundaries with leading dimensions of whole 16 bytes";
-  if (p.dtype == DType::tf32 && (p.trans_a || !p.trans_b))
-    return "tf32 wgmma reads K-major operands only (A not transposed, B transposed)";
   return std::nullopt;
 }
 

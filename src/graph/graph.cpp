@@ -265,15 +265,16 @@ Graph read_dense_graph(const std::string& path, GraphFormat format, const GraphR
       [&](const auto& m) {
         for (std::int64_t i = 0; i < n; ++i)
           for (std::int64_t j = 0; j < n; ++j) {
-            const auto x = m(i, j);
+            using T = typename std::decay_t<decltype(m)>::value_type;
             std::int64_t w = 0;
-            if constexpr (std::is_floating_point_v<std::decay_t<decltype(x)>>) {
+            if constexpr (is_float_storage_v<T>) {
+              const double x = static_cast<double>(m(i, j));
               if (!(std::trunc(x) == x && std::fabs(x) < 9.2e18))
                 io::input_error(path, "row " + std::to_string(i + 1) + ", column " + std::to_string(j + 1),
                                 "weight " + io::format_double(x) + " is not an integer");
               w = static_cast<std::int64_t>(x);
             } else {
-              w = x;
+              w = m(i, j);
             }
             if (w != 0) edges.add(i, j, w);
           }

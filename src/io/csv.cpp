@@ -124,7 +124,7 @@ void write_csv(const std::string& path, const AnyMatrix& matrix) {
   std::visit(
       [&](const auto& m) {
         using T = typename std::decay_t<decltype(m)>::value_type;
-        using Wide = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+        using Wide = std::conditional_t<is_float_storage_v<T>, double, std::int64_t>;
         // An empty file would read back as an error ("no data"), so refuse to write one.
         if (m.rows() == 0 || m.cols() == 0)
           fail(ErrorCategory::usage, "cannot write an empty " + std::to_string(m.rows()) + "x" +

@@ -396,10 +396,10 @@ void write_mtx(const std::string& path, const AnyMatrix& matrix) {
   std::visit(
       [&](const auto& m) {
         using T = typename std::decay_t<decltype(m)>::value_type;
-        using Wide = std::conditional_t<std::is_floating_point_v<T>, double, std::int64_t>;
+        using Wide = std::conditional_t<is_float_storage_v<T>, double, std::int64_t>;
         AtomicFile out(path);
         std::string text = std::string("%%MatrixMarket matrix array ") +
-                           (std::is_floating_point_v<T> ? "real" : "integer") + " general\n" +
+                           (is_float_storage_v<T> ? "real" : "integer") + " general\n" +
                            std::to_string(m.rows()) + " " + std::to_string(m.cols()) + "\n";
         // Floats are written as the double they widen to, so the text reads back as exactly
         // the stored value.

@@ -144,7 +144,7 @@ class HeaderParser {
     const std::string d = string_literal();
     // ml_dtypes' bfloat16 has no type code of its own: np.save writes it as a 2-byte void
     // ('<V2'), and the usual workaround writes str(dtype), 'bfloat16'.
-    if (d == "bfloat16" || d == "<V2" || d == "|V2") return {Stored::bf16, DType::f32, 2};
+    if (d == "bfloat16" || d == "<V2" || d == "|V2") return {Stored::bf16, DType::bf16, 2};
     if (d.size() < 3) error(pos, "unsupported dtype " + io::quoted(d));
     const char order = d[0];
     const std::string code = d.substr(1);
@@ -154,7 +154,7 @@ class HeaderParser {
     };
     static constexpr Code kCodes[] = {
         {"f8", {Stored::f8, DType::f64, 8}}, {"f4", {Stored::f4, DType::f32, 4}},
-        {"f2", {Stored::f2, DType::f32, 2}}, {"i8", {Stored::i8, DType::i64, 8}},
+        {"f2", {Stored::f2, DType::f16, 2}}, {"i8", {Stored::i8, DType::i64, 8}},
         {"i4", {Stored::i4, DType::i32, 4}}, {"i2", {Stored::i2, DType::i32, 2}},
         {"i1", {Stored::i1, DType::i32, 1}}, {"u8", {Stored::u8, DType::i64, 8}},
         {"u4", {Stored::u4, DType::i64, 4}}, {"u2", {Stored::u2, DType::i32, 2}},
@@ -230,55 +230,45 @@ std::uint64_t load_unsigned(const unsigned char* p, int bytes) {
   return v;
 }
 
-// IEEE binary16 to binary32; exact for every value, subnormals, infinities and NaN payloads.
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exponent = (h >> 10) & 0x1fu;
-  const std::uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // subnormal or zero
-    return sign ? -magnitude : magnitude;
-  }
-  const std::uint32_t bits = exponent == 0x1f ? sign | 0x7f800000u | mantissa << 13
-                                              : sign | (exponent + 127 - 15) << 23 | mantissa << 13;
-  return std::bit_cast<float>(bits);
-}
-
 template <class T>
 T decode(Stored stored, const unsigned char* p, const std::string& path, std::int64_t offset) {
-  switch (stored) {
-    case Stored::f8:
-      return static_cast<T>(std::bit_cast<double>(load_unsigned(p, 8)));
-    case Stored::f4:
-      return static_cast<T>(std::bit_cast<float>(static_cast<std::uint32_t>(load_unsigned(p, 4))));
-    case Stored::f2:
-      return static_cast<T>(half_to_float(static_cast<std::uint16_t>(load_unsigned(p, 2))));
-    case Stored::bf16:
-      return static_cast<T>(
-          std::bit_cast<float>(static_cast<std::uint32_t>(load_unsigned(p, 2) << 16)));
-    case Stored::i8:
-      return static_cast<T>(static_cast<std::int64_t>(load_unsigned(p, 8)));
-    case Stored::i4:
-      return static_cast<T>(static_cast<std::int32_t>(load_unsigned(p, 4)));
-    case Stored::i2:
-      return static_cast<T>(static_cast<std::int16_t>(load_unsigned(p, 2)));
-    case Stored::i1:
-      return static_cast<T>(static_cast<std::int8_t>(p[0]));
-    case Stored::u8: {
-      const std::uint64_t v = load_unsigned(p, 8);
-      if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-        io::input_error(path, at_byte(offset),
-                        "uint64 value " + std::to_string(v) + " does not fit an i64");
-      return static_cast<T>(v);
+  // f2 and bf16 files load as themselves, bit for bit.
+  if constexpr (is_half_v<T>) {
+    return T::from_bits(static_cast<std::uint16_t>(load_unsigned(p, 2)));
+  } else {
+    switch (stored) {
+      case Stored::f8:
+        return static_cast<T>(std::bit_cast<double>(load_unsigned(p, 8)));
+      case Stored::f4:
+        return static_cast<T>(std::bit_cast<float>(static_cast<std::uint32_t>(load_unsigned(p, 4))));
+      case Stored::f2:
+        return static_cast<T>(half_bits_to_float(static_cast<std::uint16_t>(load_unsigned(p, 2))));
+      case Stored::bf16:
+        return static_cast<T>(bfloat16_bits_to_float(static_cast<std::uint16_t>(load_unsigned(p, 2))));
+      case Stored::i8:
+        return static_cast<T>(static_cast<std::int64_t>(load_unsigned(p, 8)));
+      case Stored::i4:
+        return static_cast<T>(static_cast<std::int32_t>(load_unsigned(p, 4)));
+      case Stored::i2:
+        return static_cast<T>(static_cast<std::int16_t>(load_unsigned(p, 2)));
+      case Stored::i1:
+        return static_cast<T>(static_cast<std::int8_t>(p[0]));
+      case Stored::u8: {
+        const std::uint64_t v = load_unsigned(p, 8);
+        if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+          io::input_error(path, at_byte(offset),
+                          "uint64 value " + std::to_string(v) + " does not fit an i64");
+        return static_cast<T>(v);
+      }
+      case Stored::u4:
+        return static_cast<T>(load_unsigned(p, 4));
+      case Stored::u2:
+        return static_cast<T>(load_unsigned(p, 2));
+      case Stored::u1:
+        return static_cast<T>(p[0]);
+      case Stored::b1:
+        return static_cast<T>(p[0] != 0);
     }
-    case Stored::u4:
-      return static_cast<T>(load_unsigned(p, 4));
-    case Stored::u2:
-      return static_cast<T>(load_unsigned(p, 2));
-    case Stored::u1:
-      return static_cast<T>(p[0]);
-    case Stored::b1:
-      return static_cast<T>(p[0] != 0);
   }
   return T{};
 }
@@ -374,8 +364,12 @@ const char* descr_of() {
     return "<f4";
   else if constexpr (std::is_same_v<T, std::int32_t>)
     return "<i4";
-  else
+  else if constexpr (std::is_same_v<T, std::int64_t>)
     return "<i8";
+  else if constexpr (std::is_same_v<T, Half>)
+    return "<f2";
+  else  // bfloat16 as np.save writes ml_dtypes' bfloat16: an untyped 2-byte void
+    return "<V2";
 }
 
 }  // namespace
@@ -407,6 +401,10 @@ AnyMatrix read_npy(const std::string& path) {
       return read_data<float>(file.get(), path, h);
     case DType::i32:
       return read_data<std::int32_t>(file.get(), path, h);
+    case DType::f16:
+      return read_data<Half>(file.get(), path, h);
+    case DType::bf16:
+      return read_data<BFloat16>(file.get(), path, h);
     default:
       return read_data<std::int64_t>(file.get(), path, h);
   }

@@ -58,4 +58,26 @@ with tempfile.TemporaryDirectory() as d:
                                      else np.allclose(C, A @ B, rtol=1e-12, atol=1e-12))
         print(f"{dtype}: dtype {C.dtype}: {'ok' if ok else 'FAIL'}")
         failures += not ok
+    # f16 and bf16 files: numpy reads <f2 as float16; bfloat16 arrives as a 2-byte void,
+    # the upper halves of float32s. C holds the inputs' dtype, or f32 with --out-dtype f32.
+    def widen(x):
+        if x.dtype == np.float16 or x.dtype == np.float32:
+            return x.astype(np.float64)
+        assert x.dtype.itemsize == 2 and x.dtype.kind == "V", x.dtype
+        return (x.view(np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+    for dtype, out, expected_dtype, rtol in (("f16", None, np.float16, 2e-3),
+                                             ("bf16", None, np.dtype("V2"), 1e-2),
+                                             ("bf16", "f32", np.float32, 1e-5)):
+        a, b, c = (os.path.join(d, n + "_" + dtype + ".npy") for n in "ABC")
+        run("gen", "70", "50", "-o", a, "--seed", "5", "--dtype", dtype)
+        run("gen", "50", "30", "-o", b, "--seed", "6", "--dtype", dtype)
+        run("multiply", a, b, "-o", c, *(["--out-dtype", out] if out else []))
+        A, B, C = (widen(np.load(x)) for x in (a, b, c))
+        expected = A @ B
+        err = np.linalg.norm(C - expected) / np.linalg.norm(expected)
+        ok = np.load(c).dtype == expected_dtype and err < rtol
+        print(f"{dtype} -> {out or dtype}: dtype {np.load(c).dtype}, relative error {err:.2e}: "
+              f"{'ok' if ok else 'FAIL'}")
+        failures += not ok
 sys.exit(1 if failures else 0)

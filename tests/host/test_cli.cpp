@@ -130,6 +130,52 @@ TEST_F(Cli, FailedMultiplyLeavesNoFileAndClobbersNothing) {
   EXPECT_EQ(read_file(c), "precious");
 }
 
+TEST_F(Cli, HalfPrecisionFilesMultiplyInTheirDtypeOrIntoF32) {
+  const std::string a = path("A.npy"), b = path("B.csv"), c = path("C.npy"), d = path("D.npy");
+  ASSERT_EQ(run("gen 9 7 -o " + a + " --dtype f16 --seed 1").status, 0);
+  ASSERT_EQ(dtype_of_any(read_matrix(a)), DType::f16);
+  ASSERT_EQ(run("gen 7 5 -o " + b + " --seed 2").status, 0);  // text: read as f64
+  // --dtype bf16 converts both; C is bf16, or f32 with --out-dtype f32. Without a GPU
+  // cpu_widened runs; with one, a tensor-core kernel.
+  CliResult r = run("multiply " + a + " " + b + " -o " + c + " --dtype bf16 --backend cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu_widened"), std::string::npos) << r.out;
+  EXPECT_EQ(dtype_of_any(read_matrix(c)), DType::bf16);
+  r = run("multiply " + a + " " + b + " -o " + d + " --dtype bf16 --out-dtype f32 --backend cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto wide = std::get<Matrix<float>>(read_matrix(d));
+  const auto narrow = std::get<Matrix<BFloat16>>(read_matrix(c));
+  const auto A = std::get<Matrix<Half>>(read_matrix(a));
+  const auto B = std::get<Matrix<double>>(read_matrix(b));
+  for (int i = 0; i < 9; ++i)
+    for (int j = 0; j < 5; ++j) {
+      // The same products of bf16-rounded inputs, summed in double.
+      double s = 0;
+      for (int q = 0; q < 7; ++q)
+        s += double(float(BFloat16(double(A(i, q))))) * double(float(BFloat16(B(q, j))));
+      EXPECT_NEAR(wide(i, j), s, 1e-6 * (1 + std::fabs(s))) << i << "," << j;
+      EXPECT_EQ(narrow(i, j).bits, BFloat16(wide(i, j)).bits) << i << "," << j;  // rounded once
+    }
+
+  // C in anything else is refused before any work, and nothing is written.
+  expect_error(run("multiply " + a + " " + b + " -o " + path("E.npy") + " --dtype f16 --out-dtype f64"),
+               2, "--out-dtype f64");
+  expect_error(run("multiply " + a + " " + b + " -o " + path("E.npy") + " --out-dtype f32"), 2,
+               "--out-dtype f32");  // f64 inputs
+  expect_error(run("multiply " + a + " " + b + " -o " + path("E.npy") + " --dtype f8"), 2, "f8");
+  EXPECT_FALSE(fs::exists(path("E.npy")));
+
+  // Values past f16's range become infinite with a warning, and the run says so.
+  const std::string big = path("big.csv");
+  {
+    std::ofstream(big) << "1,70000\n2,3\n";
+  }
+  r = run("multiply " + big + " " + big + " -o " + path("F.npy") + " --dtype f16 --verify none");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: 1 entries of " + big + " are too large for f16"), std::string::npos)
+      << r.err;
+}
+
 TEST_F(Cli, UnsupportedKernelForDtypeIsAUsageError) {
   const std::string a = path("A.npy");
   ASSERT_EQ(run("gen 4 4 -o " + a + " --dtype i32").status, 0);

@@ -83,6 +83,58 @@ TEST(Matrix, ConvertChecksIntegerValues) {
   EXPECT_EQ(common_dtype(DType::f32, DType::f32), DType::f32);
 }
 
+TEST(Matrix, HalfPrecisionConversionsAndPromotion) {
+  Matrix<double> d(1, 4);
+  d(0, 0) = 1.0 + 0x1p-11 + 0x1p-40;  // just above an f16 tie: rounds up, once
+  d(0, 1) = -3.0;
+  d(0, 2) = 1e6;                       // past f16's 65504: infinity; bf16 keeps its range
+  d(0, 3) = 0.1;
+  const auto h = std::get<Matrix<Half>>(convert(AnyMatrix(d), DType::f16));
+  EXPECT_EQ(static_cast<float>(h(0, 0)), 1.0f + 0x1p-10f);
+  EXPECT_EQ(static_cast<float>(h(0, 1)), -3.0f);
+  EXPECT_TRUE(std::isinf(static_cast<float>(h(0, 2))));
+  const auto b = std::get<Matrix<BFloat16>>(convert(AnyMatrix(d), DType::bf16));
+  EXPECT_EQ(static_cast<float>(b(0, 2)), 999424.0f);  // 1e6 to 8 significant bits
+  EXPECT_EQ(b(0, 3).bits, BFloat16(0.1f).bits);
+  // Back out: exact to f32/f64; to integers only where the value is an integer.
+  const auto f = std::get<Matrix<float>>(convert(AnyMatrix(h), DType::f32));
+  EXPECT_EQ(f(0, 1), -3.0f);
+  EXPECT_THROW(convert(AnyMatrix(h), DType::i32), Error);  // 1 + 2^-10 is no integer
+  Matrix<Half> ints(1, 1);
+  ints(0, 0) = Half(2048.0f);
+  EXPECT_EQ(std::get<Matrix<std::int32_t>>(convert(AnyMatrix(ints), DType::i32))(0, 0), 2048);
+  // tf32 is f32 storage; i8 has no host matrix.
+  EXPECT_TRUE(std::holds_alternative<Matrix<float>>(convert(AnyMatrix(d), DType::tf32)));
+  EXPECT_THROW(convert(AnyMatrix(d), DType::i8), Error);
+
+  EXPECT_EQ(common_dtype(DType::f16, DType::f16), DType::f16);
+  EXPECT_EQ(common_dtype(DType::f16, DType::bf16), DType::f32);
+  EXPECT_EQ(common_dtype(DType::bf16, DType::f32), DType::f32);
+  EXPECT_EQ(common_dtype(DType::f16, DType::f64), DType::f64);
+  EXPECT_EQ(common_dtype(DType::f16, DType::i32), DType::f64);
+  EXPECT_EQ(common_dtype(DType::tf32, DType::f32), DType::f32);
+}
+
+TEST(GemmProblem, FromAnyMatricesTakesHalfInputsWithAnF32Output) {
+  AnyMatrix a = Matrix<Half>(4, 3), b = Matrix<Half>(3, 5, 8);
+  AnyMatrix c = Matrix<float>(4, 5, 6);
+  GemmProblem p = make_problem(a, false, b, false, c, 2.0, 0.0);
+  EXPECT_EQ(p.dtype, DType::f16);
+  EXPECT_EQ(p.c_dtype(), DType::f32);
+  EXPECT_EQ(p.m, 4);
+  EXPECT_EQ(p.n, 5);
+  EXPECT_EQ(p.k, 3);
+  EXPECT_EQ(p.ldb, 8);
+  EXPECT_EQ(p.ldc, 6);
+  EXPECT_EQ(p.c, std::get<Matrix<float>>(c).data());
+  EXPECT_EQ(p.alpha, 2.0);
+  AnyMatrix same = Matrix<Half>(4, 5);
+  EXPECT_FALSE(make_problem(a, false, b, false, same).out_dtype.has_value());
+  AnyMatrix other = Matrix<BFloat16>(3, 5), wrong_shape = Matrix<float>(5, 4);
+  EXPECT_THROW(make_problem(a, false, other, false, c), Error);        // A f16, B bf16
+  EXPECT_THROW(make_problem(a, false, b, false, wrong_shape), Error);  // C is 5x4
+}
+
 TEST(Random, SeededAndInRange) {
   const Distribution u = Distribution::parse("uniform");
   auto a = std::get<Matrix<float>>(random_matrix(50, 40, DType::f32, u, 7));

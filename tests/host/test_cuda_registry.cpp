@@ -103,13 +103,20 @@ TEST(CudaRegistry, HopperRungsDeclareWhatTmaAndWgmmaNeed) {
     shifted.b = reinterpret_cast<const void*>(std::uintptr_t{0x1002});  // B off by 2 bytes
     EXPECT_NE(e.rejects(shifted), std::nullopt) << name;
     EXPECT_NE(e.rejects(aligned_bf16(64, 64, 0)), std::nullopt) << name << ": K = 0";
-    // tf32 wgmma reads K-major operands only: A as stored, B transposed.
+    // tf32 wgmma reads K-major operands only; an MN-major one (A^T, or B as stored) is
+    // first copied into K-major form, so only the operands read as they are need TMA's
+    // alignment.
     GemmProblem tf32 = shape(256, 256, 256);
     tf32.dtype = DType::tf32;
-    EXPECT_NE(e.rejects(tf32), std::nullopt) << name;
-    tf32.trans_b = true;
-    tf32.ldb = 256;
     EXPECT_EQ(e.rejects(tf32), std::nullopt) << name;
+    tf32.ldb = 257;  // B is copied: any leading dimension
+    EXPECT_EQ(e.rejects(tf32), std::nullopt) << name;
+    tf32.lda = 257;  // A is read as stored
+    EXPECT_NE(e.rejects(tf32), std::nullopt) << name;
+    tf32.trans_a = true;  // now A is copied too
+    EXPECT_EQ(e.rejects(tf32), std::nullopt) << name;
+    tf32.trans_b = true;  // B^T is read as stored, with ld 257
+    EXPECT_NE(e.rejects(tf32), std::nullopt) << name;
     // C in f32 for half inputs.
     GemmProblem f32_out = aligned_bf16(128, 128, 128);
     f32_out.out_dtype = DType::f32;

@@ -188,33 +188,49 @@ TEST_F(NpyTest, WidensSmallIntegersAndBooleans) {
   EXPECT_EQ(u8(0, 0), std::int64_t{1} << 62);
 }
 
-TEST_F(NpyTest, WidensHalfPrecision) {
-  const auto m =
-      read_as<float>(npy_bytes(1, dict("<f2", "(1, 9)"),
-                               raw<std::uint16_t>({0x3c00, 0xc000, 0x0001, 0x03ff, 0x0400, 0x7bff,
-                                                   0x7c00, 0xfc00, 0x7e00})));
-  EXPECT_EQ(m(0, 0), 1.0f);
-  EXPECT_EQ(m(0, 1), -2.0f);
-  EXPECT_EQ(m(0, 2), std::ldexp(1.0f, -24));     // smallest subnormal
-  EXPECT_EQ(m(0, 3), std::ldexp(1023.0f, -24));  // largest subnormal
-  EXPECT_EQ(m(0, 4), std::ldexp(1.0f, -14));     // smallest normal
-  EXPECT_EQ(m(0, 5), 65504.0f);                  // largest finite
-  EXPECT_EQ(m(0, 6), std::numeric_limits<float>::infinity());
-  EXPECT_EQ(m(0, 7), -std::numeric_limits<float>::infinity());
-  EXPECT_TRUE(std::isnan(m(0, 8)));
-  const auto zero = read_as<float>(npy_bytes(1, dict("<f2", "(1,)"), raw<std::uint16_t>({0x8000})));
-  EXPECT_TRUE(same_bits(zero(0, 0), -0.0f));
+TEST_F(NpyTest, ReadsHalfPrecisionAsItself) {
+  const std::vector<std::uint16_t> bits = {0x3c00, 0xc000, 0x0001, 0x03ff, 0x0400,
+                                           0x7bff, 0x7c00, 0xfc00, 0x7e01, 0x8000};
+  std::string data;
+  for (std::uint16_t b : bits) data += raw<std::uint16_t>({b});
+  const auto m = read_as<Half>(npy_bytes(1, dict("<f2", "(1, 10)"), data));
+  for (std::size_t j = 0; j < bits.size(); ++j) EXPECT_EQ(m(0, j).bits, bits[j]) << j;  // NaN payload too
+  EXPECT_EQ(static_cast<float>(m(0, 0)), 1.0f);
+  EXPECT_EQ(static_cast<float>(m(0, 2)), std::ldexp(1.0f, -24));  // smallest subnormal
+  EXPECT_EQ(static_cast<float>(m(0, 5)), 65504.0f);               // largest finite
+  EXPECT_EQ(static_cast<float>(m(0, 7)), -std::numeric_limits<float>::infinity());
 }
 
-TEST_F(NpyTest, WidensBfloat16) {
+TEST_F(NpyTest, ReadsBfloat16AsItself) {
   // Upper halves of float32 1.0, -3.5 and +inf; both names ml_dtypes users end up with.
   for (const char* descr : {"bfloat16", "<V2"}) {
     SCOPED_TRACE(descr);
-    const auto m = read_as<float>(
+    const auto m = read_as<BFloat16>(
         npy_bytes(1, dict(descr, "(3,)"), raw<std::uint16_t>({0x3f80, 0xc060, 0x7f80})));
-    EXPECT_EQ(m(0, 0), 1.0f);
-    EXPECT_EQ(m(1, 0), -3.5f);
-    EXPECT_EQ(m(2, 0), std::numeric_limits<float>::infinity());
+    EXPECT_EQ(static_cast<float>(m(0, 0)), 1.0f);
+    EXPECT_EQ(static_cast<float>(m(1, 0)), -3.5f);
+    EXPECT_EQ(static_cast<float>(m(2, 0)), std::numeric_limits<float>::infinity());
+  }
+}
+
+TEST_F(NpyTest, WritesHalfAsF2AndBfloat16AsTwoByteVoid) {
+  // Every f16 and bf16 bit pattern survives a round trip (NaNs included), and the header
+  // names what numpy (f2) and ml_dtypes (<V2, np.save's spelling of bfloat16) read.
+  Matrix<Half> h(256, 256);
+  Matrix<BFloat16> b(256, 256);
+  for (std::int64_t i = 0; i < 65536; ++i) {
+    h.data()[i] = Half::from_bits(std::uint16_t(i));
+    b.data()[i] = BFloat16::from_bits(std::uint16_t(65535 - i));
+  }
+  write_npy(path("h.npy"), h);
+  write_npy(path("b.npy"), b);
+  EXPECT_NE(read_file(path("h.npy")).find("'descr': '<f2'"), std::string::npos);
+  EXPECT_NE(read_file(path("b.npy")).find("'descr': '<V2'"), std::string::npos);
+  const auto h2 = std::get<Matrix<Half>>(read_npy(path("h.npy")));
+  const auto b2 = std::get<Matrix<BFloat16>>(read_npy(path("b.npy")));
+  for (std::int64_t i = 0; i < 65536; ++i) {
+    ASSERT_EQ(h2.data()[i].bits, std::uint16_t(i));
+    ASSERT_EQ(b2.data()[i].bits, std::uint16_t(65535 - i));
   }
 }
 

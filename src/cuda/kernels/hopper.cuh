@@ -113,8 +113,10 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void*
 }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // Waits until this thread's committed bulk stores have finished reading shared memory.
+// Pending: how many of the latest groups may still be reading.
+template <int Pending = 0>
 __device__ __forceinline__ void bulk_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(Pending) : "memory");
 }
 // Waits until this thread's committed bulk stores are complete in global memory.
 __device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
@@ -243,27 +245,34 @@ __device__ __forceinline__ void store_wgmma_tile(const TensorArgs<T>& g, const f
 }
 
 // The same outputs (beta == 0) through shared memory and TMA stores: the warpgroup writes
-// alpha * acc as Out into `buffer` (32 KiB, 1024-byte aligned) in the 128-byte-swizzled box
-// layout (64 rows x 128 bytes per box, conflict-free: the eight rows a store instruction
+// alpha * acc as Out into `buffer` (BufferBytes, 1024-byte aligned) in the 128-byte-swizzled
+// box layout (64 rows x 128 bytes per box, conflict-free: the eight rows a store instruction
 // touches land in eight different 16-byte chunks), then `leader` hands the boxes to the copy
-// engine, which clips them at the matrix edge. The stores drain while the warpgroup
-// multiplies its next tile; the buffer is reused only after they have read it. A float tile
-// (64 KiB) goes in two passes of 128 columns.
-template <class Out>
+// engine, which clips them at the matrix edge. The tile (64 KiB of floats, 32 KiB of halves)
+// goes in passes through the two halves of the buffer in turn, so that one half fills while
+// the copy engine reads the other; the stores drain while the warpgroup multiplies its next
+// tile.
+template <class Out, int BufferBytes = 32768>
 __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, float alpha,
                                                      const float (&acc)[128], int row0, int col0,
                                                      unsigned char* buffer, int barrier_id,
                                                      bool leader) {
   constexpr int kBoxCols = 128 / sizeof(Out);  // a 128-byte box row: 64 halves or 32 floats
-  constexpr int kPassCols = 32768 / (64 * sizeof(Out));
+  constexpr int kHalfBytes = BufferBytes / 2;
+  constexpr int kPassCols = kHalfBytes / (64 * sizeof(Out));
   constexpr int kGroupsPerPass = kPassCols / 8;  // 8-column groups j of the fragment
+  static_assert(kPassCols >= kBoxCols && 256 % kPassCols == 0 && (256 / kPassCols) % 2 == 0,
+                "an even number of passes of whole boxes");
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   // One loop over all 32 column groups, fully unrolled, so acc is indexed by constants only.
 #pragma unroll
   for (int j = 0; j < 32; ++j) {
     const int pass = j / kGroupsPerPass;
+    unsigned char* half = buffer + (pass % 2) * kHalfBytes;
     if (j % kGroupsPerPass == 0) {
-      if (leader) bulk_wait_read();  // earlier stores out of this buffer are done reading
+      // The stores that last read this half (two passes ago, or the previous tile's) are
+      // done reading it; the latest group, out of the other half, may still be.
+      if (leader) bulk_wait_read<1>();
       named_barrier(barrier_id, 128);
     }
 #pragma unroll
@@ -273,7 +282,7 @@ __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, f
       const int box = col / kBoxCols, byte = (col % kBoxCols) * int(sizeof(Out));
       const int chunk = (byte / 16) ^ (r % 8);                      // the 128-byte swizzle
       Pair<Out>* dst =
-          reinterpret_cast<Pair<Out>*>(buffer + box * 8192 + r * 128 + chunk * 16 + byte % 16);
+          reinterpret_cast<Pair<Out>*>(half + box * 8192 + r * 128 + chunk * 16 + byte % 16);
       *dst = Pair<Out>{from_f32<Out>(alpha * acc[4 * j + 2 * h]),
                        from_f32<Out>(alpha * acc[4 * j + 2 * h + 1])};
     }
@@ -283,7 +292,7 @@ __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, f
       if (leader) {
 #pragma unroll
         for (int box = 0; box < kPassCols / kBoxCols; ++box)
-          tma_store_2d(map_c, buffer + box * 8192, col0 + pass * kPassCols + box * kBoxCols, row0);
+          tma_store_2d(map_c, half + box * 8192, col0 + pass * kPassCols + box * kBoxCols, row0);
         bulk_commit();
       }
     }
