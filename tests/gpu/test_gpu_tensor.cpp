@@ -245,44 +245,63 @@ INSTANTIATE_TEST_SUITE_P(Kernels, GpuTensorKernel, ::testing::ValuesIn(tensor_en
                          entry_test_name);
 
 // Many tiles per persistent block, an odd number of 128-row tiles (the second block of a
-// cluster pair gets an empty tile), and a repeat that must give the same bits: checked
-// with random vectors (C x against A (B x) in double) rather than a full reference.
+// cluster pair gets an empty tile), a last round of tiles split along K over every cluster
+// (stream-K: rung 19 on the H200's 66 clusters makes 96 cluster tiles of each shape, a
+// last round of 30; the first two with ragged K and ordinary stores or TMA stores of C,
+// the third tf32 through the K-major copy), and a repeat that must give the same bits:
+// checked with random vectors (C x against A (B x) in double) rather than a full
+// reference.
 TEST(GpuTensorLarge, PersistentTilesAddUpAndRepeatExactly) {
   SKIP_WITHOUT_DEVICE();
+  struct LargeCase {
+    DType dtype;
+    Shape s;
+    std::int64_t c_pad;
+  };
+  const LargeCase cases[] = {{DType::bf16, {3841, 1401, 2056}, 7},  // 31 row tiles, ragged N
+                             {DType::bf16, {2048, 3072, 1000}, 0},  // C through TMA stores
+                             {DType::tf32, {2048, 3072, 777}, 0}};  // B copied K-major
   for (const char* name : {"cuda_wgmma_ws", "cuda_wgmma_tma", "cuda_mma_sync"}) {
     const KernelEntry* e = Registry::instance().find(name);
     if (!e || current_compute_capability() < e->min_compute_capability) continue;
-    std::mt19937_64 rng(7);
-    const Element bf{DType::bf16};
-    const Shape s{3841, 3001, 2056};  // 31 row tiles of 128 (odd), ragged N
-    HostMatrix a(bf, s.m, s.k, s.k, rng), b(bf, s.k, s.n, s.n + 7, rng), c(bf, s.m, s.n, s.n + 7, rng);
-    GemmProblem p;
-    p.dtype = DType::bf16;
-    p.m = s.m, p.n = s.n, p.k = s.k;
-    p.a = a.bytes.data(), p.lda = a.ld, p.b = b.bytes.data(), p.ldb = b.ld;
-    p.c = c.bytes.data(), p.ldc = c.ld;
-    ASSERT_FALSE(e->rejects(p)) << name << ": " << *e->rejects(p);
-    GemmOptions o;
-    o.kernel = name;
-    gemm(p, o);
-    const std::vector<unsigned char> first = c.bytes;
-    gemm(p, o);
-    EXPECT_EQ(first, c.bytes) << name << ": two runs differ";
-    for (int v = 0; v < 3; ++v) {
-      std::vector<double> x(std::size_t(s.n)), bx(std::size_t(s.k), 0.0);
-      std::normal_distribution<double> g;
-      for (double& xi : x) xi = g(rng);
-      for (std::int64_t q = 0; q < s.k; ++q)
-        for (std::int64_t j = 0; j < s.n; ++j) bx[q] += double(b.get(q, j)) * x[j];
-      double num = 0, den = 0;
-      for (std::int64_t i = 0; i < s.m; ++i) {
-        double abx = 0, cx = 0;
-        for (std::int64_t q = 0; q < s.k; ++q) abx += double(a.get(i, q)) * bx[q];
-        for (std::int64_t j = 0; j < s.n; ++j) cx += double(c.get(i, j)) * x[j];
-        num += (cx - abx) * (cx - abx);
-        den += abx * abx;
+    for (const LargeCase& lc : cases) {
+      if (!e->supports(lc.dtype)) continue;
+      std::mt19937_64 rng(7);
+      const Element el{lc.dtype};
+      const Shape& s = lc.s;
+      const std::int64_t per16 = 16 / std::int64_t(el.bytes());
+      const std::int64_t lda = (s.k + per16 - 1) / per16 * per16, ldb = (s.n + 7 + per16 - 1) / per16 * per16;
+      HostMatrix a(el, s.m, s.k, lda, rng), b(el, s.k, s.n, ldb, rng), c(el, s.m, s.n, s.n + lc.c_pad, rng);
+      GemmProblem p;
+      p.dtype = lc.dtype;
+      p.m = s.m, p.n = s.n, p.k = s.k;
+      p.a = a.bytes.data(), p.lda = a.ld, p.b = b.bytes.data(), p.ldb = b.ld;
+      p.c = c.bytes.data(), p.ldc = c.ld;
+      const std::string what = std::string(name) + " " + std::string(dtype_name(lc.dtype)) + " " +
+                               std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+      ASSERT_FALSE(e->rejects(p)) << what << ": " << *e->rejects(p);
+      GemmOptions o;
+      o.kernel = name;
+      gemm(p, o);
+      const std::vector<unsigned char> first = c.bytes;
+      gemm(p, o);
+      EXPECT_EQ(first, c.bytes) << what << ": two runs differ";
+      for (int v = 0; v < 3; ++v) {
+        std::vector<double> x(std::size_t(s.n)), bx(std::size_t(s.k), 0.0);
+        std::normal_distribution<double> g;
+        for (double& xi : x) xi = g(rng);
+        for (std::int64_t q = 0; q < s.k; ++q)
+          for (std::int64_t j = 0; j < s.n; ++j) bx[q] += double(b.get(q, j)) * x[j];
+        double num = 0, den = 0;
+        for (std::int64_t i = 0; i < s.m; ++i) {
+          double abx = 0, cx = 0;
+          for (std::int64_t q = 0; q < s.k; ++q) abx += double(a.get(i, q)) * bx[q];
+          for (std::int64_t j = 0; j < s.n; ++j) cx += double(c.get(i, j)) * x[j];
+          num += (cx - abx) * (cx - abx);
+          den += abx * abx;
+        }
+        EXPECT_LT(std::sqrt(num / den), 1e-2) << what << ": C x differs from A (B x)";
       }
-      EXPECT_LT(std::sqrt(num / den), 1e-2) << name << ": C x differs from A (B x)";
     }
   }
 }

@@ -19,6 +19,14 @@
 //     traffic from L2.
 //   - Tile order: groups of 8 cluster rows are walked column by column, so the tiles
 //     resident at once share rows of A and columns of B in L2.
+//   - Stream-K for a half-empty last round: when the last round of tiles would leave
+//     about half of the clusters idle (8192^3 bf16: 1024 cluster tiles for 66 clusters,
+//     15.5 rounds), that round's K-blocks are shared out evenly over every cluster instead.
+//     A cluster whose share ends a tile writes it; the others leave FP32 partial sums in
+//     global memory and raise a flag, and the writer adds them before its epilogue. Each
+//     cluster does its share of the later tile first, so the partials a writer waits for
+//     were its neighbours' first stream-K work: nobody waits on a waiter. The clusters
+//     must all be resident at once, which the persistent grid ensures.
 // Edge tiles cost nothing extra: TMA fills what lies outside the matrices with zeros on
 // the way in and clips what lies outside C on the way out.
 #pragma once
@@ -56,6 +64,46 @@ struct WgmmaWsConfig {
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks");
 };
 
+// How the tiles are shared out (filled by the launcher). Tiles [0, dp_tiles) of the
+// grouped order go whole to clusters in turn; the K-blocks of tiles [dp_tiles, dp_tiles +
+// sk_tiles) are split evenly over all clusters (sk_tiles < clusters, so a share holds at
+// most one partial tile and one tile end).
+struct StreamK {
+  int dp_tiles = 0, sk_tiles = 0;
+  float* partials = nullptr;  // per (cluster, block rank, consumer): 128 x 128 floats
+  unsigned* flags = nullptr;  // per (cluster, block rank, consumer): `launch` once written
+  unsigned launch = 0;        // this launch's number (never 0), so flags need no reset
+};
+
+// One cluster's piece of work: K-blocks [k_begin, k_end) of cluster tile `tile`.
+struct WorkUnit {
+  int tile, k_begin, k_end;
+};
+
+// Calls f(WorkUnit) for the work of cluster `cluster` of `clusters`, in order: its whole
+// tiles, then its stream-K share, the later tile first. Producer and consumers walk the
+// same list.
+template <class F>
+__device__ __forceinline__ void for_each_unit(int cluster, int clusters, int k_tiles,
+                                              const StreamK& sk, F&& f) {
+  for (int t = cluster; t < sk.dp_tiles; t += clusters) f(WorkUnit{t, 0, k_tiles});
+  if (sk.sk_tiles == 0) return;
+  const long long iters = (long long)sk.sk_tiles * k_tiles;
+  const long long begin = cluster * iters / clusters, end = (cluster + 1) * iters / clusters;
+  if (begin == end) return;
+  for (long long st = (end - 1) / k_tiles; st >= begin / k_tiles; --st) {
+    const long long base = st * k_tiles;  // the tile's first stream-K iteration
+    f(WorkUnit{sk.dp_tiles + int(st), int(max(begin, base) - base),
+               int(min(end, base + k_tiles) - base)});
+  }
+}
+
+// The cluster whose stream-K share holds iteration x: the last c with c * iters / clusters
+// <= x.
+__device__ __forceinline__ int stream_k_owner_of(long long x, long long iters, int clusters) {
+  return int(((x + 1) * clusters - 1) / iters);
+}
+
 // The k-th of a cluster's tiles in the grouped order: (row of cluster tiles, column tile).
 struct ClusterTile {
   int row, col;
@@ -75,7 +123,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c,
-                    const TensorArgs<typename Cfg::Element> g) {
+                    const TensorArgs<typename Cfg::Element> g, const StreamK sk) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using T = typename Cfg::Element;
   constexpr int ClusterM = Cfg::kClusterM;
@@ -107,7 +155,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int m_tiles = (g.m + Cfg::BM - 1) / Cfg::BM;
   const int n_tiles = (g.n + Cfg::BN - 1) / Cfg::BN;
   const int cluster_rows = (m_tiles + ClusterM - 1) / ClusterM;
-  const int cluster_tiles = cluster_rows * n_tiles;
   const int k_tiles = (g.k + Cfg::BK - 1) / Cfg::BK;
   const int cluster_id = blockIdx.x / ClusterM, clusters = gridDim.x / ClusterM;
 
@@ -119,10 +166,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       prefetch_tensor_map(&map_b);
       if (g.c_tma) prefetch_tensor_map(&map_c);
       int it = 0;  // stage uses so far: stage it % kStages, its (it / kStages)-th use
-      for (int t = cluster_id; t < cluster_tiles; t += clusters) {
-        const ClusterTile ct = cluster_tile(t, cluster_rows, n_tiles, Cfg::kGroupRows);
+      for_each_unit(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
+        const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
         const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
-        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+        for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
           const int s = it % Cfg::kStages;
           barrier_wait(&empty[s], ((it / Cfg::kStages) & 1) ^ 1);  // first use: free already
           barrier_arrive_expect_bytes(&full[s], Cfg::kStageBytes);
@@ -154,7 +201,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             }
           }
         }
-      }
+      });
     }
   } else {
     // ---- consumers: warpgroup c multiplies rows [64c, 64c + 64) of the tile ------------
@@ -174,16 +221,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int r = 0; r < ClusterM; ++r) barrier_arrive_cluster(&empty[s], r);
     };
 
+    // This consumer's 128 x 128 floats of partial sums for cluster cl (fragment order: float4
+    // r4 of thread i at [r4 * 128 + i], so a warp moves 512 contiguous bytes) and its flag.
+    const int lane128 = threadIdx.x % 128;
+    auto partial_slot = [&](int cl) {
+      return reinterpret_cast<float4*>(sk.partials) + ((cl * ClusterM + rank) * 2 + c) * 128 * 32;
+    };
+    auto partial_flag = [&](int cl) { return sk.flags + (cl * ClusterM + rank) * 2 + c; };
+
     int it = 0;
-    for (int t = cluster_id; t < cluster_tiles; t += clusters) {
-      const ClusterTile ct = cluster_tile(t, cluster_rows, n_tiles, Cfg::kGroupRows);
+    for_each_unit(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
+      const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
       const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
 
       float acc[128];
 #pragma unroll
       for (int r = 0; r < 128; ++r) acc[r] = 0.0f;
 
-      for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+      for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
         const int s = it % Cfg::kStages;
         barrier_wait(&full[s], (it / Cfg::kStages) & 1);
         wgmma_fence();
@@ -198,10 +253,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // Keep this stage's multiplies in flight; the previous stage's are done, so its
         // buffers can be refilled.
         wgmma_wait<1>();
-        if (kt > 0) release((it - 1) % Cfg::kStages);
+        if (kt > u.k_begin) release((it - 1) % Cfg::kStages);
       }
       wgmma_wait<0>();
-      if (k_tiles > 0) release((it - 1) % Cfg::kStages);
+      release((it - 1) % Cfg::kStages);
+
+      if (u.k_end < k_tiles) {
+        // Stream-K, not the tile's end: leave the partial sums for the cluster that ends it.
+        float4* slot = partial_slot(cluster_id);
+#pragma unroll
+        for (int r4 = 0; r4 < 32; ++r4)
+          slot[r4 * 128 + lane128] = make_float4(acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]);
+        named_barrier(1 + c, 128);
+        if (signals) flag_set(partial_flag(cluster_id), sk.launch);
+        return;
+      }
+      if (u.k_begin > 0) {
+        // Stream-K, the tile's end: add what the clusters before this one left for it.
+        const long long iters = (long long)sk.sk_tiles * k_tiles;
+        const long long tile_start = (long long)(u.tile - sk.dp_tiles) * k_tiles;
+        for (int cl = stream_k_owner_of(tile_start, iters, clusters); cl < cluster_id; ++cl) {
+          if (signals) flag_wait(partial_flag(cl), sk.launch);
+          named_barrier(1 + c, 128);
+          const float4* slot = partial_slot(cl);
+#pragma unroll
+          for (int r4 = 0; r4 < 32; ++r4) {
+            const float4 v = slot[r4 * 128 + lane128];
+            acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
+          }
+        }
+      }
 
       if (g.c_tma) {
         unsigned char* buffer = epilogue + c * Cfg::kEpilogueBytes;
@@ -212,7 +293,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       } else {
         store_wgmma_tile(g, acc, m0 + c * 64, n0);
       }
-    }
+    });
     if (signals && g.c_tma) bulk_wait();  // the last stores have landed before the block ends
   }
   __syncwarp();
