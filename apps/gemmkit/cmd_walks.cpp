@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <chrono>
 #include <sstream>
 
 #include "cli.hpp"
@@ -14,8 +15,9 @@ namespace {
 
 struct WalksOptions {
   std::string graph_path, output, from, to, mode = "exact", method = "auto", format = "auto";
+  std::string backend = "auto", json_path;
   int length = 0;
-  bool all_lengths = false, undirected = false;
+  bool all_lengths = false, undirected = false, bench = false;
   std::vector<std::string> labels;
 };
 
@@ -212,6 +214,51 @@ void write_npy_counts(const std::string& path, const WalkCounts& w) {
   write_npy(path, AnyMatrix(std::move(m)));
 }
 
+// With --bench (on stderr) or --json: the method and time taken, and after the GPU engine
+// the references of the same run: cuBLAS's own int8 GEMM and DGEMM of the same order, and
+// the time as many DGEMMs as the engine ran int8 GEMMs would take.
+void report_timing(const Graph& g, const WalkCounts& w, double seconds, const WalksOptions& o) {
+  if (!o.bench && o.json_path.empty()) return;
+  nlohmann::json report = {{"graph", o.graph_path}, {"vertices", g.n}, {"edges", g.edges()},
+                           {"length", o.length}, {"mode", walk_mode_name(w.mode)},
+                           {"method", w.method}, {"bound_bits", w.bound.bit_length()},
+                           {"primes", w.primes}, {"seconds", seconds}};
+  if (o.bench) std::fprintf(stderr, "gemmkit walks: %s, %.3f s\n", w.method.c_str(), seconds);
+  if (w.gpu) {
+    const double n = static_cast<double>(g.n);
+    const double ops = 2.0 * n * n * n * w.gpu->products * w.gpu->primes;
+    const double tops = ops / w.gpu->gemm_seconds / 1e12;
+    report["gpu"] = {{"products", w.gpu->products}, {"primes", w.gpu->primes},
+                     {"int8_gemms", w.gpu->products * w.gpu->primes},
+                     {"gemm_seconds", w.gpu->gemm_seconds}, {"reduce_seconds", w.gpu->reduce_seconds},
+                     {"engine_seconds", w.gpu->total_seconds},
+                     {"int8_tops", tops}};
+    if (o.bench)
+      std::fprintf(stderr, "  GPU: %d products x %d primes = %d int8 GEMMs of order %lld in %.2f ms "
+                           "(%.0f TOPS; %.2f ms of it reductions); engine %.3f s with transfers\n",
+                   w.gpu->products, w.gpu->primes, w.gpu->products * w.gpu->primes,
+                   static_cast<long long>(g.n), w.gpu->gemm_seconds * 1e3, tops,
+                   w.gpu->reduce_seconds * 1e3, w.gpu->total_seconds);
+    if (o.bench) {
+      const WalkGemmReferences ref = walk_gemm_references(g.n);
+      const double ref_tops = 2.0 * n * n * n / ref.int8_seconds / 1e12;
+      const double fp64 = ref.fp64_seconds * w.gpu->products * w.gpu->primes;
+      report["reference"] = {{"cublas_int8_gemm_seconds", ref.int8_seconds},
+                             {"cublas_int8_tops", ref_tops},
+                             {"percent_of_cublas_int8", 100.0 * tops / ref_tops},
+                             {"cublas_dgemm_seconds", ref.fp64_seconds},
+                             {"same_number_of_dgemms_seconds", fp64}};
+      std::fprintf(stderr, "  cuBLAS in the same run: int8 GEMM %.0f TOPS, so the modular GEMMs reach "
+                           "%.1f%%; %d DGEMMs of the same order would take %.3f s (end to end here: %.3f s)\n",
+                   ref_tops, 100.0 * tops / ref_tops, w.gpu->products * w.gpu->primes, fp64, seconds);
+    }
+  } else if (o.bench) {
+    std::fprintf(stderr, "  --bench: the GPU engine did not run (%s), so there is nothing to compare\n",
+                 w.method.c_str());
+  }
+  if (!o.json_path.empty()) write_json(o.json_path, report);
+}
+
 void run_walks(const WalksOptions& o) {
   // Cheap checks first, so a typo costs no reading or computing.
   const auto mode = parse_walk_mode(o.mode);
@@ -219,6 +266,8 @@ void run_walks(const WalksOptions& o) {
   const auto method = parse_walk_method(o.method);
   if (!method) fail(ErrorCategory::usage, "unknown method '" + o.method + "' (expected auto, dense or sparse)");
   if (o.length < 1) fail(ErrorCategory::usage, "--length must be at least 1");
+  const auto backend = parse_walk_backend(o.backend);
+  if (!backend) fail(ErrorCategory::usage, "unknown backend '" + o.backend + "' (expected auto, cpu or cuda)");
   GraphReadOptions read;
   if (o.format == "edges") read.format = GraphFormat::edges;
   else if (o.format == "mtx") read.format = GraphFormat::mtx;
@@ -243,12 +292,15 @@ void run_walks(const WalksOptions& o) {
   q.all_lengths = o.all_lengths;
   q.mode = *mode;
   q.method = *method;
+  q.backend = *backend;
   if (!o.from.empty()) q.from = g.vertex(o.from);
   if (!o.to.empty()) q.to = g.vertex(o.to);
   const bool progress = progress_wanted();
   if (progress)
     q.progress = [](const std::string& line) { std::fprintf(stderr, "\rgemmkit walks: %-40s", line.c_str()); };
+  const auto start = std::chrono::steady_clock::now();
   const WalkCounts w = count_walks(g, q);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (progress) std::fprintf(stderr, "\r%60s\r", "");
   if (w.rounded)
     std::fprintf(stderr, "gemmkit: warning: some counts reach 2^53 and are rounded in float mode "
@@ -261,6 +313,7 @@ void run_walks(const WalksOptions& o) {
                 static_cast<long long>(w.rows()), static_cast<long long>(w.cols()),
                 o.all_lengths ? ("1.." + std::to_string(o.length)).c_str() : std::to_string(o.length).c_str(),
                 std::string(walk_mode_name(w.mode)).c_str(), w.method.c_str());
+    report_timing(g, w, seconds, o);
     return;
   }
   const bool pair = q.from && q.to;
@@ -269,6 +322,7 @@ void run_walks(const WalksOptions& o) {
     print_summary(g, w);
   else
     print_counts(g, w, pair, o.all_lengths);
+  report_timing(g, w, seconds, o);
 }
 
 }  // namespace
@@ -292,6 +346,13 @@ void add_walks(CLI::App& app) {
                   "auto, dense (powers by repeated squaring) or sparse (K sparse products per "
                   "source or target)")
       ->capture_default_str();
+  cmd->add_option("--backend", o->backend,
+                  "Exact dense products: auto (GPU int8 tensor cores when a device is present and "
+                  "the graph has 512+ vertices), cpu or cuda")
+      ->capture_default_str();
+  cmd->add_flag("--bench", o->bench,
+                "After a GPU run, time cuBLAS int8 GEMM and DGEMM of the same order beside it");
+  cmd->add_option("--json", o->json_path, "Write the run's method, timings and references as JSON");
   cmd->add_flag("--undirected", o->undirected, "Edge lists: each line is an edge both ways");
   cmd->add_option("--labels", o->labels, "Vertex names, comma-separated (matrix files)")->delimiter(',');
   cmd->add_option("--format", o->format, "auto (by extension), edges, mtx, npy or csv")

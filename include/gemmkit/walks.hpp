@@ -99,12 +99,28 @@ enum class WalkMethod {
   sparse,     // k sparse products with the CSR matrix, one vector per source or target
 };
 
+// Where exact dense products run. auto: on GPU tensor cores (int8 GEMMs modulo primes
+// below 256) when a CUDA device is present, the graph has at least kGpuWalkMinVertices
+// vertices and those primes cover the bound; on the CPU otherwise.
+enum class WalkBackend { automatic, cpu, cuda };
+inline constexpr std::int64_t kGpuWalkMinVertices = 512;
+
+// What the GPU engine measured (exact dense counts on the GPU only).
+struct GpuWalkTiming {
+  int products = 0;          // n x n x n int8 GEMMs per prime
+  int primes = 0;            // moduli, each a GEMM of every product
+  double gemm_seconds = 0;   // GPU time of all the GEMMs and their reductions
+  double reduce_seconds = 0; // the reductions' part of it
+  double total_seconds = 0;  // the engine's wall time, transfers included
+};
+
 struct WalkQuery {
   int length = 1;
   std::optional<std::int64_t> from, to;  // vertices; unset: all of them
   bool all_lengths = false;              // lengths 1..length instead of length alone
   WalkMode mode = WalkMode::exact;
   WalkMethod method = WalkMethod::automatic;
+  WalkBackend backend = WalkBackend::automatic;
   std::function<void(const std::string&)> progress;  // called with a short status line
 };
 
@@ -118,6 +134,7 @@ class WalkCounts {
   BigInt bound;          // proven bound on |count| used to size the computation
   int primes = 0;        // exact mode: how many primes
   bool rounded = false;  // float64 mode: some count reached 2^53
+  std::optional<GpuWalkTiming> gpu;  // set when the GPU engine ran
 
   std::int64_t rows() const { return static_cast<std::int64_t>(sources.size()); }
   std::int64_t cols() const { return static_cast<std::int64_t>(targets.size()); }
@@ -145,8 +162,17 @@ WalkCounts count_walks(const Graph& graph, const WalkQuery& query);
 // r and c are the largest absolute row and column sums of A.
 BigInt walk_bound(const Graph& graph, int length);
 
+// The GPU benchmark's references, measured in the calling run: seconds per cuBLAS int8 GEMM
+// (int32 output) and per DGEMM, both n x n x n, run back to back on residue-like random data
+// as the engine runs its GEMMs. Throws without a CUDA device.
+struct WalkGemmReferences {
+  double int8_seconds = 0, fp64_seconds = 0;
+};
+WalkGemmReferences walk_gemm_references(std::int64_t n);
+
 std::string_view walk_mode_name(WalkMode mode);
 std::optional<WalkMode> parse_walk_mode(std::string_view text);
 std::optional<WalkMethod> parse_walk_method(std::string_view text);
+std::optional<WalkBackend> parse_walk_backend(std::string_view text);
 
 }  // namespace gemmkit

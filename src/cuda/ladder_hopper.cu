@@ -125,22 +125,31 @@ void with_operand_majors(const GemmProblem& p, F&& f) {
   }
 }
 
-// Launches Kernel on a grid of `blocks` in clusters of cluster_m along x.
+// A launch of `blocks` blocks in clusters of cluster_m along x. The attribute lives in the
+// returned object, which config.attrs points into.
+struct ClusterLaunch {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+  ClusterLaunch(int blocks, int threads, int smem_bytes, int cluster_m) {
+    config.gridDim = dim3(unsigned(blocks));
+    config.blockDim = dim3(unsigned(threads));
+    config.dynamicSmemBytes = std::size_t(smem_bytes);
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = unsigned(cluster_m);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 template <class Kernel, class... Args>
 void launch_clustered(Kernel kernel, int blocks, int threads, int smem_bytes, int cluster_m,
                       const Args&... args) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(unsigned(blocks));
-  config.blockDim = dim3(unsigned(threads));
-  config.dynamicSmemBytes = std::size_t(smem_bytes);
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = unsigned(cluster_m);
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  GEMMKIT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+  const ClusterLaunch launch(blocks, threads, smem_bytes, cluster_m);
+  GEMMKIT_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, args...));
 }
 
 // Clusters of Kernel the device runs at once (one per SM pair for rung 19). Asked once per
@@ -149,17 +158,9 @@ template <auto Kernel, int Threads, int SmemBytes, int ClusterM>
 int resident_clusters() {
   static const int resident = [] {
     allow_dynamic_smem<Kernel, SmemBytes>();
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(unsigned(ClusterM * 256));
-    config.blockDim = dim3(unsigned(Threads));
-    config.dynamicSmemBytes = SmemBytes;
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim = {unsigned(ClusterM), 1, 1};
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    const ClusterLaunch launch(ClusterM * 256, Threads, SmemBytes, ClusterM);
     int clusters = 0;
-    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, Kernel, &config));
+    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, Kernel, &launch.config));
     if (clusters < 1)
       fail(ErrorCategory::device, "wgmma_ws_kernel does not fit on this device's multiprocessors");
     return clusters;

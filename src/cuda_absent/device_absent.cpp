@@ -1,6 +1,7 @@
 // The CUDA-facing functions of a build made without nvcc: they say so instead of failing.
 #include "core/dispatch.hpp"
 #include "gemmkit/device.hpp"
+#include "graph/modular_int8.hpp"
 
 namespace gemmkit {
 
@@ -27,5 +28,20 @@ PairedTimes time_pair_on_device(const KernelEntry& entry, const KernelEntry&, co
   return {};
 }
 }  // namespace detail
+
+namespace walks_detail {
+bool gpu_int8_powers_available() { return false; }
+Int8PowersReport gpu_int8_powers(const Graph&, const std::vector<std::uint32_t>&,
+                                 const std::vector<PowerStep>&, const std::vector<std::int64_t>&,
+                                 const std::vector<std::int64_t>&, std::vector<std::uint32_t>&,
+                                 const std::function<void(const std::string&)>&) {
+  fail(ErrorCategory::usage, "the GPU walk engine needs the CUDA backend, and this gemmkit was "
+                             "built without CUDA");
+}
+GemmReferenceTimes gpu_reference_gemm_times(std::int64_t) {
+  fail(ErrorCategory::usage, "GPU reference timings need the CUDA backend, and this gemmkit was "
+                             "built without CUDA");
+}
+}  // namespace walks_detail
 
 }  // namespace gemmkit

@@ -8,7 +8,8 @@
 //           source or target: modular (exact), checked 128-bit (int64), doubles (float64).
 //           Cost about nnz per column per step.
 // Exact mode runs modulo the primes that cover walk_bound(), and rebuilds each count by
-// the Chinese remainder theorem.
+// the Chinese remainder theorem. Exact dense products run on the GPU's int8 tensor cores
+// when there is one (graph/modular_int8.hpp), with f64 GEMMs on the CPU otherwise.
 #include <gmp.h>
 
 #include <algorithm>
@@ -19,15 +20,18 @@
 #include <new>
 #include <omp.h>
 
+#include "gemmkit/device.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/walks.hpp"
 #include "graph/modular.hpp"
+#include "graph/modular_int8.hpp"
 #include "io/io_common.hpp"
 
 namespace gemmkit {
 namespace {
 
 using walks_detail::CrtRebuilder;
+using walks_detail::PowerStep;
 using walks_detail::i128;
 using walks_detail::u128;
 
@@ -271,39 +275,45 @@ void sparse_float(const Graph& g, const Plan& plan, const WalkQuery& query, Walk
 
 // ---- dense engine ------------------------------------------------------------------------
 
-// The products that make A^t for every recorded length: squarings for one length, t - 1
-// products by A for all of them. `record(t, m)` sees A^t.
+// The products that make A^t for every recorded length: squarings for one length (left to
+// right over the bits of the length below the top one), t - 1 products by A for all of them.
+std::vector<PowerStep> power_steps(const Plan& plan) {
+  std::vector<PowerStep> steps;
+  if (plan.lengths.size() > 1) {
+    for (int t = 1; t <= plan.max_length; ++t) {
+      if (t > 1) steps.push_back({PowerStep::times_a, 0});
+      steps.push_back({PowerStep::record, t - 1});  // lengths are 1..max_length
+    }
+    return steps;
+  }
+  const int k = plan.max_length;
+  for (int bit = std::bit_width(static_cast<unsigned>(k)) - 2; bit >= 0; --bit) {
+    steps.push_back({PowerStep::square, 0});
+    if ((k >> bit) & 1) steps.push_back({PowerStep::times_a, 0});
+  }
+  steps.push_back({PowerStep::record, 0});
+  return steps;
+}
+
+// Runs power_steps on the CPU: `multiply(x, y, z)` makes z = x y, `record(li, m)` sees the
+// power of length index li.
 template <class Multiply, class Record>
 void dense_powers(const Plan& plan, const Matrix<double>& a, Multiply&& multiply, Record&& record,
                   const WalkQuery& query, const std::string& what) {
-  const std::int64_t n = a.rows();
-  Matrix<double> r = a, tmp(n, n);
-  if (plan.lengths.size() > 1) {
-    for (int t = 1; t <= plan.max_length; ++t) {
-      if (t > 1) {
-        report(query, what + "product " + std::to_string(t - 1) + "/" + std::to_string(plan.max_length - 1));
-        multiply(r, a, tmp);
-        std::swap(r, tmp);
-      }
-      record(t, r);
+  const std::vector<PowerStep> steps = power_steps(plan);
+  const auto total = std::count_if(steps.begin(), steps.end(),
+                                   [](const PowerStep& s) { return s.kind != PowerStep::record; });
+  Matrix<double> r = a, tmp(a.rows(), a.rows());
+  int done = 0;
+  for (const PowerStep& step : steps) {
+    if (step.kind == PowerStep::record) {
+      record(step.length_index, r);
+      continue;
     }
-    return;
-  }
-  // Left to right over the bits of the length below the top one.
-  const int k = plan.max_length;
-  const int top = std::bit_width(static_cast<unsigned>(k)) - 1;
-  int done = 0, total = top + std::popcount(static_cast<unsigned>(k)) - 1;
-  for (int bit = top - 1; bit >= 0; --bit) {
     report(query, what + "product " + std::to_string(++done) + "/" + std::to_string(total));
-    multiply(r, r, tmp);
+    multiply(r, step.kind == PowerStep::square ? r : a, tmp);
     std::swap(r, tmp);
-    if ((k >> bit) & 1) {
-      report(query, what + "product " + std::to_string(++done) + "/" + std::to_string(total));
-      multiply(r, a, tmp);
-      std::swap(r, tmp);
-    }
   }
-  record(k, r);
 }
 
 Matrix<double> dense_adjacency(const Graph& g, std::uint32_t p) {
@@ -318,6 +328,43 @@ Matrix<double> dense_adjacency(const Graph& g, std::uint32_t p) {
   return a;
 }
 
+// The GPU engine, when the query allows it and it can run this graph: the number of int8
+// primes the bound needs, or nullopt.
+std::optional<int> gpu_primes_for(const Graph& g, const WalkQuery& query, const BigInt& bound) {
+  if (query.backend == WalkBackend::cpu) return std::nullopt;
+  const bool forced = query.backend == WalkBackend::cuda;
+  auto refuse = [&](const std::string& why) -> std::optional<int> {
+    if (forced) fail(ErrorCategory::usage, "--backend cuda: " + why);
+    return std::nullopt;
+  };
+  if (!walks_detail::gpu_int8_powers_available())
+    return refuse("no CUDA device: " + query_devices().message);
+  if (!forced && g.n < kGpuWalkMinVertices) return std::nullopt;
+  if (g.n > walks_detail::int8_k_limit())
+    return refuse("more than " + std::to_string(walks_detail::int8_k_limit()) +
+                  " vertices overflow the int32 sums of int8 products");
+  const std::optional<int> primes = walks_detail::int8_primes_for_bound(bound);
+  if (!primes)
+    return refuse("the counts may reach " + std::to_string(bound.bit_length()) +
+                  " bits; the primes below 256 cover 344");
+  return primes;
+}
+
+void dense_exact_gpu(const Graph& g, const Plan& plan, const WalkQuery& query, int nq,
+                     WalkCounts& out) {
+  const std::vector<std::uint32_t> primes(walks_detail::int8_primes().begin(),
+                                          walks_detail::int8_primes().begin() + nq);
+  const std::size_t per_length = plan.sources.size() * plan.targets.size();
+  std::vector<std::uint32_t> residues(per_length * plan.lengths.size() * nq);
+  const walks_detail::Int8PowersReport r = walks_detail::gpu_int8_powers(
+      g, primes, power_steps(plan), plan.sources, plan.targets, residues, query.progress);
+  out.gpu = GpuWalkTiming{r.gemms / r.batches, nq, r.gemm_seconds, r.reduce_seconds, r.total_seconds};
+  const CrtRebuilder crt(primes, out.limbs);
+  const std::int64_t entries = static_cast<std::int64_t>(per_length * plan.lengths.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < entries; ++i) crt.rebuild(&residues[i * nq], &out.words[i * out.limbs]);
+}
+
 void dense_exact(const Graph& g, const Plan& plan, const WalkQuery& query, WalkCounts& out) {
   const int nq = out.primes;
   const std::vector<std::uint32_t> primes = walks_detail::crt_primes(nq);
@@ -327,14 +374,12 @@ void dense_exact(const Graph& g, const Plan& plan, const WalkQuery& query, WalkC
   for (int q = 0; q < nq; ++q) {
     const std::uint32_t p = primes[q];
     const Matrix<double> a = dense_adjacency(g, p);
-    std::size_t li = 0;
     dense_powers(
         plan, a,
         [p](const Matrix<double>& x, const Matrix<double>& y, Matrix<double>& z) {
           walks_detail::modular_gemm(x.view(), y.view(), z.view(), p);
         },
-        [&](int t, const Matrix<double>& m) {
-          while (plan.lengths[li] != t) ++li;
+        [&](int li, const Matrix<double>& m) {
 #pragma omp parallel for schedule(static)
           for (std::int64_t r = 0; r < rows; ++r)
             for (std::int64_t c = 0; c < cols; ++c) {
@@ -355,7 +400,6 @@ void dense_float(const Graph& g, const Plan& plan, const WalkQuery& query, WalkC
   const Matrix<double> a = dense_adjacency(g, 0);
   const std::int64_t rows = out.rows(), cols = out.cols();
   double largest = 0;
-  std::size_t li = 0;
   GemmOptions options;
   options.backend = Backend::cpu;
   dense_powers(
@@ -365,8 +409,7 @@ void dense_float(const Graph& g, const Plan& plan, const WalkQuery& query, WalkC
         for (std::int64_t i = 0; i < z.rows(); ++i)
           for (std::int64_t j = 0; j < z.cols(); ++j) largest = std::max(largest, std::fabs(z(i, j)));
       },
-      [&](int t, const Matrix<double>& m) {
-        while (plan.lengths[li] != t) ++li;
+      [&](int li, const Matrix<double>& m) {
         for (std::int64_t r = 0; r < rows; ++r)
           for (std::int64_t c = 0; c < cols; ++c)
             out.reals[li * rows * cols + static_cast<std::size_t>(r * cols + c)] =
@@ -382,10 +425,14 @@ void dense_float(const Graph& g, const Plan& plan, const WalkQuery& query, WalkC
 // Rough costs in seconds on one core of a current x86 server: an f64 GEMM multiply-add
 // takes about 0.05 ns (OpenBLAS, AVX2 FMA), a sparse modular multiply-add about 0.5 ns.
 // Only the ratio matters; the choice is between costs that usually differ tenfold.
-bool choose_sparse(const Graph& g, const Plan& plan, const WalkQuery& query) {
+bool choose_sparse(const Graph& g, const Plan& plan, const WalkQuery& query, const BigInt& bound) {
   if (query.method == WalkMethod::sparse) return true;
   if (query.method == WalkMethod::dense) return false;
   if (query.mode == WalkMode::int64) return true;  // per-length overflow checks
+  // A whole exact table on the GPU: its int8 GEMMs beat any CPU path by far.
+  if (query.mode == WalkMode::exact && plan.sources.size() > 1 && plan.targets.size() > 1 &&
+      gpu_primes_for(g, query, bound))
+    return false;
   const double n = static_cast<double>(g.n), k = plan.max_length;
   const double products =
       plan.lengths.size() > 1 ? k - 1 : std::bit_width(static_cast<unsigned>(plan.max_length)) - 1 +
@@ -454,7 +501,7 @@ WalkCounts count_walks(const Graph& g, const WalkQuery& query) {
   out.targets = plan.targets;
   out.mode = query.mode;
   out.bound = walk_bound(g, query.length);
-  const bool sparse = choose_sparse(g, plan, query);
+  const bool sparse = choose_sparse(g, plan, query, out.bound);
   const std::size_t entries = plan.lengths.size() * plan.sources.size() * plan.targets.size();
   try {
     switch (query.mode) {
@@ -468,8 +515,16 @@ WalkCounts count_walks(const Graph& g, const WalkQuery& query) {
           out.method = "sparse products mod " + primes;
           sparse_exact(g, plan, query, out);
         } else {
-          out.method = std::string(plan.lengths.size() > 1 ? "dense products" : "dense squaring") + " mod " + primes;
-          dense_exact(g, plan, query, out);
+          const std::string how = plan.lengths.size() > 1 ? "dense products" : "dense squaring";
+          if (const std::optional<int> gpu_primes = gpu_primes_for(g, query, out.bound)) {
+            out.primes = *gpu_primes;
+            out.method = how + " on GPU tensor cores (int8) mod " + std::to_string(out.primes) +
+                         " primes below 256";
+            dense_exact_gpu(g, plan, query, out.primes, out);
+          } else {
+            out.method = how + " mod " + primes;
+            dense_exact(g, plan, query, out);
+          }
         }
         break;
       }
@@ -554,6 +609,18 @@ std::optional<WalkMode> parse_walk_mode(std::string_view text) {
   if (text == "exact") return WalkMode::exact;
   if (text == "int64") return WalkMode::int64;
   if (text == "float" || text == "float64" || text == "double") return WalkMode::float64;
+  return std::nullopt;
+}
+
+WalkGemmReferences walk_gemm_references(std::int64_t n) {
+  const walks_detail::GemmReferenceTimes t = walks_detail::gpu_reference_gemm_times(n);
+  return {t.int8_seconds, t.fp64_seconds};
+}
+
+std::optional<WalkBackend> parse_walk_backend(std::string_view text) {
+  if (text == "auto") return WalkBackend::automatic;
+  if (text == "cpu") return WalkBackend::cpu;
+  if (text == "cuda") return WalkBackend::cuda;
   return std::nullopt;
 }
 

@@ -34,16 +34,11 @@
 #include "gemmkit/registry.hpp"
 #include "gemmkit/timing.hpp"
 #include "gemmkit/verify.hpp"
+#include "gpu/gpu_test_support.hpp"
 
 using namespace gemmkit;
 
 namespace {
-
-#define SKIP_WITHOUT_DEVICE()                                                   \
-  do {                                                                          \
-    if (!cuda_device_available())                                               \
-      GTEST_SKIP() << "no CUDA device: " << query_devices().message;            \
-  } while (0)
 
 struct Shape {
   std::int64_t m, n, k;

@@ -22,16 +22,11 @@
 #include "gemmkit/device.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/verify.hpp"
+#include "gpu/gpu_test_support.hpp"
 
 using namespace gemmkit;
 
 namespace {
-
-#define SKIP_WITHOUT_DEVICE()                                        \
-  do {                                                               \
-    if (!cuda_device_available())                                    \
-      GTEST_SKIP() << "no CUDA device: " << query_devices().message; \
-  } while (0)
 
 // Host storage of one element of `dtype`, with conversions through float.
 struct Element {

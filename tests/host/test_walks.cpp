@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/walks.hpp"
 #include "graph/modular.hpp"
+#include "graph/modular_int8.hpp"
 #include "host/io_test_support.hpp"
 
 using namespace gemmkit;
@@ -302,6 +304,68 @@ TEST(Modular, PrimesCoverTheBoundAndNoFewerWould) {
       EXPECT_LT(primes[i], primes[i - 1]);
     }
   }
+}
+
+TEST(ModularInt8, PrimesAreTheOddPrimesBelow256AndCoverTheirBound) {
+  const auto& primes = walks_detail::int8_primes();
+  ASSERT_EQ(primes.size(), 53u);  // the primes below 256, but 2
+  mpz_class all = 1;
+  for (std::size_t i = 0; i < primes.size(); ++i) {
+    EXPECT_TRUE(mpz_probab_prime_p(mpz_class(primes[i]).get_mpz_t(), 30) > 0) << primes[i];
+    EXPECT_TRUE(primes[i] > 2 && primes[i] < 256);
+    if (i) {
+      EXPECT_LT(primes[i], primes[i - 1]);
+    }
+    all *= primes[i];
+  }
+  EXPECT_EQ(primes.front(), 251u);
+  for (const char* text : {"0", "125", "126", "18446744073709551616", "123456789012345678901234567890"}) {
+    const std::optional<int> count = walks_detail::int8_primes_for_bound(BigInt::from_string(text));
+    ASSERT_TRUE(count) << text;
+    mpz_class product = 1, fewer = 1;
+    for (int i = 0; i < *count; ++i) {
+      product *= primes[i];
+      if (i + 1 < *count) fewer *= primes[i];
+    }
+    const mpz_class need = 2 * mpz_class(text) + 1;
+    EXPECT_GT(product, need) << text;
+    if (*count > 1) {
+      EXPECT_LE(fewer, need) << text;
+    }
+  }
+  // The largest bound all 53 cover, and one past it.
+  const mpz_class largest = (all - 2) / 2;  // 2 b + 1 < P
+  EXPECT_EQ(walks_detail::int8_primes_for_bound(BigInt::from_string(largest.get_str())), 53);
+  EXPECT_EQ(walks_detail::int8_primes_for_bound(BigInt::from_string(mpz_class(largest + 1).get_str())),
+            std::nullopt);
+}
+
+TEST(ModularInt8, KLimitIsTheLongestSumThatFitsInt32) {
+  // The largest centred residue of any int8 prime is 125 (p = 251).
+  const std::int64_t k = walks_detail::int8_k_limit();
+  EXPECT_EQ(k, 137438);
+  EXPECT_LE(k * 125 * 125, std::int64_t{2147483647});
+  EXPECT_GT((k + 1) * 125 * 125, std::int64_t{2147483647});
+}
+
+TEST(Walks, CudaBackendWithoutADeviceIsAUsageError) {
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+  const Graph g = graph_from_edges(3, {{0, 1, 1}, {1, 2, 1}, {2, 0, 1}});
+  WalkQuery q;
+  q.length = 4;
+  q.method = WalkMethod::dense;
+  q.backend = WalkBackend::cuda;
+  try {
+    count_walks(g, q);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage);
+    EXPECT_NE(std::string(e.what()).find("--backend cuda"), std::string::npos) << e.what();
+  }
+  q.backend = WalkBackend::automatic;  // falls back to the CPU
+  EXPECT_EQ(count_walks(g, q).at(0, 0, 0), BigInt(0));
+  EXPECT_EQ(parse_walk_backend("cuda"), WalkBackend::cuda);
+  EXPECT_EQ(parse_walk_backend("gpu"), std::nullopt);
 }
 
 TEST(Modular, ChunkIsTheLargestExactOne) {

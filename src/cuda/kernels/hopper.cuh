@@ -44,10 +44,6 @@ __device__ __forceinline__ void barrier_arrive_expect_bytes(std::uint64_t* bar, 
                : "memory");
 }
 
-__device__ __forceinline__ void barrier_arrive(std::uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_address(bar)) : "memory");
-}
-
 // Arrives on the barrier at the same shared-memory offset in CTA `cta_rank` of the cluster
 // (this CTA's own when cta_rank is its rank).
 __device__ __forceinline__ void barrier_arrive_cluster(std::uint64_t* bar, unsigned cta_rank) {

@@ -1,0 +1,59 @@
+#include "graph/modular_int8.hpp"
+
+#include "graph/modular.hpp"
+
+namespace gemmkit::walks_detail {
+
+const std::vector<std::uint32_t>& int8_primes() {
+  static const std::vector<std::uint32_t> primes = [] {
+    std::vector<std::uint32_t> v;
+    for (std::uint32_t n = 255; n >= 3; n -= 2) {
+      bool prime = true;
+      for (std::uint32_t d = 3; d * d <= n; d += 2)
+        if (n % d == 0) prime = false;
+      if (prime) v.push_back(n);
+    }
+    return v;
+  }();
+  return primes;
+}
+
+std::optional<int> int8_primes_for_bound(const BigInt& bound) {
+  // P > 2 bound + 1, multiplied out in 64-bit words.
+  const std::vector<std::uint64_t>& b = bound.magnitude();
+  std::vector<std::uint64_t> target(b.size() + 1, 0);  // 2 bound + 1
+  std::uint64_t carry = 1;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    target[i] = (b[i] << 1) | carry;
+    carry = b[i] >> 63;
+  }
+  target[b.size()] = carry;
+  std::vector<std::uint64_t> product(target.size() + 1, 0);
+  product[0] = 1;
+  auto greater = [&] {  // product > target
+    for (std::size_t i = product.size(); i-- > 0;) {
+      const std::uint64_t t = i < target.size() ? target[i] : 0;
+      if (product[i] != t) return product[i] > t;
+    }
+    return false;
+  };
+  const std::vector<std::uint32_t>& primes = int8_primes();
+  for (std::size_t q = 0; q < primes.size(); ++q) {
+    u128 c = 0;
+    for (auto& w : product) {
+      c += static_cast<u128>(w) * primes[q];
+      w = static_cast<std::uint64_t>(c);
+      c >>= 64;
+    }
+    if (c) product.push_back(static_cast<std::uint64_t>(c));
+    if (greater()) return static_cast<int>(q + 1);
+  }
+  return std::nullopt;
+}
+
+std::int64_t int8_k_limit() {
+  const std::int64_t half = (int8_primes().front() - 1) / 2;  // the largest |residue|
+  return ((std::int64_t{1} << 31) - 1) / (half * half);
+}
+
+}  // namespace gemmkit::walks_detail
