@@ -140,7 +140,7 @@ Int8PowersReport gpu_int8_powers(const Graph& g, const std::vector<std::uint32_t
   report.batches = (nq + group - 1) / group;
   const int products_per_batch =
       int(std::count_if(steps.begin(), steps.end(), [](const PowerStep& s) { return s.kind != PowerStep::record; }));
-  std::vector<std::int8_t> host_col(per_matrix), host_row(per_matrix);
+  std::vector<std::int8_t> host_col(per_matrix), host_row(per_matrix), host_batch(per_matrix * group);
   const std::size_t per_length = rows.size() * cols.size();
   const Event start, middle, stop;
   for (int q0 = 0; q0 < nq; q0 += group) {
@@ -174,17 +174,22 @@ Int8PowersReport gpu_int8_powers(const Graph& g, const std::vector<std::uint32_t
     int done = 0;
     for (const PowerStep& step : steps) {
       if (step.kind == PowerStep::record) {
-        for (int b = 0; b < batch; ++b) {
-          const std::int64_t p = batch_moduli[b];
-          GEMMKIT_CUDA_CHECK(cudaMemcpy(host_row.data(), r_row.data() + per_matrix * std::size_t(b),
-                                        per_matrix, cudaMemcpyDeviceToHost));
-#pragma omp parallel for schedule(static)
-          for (std::int64_t r = 0; r < std::int64_t(rows.size()); ++r)
+        // The whole batch's R at once, then row by row of the answer: each row's entries
+        // for all the batch's primes stay in cache while they are interleaved.
+        GEMMKIT_CUDA_CHECK(cudaMemcpy(host_batch.data(), r_row.data(), per_matrix * std::size_t(batch),
+                                      cudaMemcpyDeviceToHost));
+#pragma omp parallel for schedule(dynamic, 4)
+        for (std::int64_t r = 0; r < std::int64_t(rows.size()); ++r) {
+          std::uint32_t* out = &residues[(std::size_t(step.length_index) * per_length +
+                                          std::size_t(r) * cols.size()) * std::size_t(nq)];
+          for (int b = 0; b < batch; ++b) {
+            const std::int64_t p = batch_moduli[b];
+            const std::int8_t* row = host_batch.data() + per_matrix * std::size_t(b) + rows[r] * ld;
             for (std::size_t c = 0; c < cols.size(); ++c) {
-              const std::int64_t v = host_row[std::size_t(rows[r] * ld + cols[c])];
-              residues[((std::size_t(step.length_index) * per_length + std::size_t(r) * cols.size() + c) *
-                        std::size_t(nq)) + std::size_t(q0 + b)] = std::uint32_t(v < 0 ? v + p : v);
+              const std::int64_t v = row[cols[c]];
+              out[c * std::size_t(nq) + std::size_t(q0 + b)] = std::uint32_t(v < 0 ? v + p : v);
             }
+          }
         }
         continue;
       }

@@ -137,10 +137,17 @@ void modular_gemm(MatrixView<const double> a, MatrixView<const double> b, Matrix
 CrtRebuilder::CrtRebuilder(std::vector<std::uint32_t> primes, int out_limbs)
     : primes_(std::move(primes)), out_limbs_(out_limbs) {
   const std::size_t q = primes_.size();
-  inverse_.assign(q * q, 0);
-  for (std::size_t i = 0; i < q; ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      inverse_[i * q + j] = pow_mod(primes_[j] % primes_[i], primes_[i] - 2, primes_[i]);
+  // prefix_[i * q + j] = p_0 ... p_{j-1} mod p_i (j < i); inverse_[i] = (p_0 ... p_{i-1})^-1.
+  prefix_.assign(q * q, 0);
+  inverse_.assign(q, 0);
+  for (std::size_t i = 0; i < q; ++i) {
+    std::uint64_t product = 1 % primes_[i];
+    for (std::size_t j = 0; j < i; ++j) {
+      prefix_[i * q + j] = product;
+      product = product * primes_[j] % primes_[i];
+    }
+    inverse_[i] = pow_mod(product, primes_[i] - 2, primes_[i]);
+  }
   // P < 2^(21 Q): one more word than that, for the sign.
   work_limbs_ = std::max(out_limbs_, static_cast<int>((21 * q) / 64) + 2);
   modulus_.assign(work_limbs_, 0);
@@ -154,16 +161,17 @@ CrtRebuilder::CrtRebuilder(std::vector<std::uint32_t> primes, int out_limbs)
 
 void CrtRebuilder::rebuild(const std::uint32_t* residues, std::uint64_t* out) const {
   const std::size_t q = primes_.size();
-  // Mixed-radix digits: x = d0 + d1 p0 + d2 p0 p1 + ..., each d_i in [0, p_i).
+  // Mixed-radix digits: x = d0 + d1 p0 + d2 p0 p1 + ..., each d_i in [0, p_i). Modulo
+  // p_i, d_i p_0...p_{i-1} = r_i - sum_{j<i} d_j p_0...p_{j-1}; the sum's terms are below
+  // 2^42 and there are fewer than 2^12 of them, so it is exact in 64 bits and needs one
+  // reduction, not one per term.
   std::uint64_t digits[kMaxPrimes];
   for (std::size_t i = 0; i < q; ++i) {
     const std::uint64_t p = primes_[i];
-    std::uint64_t t = residues[i] % p;
-    for (std::size_t j = 0; j < i; ++j) {
-      t = (t + p - digits[j] % p) % p;
-      t = t * inverse_[i * q + j] % p;
-    }
-    digits[i] = t;
+    const std::uint64_t* prefix = &prefix_[i * q];
+    std::uint64_t sum = 0;
+    for (std::size_t j = 0; j < i; ++j) sum += digits[j] * prefix[j];
+    digits[i] = (residues[i] % p + p - sum % p) % p * inverse_[i] % p;
   }
   // Horner from the top digit.
   std::uint64_t work[kMaxPrimes * 21 / 64 + 2];

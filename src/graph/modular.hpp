@@ -62,7 +62,8 @@ class CrtRebuilder {
 
  private:
   std::vector<std::uint32_t> primes_;
-  std::vector<std::uint64_t> inverse_;  // inverse_[i * Q + j] = primes[j]^-1 mod primes[i], j < i
+  std::vector<std::uint64_t> prefix_;   // prefix_[i * Q + j] = primes[0..j) product mod primes[i]
+  std::vector<std::uint64_t> inverse_;  // inverse_[i] = primes[0..i) product^-1 mod primes[i]
   std::vector<std::uint64_t> modulus_, half_;  // P and (P - 1) / 2 in work_limbs_ words
   int work_limbs_ = 1, out_limbs_ = 1;
 };
