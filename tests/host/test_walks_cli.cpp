@@ -9,6 +9,9 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "host/cli_test_support.hpp"
 
@@ -139,4 +142,24 @@ TEST_F(WalksCli, Help) {
   for (const char* option : {"--length", "--from", "--to", "--all-lengths", "--mode", "--method",
                              "--undirected", "--labels", "--output"})
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
+}
+
+TEST_F(WalksCli, BackendOptionBenchAndJson) {
+  const std::string g = path("seed.txt") + " --undirected --length 4 --from C --to J";
+  expect_error(run(g + " --backend gpu"), 2, "unknown backend 'gpu'");
+  EXPECT_EQ(run(g + " --backend cpu").out, "7\n");
+  // A run the GPU engine did not take (one pair goes sparse): --bench says so, --json
+  // records the method and the time.
+  const CliResult r = run(g + " --bench --json " + path("w.json"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "7\n");
+  EXPECT_NE(r.err.find("--bench: the GPU engine did not run"), std::string::npos) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(path("w.json")));
+  EXPECT_EQ(j["vertices"], 10);
+  EXPECT_EQ(j["length"], 4);
+  EXPECT_FALSE(j.contains("gpu"));
+  EXPECT_TRUE(j.contains("environment"));
+  if (!cuda_device_available())
+    expect_error(run(path("seed.txt") + " --undirected --length 4 --method dense --backend cuda"), 2,
+                 "--backend cuda: no CUDA device");
 }
