@@ -5,6 +5,7 @@
 #include "core/dispatch.hpp"
 #include "cuda/check.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/event.hpp"
 #include "gemmkit/device.hpp"
 
 namespace gemmkit {
@@ -118,18 +119,7 @@ class DeviceProblem {
   cuda::DeviceBuffer<unsigned char> a_, b_, c_;
 };
 
-// RAII CUDA event.
-class Event {
- public:
-  Event() { GEMMKIT_CUDA_CHECK(cudaEventCreate(&event_)); }
-  ~Event() { cudaEventDestroy(event_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
+using cuda::Event;
 
 }  // namespace
 
@@ -169,11 +159,9 @@ double timed_launch(const KernelEntry& entry, const GemmProblem& device_problem,
   GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get()));
   entry.run(device_problem);
   GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get()));
-  GEMMKIT_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+  const double seconds = cuda::elapsed_seconds(start, stop);
   GEMMKIT_CUDA_CHECK(cudaGetLastError());
-  float ms = 0;
-  GEMMKIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-  return ms / 1e3;
+  return seconds;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "cuda/cublas.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/event.hpp"
 #include "cuda/launch.hpp"
 #include "gemmkit/device.hpp"
 #include "graph/modular_int8.hpp"
@@ -86,24 +87,8 @@ __global__ void fill_residue_like(T* x, std::int64_t count, std::uint32_t seed) 
   }
 }
 
-class Event {
- public:
-  Event() { GEMMKIT_CUDA_CHECK(cudaEventCreate(&event_)); }
-  ~Event() { cudaEventDestroy(event_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
-double elapsed_seconds(const Event& start, const Event& stop) {
-  GEMMKIT_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-  float ms = 0;
-  GEMMKIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-  return ms / 1e3;
-}
+using cuda::Event;
+using cuda::elapsed_seconds;
 
 }  // namespace
 

@@ -1,0 +1,30 @@
+// RAII CUDA event, and the time between two of them.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "cuda/check.hpp"
+
+namespace gemmkit::cuda {
+
+class Event {
+ public:
+  Event() { GEMMKIT_CUDA_CHECK(cudaEventCreate(&event_)); }
+  ~Event() { cudaEventDestroy(event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// Seconds from start to stop, once stop has completed.
+inline double elapsed_seconds(const Event& start, const Event& stop) {
+  GEMMKIT_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+  float ms = 0;
+  GEMMKIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return ms / 1e3;
+}
+
+}  // namespace gemmkit::cuda
