@@ -328,6 +328,17 @@ Matrix<double> dense_adjacency(const Graph& g, std::uint32_t p) {
   return a;
 }
 
+// The counts from their residues (each count's residues for every prime in a row) by the
+// Chinese remainder theorem, into out.words.
+void rebuild_counts(const std::vector<std::uint32_t>& primes, const std::vector<std::uint32_t>& residues,
+                    WalkCounts& out) {
+  const std::size_t nq = primes.size();
+  const CrtRebuilder crt(primes, out.limbs);
+  const std::int64_t entries = static_cast<std::int64_t>(residues.size() / nq);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < entries; ++i) crt.rebuild(&residues[i * nq], &out.words[i * out.limbs]);
+}
+
 // The GPU engine, when the query allows it and it can run this graph: the number of int8
 // primes the bound needs, or nullopt.
 std::optional<int> gpu_primes_for(const Graph& g, const WalkQuery& query, const BigInt& bound) {
@@ -359,10 +370,7 @@ void dense_exact_gpu(const Graph& g, const Plan& plan, const WalkQuery& query, i
   const walks_detail::Int8PowersReport r = walks_detail::gpu_int8_powers(
       g, primes, power_steps(plan), plan.sources, plan.targets, residues, query.progress);
   out.gpu = GpuWalkTiming{r.gemms / r.batches, nq, r.gemm_seconds, r.reduce_seconds, r.total_seconds};
-  const CrtRebuilder crt(primes, out.limbs);
-  const std::int64_t entries = static_cast<std::int64_t>(per_length * plan.lengths.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < entries; ++i) crt.rebuild(&residues[i * nq], &out.words[i * out.limbs]);
+  rebuild_counts(primes, residues, out);
 }
 
 void dense_exact(const Graph& g, const Plan& plan, const WalkQuery& query, WalkCounts& out) {
@@ -390,10 +398,7 @@ void dense_exact(const Graph& g, const Plan& plan, const WalkQuery& query, WalkC
         },
         query, "prime " + std::to_string(q + 1) + "/" + std::to_string(nq) + ": ");
   }
-  const CrtRebuilder crt(primes, out.limbs);
-  const std::int64_t entries = static_cast<std::int64_t>(per_length * plan.lengths.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < entries; ++i) crt.rebuild(&residues[i * nq], &out.words[i * out.limbs]);
+  rebuild_counts(primes, residues, out);
 }
 
 void dense_float(const Graph& g, const Plan& plan, const WalkQuery& query, WalkCounts& out) {
