@@ -122,8 +122,6 @@ __device__ __forceinline__ void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-// Barrier among `threads` threads (a multiple of 32) that use the same id (1..15; 0 is
-// __syncthreads).
 // A flag in global memory between blocks: set to `value` with release semantics (after a
 // barrier among the writers, so their stores come first), awaited with acquire semantics.
 __device__ __forceinline__ void flag_set(unsigned* flag, unsigned value) {
@@ -136,8 +134,14 @@ __device__ __forceinline__ void flag_wait(const unsigned* flag, unsigned value) 
   } while (seen != value);
 }
 
+// Barrier among `threads` threads (a multiple of 32) that use the same id (1..15; 0 is
+// __syncthreads).
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+// Arrives at named barrier `id` without waiting: the other threads of `threads` wait there.
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
