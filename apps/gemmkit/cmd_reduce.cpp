@@ -1,0 +1,180 @@
+// gemmkit reduce X --op sum|min|max|norm2: one number from every element of a matrix file
+// (row-major order), on the CPU reference or a GPU kernel; --bench times the GPU ladder
+// beside CUB and the device-to-device copy.
+#include <cinttypes>
+#include <cstdio>
+#include <variant>
+
+#include "cli.hpp"
+#include "gemmkit/io.hpp"
+#include "gemmkit/reduce.hpp"
+
+namespace gemmkit::cli {
+namespace {
+
+struct ReduceOptions {
+  std::string input, op = "sum", backend = "auto", kernel = "auto", dtype, json_path, output;
+  bool bench = false, list = false;
+  std::uint64_t n = std::uint64_t(1) << 28, seed = 1;
+  int reps = 20, warmup = 3;
+};
+
+void print_kernel_list() {
+  std::printf("%-20s %4s  %s\n", "kernel", "rung", "what it does");
+  std::printf("%-20s %4s  %s\n", "cpu_reference", "-", "CPU: long double, compensated sums (--backend cpu)");
+  for (const auto& k : reduce_kernels())
+    std::printf("%-20s %4s  %s\n", k.name.c_str(), k.rung < 0 ? "ref" : std::to_string(k.rung).c_str(),
+                k.description.c_str());
+  std::printf("auto = %s\n", std::string(kReduceAutoKernel).c_str());
+}
+
+std::string format_value(double value, DType dtype) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, dtype == DType::f32 ? "%.9g" : "%.17g", value);
+  return buf;
+}
+
+template <class T>
+void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const ReduceChoice& choice) {
+  // Matrices from the readers are dense (ld == cols), so the storage is the row-major order.
+  const std::size_t n = static_cast<std::size_t>(m.size());
+  const T value = reduce(m.data(), n, op, choice);
+  const DType dtype = dtype_of<T>;
+  const std::string text = format_value(value, dtype);
+  const std::string backend(backend_name(choice.backend));
+  std::printf("%s = %s\n", std::string(reduce_op_name(op)).c_str(), text.c_str());
+  std::printf("(%s, %zu values of %s, %s kernel %s)\n", std::string(dtype_name(dtype)).c_str(), n,
+              o.input.c_str(), backend.c_str(), choice.kernel.c_str());
+  if (!o.output.empty()) {
+    Matrix<T> out(1, 1);
+    out(0, 0) = value;
+    write_matrix(o.output, AnyMatrix(std::move(out)));
+  }
+  if (!o.json_path.empty())
+    write_json(o.json_path, {{"op", reduce_op_name(op)},
+                             {"dtype", dtype_name(dtype)},
+                             {"input", o.input},
+                             {"n", n},
+                             {"value", static_cast<double>(value)},
+                             {"value_text", text},
+                             {"backend", backend},
+                             {"kernel", choice.kernel},
+                             {"environment", environment_json()}});
+}
+
+void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
+  if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "reduce --bench: --reps must be >= 1 and --warmup >= 0");
+  const ReduceBenchReport r = reduce_bench(static_cast<std::size_t>(o.n), dtype, op, o.warmup, o.reps, o.seed);
+  double cub_s = 0;
+  for (const auto& row : r.rows)
+    if (row.kernel == "cub") cub_s = row.median_s;
+  const double bytes = static_cast<double>(r.bytes);
+  const double copy_read_gbs = bytes / r.copy_median_s / 1e9;  // the copy reads `bytes` once
+  const double copy_total_gbs = 2 * copy_read_gbs;             // ... and writes them once
+  std::printf("reduce %s of %zu %s values (%.3f GB read), median of %d runs after %d warm-up\n",
+              std::string(reduce_op_name(op)).c_str(), r.n, std::string(dtype_name(dtype)).c_str(),
+              bytes / 1e9, r.reps, r.warmup);
+  std::printf("D2D copy of the same bytes: %.3f ms, %.1f GB/s read (%.1f GB/s read + write)\n",
+              r.copy_median_s * 1e3, copy_read_gbs, copy_total_gbs);
+  std::printf("%-20s %4s %10s %9s %8s %11s %11s %9s  %s\n", "kernel", "rung", "median ms", "GB/s",
+              "% of CUB", "% copy read", "% copy r+w", "same bits", "value");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    const double gbs = bytes / row.median_s / 1e9;
+    const double pct_cub = 100 * cub_s / row.median_s;
+    const double pct_read = 100 * gbs / copy_read_gbs, pct_total = 100 * gbs / copy_total_gbs;
+    const std::string value = format_value(row.value, dtype);
+    std::printf("%-20s %4s %10.4f %9.1f %7.1f%% %10.1f%% %10.1f%% %9s  %s\n", row.kernel.c_str(),
+                row.rung < 0 ? "ref" : std::to_string(row.rung).c_str(), row.median_s * 1e3, gbs,
+                pct_cub, pct_read, pct_total, row.bit_identical ? "yes" : "NO", value.c_str());
+    rows.push_back({{"kernel", row.kernel},
+                    {"rung", row.rung},
+                    {"median_s", row.median_s},
+                    {"min_s", row.min_s},
+                    {"reps", row.reps},
+                    {"gbs", gbs},
+                    {"pct_of_cub", pct_cub},
+                    {"pct_of_copy_read", pct_read},
+                    {"pct_of_copy_read_plus_write", pct_total},
+                    {"bit_identical_runs", row.bit_identical},
+                    {"value", row.value},
+                    {"value_text", value}});
+  }
+  if (!o.json_path.empty())
+    write_json(o.json_path,
+               {{"benchmark", "reduce"},
+                {"op", reduce_op_name(op)},
+                {"dtype", dtype_name(dtype)},
+                {"n", r.n},
+                {"bytes_read", r.bytes},
+                {"warmup", r.warmup},
+                {"reps", r.reps},
+                {"seed", o.seed},
+                {"gbs_definition", "bytes read / median time (1 GB = 1e9 bytes)"},
+                {"copy", {{"median_s", r.copy_median_s},
+                          {"min_s", r.copy_min_s},
+                          {"read_gbs", copy_read_gbs},
+                          {"read_plus_write_gbs", copy_total_gbs},
+                          {"note", "cudaMemcpy D2D of bytes_read: read_gbs = bytes/time, "
+                                   "read_plus_write_gbs = 2*bytes/time"}}},
+                {"kernels", rows},
+                {"environment", environment_json()}});
+}
+
+}  // namespace
+
+void add_reduce(CLI::App& app) {
+  auto o = std::make_shared<ReduceOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "reduce", "Sum, min, max or 2-norm of every element of a matrix file (row-major order); "
+                "--bench times the GPU kernels beside CUB and the D2D copy; --list names the kernels");
+  cmd->add_option("X", o->input, "Matrix file (.npy, .mtx, .csv, .txt)");
+  cmd->add_option("--op", o->op, "sum, min, max or norm2 (min/max: any NaN gives NaN)")->capture_default_str();
+  cmd->add_option("--backend", o->backend, kBackendHelp)->capture_default_str();
+  cmd->add_option("--kernel", o->kernel, "auto (our fastest), cpu_reference or a GPU kernel from --list")
+      ->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "f32 or f64 (default: the file's, f64 for integer files; "
+                                       "--bench: f32)");
+  cmd->add_option("-o,--output", o->output, "Also write the result as a 1x1 matrix file");
+  cmd->add_option("--json", o->json_path, "Write the result (or the benchmark) as JSON");
+  cmd->add_flag("--list", o->list, "List the kernels and exit");
+  cmd->add_flag("--bench", o->bench, "Time every GPU kernel, CUB and the D2D copy on random data");
+  cmd->add_option("--n", o->n, "--bench: number of values (default 2^28)");
+  cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel")->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "--bench: seed of the random values")->capture_default_str();
+  cmd->callback([o] {
+    if (o->list) {
+      print_kernel_list();
+      return;
+    }
+    const auto op = parse_reduce_op(o->op);
+    if (!op) fail(ErrorCategory::usage, "reduce: unknown --op '" + o->op + "' (expected sum, min, max or norm2)");
+    std::optional<DType> dtype;
+    if (!o->dtype.empty()) {
+      dtype = parse_dtype(o->dtype);
+      if (!dtype || (*dtype != DType::f32 && *dtype != DType::f64))
+        fail(ErrorCategory::usage, "reduce: --dtype must be f32 or f64, not '" + o->dtype + "'");
+    }
+    if (o->bench) {
+      if (!o->input.empty()) fail(ErrorCategory::usage, "reduce --bench takes no input file (it makes random data)");
+      run_bench(*o, *op, dtype.value_or(DType::f32));
+      return;
+    }
+    if (o->input.empty()) fail(ErrorCategory::usage, "reduce: an input file X is required (or --bench, --list)");
+    const ReduceChoice choice = choose_reduce(parse_backend(o->backend), o->kernel);
+    if (!o->output.empty()) format_from_path(o->output);  // reject a bad extension before any work
+    const AnyMatrix m = read_matrix(o->input);
+    if (!dtype) {
+      const DType from = dtype_of_any(m);
+      dtype = (from == DType::f64 || from == DType::i32 || from == DType::i64) ? DType::f64 : DType::f32;
+    }
+    const AnyMatrix converted = dtype_of_any(m) == *dtype ? m : convert(m, *dtype);
+    if (*dtype == DType::f32)
+      reduce_file(*o, *op, std::get<Matrix<float>>(converted), choice);
+    else
+      reduce_file(*o, *op, std::get<Matrix<double>>(converted), choice);
+  });
+}
+
+}  // namespace gemmkit::cli

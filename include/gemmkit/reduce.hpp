@@ -1,0 +1,110 @@
+// Parallel reduction of a vector: sum, min, max and the Euclidean norm, over f32 and f64.
+// A CPU reference (long double with compensation), a ladder of CUDA kernels chosen by name
+// (the seeds' reduce0..reduce4, then warp shuffles, then 16-byte loads with a deterministic
+// second pass), and CUB's DeviceReduce as the reference entry. No CUDA header here: device
+// pointers are plain pointers.
+//
+// Semantics, identical on every backend and kernel:
+//   sum    IEEE sum; NaN in, NaN out; +Inf and -Inf together give NaN. Empty: 0.
+//   min    smallest value; any NaN in the input gives NaN; -Inf/+Inf are ordinary values.
+//          Empty: +Inf (the identity). min(-0, +0) may return either zero.
+//   max    likewise; empty: -Inf.
+//   norm2  sqrt(sum of x*x). f32 input accumulates the squares in double (no overflow or
+//          underflow for any finite f32; the result is rounded to f32 once). f64 input
+//          accumulates in f64: |x| above ~1.3e154 overflows to +Inf. NaN in, NaN out.
+// Sums of f32 accumulate in f32 (f64 in f64): see reduce_sum_error_bound for the bound.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gemmkit/dtype.hpp"
+#include "gemmkit/gemm.hpp"  // Backend
+
+namespace gemmkit {
+
+enum class ReduceOp { sum, min, max, norm2 };
+
+std::optional<ReduceOp> parse_reduce_op(std::string_view text);
+std::string_view reduce_op_name(ReduceOp op);
+
+// One GPU kernel of the ladder (or the CUB reference). Rung -1 marks the reference.
+struct ReduceKernelInfo {
+  std::string name;
+  int rung = 0;
+  std::string description;
+};
+// In ladder order, CUB last.
+const std::vector<ReduceKernelInfo>& reduce_kernels();
+const ReduceKernelInfo* find_reduce_kernel(std::string_view name);
+// What --kernel auto picks: our fastest rung.
+inline constexpr std::string_view kReduceAutoKernel = "vec16_two_pass";
+
+// ---- CPU reference ----
+// The reduction in long double: sums with Neumaier's compensated summation (error about
+// 2 ulp of long double plus n * ulp^2, far below f64's ulp), min/max exactly, norm2 as the
+// square root of the compensated sum of squares. Non-finite sums fall back to the plain
+// long double sum so Inf and NaN propagate as IEEE says.
+template <class T>
+long double reduce_reference_wide(const T* x, std::size_t n, ReduceOp op);
+// The same, rounded once to T: the CPU backend's answer.
+template <class T>
+T reduce_cpu(const T* x, std::size_t n, ReduceOp op);
+
+// Worst-case error of any GPU kernel's sum of n values of `dtype` (f32 or f64):
+//   |computed - exact| <= gamma_h * sum |x_i|,  gamma_h = h u / (1 - h u),
+// with u = 2^-24 (f32) or 2^-53 (f64) and h the longest chain of additions any value goes
+// through: at most ceil(n / 16384) sequential additions per thread in the first pass
+// (every rung starts at least 16384 threads when n is that large) plus at most 1024 more in
+// the block trees and the later passes, and never more than n - 1:
+//   h = min(n - 1, ceil(n / 16384) + 1024).
+double reduce_sum_error_height(std::size_t n);
+double reduce_sum_error_bound(std::size_t n, double sum_abs, DType dtype);
+
+// ---- CUDA ----
+bool reduce_cuda_available();  // built with CUDA and a device is present
+// Reduces n values at device address x (any alignment) with kernel `name` ("auto" allowed).
+template <class T>
+T reduce_cuda_device(const T* x, std::size_t n, ReduceOp op, std::string_view kernel);
+// Copies n host values to the device, then reduces them there.
+template <class T>
+T reduce_cuda(const T* x, std::size_t n, ReduceOp op, std::string_view kernel);
+
+// ---- dispatch ----
+struct ReduceChoice {
+  Backend backend = Backend::cpu;
+  std::string kernel;  // "cpu_reference" on the CPU
+};
+// backend nullopt = auto (the GPU when there is one); kernel "auto" or a name from
+// reduce_kernels() (CUDA only). Throws a usage error for an impossible combination.
+ReduceChoice choose_reduce(std::optional<Backend> backend, std::string_view kernel);
+template <class T>
+T reduce(const T* x, std::size_t n, ReduceOp op, const ReduceChoice& choice);
+
+// ---- benchmark ----
+struct ReduceBenchRow {
+  std::string kernel;
+  int rung = 0;
+  double median_s = 0, min_s = 0;
+  int reps = 0;
+  double value = 0;          // the result of the timed runs
+  bool bit_identical = true;  // every timed run gave the same bits as the first
+};
+struct ReduceBenchReport {
+  std::size_t n = 0, bytes = 0;
+  DType dtype = DType::f32;
+  ReduceOp op = ReduceOp::sum;
+  double copy_median_s = 0, copy_min_s = 0;  // cudaMemcpy D2D of `bytes`
+  int reps = 0, warmup = 0;
+  std::vector<ReduceBenchRow> rows;  // every rung, then cub
+};
+// Random values in [-1, 1) generated on the device from `seed`; every kernel and CUB and
+// the copy timed in the same process with CUDA events (median of `reps` after `warmup`).
+ReduceBenchReport reduce_bench(std::size_t n, DType dtype, ReduceOp op, int warmup, int reps,
+                               std::uint64_t seed);
+
+}  // namespace gemmkit
