@@ -78,6 +78,10 @@ CsrMatrix<T> generate_csr(SparsePattern pattern, const SparseGenOptions& options
 struct CsrStats {
   std::int64_t rows = 0, nnz = 0, max_row_length = 0, empty_rows = 0;
   double mean_row_length = 0;
+  // How far from the diagonal the columns lie, on average, over up to 4096 evenly spaced
+  // rows: |col - row * cols / rows|. Small means x is read in a narrow moving window
+  // (banded, stencils); large means x is gathered from anywhere.
+  double mean_column_distance = 0;
 };
 template <class T>
 CsrStats csr_stats(const CsrMatrix<T>& a);
@@ -93,7 +97,8 @@ bool is_spmv_kernel(const std::string& name);  // one of the above or "auto"
 
 // The auto choice, from statistics alone (documented in docs/spmv.md).
 std::string choose_spmv_kernel(const CsrStats& stats);
-// The threads per row vector_groups uses for this mean row length: 2, 4, 8, 16 or 32.
+// The threads per row vector_groups uses for this mean row length (about four nonzeros per
+// lane): 2, 4, 8, 16 or 32.
 int spmv_group_size(double mean_row_length);
 
 struct SpmvRunOptions {

@@ -22,7 +22,7 @@ namespace {
 
 using cuda::DeviceBuffer;
 constexpr int kBlock = 256;           // threads per block of every rung
-constexpr int kDefaultItems = 7;      // merge_path items per thread (odd: fewer bank conflicts)
+constexpr int kDefaultItems = 9;      // merge_path items per thread (odd: fewer bank conflicts)
 
 template <class T, class Offset>
 struct DeviceCsr {
@@ -48,7 +48,7 @@ struct Variant {
   std::string name;
   int group = 0;                  // groups: threads per row
   int items = kDefaultItems;      // merge: items per thread
-  bool streaming = false;         // groups/merge: values and columns loaded evict-first
+  bool streaming = false;         // merge: values and columns loaded evict-first
   bool partition_timed = false;   // merge: the partition counted in every run
   bool alg2 = false;              // cusparse: CSR_ALG2 instead of the default
 };
@@ -201,7 +201,10 @@ Variant variant_for(const std::string& kernel, const CsrStats& stats, int group_
   else if (kernel == "vector_groups") {
     v.kind = Variant::Kind::groups;
     v.group = group_size ? group_size : spmv_group_size(stats.mean_row_length);
-  } else if (kernel == "merge_path") v.kind = Variant::Kind::merge;
+  } else if (kernel == "merge_path") {
+    v.kind = Variant::Kind::merge;
+    v.streaming = true;  // measured: 9 items, evict-first loads (docs/spmv.md)
+  }
   else if (kernel == "cusparse") v.kind = Variant::Kind::cusparse;
   else if (kernel == "cusparse_alg2") {
     v.kind = Variant::Kind::cusparse;

@@ -226,6 +226,13 @@ CsrStats csr_stats(const CsrMatrix<T>& a) {
     s.empty_rows += len == 0;
   }
   s.mean_row_length = a.rows ? double(s.nnz) / double(a.rows) : 0.0;
+  const std::int64_t step = std::max<std::int64_t>(1, a.rows / 4096);
+  double distance = 0;
+  std::int64_t counted = 0;
+  for (std::int64_t r = 0; r < a.rows; r += step)
+    for (std::int64_t j = a.row_offsets[r]; j < a.row_offsets[r + 1]; ++j, ++counted)
+      distance += std::fabs(double(a.col_indices[j]) - double(r) * double(a.cols) / double(a.rows));
+  s.mean_column_distance = counted ? distance / double(counted) : 0.0;
   return s;
 }
 
@@ -239,18 +246,21 @@ bool is_spmv_kernel(const std::string& name) {
 }
 
 int spmv_group_size(double mean_row_length) {
-  int g = 2;  // the smallest power of two >= mean / 2, within [2, 32]
-  while (g < 32 && g < mean_row_length / 2) g *= 2;
+  int g = 2;  // the largest power of two <= mean / 4, within [2, 32]
+  while (g < 32 && 2 * g <= mean_row_length / 4) g *= 2;
   return g;
 }
 
 std::string choose_spmv_kernel(const CsrStats& s) {
-  // Rows of similar length: a group of lanes per row streams them with no extra pass.
-  // Uneven rows (one much longer than the mean) leave groups idle or serialise a long row
-  // on one group: split the work by nonzeros instead.
+  // Measured on the H200 (docs/spmv.md): a group of lanes per row wins clearly when rows are
+  // even and x is read in a narrow window (banded: 120-136% of cuSPARSE), where the work is
+  // streaming the CSR arrays. When one row is much longer than the mean, row-split kernels
+  // serialise it; when columns are scattered, the gathers of x bound every kernel and the
+  // merge path's deep, coalesced tile loads do best. Both cases go to merge_path.
   if (s.rows == 0) return "vector_groups";
   const bool uneven = double(s.max_row_length) > 8.0 * std::max(s.mean_row_length, 4.0);
-  return uneven ? "merge_path" : "vector_groups";
+  const bool local = s.mean_column_distance <= 32768.0;
+  return !uneven && local ? "vector_groups" : "merge_path";
 }
 
 #define GEMMKIT_SPARSE_INSTANTIATE(T)                                                          \

@@ -138,14 +138,17 @@ TEST_F(SpmvHost, GeneratorsAreSeededAndHaveTheirShapes) {
   for (std::int64_t r = 0; r < p.rows; ++r) heavy += p.row_length(r) > 100000;
   EXPECT_GE(heavy, 2);  // planted rows of 2e5 and more (capped at 300000 columns)
   EXPECT_EQ(choose_spmv_kernel(csr_stats(p)), "merge_path");
-  EXPECT_EQ(choose_spmv_kernel(us), "vector_groups");
+  EXPECT_EQ(choose_spmv_kernel(us), "merge_path");  // columns scattered: gathers of x dominate
+  EXPECT_EQ(choose_spmv_kernel(csr_stats(b)), "vector_groups");  // even rows, x in a narrow window
+  EXPECT_LE(csr_stats(b).mean_column_distance, 8.0);
 }
 
 TEST_F(SpmvHost, GroupSizeFollowsTheMeanRowLength) {
   EXPECT_EQ(spmv_group_size(0.5), 2);
   EXPECT_EQ(spmv_group_size(4), 2);
-  EXPECT_EQ(spmv_group_size(16), 8);
-  EXPECT_EQ(spmv_group_size(17), 16);
+  EXPECT_EQ(spmv_group_size(16), 4);
+  EXPECT_EQ(spmv_group_size(17), 4);
+  EXPECT_EQ(spmv_group_size(64), 16);
   EXPECT_EQ(spmv_group_size(1000), 32);
   EXPECT_TRUE(is_spmv_kernel("auto"));
   EXPECT_TRUE(is_spmv_kernel("merge_path"));

@@ -1,5 +1,5 @@
 // Rung 3: groups of G = 2, 4, 8, 16 or 32 lanes per row, G chosen by the launcher from the
-// mean row length (about two nonzeros per lane), so short rows no longer leave most of a
+// mean row length (about four nonzeros per lane), so short rows no longer leave most of a
 // warp idle: a warp covers 32 / G consecutive rows whose nonzeros are contiguous, and its
 // loads stay coalesced. Each lane keeps two independent partial sums (two nonzeros in
 // flight per step) so more loads are outstanding; the reduction is a shuffle within the
