@@ -19,6 +19,7 @@ void add_list(CLI::App& app);
 void add_device(CLI::App& app);
 void add_walks(CLI::App& app);
 void add_reduce(CLI::App& app);
+void add_spmv(CLI::App& app);
 
 // "--backend auto|cpu|cuda": nullopt for auto.
 std::optional<Backend> parse_backend(const std::string& text);

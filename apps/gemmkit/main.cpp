@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   gemmkit::cli::add_device(app);
   gemmkit::cli::add_walks(app);
   gemmkit::cli::add_reduce(app);
+  gemmkit::cli::add_spmv(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

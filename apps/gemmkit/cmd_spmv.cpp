@@ -1,0 +1,257 @@
+// gemmkit spmv MATRIX.mtx X -o Y: the CSR sparse matrix-vector product y = A x, on the CPU
+// reference or one of the GPU kernels; and gemmkit spmv --bench: every GPU rung beside
+// cuSPARSE and the device copy on generated matrices, in one run.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "cli.hpp"
+#include "gemmkit/device.hpp"
+#include "gemmkit/io.hpp"
+#include "gemmkit/sparse.hpp"
+
+namespace gemmkit::cli {
+namespace {
+
+struct SpmvOptions {
+  std::string matrix_path, x_path, output, json_path;
+  std::string backend = "auto", kernel = "auto", dtype;
+  bool bench = false, list = false, tune = false;
+  std::int64_t rows = 1 << 22;
+  std::string matrices = "uniform,banded,powerlaw";
+  int reps = 20, warmup = 5;
+  std::uint64_t seed = 1;
+};
+
+const char* kKernelHelp =
+    "auto (chosen from the mean and longest row length), scalar (one thread per row, the "
+    "seeds' kernel), vector (a warp per row), vector_groups (2-32 threads per row), merge_path "
+    "(load-balanced over rows + nonzeros), cusparse, cusparse_alg2";
+
+// The vector X as a std::vector<T>: a 1-D .npy, or an n x 1 / 1 x n matrix in any format.
+template <class T>
+std::vector<T> read_vector(const std::string& path, std::int64_t expected, const std::string& matrix_path,
+                           std::int64_t matrix_rows) {
+  const AnyMatrix m = read_matrix(path);
+  const std::int64_t r = rows_of(m), c = cols_of(m);
+  if (r != 1 && c != 1)
+    fail(ErrorCategory::input, path + " is a " + std::to_string(r) + " x " + std::to_string(c) +
+                                   " matrix, not a vector (expected n x 1, 1 x n or a 1-D .npy)");
+  const std::int64_t n = r * c;
+  if (n != expected)
+    fail(ErrorCategory::usage, "size mismatch: " + path + " has " + std::to_string(n) + " entries but " +
+                                   matrix_path + " is " + std::to_string(matrix_rows) + " x " +
+                                   std::to_string(expected) + ", so x needs " + std::to_string(expected));
+  const AnyMatrix converted = convert(m, dtype_of<T>);
+  const Matrix<T>& v = std::get<Matrix<T>>(converted);
+  std::vector<T> x(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) x[i] = r == 1 ? v(0, i) : v(i, 0);
+  return x;
+}
+
+template <class T>
+void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
+  const CsrMatrix<T> a = read_csr<T>(o.matrix_path);
+  const std::vector<T> x = read_vector<T>(o.x_path, a.cols, o.matrix_path, a.rows);
+  const bool gpu = backend ? *backend == Backend::cuda : spmv_cuda_available();
+  if (gpu && !spmv_cuda_available())
+    fail(ErrorCategory::usage, "--backend cuda: " + query_devices().message);
+  if (!gpu && o.kernel != "auto")
+    fail(ErrorCategory::usage, "--kernel " + o.kernel + " runs on the GPU; the CPU backend has one kernel "
+                               "(use --backend cuda, or leave --kernel auto)");
+  const std::string kernel =
+      !gpu ? "cpu_reference" : o.kernel == "auto" ? choose_spmv_kernel(csr_stats(a)) : o.kernel;
+  const auto start = std::chrono::steady_clock::now();
+  SpmvRunOptions run;
+  run.kernel = kernel;
+  const std::vector<T> y = gpu ? spmv_cuda(a, x, run) : spmv_reference(a, x);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (!o.output.empty()) {
+    Matrix<T> out(a.rows, 1);
+    std::copy(y.begin(), y.end(), out.data());
+    write_matrix(o.output, AnyMatrix(std::move(out)));
+    std::printf("y = A x: %s is %lld x %lld with %lld nonzeros; %s (%s, %s), %.3f ms; wrote %s\n",
+                o.matrix_path.c_str(), static_cast<long long>(a.rows), static_cast<long long>(a.cols),
+                static_cast<long long>(a.nnz()), kernel.c_str(), gpu ? "cuda" : "cpu",
+                std::string(dtype_name(dtype_of<T>)).c_str(), seconds * 1e3, o.output.c_str());
+  } else {
+    for (const T v : y) std::printf("%.*g\n", sizeof(T) == 8 ? 17 : 9, static_cast<double>(v));
+  }
+  if (!o.json_path.empty())
+    write_json(o.json_path, {{"matrix", o.matrix_path}, {"x", o.x_path}, {"output", o.output},
+                             {"rows", a.rows}, {"cols", a.cols}, {"nnz", a.nnz()},
+                             {"backend", gpu ? "cuda" : "cpu"}, {"kernel", kernel},
+                             {"dtype", std::string(dtype_name(dtype_of<T>))}, {"seconds", seconds},
+                             {"environment", environment_json()}});
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+bool ours(const std::string& kernel) { return kernel.rfind("cusparse", 0) != 0; }
+
+template <class T>
+void run_bench(const SpmvOptions& o) {
+  std::vector<SparsePattern> patterns;
+  for (const auto& name : split_list(o.matrices)) patterns.push_back(parse_sparse_pattern(name));
+  if (patterns.empty()) fail(ErrorCategory::usage, "--matrices names no matrix");
+  if (o.rows < 1) fail(ErrorCategory::usage, "--rows must be at least 1");
+  if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "--reps must be at least 1 and --warmup at least 0");
+  if (!spmv_cuda_available())
+    fail(ErrorCategory::usage, "spmv --bench times the GPU kernels beside cuSPARSE, and there is no GPU here: " +
+                                   query_devices().message);
+  const std::string dtype(dtype_name(dtype_of<T>));
+  nlohmann::json report = {{"benchmark", "spmv"}, {"dtype", dtype}, {"rows", o.rows}, {"reps", o.reps},
+                           {"warmup", o.warmup}, {"seed", o.seed}, {"environment", environment_json()}};
+  std::printf("gemmkit spmv --bench: %s, %lld rows, median of %d runs after %d warm-up\n", dtype.c_str(),
+              static_cast<long long>(o.rows), o.reps, o.warmup);
+  double log_best = 0, log_auto = 0, min_best = 1e300, min_auto = 1e300;
+  bool all_correct = true;
+  for (const SparsePattern pattern : patterns) {
+    SparseGenOptions gen;
+    gen.rows = o.rows;
+    gen.seed = o.seed;
+    const CsrMatrix<T> a = generate_csr<T>(pattern, gen);
+    std::vector<T> x(static_cast<std::size_t>(a.cols));
+    for (std::size_t i = 0; i < x.size(); ++i)  // seeded, in [-1, 1), no zeros
+      x[i] = static_cast<T>(std::ldexp(double((i * 2654435761u + o.seed) % 2000001) - 1000000.5, -20));
+    const std::vector<T> ref = spmv_reference(a, x);
+    const CsrStats s = csr_stats(a);
+    const SpmvBenchResult r = spmv_bench_cuda(a, x, ref, o.warmup, o.reps, o.tune);
+
+    const double bytes = double(r.device_bytes), copy_gbps = bytes / r.copy_median_s / 1e9;
+    const SpmvBenchEntry* reference = nullptr;
+    const SpmvBenchEntry* best = nullptr;
+    const SpmvBenchEntry* chosen = nullptr;
+    for (const auto& e : r.entries) {
+      if (e.skipped) continue;
+      if (!ours(e.kernel) && (!reference || e.median_s < reference->median_s)) reference = &e;
+      if (ours(e.kernel) && (!best || e.median_s < best->median_s)) best = &e;
+      if (e.kernel == r.auto_kernel) chosen = &e;
+    }
+    if (!reference || !best || !chosen) fail(ErrorCategory::device, "spmv --bench: no cuSPARSE timing or no kernel of ours ran");
+    std::printf("\n%s: %lld x %lld, %lld nonzeros (mean %.1f, longest row %lld, %lld empty), %s offsets; "
+                "%.1f MB per SpMV; copy %.0f GB/s; reference %s\n",
+                sparse_pattern_name(pattern), static_cast<long long>(a.rows), static_cast<long long>(a.cols),
+                static_cast<long long>(a.nnz()), s.mean_row_length, static_cast<long long>(s.max_row_length),
+                static_cast<long long>(s.empty_rows), r.offsets_64bit ? "64-bit" : "32-bit", bytes / 1e6,
+                copy_gbps, reference->kernel.c_str());
+    std::printf("  %-22s %10s %9s %8s %11s %9s  %s\n", "kernel", "median ms", "GB/s", "% copy", "% cuSPARSE",
+                "error", "note");
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto& e : r.entries) {
+      const bool bad = !e.skipped && ours(e.kernel) && !(e.max_scaled_error <= 1.0);
+      all_correct = all_correct && !bad;
+      if (e.skipped) {
+        std::printf("  %-22s %10s %9s %8s %11s %9s  skipped: %s\n", e.kernel.c_str(), "-", "-", "-", "-", "-", e.note.c_str());
+      } else {
+        std::printf("  %-22s %10.4f %9.0f %7.1f%% %10.1f%% %9.2g  %s%s%s\n", e.kernel.c_str(), e.median_s * 1e3,
+                    bytes / e.median_s / 1e9, 100.0 * r.copy_median_s / e.median_s,
+                    100.0 * reference->median_s / e.median_s, e.max_scaled_error, bad ? "OUT OF BOUND " : "",
+                    e.kernel == r.auto_kernel ? "(auto) " : "", e.note.c_str());
+      }
+      entries.push_back({{"kernel", e.kernel}, {"skipped", e.skipped}, {"note", e.note},
+                         {"median_s", e.median_s}, {"min_s", e.min_s}, {"reps", e.reps},
+                         {"gbps", e.skipped ? 0.0 : bytes / e.median_s / 1e9},
+                         {"percent_of_copy", e.skipped ? 0.0 : 100.0 * r.copy_median_s / e.median_s},
+                         {"percent_of_cusparse", e.skipped ? 0.0 : 100.0 * reference->median_s / e.median_s},
+                         {"max_scaled_error", e.max_scaled_error}});
+    }
+    const double best_pct = 100.0 * reference->median_s / best->median_s;
+    const double auto_pct = 100.0 * reference->median_s / chosen->median_s;
+    std::printf("  best of ours: %s at %.1f%% of %s; auto (%s): %.1f%%\n", best->kernel.c_str(), best_pct,
+                reference->kernel.c_str(), r.auto_kernel.c_str(), auto_pct);
+    log_best += std::log(best_pct);
+    log_auto += std::log(auto_pct);
+    min_best = std::min(min_best, best_pct);
+    min_auto = std::min(min_auto, auto_pct);
+    report["matrices"].push_back({{"pattern", sparse_pattern_name(pattern)}, {"rows", a.rows}, {"cols", a.cols},
+                                  {"nnz", a.nnz()}, {"mean_row_length", s.mean_row_length},
+                                  {"max_row_length", s.max_row_length}, {"empty_rows", s.empty_rows},
+                                  {"offsets_64bit", r.offsets_64bit}, {"bytes_per_spmv", r.device_bytes},
+                                  {"copy_median_s", r.copy_median_s}, {"copy_gbps", copy_gbps},
+                                  {"reference", reference->kernel}, {"best", best->kernel},
+                                  {"best_percent_of_cusparse", best_pct}, {"auto", r.auto_kernel},
+                                  {"auto_percent_of_cusparse", auto_pct}, {"entries", entries}});
+  }
+  const double n = double(patterns.size());
+  const double geo_best = std::exp(log_best / n), geo_auto = std::exp(log_auto / n);
+  std::printf("\ngeometric mean of %% of cuSPARSE over %zu matrices: best of ours %.1f%% (lowest %.1f%%), "
+              "auto %.1f%% (lowest %.1f%%)\n",
+              patterns.size(), geo_best, min_best, geo_auto, min_auto);
+  std::printf("GB/s: CSR arrays + x + y once over the median time; %% copy: against cudaMemcpy D2D moving as "
+              "many bytes; error: max over rows of |y - ref| / ((len + 1) eps sum|a x|), in bound when <= 1\n");
+  report["geomean_best_percent_of_cusparse"] = geo_best;
+  report["geomean_auto_percent_of_cusparse"] = geo_auto;
+  report["lowest_best_percent_of_cusparse"] = min_best;
+  report["lowest_auto_percent_of_cusparse"] = min_auto;
+  report["all_within_error_bound"] = all_correct;
+  if (!o.json_path.empty()) write_json(o.json_path, report);
+  if (!all_correct) fail(ErrorCategory::numeric, "spmv --bench: a kernel's result is outside the error bound (see the table)");
+}
+
+void run_spmv(const SpmvOptions& o) {
+  if (o.list) {
+    for (const auto& k : spmv_kernel_names()) std::printf("%s\n", k.c_str());
+    return;
+  }
+  const std::string dtype = !o.dtype.empty() ? o.dtype : o.bench ? "f32" : "f64";
+  if (dtype != "f32" && dtype != "f64")
+    fail(ErrorCategory::usage, "unknown dtype '" + dtype + "' for spmv (expected f32 or f64)");
+  if (!is_spmv_kernel(o.kernel))
+    fail(ErrorCategory::usage, "unknown kernel '" + o.kernel + "' (expected auto, " + [] {
+      std::string names;
+      for (const auto& k : spmv_kernel_names()) names += (names.empty() ? "" : ", ") + k;
+      return names;
+    }() + ")");
+  const std::optional<Backend> backend = parse_backend(o.backend);
+  if (o.bench) {
+    if (!o.matrix_path.empty()) fail(ErrorCategory::usage, "--bench generates its matrices: give no MATRIX or X");
+    if (dtype == "f32") run_bench<float>(o);
+    else run_bench<double>(o);
+    return;
+  }
+  if (o.matrix_path.empty() || o.x_path.empty())
+    fail(ErrorCategory::usage, "spmv needs MATRIX.mtx and X (or --bench, or --list)");
+  if (format_from_path(o.matrix_path) != FileFormat::mtx)
+    fail(ErrorCategory::usage, o.matrix_path + ": the sparse matrix must be a Matrix Market .mtx file");
+  if (!o.output.empty()) format_from_path(o.output);  // an unknown extension fails before any work
+  if (dtype == "f32") run_file<float>(o, backend);
+  else run_file<double>(o, backend);
+}
+
+}  // namespace
+
+void add_spmv(CLI::App& app) {
+  auto opt = std::make_shared<SpmvOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "spmv", "Sparse matrix-vector product y = A x (CSR), or --bench of the GPU kernels beside cuSPARSE");
+  cmd->add_option("matrix", opt->matrix_path, "Sparse matrix A (.mtx)");
+  cmd->add_option("x", opt->x_path, "Vector x (.npy 1-D or n x 1, .csv, .mtx); length = columns of A");
+  cmd->add_option("-o,--output", opt->output, "Write y here (.npy, .mtx, .csv); without it y goes to stdout");
+  cmd->add_option("--backend", opt->backend, kBackendHelp)->capture_default_str();
+  cmd->add_option("--kernel", opt->kernel, kKernelHelp)->capture_default_str();
+  cmd->add_option("--dtype", opt->dtype, "f32 or f64 (default f64; f32 with --bench)");
+  cmd->add_option("--json", opt->json_path, "Write the results as JSON here");
+  cmd->add_flag("--list", opt->list, "List the kernels and exit");
+  cmd->add_flag("--bench", opt->bench,
+                "Generate the benchmark matrices and time every GPU kernel, cuSPARSE and the copy");
+  cmd->add_option("--rows", opt->rows, "--bench: rows (and columns) of each matrix")->capture_default_str();
+  cmd->add_option("--matrices", opt->matrices, "--bench: uniform, banded, powerlaw (comma-separated)")
+      ->capture_default_str();
+  cmd->add_option("--reps", opt->reps, "--bench: timed runs per kernel (median reported)")->capture_default_str();
+  cmd->add_option("--warmup", opt->warmup, "--bench: untimed runs first")->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "--bench: seed of the generated matrices")->capture_default_str();
+  cmd->add_flag("--tune", opt->tune, "--bench: also time every group size and merge-path tile variant");
+  cmd->callback([opt] { run_spmv(*opt); });
+}
+
+}  // namespace gemmkit::cli

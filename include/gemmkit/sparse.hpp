@@ -1,0 +1,138 @@
+// Sparse matrices in CSR form and the sparse matrix-vector product y = A x.
+//
+// Index design: row offsets are always 64-bit on the host (an nnz past 2^31 - 1 needs no
+// other type), column indices are always 32-bit (a matrix with 2^31 or more columns is
+// refused with an input error). The CUDA backend narrows the row offsets to 32 bits on the
+// device whenever nnz fits, since that is 4 bytes per row less to stream; its kernels are
+// compiled for both offset widths. Values are f32 or f64.
+//
+// Within a row, column indices are strictly increasing (sorted, no duplicates): every
+// builder here guarantees it and validate_csr checks it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gemmkit/io.hpp"
+
+namespace gemmkit {
+
+template <class T>
+struct CsrMatrix {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<std::int64_t> row_offsets = {0};  // rows + 1 entries, row_offsets[0] == 0
+  std::vector<std::int32_t> col_indices;        // nnz entries
+  std::vector<T> values;                        // nnz entries
+  std::int64_t nnz() const { return static_cast<std::int64_t>(col_indices.size()); }
+  std::int64_t row_length(std::int64_t r) const { return row_offsets[r + 1] - row_offsets[r]; }
+};
+
+// Throws an input error naming `what` and the first inconsistency (sizes, offsets that are
+// not non-decreasing, a column out of range or out of order).
+template <class T>
+void validate_csr(const CsrMatrix<T>& a, const std::string& what);
+
+// From Matrix Market entries (0-based, as read_mtx_entries gives them): rows sorted by
+// column, duplicates summed (in double, then rounded once to T).
+template <class T>
+CsrMatrix<T> csr_from_entries(const SparseEntries& entries, const std::string& what);
+
+// read_mtx_entries + csr_from_entries. Array (dense) files work too; their explicit zeros
+// are kept as entries.
+template <class T>
+CsrMatrix<T> read_csr(const std::string& path);
+
+// The CPU reference y = A x: every row accumulated in long double, rounded once to T.
+// x.size() must equal a.cols (usage error otherwise).
+template <class T>
+std::vector<T> spmv_reference(const CsrMatrix<T>& a, const std::vector<T>& x);
+
+// Row-wise error bound of any order of summation in T, used by the tests:
+// |y_i - ref_i| <= (len_i + 1) * eps(T) * sum_j |a_ij x_j| (first order; products rounded
+// once, len_i - 1 additions). Returns, per row, sum_j |a_ij x_j| in long double.
+template <class T>
+std::vector<long double> spmv_abs_row_sums(const CsrMatrix<T>& a, const std::vector<T>& x);
+
+// Benchmark matrices, seeded: the same options give the same matrix on every machine and
+// any number of threads.
+enum class SparsePattern {
+  uniform,   // row lengths uniform in [mean/2, 3 mean/2], columns random over the whole width
+  banded,    // the full band |i - j| <= half_bandwidth (square-ish: columns clipped at cols)
+  powerlaw,  // Pareto row lengths (tail index 1.3, min 4) plus a few planted rows of
+             // 2e5, 4e5 and 8e5 entries (capped at cols); columns random over the width
+};
+struct SparseGenOptions {
+  std::int64_t rows = 1 << 22, cols = -1;  // cols -1: square
+  int mean_row_length = 16;                // uniform
+  int half_bandwidth = 8;                  // banded: 2 * 8 + 1 = 17 entries per inner row
+  int heavy_rows = 3;                      // powerlaw: how many planted long rows
+  std::uint64_t seed = 1;
+};
+const char* sparse_pattern_name(SparsePattern p);
+SparsePattern parse_sparse_pattern(const std::string& name);  // usage error if unknown
+template <class T>
+CsrMatrix<T> generate_csr(SparsePattern pattern, const SparseGenOptions& options);
+
+// Cheap statistics the kernel choice reads.
+struct CsrStats {
+  std::int64_t rows = 0, nnz = 0, max_row_length = 0, empty_rows = 0;
+  double mean_row_length = 0;
+  // How far from the diagonal the columns lie, on average, over up to 4096 evenly spaced
+  // rows: |col - row * cols / rows|. Small means x is read in a narrow moving window
+  // (banded, stencils); large means x is gathered from anywhere.
+  double mean_column_distance = 0;
+};
+template <class T>
+CsrStats csr_stats(const CsrMatrix<T>& a);
+
+// ---- GPU ladder -------------------------------------------------------------------------
+// Kernel names, in ladder order: "scalar" (one thread per row, the seeds' kernel), "vector"
+// (a warp per row), "vector_groups" (2..32 threads per row, chosen from the mean row
+// length), "merge_path" (the merged sequence of row ends and nonzeros split evenly), then
+// the vendor references "cusparse" (CUSPARSE_SPMV_ALG_DEFAULT) and "cusparse_alg2"
+// (CUSPARSE_SPMV_CSR_ALG2). "auto" picks one of ours with choose_spmv_kernel.
+std::vector<std::string> spmv_kernel_names();
+bool is_spmv_kernel(const std::string& name);  // one of the above or "auto"
+
+// The auto choice, from statistics alone (documented in docs/spmv.md).
+std::string choose_spmv_kernel(const CsrStats& stats);
+// The threads per row vector_groups uses for this mean row length (about four nonzeros per
+// lane): 2, 4, 8, 16 or 32.
+int spmv_group_size(double mean_row_length);
+
+struct SpmvRunOptions {
+  std::string kernel = "auto";
+  bool force_64bit_offsets = false;  // tests: exercise the wide-offset kernels at small sizes
+  int group_size = 0;                // vector_groups: 0 = from the mean row length
+};
+
+bool spmv_cuda_available();  // built with CUDA and a device present
+
+// y = A x on the device (uploads, runs once, downloads). Throws a usage error for an unknown
+// kernel or a size mismatch, device errors for CUDA failures.
+template <class T>
+std::vector<T> spmv_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o = {});
+
+struct SpmvBenchEntry {
+  std::string kernel, note;
+  double median_s = 0, min_s = 0;
+  int reps = 0;
+  double max_scaled_error = 0;  // max_i |y_i - ref_i| / ((len_i + 1) eps sum|a x|), <= 1 is in bound
+  bool skipped = false;
+};
+struct SpmvBenchResult {
+  std::int64_t device_bytes = 0;  // CSR arrays as stored on the device + x + y
+  bool offsets_64bit = false;
+  std::string auto_kernel;        // what "auto" chose for this matrix
+  double copy_median_s = 0;       // cudaMemcpy D2D of device_bytes / 2 bytes (read + write)
+  std::vector<SpmvBenchEntry> entries;  // every rung, tuning variants if asked, the references
+};
+// Times every GPU rung and cuSPARSE (both algorithms, analysis outside the timed region)
+// beside the device copy, all in this call; every result is checked against `reference`.
+// `tune` adds the variants of vector_groups (each group size) and merge_path.
+template <class T>
+SpmvBenchResult spmv_bench_cuda(const CsrMatrix<T>& a, const std::vector<T>& x,
+                                const std::vector<T>& reference, int warmup, int reps, bool tune);
+
+}  // namespace gemmkit

@@ -1,0 +1,25 @@
+// The GPU SpMV of a build made without nvcc: it says so instead of failing.
+#include "gemmkit/sparse.hpp"
+
+namespace gemmkit {
+
+bool spmv_cuda_available() { return false; }
+
+template <class T>
+std::vector<T> spmv_cuda(const CsrMatrix<T>&, const std::vector<T>&, const SpmvRunOptions&) {
+  fail(ErrorCategory::usage, "the GPU spmv kernels need the CUDA backend, and this gemmkit was built without CUDA");
+}
+
+template <class T>
+SpmvBenchResult spmv_bench_cuda(const CsrMatrix<T>&, const std::vector<T>&, const std::vector<T>&, int, int, bool) {
+  fail(ErrorCategory::usage, "spmv --bench times the GPU kernels, and this gemmkit was built without CUDA");
+}
+
+template std::vector<float> spmv_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&, const SpmvRunOptions&);
+template std::vector<double> spmv_cuda<double>(const CsrMatrix<double>&, const std::vector<double>&, const SpmvRunOptions&);
+template SpmvBenchResult spmv_bench_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&,
+                                                const std::vector<float>&, int, int, bool);
+template SpmvBenchResult spmv_bench_cuda<double>(const CsrMatrix<double>&, const std::vector<double>&,
+                                                 const std::vector<double>&, int, int, bool);
+
+}  // namespace gemmkit
