@@ -18,6 +18,7 @@ void add_bench(CLI::App& app);
 void add_list(CLI::App& app);
 void add_device(CLI::App& app);
 void add_walks(CLI::App& app);
+void add_conv1d(CLI::App& app);
 
 // "--backend auto|cpu|cuda": nullopt for auto.
 std::optional<Backend> parse_backend(const std::string& text);

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   gemmkit::cli::add_list(app);
   gemmkit::cli::add_device(app);
   gemmkit::cli::add_walks(app);
+  gemmkit::cli::add_conv1d(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
