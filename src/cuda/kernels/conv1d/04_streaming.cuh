@@ -6,8 +6,8 @@
 //   - the tile and its halo go to shared memory padded out to whole vectors, so the halo
 //     loads are 16-byte loads too;
 //   - the grid is sized to the SMs (as many blocks as fit at once) and each block loops over
-//     tiles, loading the next tile's body into registers before computing the current one,
-//     so its global loads are in flight while it computes;
+//     tiles, loading the next tile (body and halo) into registers before computing the
+//     current one, so its global loads are in flight while it computes;
 //   - each thread computes outputs a block-width apart (t, t + 256, ...), so a warp's shared
 //     reads of one tap are consecutive words: no bank conflicts. The mask is read through the
 //     read-only cache (one broadcast per warp per tap), so it has no width cap of its own; the
@@ -24,6 +24,11 @@ template <> struct Vector16<double> { using type = double2; };
 
 inline constexpr int conv1d_streaming_threads = 256;
 inline constexpr int conv1d_streaming_vectors = 2;  // body vectors each thread stages per tile
+
+// Blocks per SM the register budget is set for: 8 (the thread limit, 2048) fits f32 in 32
+// registers without spills; f64's wider accumulators and vectors need more, so 6 (40).
+template <class T>
+inline constexpr int conv1d_streaming_min_blocks = sizeof(T) == 4 ? 8 : 6;
 
 template <class T>
 inline constexpr int conv1d_streaming_tile =
@@ -49,7 +54,7 @@ __device__ __forceinline__ typename Vector16<T>::type load_vector(const T* __res
 // Dynamic shared memory: (left_pad + tile + right_pad) values of T, the halos rounded up to
 // whole vectors (conv1d_streaming_shared_values).
 template <class T>
-__global__ void __launch_bounds__(conv1d_streaming_threads)
+__global__ void __launch_bounds__(conv1d_streaming_threads, conv1d_streaming_min_blocks<T>)
     conv1d_streaming_kernel(const T* __restrict__ x, const T* __restrict__ mask,
                             T* __restrict__ y, std::int64_t n, int width) {
   using Vec = typename Vector16<T>::type;
@@ -69,34 +74,39 @@ __global__ void __launch_bounds__(conv1d_streaming_threads)
   const int left_vectors = left_pad / kVec, halo_vectors = (left_pad + right_pad) / kVec;
   const std::int64_t tiles = (n + kTile - 1) / kTile;
 
-  // Body vector p of thread t is vector p * kThreads + t of the tile: a warp's 16-byte loads
-  // are contiguous, and so are its 16-byte shared stores.
-  Vec next[kBodyVectors];
-  std::int64_t tile = blockIdx.x;
-  if (tile < tiles) {
+  // Vector h of the halo, as an offset in `staged`: the left pad's vectors, then the right's.
+  const auto halo_offset = [&](int h) {
+    return h < left_vectors ? h * kVec : left_pad + kTile + (h - left_vectors) * kVec;
+  };
+  // The loads of one tile that go through registers: body vector p of thread t is vector
+  // p * kThreads + t of the tile (a warp's 16-byte loads and shared stores are contiguous),
+  // and thread t < halo_vectors also takes halo vector t.
+  Vec next[kBodyVectors], next_halo;
+  const bool takes_halo = int(threadIdx.x) < halo_vectors;
+  const auto load_tile = [&](std::int64_t start) {
 #pragma unroll
     for (int p = 0; p < kBodyVectors; ++p)
-      next[p] = load_vector(x, tile * kTile + std::int64_t(p * kThreads + threadIdx.x) * kVec, n);
-  }
+      next[p] = load_vector(x, start + std::int64_t(p * kThreads + threadIdx.x) * kVec, n);
+    if (takes_halo) next_halo = load_vector(x, start - left_pad + halo_offset(threadIdx.x), n);
+  };
+
+  std::int64_t tile = blockIdx.x;
+  if (tile < tiles) load_tile(tile * kTile);
   for (; tile < tiles; tile += gridDim.x) {
     const std::int64_t tile_start = tile * kTile;
 #pragma unroll
     for (int p = 0; p < kBodyVectors; ++p)
       reinterpret_cast<Vec*>(body)[p * kThreads + threadIdx.x] = next[p];
-    for (int h = threadIdx.x; h < halo_vectors; h += kThreads) {
-      // Halo vector h: the left pad's vectors, then the right pad's, as offsets in `staged`.
-      const int k = h < left_vectors ? h * kVec : left_pad + kTile + (h - left_vectors) * kVec;
-      reinterpret_cast<Vec*>(staged + k)[0] = load_vector(x, tile_start - left_pad + k, n);
-    }
+    if (takes_halo) reinterpret_cast<Vec*>(staged + halo_offset(threadIdx.x))[0] = next_halo;
+    // Halos wider than one vector per thread (masks of over ~1000 taps): the rest directly.
+    for (int h = threadIdx.x + kThreads; h < halo_vectors; h += kThreads)
+      reinterpret_cast<Vec*>(staged + halo_offset(h))[0] =
+          load_vector(x, tile_start - left_pad + halo_offset(h), n);
     __syncthreads();
 
     // The next tile's loads go out now and land while this tile is computed.
     const std::int64_t following = tile + gridDim.x;
-    if (following < tiles) {
-#pragma unroll
-      for (int p = 0; p < kBodyVectors; ++p)
-        next[p] = load_vector(x, following * kTile + std::int64_t(p * kThreads + threadIdx.x) * kVec, n);
-    }
+    if (following < tiles) load_tile(following * kTile);
 
     // Thread t makes outputs tile_start + t + q * kThreads; window[q * kThreads + j] is the
     // input under tap j of output q.
