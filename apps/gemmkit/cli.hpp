@@ -20,6 +20,7 @@ void add_device(CLI::App& app);
 void add_walks(CLI::App& app);
 void add_reduce(CLI::App& app);
 void add_spmv(CLI::App& app);
+void add_conv1d(CLI::App& app);
 
 // "--backend auto|cpu|cuda": nullopt for auto.
 std::optional<Backend> parse_backend(const std::string& text);

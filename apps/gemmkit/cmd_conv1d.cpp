@@ -1,0 +1,222 @@
+// gemmkit conv1d X MASK -o Y: one-dimensional convolution ("same" size, zero padding);
+// gemmkit conv1d --bench: every GPU rung and the device-to-device copy timed in one run.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "gemmkit/conv1d.hpp"
+#include "gemmkit/device.hpp"
+#include "gemmkit/io.hpp"
+
+namespace gemmkit::cli {
+namespace {
+
+struct Conv1dCliOptions {
+  std::string x_path, mask_path, output, backend = "auto", kernel = "auto", dtype, json_path;
+  bool bench = false, list = false;
+  std::int64_t n = std::int64_t(1) << 28, width = 7;
+  int reps = 20, warmup = 3;
+  std::uint64_t seed = 1;
+};
+
+// A vector file: 1-D .npy, or an n x 1 / 1 x n matrix in any format.
+struct VectorFile {
+  AnyMatrix values;
+  bool row = false;  // 1 x n (written back the same way)
+};
+
+VectorFile read_vector(const std::string& path, const char* what) {
+  AnyMatrix m = read_matrix(path);
+  const std::int64_t rows = rows_of(m), cols = cols_of(m);
+  if (rows != 1 && cols != 1 && rows * cols != 0)
+    fail(ErrorCategory::input, path + ": " + what + " must be a vector (1-D, n x 1 or 1 x n), not a " +
+                                   std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
+  return {std::move(m), rows == 1 && cols > 1};
+}
+
+template <class T>
+std::vector<T> flatten(const AnyMatrix& any) {
+  const AnyMatrix converted = convert(any, dtype_of<T>);
+  const Matrix<T>& m = std::get<Matrix<T>>(converted);
+  std::vector<T> out;
+  out.reserve(std::size_t(m.size()));
+  for (std::int64_t r = 0; r < m.rows(); ++r)
+    for (std::int64_t c = 0; c < m.cols(); ++c) out.push_back(m(r, c));
+  return out;
+}
+
+// f32 when both files hold f32 (or narrower floats), else f64 (f64 or integer data).
+DType compute_dtype(const Conv1dCliOptions& o, DType x, DType mask) {
+  if (!o.dtype.empty()) {
+    const auto d = parse_dtype(o.dtype);
+    if (!d || (*d != DType::f32 && *d != DType::f64))
+      fail(ErrorCategory::usage, "conv1d --dtype must be f32 or f64, not '" + o.dtype + "'");
+    return *d;
+  }
+  const auto narrow_float = [](DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; };
+  return narrow_float(x) && narrow_float(mask) ? DType::f32 : DType::f64;
+}
+
+template <class T>
+void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const VectorFile& mask_file,
+                    const Conv1dOptions& options) {
+  const std::vector<T> x = flatten<T>(x_file.values), mask = flatten<T>(mask_file.values);
+  if (mask.empty()) fail(ErrorCategory::input, o.mask_path + ": the mask is empty (it needs at least one tap)");
+  const std::int64_t n = std::int64_t(x.size()), width = std::int64_t(mask.size());
+  std::vector<T> y(x.size());
+  const auto start = std::chrono::steady_clock::now();
+  const Conv1dRun ran = conv1d(x.data(), n, mask.data(), width, y.data(), options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (!o.output.empty()) {
+    Matrix<T> out(x_file.row ? 1 : n, x_file.row ? n : 1);
+    for (std::int64_t i = 0; i < n; ++i) out.data()[i] = y[std::size_t(i)];
+    write_matrix(o.output, AnyMatrix(std::move(out)));
+    std::printf("%s: %lld values, %s, mask width %lld (%s, %s)\n", o.output.c_str(),
+                static_cast<long long>(n), std::string(dtype_name(dtype_of<T>)).c_str(),
+                static_cast<long long>(width), std::string(backend_name(ran.backend)).c_str(),
+                ran.kernel.c_str());
+  } else {
+    for (const T v : y) std::printf(sizeof(T) == 4 ? "%.9g\n" : "%.17g\n", double(v));
+  }
+  if (!o.json_path.empty())
+    write_json(o.json_path, {{"x", o.x_path}, {"mask", o.mask_path}, {"n", n}, {"width", width},
+                             {"dtype", dtype_name(dtype_of<T>)},
+                             {"backend", backend_name(ran.backend)}, {"kernel", ran.kernel},
+                             {"seconds", seconds}, {"environment", environment_json()}});
+}
+
+void list_kernels() {
+  std::printf("%-14s %4s  %s\n", "kernel", "rung", "what it adds");
+  for (const auto& k : conv1d_kernels())
+    std::printf("%-14s %4d  %s\n", std::string(k.name).c_str(), k.rung, std::string(k.summary).c_str());
+  std::printf("constant-memory rungs (constant_mask, tiled) hold masks of up to %lld taps; "
+              "auto runs streaming, or basic for masks whose halo overflows its shared memory\n",
+              static_cast<long long>(kConv1dConstantMaskTaps));
+}
+
+void run_bench(const Conv1dCliOptions& o) {
+  const auto dtype = parse_dtype(o.dtype.empty() ? "f32" : o.dtype);
+  if (!dtype || (*dtype != DType::f32 && *dtype != DType::f64))
+    fail(ErrorCategory::usage, "conv1d --dtype must be f32 or f64, not '" + o.dtype + "'");
+  if (o.n < 1) fail(ErrorCategory::usage, "conv1d --bench: --n must be at least 1");
+  if (o.width < 1) fail(ErrorCategory::usage, "conv1d --bench: --width must be at least 1");
+  if (o.reps < 1 || o.warmup < 0)
+    fail(ErrorCategory::usage, "conv1d --bench: --reps must be at least 1 and --warmup at least 0");
+  const Conv1dBench b = conv1d_bench(*dtype, o.n, o.width, o.warmup, o.reps, o.seed);
+  const Conv1dBenchRow& copy = b.rows.back();
+  const double copy_gbs = copy.bytes / copy.median_s / 1e9;
+  const DeviceQuery q = query_devices();
+  std::printf("conv1d: %s, n = %lld, mask width %lld, median of %d runs after %d warm-up, %s\n",
+              std::string(dtype_name(b.dtype)).c_str(), static_cast<long long>(b.n),
+              static_cast<long long>(b.width), b.reps, b.warmup,
+              q.devices.empty() ? "?" : q.devices.front().name.c_str());
+  std::printf("GB/s counts n values read + n written once; the device copy counts read + write too\n");
+  std::printf("%-14s %10s %10s %9s %10s  %s\n", "kernel", "median ms", "GB/s", "% of copy",
+              "err/bound", "checked");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : b.rows) {
+    if (!r.skipped.empty()) {
+      std::printf("%-14s skipped: %s\n", r.kernel.c_str(), r.skipped.c_str());
+      rows.push_back({{"kernel", r.kernel}, {"skipped", r.skipped}});
+      continue;
+    }
+    const double gbs = r.bytes / r.median_s / 1e9;
+    const bool is_copy = r.kernel == "device_copy";
+    std::printf("%-14s %10.4f %10.1f %8.1f%% %10s  %s\n", r.kernel.c_str(), r.median_s * 1e3, gbs,
+                100.0 * gbs / copy_gbs,
+                is_copy ? "-" : (std::to_string(r.max_error_ratio).substr(0, 8)).c_str(),
+                is_copy ? "(reference)" : std::to_string(r.checked).c_str());
+    nlohmann::json row = {{"kernel", r.kernel}, {"median_s", r.median_s}, {"min_s", r.min_s},
+                          {"reps", r.reps}, {"bytes", r.bytes}, {"gb_per_s", gbs},
+                          {"percent_of_copy", 100.0 * gbs / copy_gbs}};
+    if (!is_copy) {
+      row["max_error_over_bound"] = r.max_error_ratio;
+      row["outputs_checked"] = r.checked;
+    }
+    rows.push_back(row);
+  }
+  bool accurate = true;
+  for (const auto& r : b.rows)
+    if (r.skipped.empty() && r.kernel != "device_copy" && !(r.max_error_ratio <= 1.0)) accurate = false;
+  if (!o.json_path.empty())
+    write_json(o.json_path, {{"benchmark", "conv1d"}, {"dtype", dtype_name(b.dtype)}, {"n", b.n},
+                             {"width", b.width}, {"warmup", b.warmup}, {"reps", b.reps},
+                             {"seed", o.seed}, {"bytes_counted", "n read + n written"},
+                             {"error_bound", "(width + 1) * eps * sum_j |mask[j] x[i+j-width/2]|"},
+                             {"all_within_bound", accurate}, {"rows", rows},
+                             {"environment", environment_json()}});
+  if (!accurate)
+    fail(ErrorCategory::numeric, "conv1d --bench: a kernel's output exceeds the error bound "
+                                 "(err/bound > 1 above)");
+}
+
+void run_conv1d(const Conv1dCliOptions& o) {
+  if (o.list) {
+    list_kernels();
+    return;
+  }
+  if (o.bench) {
+    if (!o.x_path.empty() || !o.output.empty())
+      fail(ErrorCategory::usage, "conv1d --bench makes its own random data: give no X, MASK or -o");
+    run_bench(o);
+    return;
+  }
+  if (o.x_path.empty() || o.mask_path.empty())
+    fail(ErrorCategory::usage, "conv1d needs X and MASK (or --bench, or --list)");
+  Conv1dOptions options;
+  options.backend = parse_backend(o.backend);
+  options.kernel = o.kernel;
+  // Cheap checks first, so a typo costs no reading or computing.
+  if (!o.output.empty()) format_from_path(o.output);
+  if (o.kernel != "auto" && !o.kernel.empty()) {
+    if (auto why = conv1d_kernel_rejection(o.kernel, DType::f32, 1); why && why->rfind("unknown", 0) == 0)
+      fail(ErrorCategory::usage, *why);
+  }
+  const VectorFile x = read_vector(o.x_path, "X");
+  const VectorFile mask = read_vector(o.mask_path, "MASK");
+  if (rows_of(mask.values) * cols_of(mask.values) == 0)
+    fail(ErrorCategory::input, o.mask_path + ": the mask is empty (it needs at least one tap)");
+  if (compute_dtype(o, dtype_of_any(x.values), dtype_of_any(mask.values)) == DType::f32)
+    convolve_files<float>(o, x, mask, options);
+  else
+    convolve_files<double>(o, x, mask, options);
+}
+
+}  // namespace
+
+void add_conv1d(CLI::App& app) {
+  auto o = std::make_shared<Conv1dCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "conv1d",
+      "1D convolution, y[i] = sum_j MASK[j] X[i + j - w/2] with zeros outside X (same length as "
+      "X); --bench times every GPU rung beside the device copy");
+  cmd->add_option("X", o->x_path, "Input vector: 1-D .npy, or n x 1 / 1 x n in .npy, .csv, .mtx");
+  cmd->add_option("MASK", o->mask_path, "Mask vector (any width >= 1; even widths reach w/2 back, "
+                                        "w/2 - 1 forward)");
+  cmd->add_option("-o,--output", o->output, "Write Y (.npy, .csv, .mtx), in X's orientation; "
+                                            "without it the values print one per line");
+  cmd->add_option("--backend", o->backend, kBackendHelp)->capture_default_str();
+  cmd->add_option("--kernel", o->kernel,
+                  "auto (the fastest rung that takes the mask), basic, constant_mask, tiled or "
+                  "streaming (see --list)")
+      ->capture_default_str();
+  cmd->add_option("--dtype", o->dtype,
+                  "f32 or f64 (default: f32 when both files hold f32, else f64; --bench: f32)");
+  cmd->add_option("--json", o->json_path, "Write the run (or the benchmark table) as JSON");
+  cmd->add_flag("--list", o->list, "List the GPU kernels and exit");
+  cmd->add_flag("--bench", o->bench,
+                "Time every GPU rung and the device-to-device copy on random data (needs a GPU)");
+  cmd->add_option("--n", o->n, "--bench: input length")->capture_default_str();
+  cmd->add_option("--width", o->width, "--bench: mask width")->capture_default_str();
+  cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel (the median is reported)")
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "--bench: random seed")->capture_default_str();
+  cmd->callback([o] { run_conv1d(*o); });
+}
+
+}  // namespace gemmkit::cli

@@ -1,0 +1,101 @@
+// One-dimensional convolution with a small mask, the seeds' third GPU pattern.
+//
+//   y[i] = sum_{j=0}^{w-1} mask[j] * x[i + j - w/2],   0 <= i < n,
+//
+// with x taken as zero outside [0, n): the output has the input's length ("same" size), and
+// w/2 is integer division, exactly the seeds' N_start_point = i - Mask_Width/2. An odd width
+// w = 2r+1 is centred (r taps either side). An even width is defined by the same formula, so
+// it reaches one tap further back than forward (w = 4: x[i-2] .. x[i+1]). Width 1 scales x.
+// An empty mask is rejected (usage error).
+//
+// Backends: the CPU reference (sums in long double, rounded once), or the GPU ladder (see
+// conv1d_kernels(); docs/conv1d.md). No CUDA header is included here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gemmkit/dtype.hpp"
+#include "gemmkit/gemm.hpp"
+
+namespace gemmkit {
+
+// Taps the constant-memory rungs hold (the same count for f32 and f64: 16 KiB + 32 KiB of the
+// 64 KiB of constant memory). Wider masks are refused by those rungs, and `auto` serves
+// them from global memory.
+inline constexpr std::int64_t kConv1dConstantMaskTaps = 4096;
+
+// The GPU ladder, in rung order.
+struct Conv1dKernelInfo {
+  std::string_view name;
+  int rung;
+  std::string_view summary;
+};
+const std::vector<Conv1dKernelInfo>& conv1d_kernels();
+
+// Why `kernel` cannot convolve with a mask of `width` taps in `dtype` (an unknown name, a mask
+// wider than constant memory or shared memory holds), or nullopt when it can.
+std::optional<std::string> conv1d_kernel_rejection(std::string_view kernel, DType dtype,
+                                                   std::int64_t width);
+// What `--kernel auto` runs on the GPU: the fastest rung that takes the width.
+std::string_view conv1d_auto_kernel(DType dtype, std::int64_t width);
+
+struct Conv1dOptions {
+  std::optional<Backend> backend;  // nullopt: the GPU when there is one, else the CPU
+  std::string kernel = "auto";     // a GPU rung's name, or "auto"
+};
+
+// What ran: the backend and the kernel ("cpu_reference" on the CPU).
+struct Conv1dRun {
+  Backend backend = Backend::cpu;
+  std::string kernel;
+};
+
+// y (n values) from x (n values) and mask (width taps); T is float or double. Throws
+// gemmkit::Error: usage for an empty mask, a kernel that refuses the width, or the CUDA
+// backend asked for where there is none.
+template <class T>
+Conv1dRun conv1d(const T* x, std::int64_t n, const T* mask, std::int64_t width, T* y,
+                 const Conv1dOptions& options = {});
+
+// The CPU reference: each output summed in long double and rounded once to T.
+template <class T>
+void conv1d_reference(const T* x, std::int64_t n, const T* mask, std::int64_t width, T* y);
+
+// The tolerance every backend is tested with, for output i: a sum of w products computed in
+// T in any order (with or without fused multiply-adds) is within gamma_w * S of the exact
+// value, gamma_w = w u / (1 - w u), u = eps/2, S = sum_j |mask[j] x[i+j-w/2]|; the reference
+// is within u |y| <= u S of it. We allow (w + 1) * eps * S, about twice their sum.
+template <class T>
+double conv1d_error_bound(const T* x, std::int64_t n, const T* mask, std::int64_t width,
+                          std::int64_t i);
+
+// ---- benchmark: every GPU rung and the device-to-device copy, timed in one run ----------
+
+struct Conv1dBenchRow {
+  std::string kernel;   // a rung's name, or "device_copy"
+  double median_s = 0, min_s = 0;
+  int reps = 0;
+  double bytes = 0;     // counted: n values read + n written (halo re-reads are not counted)
+  double max_error_ratio = 0;  // max |y - reference| / bound over the checked outputs
+  std::int64_t checked = 0;    // outputs compared with the CPU reference
+  std::string skipped;         // why the rung did not run (empty when it ran)
+};
+
+struct Conv1dBench {
+  DType dtype = DType::f32;
+  std::int64_t n = 0, width = 0;
+  int warmup = 0, reps = 0;
+  std::vector<Conv1dBenchRow> rows;  // rungs in order, then device_copy last
+};
+
+// Random x in [-1, 1) and a random mask of mixed signs, on the device. Needs a CUDA device
+// (usage error otherwise). Each rung's output is compared with the CPU reference on a sample
+// of outputs (both ends and random positions).
+Conv1dBench conv1d_bench(DType dtype, std::int64_t n, std::int64_t width, int warmup, int reps,
+                         std::uint64_t seed);
+
+}  // namespace gemmkit

@@ -1,0 +1,165 @@
+// conv1d host side: the CPU reference, the error bound, which rung takes which mask, and the
+// dispatch between backends.
+#include "gemmkit/conv1d.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+
+#include "gemmkit/device.hpp"
+#include "gemmkit/error.hpp"
+#include "primitives/conv1d_device.hpp"
+
+namespace gemmkit {
+
+const std::vector<Conv1dKernelInfo>& conv1d_kernels() {
+  static const std::vector<Conv1dKernelInfo> kernels = {
+      {"basic", 1, "the seeds' kernel: one thread per output, mask in global memory"},
+      {"constant_mask", 2, "the seeds' second kernel: the mask in constant memory"},
+      {"tiled", 3, "a block's inputs and halo cells staged once in shared memory"},
+      {"streaming", 4,
+       "16-byte loads, 8 (f32) / 4 (f64) outputs per thread, next tile prefetched, grid sized "
+       "to the SMs"},
+  };
+  return kernels;
+}
+
+namespace {
+
+std::int64_t round_up(std::int64_t a, std::int64_t b) { return (a + b - 1) / b * b; }
+
+// Shared memory of one streaming block: the tile plus halos rounded out to 16-byte vectors.
+std::int64_t streaming_shared_bytes(DType dtype, std::int64_t width) {
+  const std::int64_t size = std::int64_t(dtype_size(dtype)), vec = 16 / size;
+  const std::int64_t tile = dtype == DType::f32 ? conv1d_detail::kStreamingTile<float>
+                                                : conv1d_detail::kStreamingTile<double>;
+  const std::int64_t left = width / 2, right = width - 1 - left;
+  return (round_up(left, vec) + tile + round_up(right, vec)) * size;
+}
+
+const Conv1dKernelInfo* find_kernel(std::string_view name) {
+  for (const auto& k : conv1d_kernels())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+template <class T>
+void check_arguments(const T* x, std::int64_t n, const T* mask, std::int64_t width, const T* y) {
+  if (width < 1) fail(ErrorCategory::usage, "conv1d: the mask is empty (it needs at least one tap)");
+  if (width > INT_MAX)
+    fail(ErrorCategory::usage, "conv1d: a mask of " + std::to_string(width) +
+                                   " taps is wider than the 2^31-1 the kernels index");
+  if (n < 0) fail(ErrorCategory::usage, "conv1d: negative length " + std::to_string(n));
+  if (!mask || (n > 0 && (!x || !y))) fail(ErrorCategory::usage, "conv1d: null data pointer");
+}
+
+}  // namespace
+
+std::optional<std::string> conv1d_kernel_rejection(std::string_view kernel, DType dtype,
+                                                   std::int64_t width) {
+  if (!find_kernel(kernel)) {
+    std::string names;
+    for (const auto& k : conv1d_kernels()) names += (names.empty() ? "" : ", ") + std::string(k.name);
+    return "unknown conv1d kernel '" + std::string(kernel) + "' (expected auto, " + names + ")";
+  }
+  if (dtype != DType::f32 && dtype != DType::f64)
+    return "conv1d runs in f32 or f64, not " + std::string(dtype_name(dtype));
+  if (width < 1) return std::string("the mask is empty");
+  const bool constant_rung = kernel == "constant_mask" || kernel == "tiled";
+  if (constant_rung && width > kConv1dConstantMaskTaps)
+    return "kernel '" + std::string(kernel) + "' keeps the mask in constant memory, which holds " +
+           std::to_string(kConv1dConstantMaskTaps) + " taps; this mask has " +
+           std::to_string(width) + " (use --kernel auto, basic or streaming)";
+  if (kernel == "streaming" &&
+      streaming_shared_bytes(dtype, width) > conv1d_detail::kSharedBytes)
+    return "kernel 'streaming' stages each tile and its halo (" + std::to_string(width - 1) +
+           " cells) in " + std::to_string(conv1d_detail::kSharedBytes / 1024) +
+           " KiB of shared memory, which a mask of " + std::to_string(width) +
+           " taps overflows (use --kernel auto or basic)";
+  return std::nullopt;
+}
+
+std::string_view conv1d_auto_kernel(DType dtype, std::int64_t width) {
+  // The streaming rung is the fastest wherever its halo fits; beyond that the work is
+  // dominated by the w multiply-adds per output, and the basic rung takes any width.
+  if (!conv1d_kernel_rejection("streaming", dtype, width)) return "streaming";
+  return "basic";
+}
+
+namespace conv1d_detail {
+template <class T>
+long double reference_at(const T* x, std::int64_t n, const T* mask, std::int64_t width,
+                         std::int64_t i) {
+  // Taps j with 0 <= i + j - left < n; the others meet the zero padding.
+  const std::int64_t left = width / 2;
+  const std::int64_t j_begin = std::max<std::int64_t>(0, left - i);
+  const std::int64_t j_end = std::min<std::int64_t>(width, n - i + left);
+  long double sum = 0;
+  for (std::int64_t j = j_begin; j < j_end; ++j)
+    sum += static_cast<long double>(mask[j]) * static_cast<long double>(x[i + j - left]);
+  return sum;
+}
+}  // namespace conv1d_detail
+
+template <class T>
+void conv1d_reference(const T* x, std::int64_t n, const T* mask, std::int64_t width, T* y) {
+  check_arguments(x, n, mask, width, y);
+  for (std::int64_t i = 0; i < n; ++i)
+    y[i] = static_cast<T>(conv1d_detail::reference_at(x, n, mask, width, i));
+}
+
+template <class T>
+double conv1d_error_bound(const T* x, std::int64_t n, const T* mask, std::int64_t width,
+                          std::int64_t i) {
+  const std::int64_t left = width / 2;
+  double magnitude = 0;  // S = sum_j |mask[j] x[i + j - left]|
+  for (std::int64_t j = std::max<std::int64_t>(0, left - i);
+       j < std::min<std::int64_t>(width, n - i + left); ++j)
+    magnitude += std::fabs(double(mask[j]) * double(x[i + j - left]));
+  return double(width + 1) * double(std::numeric_limits<T>::epsilon()) * magnitude;
+}
+
+template <class T>
+Conv1dRun conv1d(const T* x, std::int64_t n, const T* mask, std::int64_t width, T* y,
+                 const Conv1dOptions& options) {
+  check_arguments(x, n, mask, width, y);
+  const DType dtype = dtype_of<T>;
+  const bool named = !options.kernel.empty() && options.kernel != "auto";
+  if (named) {
+    // A rung's name asks for the GPU; refusals come before any device work.
+    if (options.backend == Backend::cpu)
+      fail(ErrorCategory::usage, "kernel '" + options.kernel + "' is a CUDA kernel; "
+                                 "--backend cpu runs the CPU reference (use --kernel auto)");
+    if (auto why = conv1d_kernel_rejection(options.kernel, dtype, width))
+      fail(ErrorCategory::usage, *why);
+  }
+  Backend backend = Backend::cpu;
+  if (options.backend) backend = *options.backend;
+  else if (named || cuda_device_available()) backend = Backend::cuda;
+
+  if (backend == Backend::cpu) {
+    conv1d_reference(x, n, mask, width, y);
+    return {Backend::cpu, "cpu_reference"};
+  }
+  const std::string kernel = named ? options.kernel : std::string(conv1d_auto_kernel(dtype, width));
+  if (!cuda_device_available())
+    fail(ErrorCategory::device, "conv1d kernel '" + kernel + "' needs a CUDA device: " +
+                                    query_devices().message);
+  if (n > 0) conv1d_detail::run_on_device<T>(kernel, x, n, mask, width, y);
+  return {Backend::cuda, kernel};
+}
+
+#define GEMMKIT_CONV1D_INSTANTIATE(T)                                                          \
+  template Conv1dRun conv1d<T>(const T*, std::int64_t, const T*, std::int64_t, T*,             \
+                               const Conv1dOptions&);                                          \
+  template void conv1d_reference<T>(const T*, std::int64_t, const T*, std::int64_t, T*);       \
+  template long double conv1d_detail::reference_at<T>(const T*, std::int64_t, const T*,        \
+                                                      std::int64_t, std::int64_t);             \
+  template double conv1d_error_bound<T>(const T*, std::int64_t, const T*, std::int64_t,        \
+                                        std::int64_t);
+GEMMKIT_CONV1D_INSTANTIATE(float)
+GEMMKIT_CONV1D_INSTANTIATE(double)
+#undef GEMMKIT_CONV1D_INSTANTIATE
+
+}  // namespace gemmkit
