@@ -14,11 +14,6 @@
 //     halves alternate, so one fills while the copy engine reads the other; 16 KiB per
 //     consumer leaves room for 4 stages (measured at 4096^3 bf16: 3 stages with 32 KiB
 //     buffers 96.7% of cuBLAS, 4 stages with 16 KiB 99.0%).
-//   - Skewed consumers: consumer 1 starts one K-block after consumer 0, so it also ends
-//     each tile one K-block later, and each consumer's epilogue overlaps the other's last
-//     (or first) multiplies instead of leaving the tensor cores idle while both write C
-//     (measured at 4096^3 bf16: 98.5-98.7% of cuBLAS in step, 99.6-99.8% skewed by one;
-//     by two or three the lead eats into the stage ring and the first consumer stalls).
 //   - Clusters of two blocks on vertically adjacent tiles: they need the same 256 columns
 //     of B, so each copies half of B's tile and multicasts it into both, halving B's
 //     traffic from L2.
@@ -44,8 +39,7 @@
 namespace gemmkit::cuda::kernels {
 
 // T: __nv_bfloat16, __half or float (tf32).
-template <class T, int ClusterM = 2, int Stages = 4, int EpilogueBytes = 16 * 1024, int GroupRows = 8,
-          int Skew = 1>
+template <class T, int ClusterM = 2, int Stages = 4, int EpilogueBytes = 16 * 1024, int GroupRows = 8>
 struct WgmmaWsConfig {
   using Element = T;
   static constexpr int BM = 128, BN = 256;
@@ -56,7 +50,6 @@ struct WgmmaWsConfig {
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kClusterM = ClusterM;       // blocks per cluster, stacked along M
   static constexpr int kGroupRows = GroupRows;     // cluster rows per group in the tile order
-  static constexpr int kSkew = Skew;               // K-blocks consumer 1 starts behind consumer 0
   static constexpr int kABytes = BM * 128;         // (BM, BK) tile: 128 rows of 128 bytes
   static constexpr int kBBytes = BN * 128;         // (BN, BK) tile
   static constexpr int kBHalfBytes = kBBytes / 2;  // what each block of a pair copies
@@ -69,8 +62,6 @@ struct WgmmaWsConfig {
       kStages * kStageBytes + kConsumers * kEpilogueBytes + 2 * kStages * 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "buffers exceed the shared memory of an SM");
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks");
-  // Consumer 0 runs Skew K-blocks ahead without any stage coming back, so Skew < kStages.
-  static_assert(Skew >= 0 && Skew < Stages, "a skew of fewer K-blocks than stages");
 };
 
 // How the tiles are shared out (filled by the launcher). Tiles [0, dp_tiles) of the
@@ -238,16 +229,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
     auto partial_flag = [&](int cl) { return sk.flags + (cl * ClusterM + rank) * 2 + c; };
 
-    // Skew: consumer 1 waits at named barrier 3 (1 and 2 are the epilogues') until consumer
-    // 0 has issued kSkew K-blocks, and so ends every tile that much later; each consumer's
-    // epilogue then runs while the other still multiplies.
-    bool skew_pending = Cfg::kSkew > 0 && c == 0;
-    auto skew_release = [&] {
-      if (skew_pending) named_barrier_arrive(3, 256);
-      skew_pending = false;
-    };
-    if (Cfg::kSkew > 0 && c == 1) named_barrier(3, 256);
-
     int it = 0;
     for_each_unit(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
       const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
@@ -269,7 +250,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           wgmma_64x256<T, MnMajorA, MnMajorB>(acc, da, db);
         }
         wgmma_commit();
-        if (Cfg::kSkew > 0 && it + 1 >= Cfg::kSkew) skew_release();
         // Keep this stage's multiplies in flight; the previous stage's are done, so its
         // buffers can be refilled.
         wgmma_wait<1>();
@@ -314,7 +294,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         store_wgmma_tile(g, acc, m0 + c * 64, n0);
       }
     });
-    skew_release();  // a consumer 0 with fewer than kSkew K-blocks of work
     if (signals && g.c_tma) bulk_wait();  // the last stores have landed before the block ends
   }
   __syncwarp();
