@@ -19,6 +19,16 @@ std::optional<Backend> parse_backend(const std::string& text) {
   fail(ErrorCategory::usage, "unknown backend '" + text + "' (expected auto, cpu or cuda)");
 }
 
+VectorFile read_vector_file(const std::string& path, const std::string& what) {
+  AnyMatrix m = read_matrix(path);
+  const std::int64_t rows = rows_of(m), cols = cols_of(m);
+  if (rows != 1 && cols != 1 && rows * cols != 0)
+    fail(ErrorCategory::input, path + ": " + what + " must be a vector (1-D, n x 1 or 1 x n), and a " +
+                                   std::to_string(rows) + " x " + std::to_string(cols) +
+                                   " matrix is not a vector");
+  return {std::move(m), rows == 1 && cols > 1};
+}
+
 void write_json(const std::string& path, const nlohmann::json& value) {
   AtomicFile file(path);
   file.write(value.dump(2) + "\n");

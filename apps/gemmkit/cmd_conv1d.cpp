@@ -22,32 +22,6 @@ struct Conv1dCliOptions {
   std::uint64_t seed = 1;
 };
 
-// A vector file: 1-D .npy, or an n x 1 / 1 x n matrix in any format.
-struct VectorFile {
-  AnyMatrix values;
-  bool row = false;  // 1 x n (written back the same way)
-};
-
-VectorFile read_vector(const std::string& path, const char* what) {
-  AnyMatrix m = read_matrix(path);
-  const std::int64_t rows = rows_of(m), cols = cols_of(m);
-  if (rows != 1 && cols != 1 && rows * cols != 0)
-    fail(ErrorCategory::input, path + ": " + what + " must be a vector (1-D, n x 1 or 1 x n), not a " +
-                                   std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
-  return {std::move(m), rows == 1 && cols > 1};
-}
-
-template <class T>
-std::vector<T> flatten(const AnyMatrix& any) {
-  const AnyMatrix converted = convert(any, dtype_of<T>);
-  const Matrix<T>& m = std::get<Matrix<T>>(converted);
-  std::vector<T> out;
-  out.reserve(std::size_t(m.size()));
-  for (std::int64_t r = 0; r < m.rows(); ++r)
-    for (std::int64_t c = 0; c < m.cols(); ++c) out.push_back(m(r, c));
-  return out;
-}
-
 // f32 when both files hold f32 (or narrower floats), else f64 (f64 or integer data).
 DType compute_dtype(const Conv1dCliOptions& o, DType x, DType mask) {
   if (!o.dtype.empty()) {
@@ -63,7 +37,7 @@ DType compute_dtype(const Conv1dCliOptions& o, DType x, DType mask) {
 template <class T>
 void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const VectorFile& mask_file,
                     const Conv1dOptions& options) {
-  const std::vector<T> x = flatten<T>(x_file.values), mask = flatten<T>(mask_file.values);
+  const std::vector<T> x = vector_values<T>(x_file.values), mask = vector_values<T>(mask_file.values);
   if (mask.empty()) fail(ErrorCategory::input, o.mask_path + ": the mask is empty (it needs at least one tap)");
   const std::int64_t n = std::int64_t(x.size()), width = std::int64_t(mask.size());
   std::vector<T> y(x.size());
@@ -176,8 +150,8 @@ void run_conv1d(const Conv1dCliOptions& o) {
     if (auto why = conv1d_kernel_rejection(o.kernel, DType::f32, 1); why && why->rfind("unknown", 0) == 0)
       fail(ErrorCategory::usage, *why);
   }
-  const VectorFile x = read_vector(o.x_path, "X");
-  const VectorFile mask = read_vector(o.mask_path, "MASK");
+  const VectorFile x = read_vector_file(o.x_path, "X");
+  const VectorFile mask = read_vector_file(o.mask_path, "MASK");
   if (rows_of(mask.values) * cols_of(mask.values) == 0)
     fail(ErrorCategory::input, o.mask_path + ": the mask is empty (it needs at least one tap)");
   if (compute_dtype(o, dtype_of_any(x.values), dtype_of_any(mask.values)) == DType::f32)

@@ -30,31 +30,22 @@ const char* kKernelHelp =
     "seeds' kernel), vector (a warp per row), vector_groups (2-32 threads per row), merge_path "
     "(load-balanced over rows + nonzeros), cusparse, cusparse_alg2";
 
-// The vector X as a std::vector<T>: a 1-D .npy, or an n x 1 / 1 x n matrix in any format.
+// The vector X, whose length must be the columns of A.
 template <class T>
-std::vector<T> read_vector(const std::string& path, std::int64_t expected, const std::string& matrix_path,
-                           std::int64_t matrix_rows) {
-  const AnyMatrix m = read_matrix(path);
-  const std::int64_t r = rows_of(m), c = cols_of(m);
-  if (r != 1 && c != 1)
-    fail(ErrorCategory::input, path + " is a " + std::to_string(r) + " x " + std::to_string(c) +
-                                   " matrix, not a vector (expected n x 1, 1 x n or a 1-D .npy)");
-  const std::int64_t n = r * c;
-  if (n != expected)
-    fail(ErrorCategory::usage, "size mismatch: " + path + " has " + std::to_string(n) + " entries but " +
-                                   matrix_path + " is " + std::to_string(matrix_rows) + " x " +
-                                   std::to_string(expected) + ", so x needs " + std::to_string(expected));
-  const AnyMatrix converted = convert(m, dtype_of<T>);
-  const Matrix<T>& v = std::get<Matrix<T>>(converted);
-  std::vector<T> x(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) x[i] = r == 1 ? v(0, i) : v(i, 0);
-  return x;
+std::vector<T> read_x(const std::string& path, std::int64_t expected, const std::string& matrix_path,
+                      std::int64_t matrix_rows) {
+  const VectorFile v = read_vector_file(path, "x");
+  if (v.size() != expected)
+    fail(ErrorCategory::usage, "size mismatch: " + path + " has " + std::to_string(v.size()) +
+                                   " entries but " + matrix_path + " is " + std::to_string(matrix_rows) +
+                                   " x " + std::to_string(expected) + ", so x needs " + std::to_string(expected));
+  return vector_values<T>(v.values);
 }
 
 template <class T>
 void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
   const CsrMatrix<T> a = read_csr<T>(o.matrix_path);
-  const std::vector<T> x = read_vector<T>(o.x_path, a.cols, o.matrix_path, a.rows);
+  const std::vector<T> x = read_x<T>(o.x_path, a.cols, o.matrix_path, a.rows);
   const bool gpu = backend ? *backend == Backend::cuda : spmv_cuda_available();
   if (gpu && !spmv_cuda_available())
     fail(ErrorCategory::usage, "--backend cuda: " + query_devices().message);

@@ -12,6 +12,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/device_buffer.hpp"
+#include "core/splitmix.hpp"
 #include "cuda/device_timing.hpp"
 #include "cuda/kernels/conv1d/01_basic.cuh"
 #include "cuda/kernels/conv1d/02_constant_mask.cuh"
@@ -107,13 +108,6 @@ Conv1dLaunch<T> plan_launch(std::string_view kernel, const T* x, const T* mask, 
 }
 
 // ---- benchmark data --------------------------------------------------------------------
-
-__host__ __device__ inline std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 // Uniform in [-1, 1) from the top 53 bits of a hash of (seed, i): mixed signs, never all zero.
 __host__ __device__ inline double uniform_pm1(std::uint64_t seed, std::uint64_t i) {

@@ -9,6 +9,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/device_buffer.hpp"
+#include "core/splitmix.hpp"
 #include "cuda/device_timing.hpp"
 #include "cuda/kernels/reduce/00_fold.cuh"
 #include "cuda/kernels/reduce/01_grid_stride.cuh"
@@ -236,10 +237,7 @@ template <class T>
 __global__ void fill_uniform(T* x, std::size_t n, std::uint64_t seed) {
   for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (i + 1);  // splitmix64
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    const std::uint64_t z = splitmix64(seed + 0x9e3779b97f4a7c15ull * i);
     x[i] = T(double(z >> 11) * 0x1.0p-52 - 1.0);
   }
 }

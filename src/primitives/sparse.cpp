@@ -7,21 +7,22 @@
 #include <limits>
 #include <numeric>
 
+#include "core/splitmix.hpp"
+
 namespace gemmkit {
 namespace {
 
 constexpr std::int64_t kMaxColumns = std::numeric_limits<std::int32_t>::max();
 
-// splitmix64: a tiny, well-mixed generator; one stream per row keeps generation independent
+// splitmix64 (core/splitmix.hpp), one stream per row keeps generation independent
 // of the thread count.
 struct RowRng {
   std::uint64_t state;
   RowRng(std::uint64_t seed, std::uint64_t stream) : state(seed * 0x9E3779B97F4A7C15ull ^ (stream + 1) * 0xD1B54A32D192ED03ull) {}
   std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    const std::uint64_t z = splitmix64(state);
+    state += 0x9E3779B97F4A7C15ull;
+    return z;
   }
   double uniform01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
   std::int64_t below(std::int64_t n) { return static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(n)); }

@@ -1,0 +1,25 @@
+// splitmix64: a tiny, well-mixed 64-bit generator step, the same in host and device code, so
+// benchmark data can be made from (seed, index) on whichever side fills it.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define GEMMKIT_HOST_DEVICE __host__ __device__
+#else
+#define GEMMKIT_HOST_DEVICE
+#endif
+
+namespace gemmkit {
+
+// The output of a splitmix64 generator whose state is `state` before the step.
+GEMMKIT_HOST_DEVICE inline std::uint64_t splitmix64(std::uint64_t state) {
+  std::uint64_t z = state + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace gemmkit
+
+#undef GEMMKIT_HOST_DEVICE
