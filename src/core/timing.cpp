@@ -64,10 +64,17 @@ PairedTimes time_kernel_beside(const KernelEntry& entry, const KernelEntry& refe
     spent += timed_run(entry, p) + timed_run(reference, reference_problem);
   PairedTimes t;
   double total = 0;
+  // ABBA order, as on the device (detail::time_pair_on_device): a drift during the runs
+  // then favours neither.
   while (int(t.entry.size()) < std::max(options.reps, 1) &&
          (t.entry.empty() || total < 2 * options.max_seconds)) {
-    t.entry.push_back(timed_run(entry, p));
-    t.reference.push_back(timed_run(reference, reference_problem));
+    if (t.entry.size() % 2 == 0) {
+      t.entry.push_back(timed_run(entry, p));
+      t.reference.push_back(timed_run(reference, reference_problem));
+    } else {
+      t.reference.push_back(timed_run(reference, reference_problem));
+      t.entry.push_back(timed_run(entry, p));
+    }
     total += t.entry.back() + t.reference.back();
   }
   return t;
