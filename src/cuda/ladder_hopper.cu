@@ -221,8 +221,14 @@ void run_wgmma_ws_config(const GemmProblem& p) {
         ceil_div(ceil_div(p.m, Cfg::BM), kWsClusterM) * ceil_div(p.n, Cfg::BN);
     const int resident =
         resident_clusters<kernel, Cfg::kThreads, Cfg::kSmemBytes, kWsClusterM>();
-    const int clusters = int(std::min<std::int64_t>(cluster_tiles, resident));
+    int clusters = int(std::min<std::int64_t>(cluster_tiles, resident));
     const kernels::StreamK sk = stream_k_plan<Cfg>(cluster_tiles, clusters, ceil_div(p.k, Cfg::BK));
+    // Without stream-K, as few clusters as give the same number of rounds, so that every
+    // round is as full as the last: at 4096^3, 64 clusters (rounds of 8 x 8 cluster tiles,
+    // one half of a tile group each) rather than 66 (rounds that straddle the groups, the
+    // last with 58 tiles). +0.7% of cuBLAS there (bf16, H200).
+    if (sk.sk_tiles == 0)
+      clusters = int(ceil_div(cluster_tiles, ceil_div(cluster_tiles, std::int64_t(clusters))));
     launch_clustered(kernel, clusters * kWsClusterM, Cfg::kThreads, Cfg::kSmemBytes, kWsClusterM,
                      map_a, map_b, map_c, g, sk);
   });

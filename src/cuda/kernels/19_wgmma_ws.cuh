@@ -7,7 +7,8 @@
 //   - Register reallocation: the producer gives its registers up (setmaxnreg 40) and the
 //     consumers take them (232 each), room for 128 FP32 accumulators per thread.
 //   - A persistent grid: one block per SM loops over tiles, so the producer already loads
-//     the next tile while the consumers write this one out.
+//     the next tile while the consumers write this one out. (The launcher takes as few
+//     clusters as give the same number of rounds, so that the rounds are equally full.)
 //   - An asynchronous epilogue: each consumer writes its outputs into a shared-memory
 //     buffer and hands it to TMA stores, which drain while it multiplies the next tile
 //     (measured: writing C straight from registers cost 16% at 4096^3). The buffer's two
