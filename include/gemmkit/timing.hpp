@@ -21,10 +21,12 @@ std::vector<double> time_kernel(const KernelEntry& entry, const GemmProblem& hos
                                 const TimingOptions& options);
 
 // Times `entry` and `reference` (same backend) on one problem with their runs alternating
-// (entry, reference, entry, ...), so both see the same clocks and temperature: a GPU under
-// sustained load slows down by several percent, and a kernel timed after the reference
-// would pay for it in its ratio. Each has its own copy of the operands; on return host C
-// holds `entry`'s last result. The options apply to each of the two.
+// in ABBA order (entry, reference, reference, entry, entry, ...), so both see the same clocks
+// and temperature and a drift during the runs favours neither: a GPU under sustained load
+// slows down by several percent, and a fixed order within each pair skewed the ratio by up
+// to 1.3%. On the GPU both read and write the same device copies of the operands; on the
+// CPU the reference writes a private C. On return host C holds `entry`'s result. The
+// options apply to each of the two.
 struct PairedTimes {
   std::vector<double> entry, reference;  // seconds of each timed run
 };

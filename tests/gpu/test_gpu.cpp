@@ -14,11 +14,13 @@
 // The double reference on the CPU is what costs time here, so the edge shapes stay small.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -571,4 +573,36 @@ TEST(GpuStreamK, SharedTilesAddUpAndRepeatExactly) {
   }
   note(std::to_string(ran) + " stream-K cases run");
   EXPECT_GT(ran, 0) << "no stream-K entry in the registry";
+}
+
+// The paired bench shares one set of device buffers between the entry and the reference,
+// in ABBA order: whichever ran last, host C must end up with the entry's result.
+TEST(GpuTiming, PairedRunsLeaveTheEntrysResultInC) {
+  SKIP_WITHOUT_DEVICE();
+  Matrix<float> a(64, 32), b(32, 48), c(64, 48);
+  const GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
+  auto filler = [](const char* name, int byte) {
+    KernelEntry e;
+    e.name = name;
+    e.backend = Backend::cuda;
+    e.dtypes = {DType::f32};
+    e.run = [byte](const GemmProblem& q) {
+      const std::size_t bytes = std::size_t((q.m - 1) * q.ldc + q.n) * sizeof(float);
+      ASSERT_EQ(cudaMemsetAsync(q.c, byte, bytes), cudaSuccess);
+    };
+    return e;
+  };
+  const KernelEntry entry = filler("entry", 0x11), reference = filler("reference", 0x22);
+  for (int reps : {3, 4}) {  // ending on the reference's run, then on the entry's
+    std::fill(c.data(), c.data() + 64 * 48, 0.0f);
+    const PairedTimes t = time_kernel_beside(entry, reference, p, {1, reps, 60.0});
+    EXPECT_EQ(int(t.entry.size()), reps);
+    EXPECT_EQ(int(t.reference.size()), reps);
+    float expected;
+    const std::uint32_t bits = 0x11111111u;
+    std::memcpy(&expected, &bits, sizeof expected);
+    for (std::int64_t i = 0; i < 64; ++i)
+      for (std::int64_t j = 0; j < 48; ++j)
+        ASSERT_EQ(std::memcmp(&c(i, j), &expected, sizeof expected), 0) << reps << " reps, " << i << "," << j;
+  }
 }

@@ -9,6 +9,7 @@
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/registry.hpp"
+#include "gemmkit/timing.hpp"
 #include "gemmkit/verify.hpp"
 
 using namespace gemmkit;
@@ -321,4 +322,34 @@ TEST(DeviceInfo, DerivedPeaks) {
   // 2 x 128 lanes x 132 SMs x 1.98 GHz = 66.9 TFLOP/s; 2 x 2.619 GHz x 768 B = 4023 GB/s.
   EXPECT_NEAR(h200.fp32_peak_tflops(), 66.9, 0.1);
   EXPECT_NEAR(h200.memory_bandwidth_gbs(), 4022.8, 1.0);
+}
+
+// A kernel that records its name's first letter and fills C with `value`.
+static KernelEntry recording_entry(const std::string& name, Backend backend, std::string& log,
+                                   float value) {
+  KernelEntry e;
+  e.name = name;
+  e.backend = backend;
+  e.dtypes = {DType::f32};
+  e.run = [&log, name, value](const GemmProblem& q) {
+    log += name.front();
+    float* c = static_cast<float*>(q.c);
+    for (std::int64_t i = 0; i < q.m; ++i)
+      for (std::int64_t j = 0; j < q.n; ++j) c[i * q.ldc + j] = value;
+  };
+  return e;
+}
+
+TEST(Timing, PairedRunsAlternateInAbbaOrderAndCHoldsTheEntrysResult) {
+  Matrix<float> a(3, 2), b(2, 4), c(3, 4);
+  GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
+  std::string log;
+  const KernelEntry entry = recording_entry("Entry", Backend::cpu, log, 1.0f);
+  const KernelEntry reference = recording_entry("Reference", Backend::cpu, log, 2.0f);
+  const PairedTimes t = time_kernel_beside(entry, reference, p, {1, 5, 60.0});
+  EXPECT_EQ(log, "ER" "ERREERRE" "ER");  // warm-up pair, then ABBA; the last pair ends on R
+  EXPECT_EQ(t.entry.size(), 5u);
+  EXPECT_EQ(t.reference.size(), 5u);
+  for (std::int64_t i = 0; i < 3; ++i)
+    for (std::int64_t j = 0; j < 4; ++j) EXPECT_EQ(c(i, j), 1.0f) << i << "," << j;
 }
