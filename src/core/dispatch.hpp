@@ -1,6 +1,7 @@
 // Internal: the pieces of the dispatcher that differ between CUDA and CPU-only builds.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "gemmkit/registry.hpp"
@@ -21,7 +22,31 @@ void run_on_device(const KernelEntry& entry, const GemmProblem& host_problem);
 std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& host_problem,
                                    int warmup, int reps, double max_seconds);
 
-// The same for two CUDA entries with their runs alternating (see time_kernel_beside).
+// Timed pairs in ABBA order (entry, reference, reference, entry, entry, ...) until `reps`
+// pairs or, after the first, 2 * max_seconds of timed runs. With the entry always first, a
+// drift of the clocks during the runs (a GPU at its power limit) favoured one of the two by
+// as much as 1.3%, by different amounts in different places of a bench run (the H200, bf16
+// 4096^3: the same kernel listed eight times measured 98.4, 99.1, 99.6, 99.0, 98.4, ... % of
+// cuBLAS; in ABBA order 98.8-99.3%). time_entry / time_reference: one timed run, in seconds.
+template <class TimeEntry, class TimeReference>
+PairedTimes time_pairs_abba(int reps, double max_seconds, TimeEntry&& time_entry,
+                            TimeReference&& time_reference) {
+  PairedTimes t;
+  double total = 0;
+  while (int(t.entry.size()) < std::max(reps, 1) && (t.entry.empty() || total < 2 * max_seconds)) {
+    if (t.entry.size() % 2 == 0) {
+      t.entry.push_back(time_entry());
+      t.reference.push_back(time_reference());
+    } else {
+      t.reference.push_back(time_reference());
+      t.entry.push_back(time_entry());
+    }
+    total += t.entry.back() + t.reference.back();
+  }
+  return t;
+}
+
+// The same for two CUDA entries, timed by time_pairs_abba (see time_kernel_beside).
 PairedTimes time_pair_on_device(const KernelEntry& entry, const KernelEntry& reference,
                                 const GemmProblem& host_problem, int warmup, int reps,
                                 double max_seconds);

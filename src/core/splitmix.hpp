@@ -4,11 +4,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define GEMMKIT_HOST_DEVICE __host__ __device__
-#else
-#define GEMMKIT_HOST_DEVICE
-#endif
+#include "core/host_device.hpp"
 
 namespace gemmkit {
 

@@ -62,22 +62,9 @@ PairedTimes time_kernel_beside(const KernelEntry& entry, const KernelEntry& refe
   double spent = 0;
   for (int i = 0; i < options.warmup && spent < options.max_seconds; ++i)
     spent += timed_run(entry, p) + timed_run(reference, reference_problem);
-  PairedTimes t;
-  double total = 0;
-  // ABBA order, as on the device (detail::time_pair_on_device): a drift during the runs
-  // then favours neither.
-  while (int(t.entry.size()) < std::max(options.reps, 1) &&
-         (t.entry.empty() || total < 2 * options.max_seconds)) {
-    if (t.entry.size() % 2 == 0) {
-      t.entry.push_back(timed_run(entry, p));
-      t.reference.push_back(timed_run(reference, reference_problem));
-    } else {
-      t.reference.push_back(timed_run(reference, reference_problem));
-      t.entry.push_back(timed_run(entry, p));
-    }
-    total += t.entry.back() + t.reference.back();
-  }
-  return t;
+  return detail::time_pairs_abba(options.reps, options.max_seconds,
+                                 [&] { return timed_run(entry, p); },
+                                 [&] { return timed_run(reference, reference_problem); });
 }
 
 }  // namespace gemmkit

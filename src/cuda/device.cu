@@ -190,11 +190,6 @@ std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& 
   return seconds;
 }
 
-// The entry and the reference take turns, in the order ABBA ABBA ...: with the entry always
-// first, a drift of the clocks within the timed runs (power management of a card at its
-// power limit) favoured one of the two by as much as 1.3%, and by different amounts in
-// different places of a bench run (the H200, bf16 4096^3: the same kernel listed eight
-// times measured 98.4, 99.1, 99.6, 99.0, 98.4, ... % of cuBLAS; in ABBA order 98.8-99.3%).
 // Both run on the same device copies of A, B and C, so where those landed in memory is the
 // same for both.
 PairedTimes time_pair_on_device(const KernelEntry& entry, const KernelEntry& reference,
@@ -207,22 +202,9 @@ PairedTimes time_pair_on_device(const KernelEntry& entry, const KernelEntry& ref
     spent += timed_launch(reference, device.get(), false, start, stop);
   }
   GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
-  PairedTimes t;
-  double total = 0;
-  auto time_entry = [&] { t.entry.push_back(timed_launch(entry, device.get(), true, start, stop)); };
-  auto time_reference = [&] {
-    t.reference.push_back(timed_launch(reference, device.get(), true, start, stop));
-  };
-  while (int(t.entry.size()) < std::max(reps, 1) && (t.entry.empty() || total < 2 * max_seconds)) {
-    if (t.entry.size() % 2 == 0) {
-      time_entry();
-      time_reference();
-    } else {
-      time_reference();
-      time_entry();
-    }
-    total += t.entry.back() + t.reference.back();
-  }
+  const PairedTimes t = time_pairs_abba(
+      reps, max_seconds, [&] { return timed_launch(entry, device.get(), true, start, stop); },
+      [&] { return timed_launch(reference, device.get(), true, start, stop); });
   // The reference may have written C last: one more run of the entry, from C0 again, leaves
   // the entry's own result for verification.
   device.restore_c();
