@@ -85,7 +85,7 @@ struct ConversionReport {
 // integer type fails with a numeric error "row R, column C: VALUE ..." (1-based, the value as
 // its dtype writes it) for the first entry that is not an integer or does not fit;
 // converting to a floating-point type rounds to nearest (f16 overflows to infinity), and
-// `report`, if given, counts the integers that did not convert exactly.
+// `report`, if given, counts the integers that rounded to another finite value.
 AnyMatrix convert(const AnyMatrix& m, DType to, ConversionReport* report = nullptr);
 template <class To, class From>
 Matrix<To> convert_matrix(MatrixView<const From> from);

@@ -125,7 +125,9 @@ Matrix<To> convert_reporting(MatrixView<const From> from, ConversionReport* repo
       const To y = convert_value<To>(x, i, j);
       to(i, j) = y;
       if constexpr (std::is_integral_v<From> && !std::is_integral_v<To>) {
-        if (report && !same_integer(x, static_cast<double>(y)) && report->rounded++ == 0) {
+        // Overflows to infinity (f16) show as infinities; they are not counted here.
+        const auto wide = static_cast<double>(y);
+        if (report && std::isfinite(wide) && !same_integer(x, wide) && report->rounded++ == 0) {
           report->row = i;
           report->col = j;
           report->from = value_text(x);
