@@ -141,6 +141,13 @@ TEST_F(InputTest, NulBytesAreNotText) {
   expect_input_error([&] { read_graph("/dev/zero", edges); }, "/dev/zero", "NUL byte");
 }
 
+TEST_F(InputTest, ReadErrorsAreErrorsNotTheEnd) {
+  // Reading /proc/self/mem from offset 0 (never mapped) fails with EIO.
+  expect_input_error([&] { lines_of("/proc/self/mem"); }, "/proc/self/mem",
+                     "cannot read '/proc/self/mem' line 1 (byte 0): ");
+  expect_input_error([&] { read_csv("/proc/self/mem"); }, "/proc/self/mem", "cannot read");
+}
+
 TEST_F(InputTest, LinesPastTheLimitAreAnError) {
   const std::string p = write_file("long.txt", "1 2\n" + std::string(100, '3') + "\n4\n");
   EXPECT_EQ(lines_of(p, 100).size(), 3u);
