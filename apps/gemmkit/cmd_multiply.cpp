@@ -39,17 +39,33 @@ std::int64_t count_infinite(const AnyMatrix& m) {
       m);
 }
 
-// Converts a matrix read from `path` to `dtype`, warning when finite values overflow it (f16
-// ends at 65504) and become infinite.
+// Converts a matrix read from `path` to `dtype`. A value the dtype cannot hold is an input
+// error naming the file, the position and the value; integers that a floating-point dtype
+// rounds (above 2^53 for f64, 2^24 for f32) and finite values that overflow f16 (65504)
+// get one warning each, with the count and the first position.
 AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path) {
-  AnyMatrix converted = convert(m, dtype);
+  ConversionReport rounded;
+  AnyMatrix converted;
+  try {
+    converted = convert(m, dtype, &rounded);
+  } catch (const Error& e) {
+    fail(ErrorCategory::input, io::quoted_path(path) + " " + e.what());
+  }
+  const std::string name(dtype_name(dtype));
+  if (rounded.rounded > 0)
+    std::fprintf(stderr,
+                 "gemmkit: warning: %lld integers of %s are not exact in %s and were rounded, "
+                 "the first at row %lld, column %lld: %s became %s\n",
+                 static_cast<long long>(rounded.rounded), io::quoted_path(path).c_str(),
+                 name.c_str(), static_cast<long long>(rounded.row + 1),
+                 static_cast<long long>(rounded.col + 1), rounded.from.c_str(), rounded.to.c_str());
   if (dtype == DType::f16 || dtype == DType::bf16) {
     const std::int64_t overflowed = count_infinite(converted) - count_infinite(m);
     if (overflowed > 0)
       std::fprintf(stderr, "gemmkit: warning: %lld entries of %s are too large for %s and "
                            "became infinite\n",
-                   static_cast<long long>(overflowed), path.c_str(),
-                   std::string(dtype_name(dtype)).c_str());
+                   static_cast<long long>(overflowed), io::quoted_path(path).c_str(),
+                   name.c_str());
   }
   return converted;
 }
@@ -66,9 +82,12 @@ void run_multiply(const MultiplyOptions& o) {
   if (o.beta != 0.0 && o.c0_path.empty())
     fail(ErrorCategory::usage, "--beta needs --c FILE, the matrix C0 in alpha*A*B + beta*C0");
 
-  AnyMatrix a = read_matrix(o.a_path), b = read_matrix(o.b_path);
+  // --dtype f64 lets an integer text file hold integers beyond int64.
+  ReadOptions read;
+  if (!o.dtype.empty()) read.dtype = parse_dtype(o.dtype);
+  AnyMatrix a = read_matrix(o.a_path, read), b = read_matrix(o.b_path, read);
   std::optional<AnyMatrix> c0;
-  if (!o.c0_path.empty()) c0 = read_matrix(o.c0_path);
+  if (!o.c0_path.empty()) c0 = read_matrix(o.c0_path, read);
 
   // op(A) is M x K, op(B) is K x N.
   const std::int64_t m = o.trans_a ? cols_of(a) : rows_of(a);

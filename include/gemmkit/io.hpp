@@ -7,19 +7,36 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gemmkit/matrix.hpp"
 
 namespace gemmkit {
 
+namespace io {
+// 'text' in single quotes, control characters escaped and text past `max_shown` cut, so
+// that messages stay on one line whatever a file holds. Paths are shown whole.
+std::string quoted(std::string_view text, std::size_t max_shown = 60);
+inline std::string quoted_path(std::string_view path) { return quoted(path, path.size()); }
+}  // namespace io
+
 enum class FileFormat { npy, mtx, csv };
 
 // From the extension (case-insensitive); usage error for anything else.
 FileFormat format_from_path(const std::string& path);
 
-AnyMatrix read_matrix(const std::string& path);
+// What the caller means to compute in. Readers of text use it where the text leaves a choice:
+// a floating-point dtype lets a CSV file of integers hold integers too large for int64 (the
+// file then reads as f64); without one such a value is an input error naming it.
+struct ReadOptions {
+  std::optional<DType> dtype;
+};
+
+// Every reader reads its file once, from the start, so pipes, FIFOs and /dev/stdin work.
+AnyMatrix read_matrix(const std::string& path, const ReadOptions& options = {});
 void write_matrix(const std::string& path, const AnyMatrix& matrix);
 
 // NumPy .npy, versions 1.0, 2.0 and 3.0. Reads <f8 <f4 <i8 <i4 as themselves, and widens
@@ -48,8 +65,10 @@ AnyMatrix read_mtx(const std::string& path);               // dense, f64 or i64
 void write_mtx(const std::string& path, const AnyMatrix& matrix);
 
 // CSV/text: rows of numbers separated by commas and/or whitespace, '#' starts a comment,
-// blank lines are skipped. All-integer files read as i64, anything else as f64.
-AnyMatrix read_csv(const std::string& path);
+// blank lines are skipped. All-integer files read as i64, anything else as f64, unless a
+// "# dtype: NAME" line before the first row names the dtype (written for f32, i32, f16 and
+// bf16 matrices, so that they read back as themselves).
+AnyMatrix read_csv(const std::string& path, const ReadOptions& options = {});
 void write_csv(const std::string& path, const AnyMatrix& matrix);
 
 // A file written under a temporary name in the target's folder and renamed over the target

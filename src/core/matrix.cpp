@@ -1,5 +1,6 @@
 #include "gemmkit/matrix.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -57,27 +58,51 @@ std::int64_t cols_of(const AnyMatrix& m) {
 
 namespace {
 
+// A value as its own type writes it: the shortest text that reads back exactly.
+template <class T>
+std::string value_text(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return std::to_string(x);
+  } else {
+    using F = std::conditional_t<std::is_same_v<T, double>, double, float>;  // halves: exact
+    char buffer[64];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, static_cast<F>(x));
+    return std::string(buffer, result.ptr);
+  }
+}
+
+std::string position(std::int64_t i, std::int64_t j) {
+  return "row " + std::to_string(i + 1) + ", column " + std::to_string(j + 1);
+}
+
 // Converts one value, failing for values the target integer type cannot hold exactly.
 template <class To, class From>
 To convert_value(From x, std::int64_t i, std::int64_t j) {
-  if constexpr (is_half_v<From>) {
-    return convert_value<To>(static_cast<double>(x), i, j);  // exact
+  if constexpr (is_half_v<From> && std::is_integral_v<To>) {
+    const double wide = static_cast<double>(x);  // exact
+    if (!(std::isfinite(wide) && wide == std::trunc(wide)))
+      fail(ErrorCategory::numeric, position(i, j) + ": " + value_text(x) + " is not an integer, " +
+                                       "so not an " + std::string(dtype_name(dtype_of<To>)) +
+                                       " value");
+    return convert_value<To>(wide, i, j);
+  } else if constexpr (is_half_v<From>) {
+    return static_cast<To>(static_cast<double>(x));  // exact
   } else if constexpr (is_half_v<To>) {
     return To(static_cast<double>(x));  // one rounding, whatever the source
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    if (!(std::isfinite(x) && x == std::trunc(x)))
+      fail(ErrorCategory::numeric, position(i, j) + ": " + value_text(x) + " is not an integer, " +
+                                       "so not an " + std::string(dtype_name(dtype_of<To>)) +
+                                       " value");
     // 2^63 is exactly representable; anything at or past it does not fit an int64.
-    const bool fits = std::isfinite(x) && x == std::trunc(x) &&
-                      x >= static_cast<From>(std::numeric_limits<To>::min()) &&
-                      x < -static_cast<From>(std::numeric_limits<To>::min());
-    if (!fits)
-      fail(ErrorCategory::numeric, "entry (" + std::to_string(i) + ", " + std::to_string(j) +
-                                       ") = " + std::to_string(x) + " is not an " +
-                                       std::string(dtype_name(dtype_of<To>)) + " value");
+    if (!(x >= static_cast<From>(std::numeric_limits<To>::min()) &&
+          x < -static_cast<From>(std::numeric_limits<To>::min())))
+      fail(ErrorCategory::numeric, position(i, j) + ": " + value_text(x) + " does not fit " +
+                                       std::string(dtype_name(dtype_of<To>)));
     return static_cast<To>(x);
   } else if constexpr (std::is_integral_v<To> && std::is_integral_v<From>) {
     if (x < std::numeric_limits<To>::min() || x > std::numeric_limits<To>::max())
-      fail(ErrorCategory::numeric, "entry (" + std::to_string(i) + ", " + std::to_string(j) +
-                                       ") = " + std::to_string(x) + " does not fit " +
+      fail(ErrorCategory::numeric, position(i, j) + ": " + value_text(x) + " does not fit " +
                                        std::string(dtype_name(dtype_of<To>)));
     return static_cast<To>(x);
   } else {
@@ -85,14 +110,39 @@ To convert_value(From x, std::int64_t i, std::int64_t j) {
   }
 }
 
+// Whether the floating-point value `y` is exactly the integer `x`.
+bool same_integer(std::int64_t x, double y) {
+  return y >= -9223372036854775808.0 && y < 9223372036854775808.0 &&
+         static_cast<std::int64_t>(y) == x;
+}
+
+template <class To, class From>
+Matrix<To> convert_reporting(MatrixView<const From> from, ConversionReport* report) {
+  Matrix<To> to(from.rows(), from.cols());
+  for (std::int64_t i = 0; i < from.rows(); ++i)
+    for (std::int64_t j = 0; j < from.cols(); ++j) {
+      const From x = from(i, j);
+      const To y = convert_value<To>(x, i, j);
+      to(i, j) = y;
+      if constexpr (std::is_integral_v<From> && !std::is_integral_v<To>) {
+        // Overflows to infinity (f16) show as infinities; they are not counted here.
+        const auto wide = static_cast<double>(y);
+        if (report && std::isfinite(wide) && !same_integer(x, wide) && report->rounded++ == 0) {
+          report->row = i;
+          report->col = j;
+          report->from = value_text(x);
+          report->to = value_text(y);
+        }
+      }
+    }
+  return to;
+}
+
 }  // namespace
 
 template <class To, class From>
 Matrix<To> convert_matrix(MatrixView<const From> from) {
-  Matrix<To> to(from.rows(), from.cols());
-  for (std::int64_t i = 0; i < from.rows(); ++i)
-    for (std::int64_t j = 0; j < from.cols(); ++j) to(i, j) = convert_value<To>(from(i, j), i, j);
-  return to;
+  return convert_reporting<To, From>(from, nullptr);
 }
 
 #define GEMMKIT_INSTANTIATE_CONVERT(To)                                                       \
@@ -110,18 +160,18 @@ GEMMKIT_INSTANTIATE_CONVERT(Half)
 GEMMKIT_INSTANTIATE_CONVERT(BFloat16)
 #undef GEMMKIT_INSTANTIATE_CONVERT
 
-AnyMatrix convert(const AnyMatrix& m, DType to) {
+AnyMatrix convert(const AnyMatrix& m, DType to, ConversionReport* report) {
   return std::visit(
-      [to](const auto& x) -> AnyMatrix {
+      [to, report](const auto& x) -> AnyMatrix {
         using From = typename std::decay_t<decltype(x)>::value_type;
         switch (to) {
-          case DType::f64: return convert_matrix<double, From>(x.view());
+          case DType::f64: return convert_reporting<double, From>(x.view(), report);
           case DType::f32:
-          case DType::tf32: return convert_matrix<float, From>(x.view());
-          case DType::f16: return convert_matrix<Half, From>(x.view());
-          case DType::bf16: return convert_matrix<BFloat16, From>(x.view());
-          case DType::i32: return convert_matrix<std::int32_t, From>(x.view());
-          case DType::i64: return convert_matrix<std::int64_t, From>(x.view());
+          case DType::tf32: return convert_reporting<float, From>(x.view(), report);
+          case DType::f16: return convert_reporting<Half, From>(x.view(), report);
+          case DType::bf16: return convert_reporting<BFloat16, From>(x.view(), report);
+          case DType::i32: return convert_reporting<std::int32_t, From>(x.view(), report);
+          case DType::i64: return convert_reporting<std::int64_t, From>(x.view(), report);
           case DType::i8: break;
         }
         fail(ErrorCategory::usage, "dtype " + std::string(dtype_name(to)) +

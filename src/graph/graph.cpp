@@ -143,9 +143,10 @@ int split_edge_line(std::string_view line, std::string_view (&tokens)[4]) {
   }
 }
 
-// A non-negative integer vertex index, or -1 if the token is not one.
+// A vertex index: plain decimal digits, no sign and no leading zero (so that an index's
+// name is its text), not past 18 digits; -1 for any other token.
 std::int64_t index_token(std::string_view token) {
-  if (token.empty() || token.size() > 18) return -1;
+  if (token.empty() || token.size() > 18 || (token[0] == '0' && token.size() > 1)) return -1;
   std::int64_t v = 0;
   for (char c : token) {
     if (c < '0' || c > '9') return -1;
@@ -154,73 +155,86 @@ std::int64_t index_token(std::string_view token) {
   return v;
 }
 
-// Edge lists. First pass assumes integer vertex indices; the first name (or an index so
-// large that numbering up to it would waste memory) restarts the read with names.
+// Edge lists, read once (so pipes and FIFOs work). Vertices are indices while every token
+// is one; the first name, or an index so large that numbering up to it would waste memory,
+// turns the vertices read so far into names and the rest of the file is read with names.
 Graph read_edge_list(const std::string& path, const GraphReadOptions& options) {
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    const bool names = attempt == 1;
-    io::LineReader in(path);
-    EdgeArrays edges;
-    std::unordered_map<std::string, std::int32_t> ids;
-    std::vector<std::string> labels;
-    std::int64_t max_index = -1, lines = 0;
-    bool restart = false;
-    auto error = [&](const std::string& what) {
-      io::input_error(path, "line " + std::to_string(in.line_number()), what);
-    };
-    auto vertex = [&](std::string_view token) -> std::int64_t {
-      if (!names) {
-        const std::int64_t v = index_token(token);
-        // Indices beyond 2 per edge line plus a million would number mostly absent
-        // vertices: read the file again with names instead.
-        if (v < 0 || v > 2 * lines + 1'000'000) {
-          restart = true;
-          return 0;
-        }
-        max_index = std::max(max_index, v);
-        return v;
-      }
-      auto [it, inserted] = ids.try_emplace(std::string(token), static_cast<std::int32_t>(labels.size()));
-      if (inserted) {
-        if (static_cast<std::int64_t>(labels.size()) >= kMaxVertices) error("more than 2^31 - 1 vertices");
-        labels.emplace_back(token);
-      }
-      return it->second;
-    };
-    while (const auto line = in.next()) {
-      std::string_view tokens[4];
-      const int count = split_edge_line(*line, tokens);
-      if (count == 0) continue;
-      ++lines;
-      if (count < 2 || count > 3)
-        error("expected 'u v' or 'u v weight', found " + io::quoted(*line));
-      std::int64_t w = 1;
-      if (count == 3) {
-        const io::ParseStatus status = io::parse_int64(tokens[2], w);
-        if (status == io::ParseStatus::out_of_range)
-          error("weight " + io::quoted(tokens[2]) + " does not fit a 64-bit integer");
-        if (status != io::ParseStatus::ok)
-          error("weight " + io::quoted(tokens[2]) + " is not an integer");
-      }
-      const std::int64_t u = vertex(tokens[0]), v = vertex(tokens[1]);
-      if (restart) break;
-      edges.add(u, v, w);
-      if (options.undirected && u != v) edges.add(v, u, w);
+  io::LineReader in(path);
+  EdgeArrays edges;
+  bool names = false;
+  std::unordered_map<std::string, std::int32_t> ids;
+  std::vector<std::string> labels;
+  std::int64_t max_index = -1, lines = 0;
+  auto error = [&](const std::string& what) {
+    io::input_error(path, "line " + std::to_string(in.line_number()), what);
+  };
+  auto name_id = [&](std::string_view token) -> std::int32_t {
+    auto [it, inserted] = ids.try_emplace(std::string(token), static_cast<std::int32_t>(labels.size()));
+    if (inserted) {
+      if (static_cast<std::int64_t>(labels.size()) >= kMaxVertices) error("more than 2^31 - 1 vertices");
+      labels.emplace_back(token);
     }
-    if (restart) continue;
+    return it->second;
+  };
+  // The indices read so far are written as their own names; numbering them in order of
+  // first appearance gives what reading the whole file with names would.
+  auto switch_to_names = [&] {
+    std::vector<std::int32_t> id_of(static_cast<std::size_t>(max_index + 1), -1);
+    auto rename = [&](std::int32_t& v) {
+      if (id_of[v] < 0) id_of[v] = name_id(std::to_string(v));
+      v = id_of[v];
+    };
+    for (std::size_t e = 0; e < edges.from.size(); ++e) {
+      rename(edges.from[e]);
+      rename(edges.to[e]);
+    }
+    names = true;
+  };
+  while (const auto line = in.next()) {
+    std::string_view tokens[4];
+    const int count = split_edge_line(*line, tokens);
+    if (count == 0) continue;
+    ++lines;
+    if (count < 2 || count > 3)
+      error("expected 'u v' or 'u v weight', found " + io::quoted(*line));
+    std::int64_t w = 1;
+    if (count == 3) {
+      const io::ParseStatus status = io::parse_int64(tokens[2], w);
+      if (status == io::ParseStatus::out_of_range)
+        error("weight " + io::quoted(tokens[2]) + " does not fit a 64-bit integer");
+      if (status != io::ParseStatus::ok)
+        error("weight " + io::quoted(tokens[2]) + " is not an integer");
+    }
+    std::int64_t u = 0, v = 0;
+    if (!names) {
+      u = index_token(tokens[0]);
+      v = index_token(tokens[1]);
+      // Indices beyond 2 per edge line plus a million would number mostly absent vertices.
+      const std::int64_t limit = 2 * lines + 1'000'000;
+      if (u < 0 || v < 0 || u > limit || v > limit) {
+        switch_to_names();
+      } else {
+        max_index = std::max({max_index, u, v});
+      }
+    }
     if (names) {
-      if (!options.labels.empty())
-        fail(ErrorCategory::usage, "--labels applies to matrix files and edge lists of vertex "
-                                   "indices; " + io::quoted_path(path) + " names its vertices");
-      const auto n = static_cast<std::int64_t>(labels.size());  // before labels moves
-      return build_csr(n, std::move(edges), std::move(labels), path);
+      u = name_id(tokens[0]);
+      v = name_id(tokens[1]);
     }
-    const std::int64_t n = options.labels.empty() ? max_index + 1
-                                                  : std::max<std::int64_t>(max_index + 1, options.labels.size());
-    check_labels(options.labels, n, io::quoted_path(path));
-    return build_csr(n, std::move(edges), options.labels, path);
+    edges.add(u, v, w);
+    if (options.undirected && u != v) edges.add(v, u, w);
   }
-  fail(ErrorCategory::internal, "edge list reader did not finish");
+  if (names) {
+    if (!options.labels.empty())
+      fail(ErrorCategory::usage, "--labels applies to matrix files and edge lists of vertex "
+                                 "indices; " + io::quoted_path(path) + " names its vertices");
+    const auto n = static_cast<std::int64_t>(labels.size());  // before labels moves
+    return build_csr(n, std::move(edges), std::move(labels), path);
+  }
+  const std::int64_t n = options.labels.empty() ? max_index + 1
+                                                : std::max<std::int64_t>(max_index + 1, options.labels.size());
+  check_labels(options.labels, n, io::quoted_path(path));
+  return build_csr(n, std::move(edges), options.labels, path);
 }
 
 Graph read_mtx_graph(const std::string& path, const GraphReadOptions& options) {

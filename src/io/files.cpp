@@ -58,24 +58,91 @@ std::optional<std::int64_t> regular_file_size(std::FILE* file) {
   return static_cast<std::int64_t>(st.st_size);
 }
 
-LineReader::LineReader(const std::string& path)
-    : path_(path), file_(open_for_reading(path)), file_size_(regular_file_size(file_.get())) {}
+LineReader::LineReader(const std::string& path, std::size_t max_line_bytes)
+    : path_(path),
+      file_(open_for_reading(path)),
+      max_line_(max_line_bytes),
+      file_size_(regular_file_size(file_.get())) {}
 
-LineReader::~LineReader() { std::free(buffer_); }
+std::string LineReader::where(std::size_t at) const {
+  return "line " + std::to_string(line_number_ + 1) + " (byte " +
+         std::to_string(buffer_offset_ + static_cast<std::int64_t>(at)) + ")";
+}
+
+bool LineReader::fill() {
+  while (true) {
+    const ssize_t n = ::read(fileno(file_.get()), buffer_.get() + end_, capacity_ - end_);
+    if (n > 0) {
+      end_ += static_cast<std::size_t>(n);
+      return true;
+    }
+    if (n == 0) return false;
+    if (errno != EINTR)
+      fail(ErrorCategory::input, "cannot read " + quoted_path(path_) + " " + where(end_) + ": " +
+                                     std::strerror(errno));
+  }
+}
+
+// Moves the unread bytes to the front, and grows the buffer if they fill it.
+void LineReader::make_room() {
+  const std::size_t kept = end_ - begin_;
+  if (begin_ > 0) {
+    std::memmove(buffer_.get(), buffer_.get() + begin_, kept);
+    buffer_offset_ += static_cast<std::int64_t>(begin_);
+    begin_ = 0;
+    end_ = kept;
+  }
+  if (end_ < capacity_) return;
+  if (kept > max_line_)
+    input_error(path_, where(0),
+                "the line is longer than " + std::to_string(max_line_) +
+                    " bytes, the most a text file's line may hold");
+  const std::size_t grown = std::max<std::size_t>(64 * 1024, std::min(2 * capacity_, max_line_ + 2));
+  try {
+    std::unique_ptr<char[]> bigger(new char[grown]);
+    if (kept) std::memcpy(bigger.get(), buffer_.get(), kept);
+    buffer_ = std::move(bigger);
+    capacity_ = grown;
+  } catch (const std::bad_alloc&) {
+    fail(ErrorCategory::out_of_memory, "not enough host memory to read " + quoted_path(path_) +
+                                           " " + where(0) + ": a line of more than " +
+                                           std::to_string(kept) + " bytes");
+  }
+}
 
 std::optional<std::string_view> LineReader::next() {
-  errno = 0;
-  const ssize_t n = getline(&buffer_, &capacity_, file_.get());
-  if (n < 0) {
-    if (std::ferror(file_.get()))
-      fail(ErrorCategory::input, "cannot read " + quoted_path(path_) + ": " + std::strerror(errno));
-    return std::nullopt;
+  std::size_t scan = begin_;  // bytes before scan hold no line end
+  while (true) {
+    if (!started_ && (end_ - begin_ >= 3 || eof_)) {
+      started_ = true;
+      if (end_ - begin_ >= 3 && std::memcmp(buffer_.get() + begin_, "\xef\xbb\xbf", 3) == 0)
+        scan = begin_ += 3;  // a UTF-8 byte order mark
+    }
+    if (started_) {
+      const char* data = buffer_.get();
+      while (scan < end_ && data[scan] != '\n' && data[scan] != '\r' && data[scan] != '\0') ++scan;
+      if (scan < end_ && data[scan] == '\0')
+        input_error(path_, where(scan), "a NUL byte: this is not a text file");
+      // A '\r' last in the buffer may be the first half of "\r\n": read on to see.
+      const bool complete = scan < end_ && (data[scan] == '\n' || scan + 1 < end_ || eof_);
+      if (complete || (eof_ && begin_ < end_)) {
+        const std::string_view line(data + begin_, scan - begin_);
+        if (line.size() > max_line_)
+          input_error(path_, where(begin_),
+                      "the line is longer than " + std::to_string(max_line_) +
+                          " bytes, the most a text file's line may hold");
+        std::size_t after = scan;
+        if (after < end_ && data[after++] == '\r' && after < end_ && data[after] == '\n') ++after;
+        begin_ = after;
+        ++line_number_;
+        return line;
+      }
+      if (eof_) return std::nullopt;
+    }
+    scan -= begin_;
+    make_room();
+    if (!fill()) eof_ = true;
   }
-  ++line_number_;
-  std::string_view line(buffer_, static_cast<std::size_t>(n));
-  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
 }
 
 bool is_integer_literal(std::string_view token) {
@@ -93,7 +160,9 @@ ParseStatus parse_int64(std::string_view token, std::int64_t& value) {
                                                                  : ParseStatus::invalid;
 }
 
-ParseStatus parse_double(std::string_view token, double& value) {
+namespace {
+template <class F>
+ParseStatus parse_floating(std::string_view token, F& value) {
   if (!token.empty() && token[0] == '+') {
     token.remove_prefix(1);
     if (!token.empty() && token[0] == '-') return ParseStatus::invalid;
@@ -104,6 +173,10 @@ ParseStatus parse_double(std::string_view token, double& value) {
   if (ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
   return ec == std::errc{} ? ParseStatus::ok : ParseStatus::invalid;
 }
+}  // namespace
+
+ParseStatus parse_double(std::string_view token, double& value) { return parse_floating(token, value); }
+ParseStatus parse_float(std::string_view token, float& value) { return parse_floating(token, value); }
 
 std::string format_double(double value) {
   char buffer[64];
@@ -135,14 +208,14 @@ FileFormat format_from_path(const std::string& path) {
                                  io::quoted_path(path) + " (" + kSupported + ")");
 }
 
-AnyMatrix read_matrix(const std::string& path) {
+AnyMatrix read_matrix(const std::string& path, const ReadOptions& options) {
   switch (format_from_path(path)) {
     case FileFormat::npy:
       return read_npy(path);
     case FileFormat::mtx:
       return read_mtx(path);
     case FileFormat::csv:
-      return read_csv(path);
+      return read_csv(path, options);
   }
   fail(ErrorCategory::internal, "unhandled file format");
 }

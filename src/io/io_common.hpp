@@ -11,13 +11,11 @@
 #include <string_view>
 
 #include "gemmkit/error.hpp"
+#include "gemmkit/io.hpp"
 
 namespace gemmkit::io {
 
-// 'text' in single quotes, control characters escaped and text past `max_shown` cut, so
-// that messages stay on one line whatever a file holds. Paths are shown whole.
-std::string quoted(std::string_view text, std::size_t max_shown = 60);
-inline std::string quoted_path(std::string_view path) { return quoted(path, path.size()); }
+// quoted() and quoted_path() are declared in gemmkit/io.hpp.
 
 // Throws an input error "'path' <where>: <what>"; `where` may be empty.
 [[noreturn]] void input_error(const std::string& path, const std::string& where,
@@ -44,11 +42,16 @@ auto reporting_memory(const std::string& path, F&& read) -> decltype(read()) {
   }
 }
 
-// Reads a text file line by line, without the line terminator ("\n" or "\r\n").
+// Reads a text file line by line, once, from the start: pipes, FIFOs and /dev/stdin work as
+// well as regular files. A line ends at "\n", "\r\n" or a lone "\r" (not returned); a
+// UTF-8 byte order mark at the very start is skipped. A read error, a NUL byte (binary data
+// is not text), a line longer than max_line_bytes, or too little memory for a long line is
+// an error naming the file and the line, never an end of file.
 class LineReader {
  public:
-  explicit LineReader(const std::string& path);
-  ~LineReader();
+  static constexpr std::size_t kDefaultMaxLineBytes = std::size_t(1) << 30;
+
+  explicit LineReader(const std::string& path, std::size_t max_line_bytes = kDefaultMaxLineBytes);
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
@@ -58,10 +61,17 @@ class LineReader {
   std::optional<std::int64_t> file_size() const { return file_size_; }  // nullopt for pipes
 
  private:
+  bool fill();  // reads more after end_; false at the end of the file
+  void make_room();
+  std::string where(std::size_t at) const;
+
   std::string path_;
   FilePtr file_;
-  char* buffer_ = nullptr;
-  std::size_t capacity_ = 0;
+  std::size_t max_line_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t capacity_ = 0, begin_ = 0, end_ = 0;  // unread bytes are [begin_, end_)
+  std::int64_t buffer_offset_ = 0;                  // file offset of buffer_[0]
+  bool eof_ = false, started_ = false;
   std::int64_t line_number_ = 0;
   std::optional<std::int64_t> file_size_;
 };
@@ -75,6 +85,8 @@ ParseStatus parse_int64(std::string_view token, std::int64_t& value);
 // Decimal floating point, inf, infinity or nan (any case), with an optional leading sign;
 // out_of_range when the magnitude overflows or underflows a double.
 ParseStatus parse_double(std::string_view token, double& value);
+// The same, rounded once to a float.
+ParseStatus parse_float(std::string_view token, float& value);
 
 // Shortest text that reads back as exactly `value`.
 std::string format_double(double value);

@@ -325,22 +325,53 @@ NpyHeader read_header(std::FILE* file, const std::string& path,
   return header;
 }
 
+// A pipe's length is unknown until it ends, so its data is read into a buffer that grows
+// only as bytes really arrive: a short stream that declares a huge shape fails at its end
+// without the huge allocation.
+std::vector<unsigned char> read_stream_data(std::FILE* file, const std::string& path,
+                                            const NpyHeader& h, std::int64_t data_bytes,
+                                            const std::string& shape) {
+  std::vector<unsigned char> raw;
+  std::size_t got = 0;
+  const auto want = static_cast<std::size_t>(data_bytes);
+  while (got < want) {
+    raw.resize(std::min(want, std::max<std::size_t>(2 * got, 1 << 20)));
+    const std::size_t n = std::fread(raw.data() + got, 1, raw.size() - got, file);
+    got += n;
+    if (got == raw.size()) continue;
+    const std::int64_t at = h.data_offset + static_cast<std::int64_t>(got);
+    if (std::ferror(file)) io::input_error(path, at_byte(at), std::strerror(errno));
+    io::input_error(path, at_byte(at),
+                    "truncated: shape " + shape + " of " + std::to_string(h.type.itemsize) +
+                        "-byte elements needs " + std::to_string(data_bytes) +
+                        " bytes of data, but the stream ends after " + std::to_string(got));
+  }
+  return raw;
+}
+
+// `raw`: the data already read (from a pipe), or empty to read it from `file` in chunks.
 template <class T>
-Matrix<T> read_data(std::FILE* file, const std::string& path, const NpyHeader& h) {
+Matrix<T> read_data(std::FILE* file, const std::string& path, const NpyHeader& h,
+                    const std::vector<unsigned char>& raw) {
   Matrix<T> m(h.rows, h.cols);
   const std::int64_t count = h.rows * h.cols;
   const int itemsize = h.type.itemsize;
   constexpr std::int64_t kChunkElements = 1 << 16;
   std::vector<unsigned char> chunk(
-      static_cast<std::size_t>(std::min(count, kChunkElements) * itemsize));
+      raw.empty() ? static_cast<std::size_t>(std::min(count, kChunkElements) * itemsize) : 0);
   // Elements arrive in file order: row by row (C), or column by column (Fortran).
   std::int64_t i = 0, j = 0;
   for (std::int64_t done = 0; done < count;) {
     const std::int64_t n = std::min(count - done, kChunkElements);
     const std::int64_t offset = h.data_offset + done * itemsize;
-    read_exactly(file, chunk.data(), static_cast<std::size_t>(n * itemsize), path, offset, "data");
+    const unsigned char* bytes = chunk.data();
+    if (raw.empty())
+      read_exactly(file, chunk.data(), static_cast<std::size_t>(n * itemsize), path, offset,
+                   "data");
+    else
+      bytes = raw.data() + done * itemsize;
     for (std::int64_t k = 0; k < n; ++k) {
-      m(i, j) = decode<T>(h.type.stored, chunk.data() + k * itemsize, path, offset + k * itemsize);
+      m(i, j) = decode<T>(h.type.stored, bytes + k * itemsize, path, offset + k * itemsize);
       if (h.fortran_order) {
         if (++i == h.rows) i = 0, ++j;
       } else if (++j == h.cols) {
@@ -394,19 +425,22 @@ AnyMatrix read_npy(const std::string& path) {
             std::to_string(have) +
             (have < data_bytes ? " (truncated)" : " (unexpected bytes after the data)"));
   }
+  std::vector<unsigned char> raw;
+  if (!file_size)
+    raw = io::reporting_memory(path, [&] { return read_stream_data(file.get(), path, h, data_bytes, shape); });
   switch (h.type.loads_as) {
     case DType::f64:
-      return read_data<double>(file.get(), path, h);
+      return read_data<double>(file.get(), path, h, raw);
     case DType::f32:
-      return read_data<float>(file.get(), path, h);
+      return read_data<float>(file.get(), path, h, raw);
     case DType::i32:
-      return read_data<std::int32_t>(file.get(), path, h);
+      return read_data<std::int32_t>(file.get(), path, h, raw);
     case DType::f16:
-      return read_data<Half>(file.get(), path, h);
+      return read_data<Half>(file.get(), path, h, raw);
     case DType::bf16:
-      return read_data<BFloat16>(file.get(), path, h);
+      return read_data<BFloat16>(file.get(), path, h, raw);
     default:
-      return read_data<std::int64_t>(file.get(), path, h);
+      return read_data<std::int64_t>(file.get(), path, h, raw);
   }
 }
 

@@ -134,7 +134,7 @@ TEST_F(Cli, HalfPrecisionFilesMultiplyInTheirDtypeOrIntoF32) {
   const std::string a = path("A.npy"), b = path("B.csv"), c = path("C.npy"), d = path("D.npy");
   ASSERT_EQ(run("gen 9 7 -o " + a + " --dtype f16 --seed 1").status, 0);
   ASSERT_EQ(dtype_of_any(read_matrix(a)), DType::f16);
-  ASSERT_EQ(run("gen 7 5 -o " + b + " --seed 2").status, 0);  // text: read as f64
+  ASSERT_EQ(run("gen 7 5 -o " + b + " --dtype f64 --seed 2").status, 0);
   // --dtype bf16 converts both; C is bf16, or f32 with --out-dtype f32. Without a GPU
   // cpu_widened runs; with one, a tensor-core kernel.
   CliResult r = run("multiply " + a + " " + b + " -o " + c + " --dtype bf16 --backend cpu");
@@ -172,7 +172,7 @@ TEST_F(Cli, HalfPrecisionFilesMultiplyInTheirDtypeOrIntoF32) {
   }
   r = run("multiply " + big + " " + big + " -o " + path("F.npy") + " --dtype f16 --verify none");
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("warning: 1 entries of " + big + " are too large for f16"), std::string::npos)
+  EXPECT_NE(r.err.find("warning: 1 entries of '" + big + "' are too large for f16"), std::string::npos)
       << r.err;
 }
 

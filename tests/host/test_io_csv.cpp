@@ -18,19 +18,16 @@ class CsvTest : public ScratchDirTest {
     const AnyMatrix back = read_csv(p);
     ASSERT_EQ(rows_of(back), rows);
     ASSERT_EQ(cols_of(back), cols);
-    if constexpr (std::is_floating_point_v<T>) {
-      ASSERT_TRUE(std::holds_alternative<Matrix<double>>(back));
-      const auto& m = std::get<Matrix<double>>(back);
-      for (std::int64_t i = 0; i < rows; ++i)
-        for (std::int64_t j = 0; j < cols; ++j)
-          ASSERT_TRUE(same_value(m(i, j), static_cast<double>(original(i, j))))
-              << m(i, j) << " " << original(i, j);
-    } else {
-      ASSERT_TRUE(std::holds_alternative<Matrix<std::int64_t>>(back));
-      const auto& m = std::get<Matrix<std::int64_t>>(back);
-      for (std::int64_t i = 0; i < rows; ++i)
-        for (std::int64_t j = 0; j < cols; ++j) ASSERT_EQ(m(i, j), original(i, j));
-    }
+    // f64 and i64 as the text says, f32 and i32 as their "# dtype:" header says.
+    ASSERT_TRUE(std::holds_alternative<Matrix<T>>(back));
+    const auto& m = std::get<Matrix<T>>(back);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) {
+        if constexpr (std::is_floating_point_v<T>)
+          ASSERT_TRUE(same_value(m(i, j), original(i, j))) << m(i, j) << " " << original(i, j);
+        else
+          ASSERT_EQ(m(i, j), original(i, j));
+      }
   }
 
   template <class T>
@@ -68,7 +65,7 @@ TEST_F(CsvTest, WholeFloatsStayFloats) {
 TEST_F(CsvTest, WritesIntegersPlainly) {
   const std::string p = path("w.csv");
   write_csv(p, make_matrix<std::int32_t>(2, 3, 4, {1, -2, 3, 4, 5, 2147483647}));
-  EXPECT_EQ(read_file(p), "1,-2,3\n4,5,2147483647\n");
+  EXPECT_EQ(read_file(p), "# dtype: i32\n1,-2,3\n4,5,2147483647\n");
 }
 
 TEST_F(CsvTest, RefusesToWriteEmptyMatrix) {
@@ -98,8 +95,8 @@ TEST_F(CsvTest, AnyRealValueMakesTheFileF64) {
   ASSERT_TRUE(std::holds_alternative<Matrix<double>>(m));
   EXPECT_EQ(std::get<Matrix<double>>(m)(0, 0), 1.0);
   EXPECT_EQ(std::get<Matrix<double>>(m)(1, 1), 4.5);
-  // An integer literal past int64 is read as the nearest double.
-  const AnyMatrix big = read_text("1 99999999999999999999\n");
+  // In a file of reals an integer literal past int64 is read as the nearest double.
+  const AnyMatrix big = read_text("1.0 99999999999999999999\n");
   ASSERT_TRUE(std::holds_alternative<Matrix<double>>(big));
   EXPECT_EQ(std::get<Matrix<double>>(big)(0, 1), 1e20);
   const AnyMatrix extremes = read_text("9223372036854775807 -9223372036854775808 +5\n");
