@@ -279,21 +279,39 @@ TEST(Verify, NaNOrInfInTheResultFails) {
   }
 }
 
-TEST(Verify, FreivaldsIsNotFooledByCancellation) {
-  // op(A) = [Y, -Y], op(B) = [X; X]: C is zero up to rounding, which is large relative to
-  // C but small relative to |A| |B|.
+// op(A) = [Y, -Y], op(B) = [X; s X]: with s near 1, C is small beside |A| |B|.
+TestProblem cancelling(float s) {
   ProblemSpec spec;
   spec.dtype = DType::f32;
   spec.m = 90, spec.n = 80, spec.k = 2 * 60;
   TestProblem t(spec);
   for (std::int64_t q = 0; q < 60; ++q) {
     for (std::int64_t i = 0; i < spec.m; ++i) t.op_a<float>(i, q + 60) = -t.op_a<float>(i, q);
-    for (std::int64_t j = 0; j < spec.n; ++j) t.op_b<float>(q + 60, j) = t.op_b<float>(q, j) * 1.0001f;
+    for (std::int64_t j = 0; j < spec.n; ++j) t.op_b<float>(q + 60, j) = t.op_b<float>(q, j) * s;
   }
   Registry::instance().get("cpu_blocked").run(t.problem());
-  const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::freivalds);
-  EXPECT_TRUE(r.passed) << r.detail;
-  EXPECT_GT(r.error, 0.0);
+  return t;
+}
+
+TEST(Verify, FullAndFreivaldsAgreeUnderCancellation) {
+  // C = -0.5 Y X: mild cancellation, a correct f32 product passes both.
+  TestProblem mild = cancelling(1.5f);
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+    const VerifyResult r = verify(mild.problem(), nullptr, mode);
+    EXPECT_TRUE(r.passed) << verify_mode_name(mode) << ": " << r.detail;
+    EXPECT_GT(r.error, 0.0);
+  }
+  // C = -1e-4 Y X: the f32 rounding of |A| |B| is ~1e-3 of C, far past the tolerance. Both
+  // checks measure the error against the exact product, so both fail, and both say that
+  // the result is as close as f32 rounding allows (a small backward error): the problem is
+  // ill-conditioned, not the kernel wrong.
+  TestProblem severe = cancelling(1.0001f);
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+    const VerifyResult r = verify(severe.problem(), nullptr, mode);
+    EXPECT_FALSE(r.passed) << verify_mode_name(mode);
+    EXPECT_TRUE(contains(r.detail, "ill-conditioned")) << r.detail;
+    EXPECT_LT(r.backward_error, 122 * 0x1p-24) << r.detail;
+  }
 }
 
 TEST(Verify, IntegerOffByOneNamesTheEntry) {
@@ -304,14 +322,22 @@ TEST(Verify, IntegerOffByOneNamesTheEntry) {
     EXPECT_TRUE(verify(t.problem(), t.c_before(), VerifyMode::full).passed);
     if (dtype == DType::i32) t.c<std::int32_t>()(17, 23) += 1;
     else t.c<std::int64_t>()(17, 23) += 1;
-    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds, VerifyMode::automatic}) {
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::automatic}) {
       const VerifyResult r = verify(t.problem(), t.c_before(), mode);
       EXPECT_FALSE(r.passed);
-      EXPECT_EQ(r.method, VerifyMode::full);  // integers are always checked exactly
+      EXPECT_EQ(r.method, VerifyMode::full);
       EXPECT_EQ(r.tolerance, 0.0);
       EXPECT_GT(r.error, 0.0);
       EXPECT_TRUE(contains(r.detail, "(17, 23)")) << r.detail;
       EXPECT_TRUE(contains(r.detail, "1 of 2000")) << r.detail;
+    }
+    // Integers are always checked exactly: freivalds is the exact modular one for them.
+    for (VerifyMode mode : {VerifyMode::freivalds, VerifyMode::exact}) {
+      const VerifyResult r = verify(t.problem(), t.c_before(), mode);
+      EXPECT_FALSE(r.passed);
+      EXPECT_EQ(r.method, VerifyMode::exact);
+      EXPECT_TRUE(contains(r.detail, "entry (17, 23) is")) << r.detail;
+      EXPECT_TRUE(contains(r.detail, "1 of 50 rows")) << r.detail;
     }
   }
 }
@@ -335,21 +361,32 @@ TEST(Verify, IntegerOverflowOfTheExactResultIsReported) {
   EXPECT_TRUE(contains(r.detail, "5000000000")) << r.detail;
 }
 
-TEST(Verify, AutomaticChoosesFreivaldsPastTheLimit) {
+TEST(Verify, AutomaticChoosesFreivaldsOrExactPastTheLimit) {
   TestProblem small = computed(square(DType::f32, 10));
   EXPECT_EQ(verify(small.problem(), nullptr, VerifyMode::automatic).method, VerifyMode::full);
-  // 2000 x 2000 x 501 > kFullVerifyLimit. A and B hold one 1 each, so C(0, 0) should be 1;
-  // it was never computed, and Freivalds notices in O(mn + mk + kn).
+  // 2000 x 2000 x 501 > kFullVerifyLimit. A and B hold one nonzero each, so C(0, 0) should
+  // be their product; it was never computed, and Freivalds notices in O(mn + mk + kn).
   Matrix<float> a(2000, 501), b(501, 2000), c(2000, 2000);
-  a(0, 0) = 1, b(0, 0) = 1;
+  a(0, 0) = 0.5f, b(0, 0) = 1;
   const GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
   ASSERT_GT(p.flops() / 2, kFullVerifyLimit);
-  const VerifyResult r = verify(p, nullptr, VerifyMode::automatic);
+  VerifyResult r = verify(p, nullptr, VerifyMode::automatic);
   EXPECT_EQ(r.method, VerifyMode::freivalds);
   EXPECT_FALSE(r.passed);
   EXPECT_TRUE(contains(r.detail, "row 0")) << r.detail;
-  c(0, 0) = 1;
+  c(0, 0) = 0.5f;
   EXPECT_TRUE(verify(p, nullptr, VerifyMode::automatic).passed);
+  // Integer inputs whose product f32 holds exactly: the exact modular check, which names
+  // the entry.
+  a(0, 0) = 3, c(0, 0) = 0;
+  r = verify(p, nullptr, VerifyMode::automatic);
+  EXPECT_EQ(r.method, VerifyMode::exact);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.detail, "entry (0, 0) is 0, expected 3")) << r.detail;
+  c(0, 0) = 3;
+  r = verify(p, nullptr, VerifyMode::automatic);
+  EXPECT_TRUE(r.passed) << r.detail;
+  EXPECT_TRUE(contains(r.guarantee, "every entry equals the exact product")) << r.guarantee;
 }
 
 // TF32: an f32 value with its mantissa rounded (to nearest, ties to even) to 10 bits.
