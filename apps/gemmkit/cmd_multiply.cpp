@@ -56,6 +56,13 @@ AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path
   return converted;
 }
 
+// A zero m x n matrix of `dtype`, made in place rather than converted from another.
+AnyMatrix zero_matrix(std::int64_t m, std::int64_t n, DType dtype) {
+  AnyMatrix typed = convert(AnyMatrix(Matrix<std::int64_t>(0, 0)), dtype);
+  std::visit([&](auto& x) { x = std::decay_t<decltype(x)>(m, n); }, typed);
+  return typed;
+}
+
 std::string shape(const AnyMatrix& m) {
   return std::to_string(rows_of(m)) + "x" + std::to_string(cols_of(m));
 }
@@ -119,15 +126,18 @@ void run_multiply(const MultiplyOptions& o) {
     shape_only.dtype = dtype, shape_only.m = m, shape_only.n = n, shape_only.k = k;
     shape_only.lda = shape_only.a_cols(), shape_only.ldb = shape_only.b_cols(), shape_only.ldc = n;
     const std::uint64_t verify_bytes = estimate_gemm_memory(shape_only, verify_mode).host;
-    require_host_memory(std::max(conversions, c_bytes * (o.beta != 0 ? 2 : 1) + verify_bytes),
+    const bool c0_copied = o.beta != 0 && c0 && dtype_of_any(*c0) != out;  // see c_before
+    require_host_memory(std::max(conversions, c_bytes * (c0_copied ? 2 : 1) + verify_bytes),
                         "multiply " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
   }
   a = convert_input(a, storage, o.a_path);
   b = convert_input(b, storage, o.b_path);
-  AnyMatrix c = c0 ? convert_input(*c0, out, o.c0_path)
-                   : convert(AnyMatrix(Matrix<std::int64_t>(m, n)), out);
-  // C0 as it was, for verification: only when beta != 0 (else C0 is never read).
-  const std::optional<AnyMatrix> c_before = o.beta != 0 ? std::optional<AnyMatrix>(c) : std::nullopt;
+  AnyMatrix c = c0 ? convert_input(*c0, out, o.c0_path) : zero_matrix(m, n, out);
+  // C0 as it was, for verification: only when beta != 0 (else C0 is never read), and the
+  // file's own matrix when it already has C's dtype.
+  std::optional<AnyMatrix> c_before;
+  if (o.beta != 0) c_before = dtype_of_any(*c0) == out ? std::move(*c0) : c;
+  c0.reset();
   const void* c_before_data =
       c_before ? std::visit([](const auto& x) -> const void* { return x.data(); }, *c_before) : nullptr;
 
