@@ -161,6 +161,8 @@ void run_multiply(const MultiplyOptions& o) {
   const KernelEntry* entry = Registry::instance().find(kernel);
   const std::optional<DType> accuracy = entry ? entry->accuracy : std::nullopt;
   const VerifyResult check = verify(p, c_before_data, verify_mode, 0x5eed, accuracy);
+  const std::string of_inputs =
+      converted ? " (of the inputs as converted to " + std::string(dtype_name(dtype)) + ")" : "";
 
   nlohmann::json report = {
       {"a", o.a_path}, {"b", o.b_path}, {"output", o.c_path},
@@ -184,7 +186,7 @@ void run_multiply(const MultiplyOptions& o) {
          (check.method == VerifyMode::none ? "kernel " + kernel + ": "
                                            : "verification (" + check.check + ") failed for kernel " +
                                                  kernel + ": ") +
-             check.detail + "; " + o.c_path + " was not written");
+             check.detail + of_inputs + "; " + o.c_path + " was not written");
   }
   write_matrix(o.c_path, c);
   if (!o.json_path.empty()) write_json(o.json_path, report);
@@ -195,8 +197,6 @@ void run_multiply(const MultiplyOptions& o) {
               o.a_path.c_str(), o.trans_a ? "^T" : "", o.b_path.c_str(), o.trans_b ? "^T" : "",
               p.shape_string().c_str(), dtypes.c_str(), kernel.c_str(), seconds * 1e3,
               report["gflops"].get<double>());
-  const std::string of_inputs =
-      converted ? " (of the inputs as converted to " + std::string(dtype_name(dtype)) + ")" : "";
   if (check.method == VerifyMode::none)
     std::printf("not verified (--verify none)%s\n",
                 is_integer(dtype) ? "; no entry of the exact product overflows" : "");

@@ -15,10 +15,11 @@ namespace gemmkit {
 std::uint64_t matrix_bytes(std::int64_t rows, std::int64_t cols, DType dtype);
 
 // Host memory this process can still allocate: the least of the address-space limit
-// (RLIMIT_AS, `ulimit -v`) less what the process maps now, and the system's MemAvailable.
+// (RLIMIT_AS, `ulimit -v`) less what the process maps now, the system's MemAvailable, and
+// what a cgroup v2 memory.max leaves.
 struct HostMemory {
   std::uint64_t available = UINT64_MAX;
-  std::string limited_by;  // "ulimit -v", "MemAvailable", or empty when neither is known
+  std::string limited_by;  // "ulimit -v", "MemAvailable", "cgroup memory.max", or empty
 };
 HostMemory host_memory();
 

@@ -39,6 +39,14 @@ std::optional<std::uint64_t> mem_available() {
   return std::nullopt;
 }
 
+// What a cgroup v2 memory limit leaves (memory.max less memory.current), or nullopt.
+std::optional<std::uint64_t> cgroup_available() {
+  std::ifstream max_file("/sys/fs/cgroup/memory.max"), current_file("/sys/fs/cgroup/memory.current");
+  std::uint64_t max = 0, current = 0;
+  if (!(max_file >> max) || !(current_file >> current)) return std::nullopt;  // absent, or "max"
+  return max > current ? max - current : 0;
+}
+
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
@@ -66,6 +74,10 @@ HostMemory host_memory() {
   if (const auto free = mem_available(); free && *free < result.available) {
     result.available = *free;
     result.limited_by = "MemAvailable";
+  }
+  if (const auto left = cgroup_available(); left && *left < result.available) {
+    result.available = *left;
+    result.limited_by = "cgroup memory.max";
   }
   return result;
 }
