@@ -7,9 +7,10 @@
 #include <string>
 
 #include "gemmkit/gemm.hpp"
-#include "gemmkit/verify.hpp"
 
 namespace gemmkit {
+
+enum class VerifyMode;  // gemmkit/verify.hpp (not included: CUDA sources include this header)
 
 // Bytes of a rows x cols matrix of `dtype`; an input error when that overflows 64 bits.
 std::uint64_t matrix_bytes(std::int64_t rows, std::int64_t cols, DType dtype);

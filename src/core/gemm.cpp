@@ -8,6 +8,7 @@
 #include "gemmkit/device.hpp"
 #include "gemmkit/memory.hpp"
 #include "gemmkit/registry.hpp"
+#include "gemmkit/verify.hpp"
 
 namespace gemmkit {
 

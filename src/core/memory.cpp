@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gemmkit/error.hpp"
+#include "gemmkit/verify.hpp"
 
 namespace gemmkit {
 namespace {

@@ -5,6 +5,7 @@
 
 #include "gemmkit/error.hpp"
 #include "gemmkit/memory.hpp"
+#include "gemmkit/verify.hpp"
 
 namespace gemmkit {
 namespace {
