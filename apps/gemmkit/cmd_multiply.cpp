@@ -63,6 +63,30 @@ AnyMatrix zero_matrix(std::int64_t m, std::int64_t n, DType dtype) {
   return typed;
 }
 
+struct ProductShape {
+  DType dtype;
+  std::int64_t m, n, k;
+};
+
+// Refuses, before any work, a multiply whose memory beyond the inputs as read cannot fit: C,
+// a copy of C0 for verification when it must be converted, converted inputs (each while its
+// original lives) and the verification's working set.
+void require_multiply_memory(const AnyMatrix& a, const AnyMatrix& b, const std::optional<AnyMatrix>& c0,
+                             double beta, DType storage, DType out, ProductShape s, VerifyMode mode) {
+  std::uint64_t conversions = 0;
+  for (const AnyMatrix* x : {&a, &b})
+    if (dtype_of_any(*x) != storage)
+      conversions = std::max(conversions, matrix_bytes(rows_of(*x), cols_of(*x), storage));
+  GemmProblem shape_only;
+  shape_only.dtype = s.dtype, shape_only.m = s.m, shape_only.n = s.n, shape_only.k = s.k;
+  shape_only.lda = s.k, shape_only.ldb = s.n, shape_only.ldc = s.n;
+  const bool c0_copied = beta != 0 && c0 && dtype_of_any(*c0) != out;  // see c_before
+  const std::uint64_t product = matrix_bytes(s.m, s.n, out) * (c0_copied ? 2 : 1) +
+                                estimate_gemm_memory(shape_only, mode).host;
+  require_host_memory(std::max(conversions, product), "multiply " + std::to_string(s.m) + "x" +
+                                                          std::to_string(s.n) + "x" + std::to_string(s.k));
+}
+
 std::string shape(const AnyMatrix& m) {
   return std::to_string(rows_of(m)) + "x" + std::to_string(cols_of(m));
 }
@@ -115,21 +139,7 @@ void run_multiply(const MultiplyOptions& o) {
   // Verification checks the product of the inputs as converted; it says so when they were.
   const bool converted = dtype_of_any(a) != storage || dtype_of_any(b) != storage ||
                          (c0 && dtype_of_any(*c0) != out);
-  // Refused before any work when it cannot fit: C, C0 kept for verification, converted copies
-  // (each while its original lives) and the verification's working set.
-  {
-    const std::uint64_t c_bytes = matrix_bytes(m, n, out);
-    std::uint64_t conversions = 0;
-    if (dtype_of_any(a) != storage) conversions = std::max(conversions, matrix_bytes(rows_of(a), cols_of(a), storage));
-    if (dtype_of_any(b) != storage) conversions = std::max(conversions, matrix_bytes(rows_of(b), cols_of(b), storage));
-    GemmProblem shape_only;
-    shape_only.dtype = dtype, shape_only.m = m, shape_only.n = n, shape_only.k = k;
-    shape_only.lda = shape_only.a_cols(), shape_only.ldb = shape_only.b_cols(), shape_only.ldc = n;
-    const std::uint64_t verify_bytes = estimate_gemm_memory(shape_only, verify_mode).host;
-    const bool c0_copied = o.beta != 0 && c0 && dtype_of_any(*c0) != out;  // see c_before
-    require_host_memory(std::max(conversions, c_bytes * (c0_copied ? 2 : 1) + verify_bytes),
-                        "multiply " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
-  }
+  require_multiply_memory(a, b, c0, o.beta, storage, out, {dtype, m, n, k}, verify_mode);
   a = convert_input(a, storage, o.a_path);
   b = convert_input(b, storage, o.b_path);
   AnyMatrix c = c0 ? convert_input(*c0, out, o.c0_path) : zero_matrix(m, n, out);
