@@ -691,6 +691,24 @@ TEST(Verify, WrappedIntegerProductsFailEvenWithNone) {
   EXPECT_EQ(verify(TestProblem(square(DType::f32, 3)).problem(), nullptr, VerifyMode::none).check, "");
 }
 
+TEST(Verify, FreivaldsSaysWhenItCannotDecide) {
+  // [1e30, -1e30, 0.5] . [1, 1, 1] = 0.5 exactly, but the double-double residual of
+  // Freivalds' check is only known to about (k u)^2 2e30 ~ 3: too coarse for a 1e-12
+  // tolerance. It fails, saying so, rather than passing on noise; the full check decides.
+  const double a[] = {1e30, -1e30, 0.5}, b[] = {1, 1, 1};
+  double c = 0.5;
+  GemmProblem p;
+  p.dtype = DType::f64;
+  p.m = 1, p.n = 1, p.k = 3;
+  p.a = a, p.lda = 3, p.b = b, p.ldb = 1, p.c = &c, p.ldc = 1;
+  const VerifyResult freivalds = verify(p, nullptr, VerifyMode::freivalds);
+  EXPECT_FALSE(freivalds.passed);
+  EXPECT_TRUE(contains(freivalds.detail, "inconclusive")) << freivalds.detail;
+  EXPECT_TRUE(verify(p, nullptr, VerifyMode::full).passed);
+  c = 0.75;
+  EXPECT_FALSE(verify(p, nullptr, VerifyMode::full).passed);
+}
+
 TEST(VerifyReference, DoubleDoubleSurvivesCancellation) {
   // [1e16, 1, -1e16] . [1, 1, 1] = 1; a plain double sum gives 0.
   const double a[] = {1e16, 1, -1e16}, b[] = {1, 1, 1};
