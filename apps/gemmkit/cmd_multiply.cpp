@@ -1,4 +1,5 @@
 // gemmkit multiply A B -o C: C = alpha op(A) op(B) + beta C0, verified, written atomically.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -6,6 +7,7 @@
 
 #include "cli.hpp"
 #include "gemmkit/io.hpp"
+#include "gemmkit/memory.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/verify.hpp"
 
@@ -70,6 +72,37 @@ AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path
   return converted;
 }
 
+// A zero m x n matrix of `dtype`, made in place rather than converted from another.
+AnyMatrix zero_matrix(std::int64_t m, std::int64_t n, DType dtype) {
+  AnyMatrix typed = convert(AnyMatrix(Matrix<std::int64_t>(0, 0)), dtype);
+  std::visit([&](auto& x) { x = std::decay_t<decltype(x)>(m, n); }, typed);
+  return typed;
+}
+
+struct ProductShape {
+  DType dtype;
+  std::int64_t m, n, k;
+};
+
+// Refuses, before any work, a multiply whose memory beyond the inputs as read cannot fit: C,
+// a copy of C0 for verification when it must be converted, converted inputs (each while its
+// original lives) and the verification's working set.
+void require_multiply_memory(const AnyMatrix& a, const AnyMatrix& b, const std::optional<AnyMatrix>& c0,
+                             double beta, DType storage, DType out, ProductShape s, VerifyMode mode) {
+  std::uint64_t conversions = 0;
+  for (const AnyMatrix* x : {&a, &b})
+    if (dtype_of_any(*x) != storage)
+      conversions = std::max(conversions, matrix_bytes(rows_of(*x), cols_of(*x), storage));
+  GemmProblem shape_only;
+  shape_only.dtype = s.dtype, shape_only.m = s.m, shape_only.n = s.n, shape_only.k = s.k;
+  shape_only.lda = s.k, shape_only.ldb = s.n, shape_only.ldc = s.n;
+  const bool c0_copied = beta != 0 && c0 && dtype_of_any(*c0) != out;  // see c_before
+  const std::uint64_t product = matrix_bytes(s.m, s.n, out) * (c0_copied ? 2 : 1) +
+                                estimate_gemm_memory(shape_only, mode).host;
+  require_host_memory(std::max(conversions, product), "multiply " + std::to_string(s.m) + "x" +
+                                                          std::to_string(s.n) + "x" + std::to_string(s.k));
+}
+
 std::string shape(const AnyMatrix& m) {
   return std::to_string(rows_of(m)) + "x" + std::to_string(cols_of(m));
 }
@@ -122,14 +155,27 @@ void run_multiply(const MultiplyOptions& o) {
                                      " inputs: C is " + std::string(dtype_name(storage)) +
                                      (half_in ? " or f32" : "") + " (the kernels write no other)");
   }
+  // Verification checks the product of the inputs as converted; it says so when they were.
+  const bool converted = dtype_of_any(a) != storage || dtype_of_any(b) != storage ||
+                         (c0 && dtype_of_any(*c0) != out);
+  require_multiply_memory(a, b, c0, o.beta, storage, out, {dtype, m, n, k}, verify_mode);
   a = convert_input(a, storage, o.a_path);
   b = convert_input(b, storage, o.b_path);
-  AnyMatrix c = c0 ? convert_input(*c0, out, o.c0_path)
-                   : convert(AnyMatrix(Matrix<std::int64_t>(m, n)), out);
-  const AnyMatrix c_before = c;  // kept for verification when beta != 0
+  AnyMatrix c = c0 ? convert_input(*c0, out, o.c0_path) : zero_matrix(m, n, out);
+  // C0 as it was, for verification: only when beta != 0 (else C0 is never read), and the
+  // file's own matrix when it already has C's dtype.
+  std::optional<AnyMatrix> c_before;
+  if (o.beta != 0) c_before = dtype_of_any(*c0) == out ? std::move(*c0) : c;
+  c0.reset();
+  const void* c_before_data =
+      c_before ? std::visit([](const auto& x) -> const void* { return x.data(); }, *c_before) : nullptr;
 
   GemmProblem p = make_problem(a, o.trans_a, b, o.trans_b, c, o.alpha, o.beta);
   p.dtype = dtype;  // tf32: f32 storage that the tensor cores read as tf32
+  if (verify_mode == VerifyMode::exact && !integer_valued(p, c_before_data))
+    fail(ErrorCategory::usage, "--verify exact needs integer-valued inputs (integer dtypes, or float "
+                               "data whose entries, alpha and beta are all integers below 2^63); " +
+                                   o.a_path + " and " + o.b_path + " are not: use full or freivalds");
 
   GemmOptions options;
   options.backend = backend;
@@ -139,12 +185,13 @@ void run_multiply(const MultiplyOptions& o) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  const void* c_before_data = std::visit([](const auto& x) -> const void* { return x.data(); }, c_before);
   // A kernel that computes in a lower precision than the dtype (cuda_cublas_tf32: tf32 on f32
   // data) is held to the tolerance of the precision it computes in.
   const KernelEntry* entry = Registry::instance().find(kernel);
   const std::optional<DType> accuracy = entry ? entry->accuracy : std::nullopt;
   const VerifyResult check = verify(p, c_before_data, verify_mode, 0x5eed, accuracy);
+  const std::string of_inputs =
+      converted ? " (of the inputs as converted to " + std::string(dtype_name(dtype)) + ")" : "";
 
   nlohmann::json report = {
       {"a", o.a_path}, {"b", o.b_path}, {"output", o.c_path},
@@ -153,18 +200,22 @@ void run_multiply(const MultiplyOptions& o) {
       {"kernel", kernel}, {"seconds", seconds},
       {"gflops", seconds > 0 ? p.flops() / seconds / 1e9 : 0.0},
       {"verify", {{"method", verify_mode_name(check.method)}, {"passed", check.passed},
+                  {"check", check.check}, {"guarantee", check.guarantee},
                   {"error", check.error}, {"tolerance", check.tolerance},
+                  {"backward_error", std::isnan(check.backward_error) ? nlohmann::json(nullptr)
+                                                                      : nlohmann::json(check.backward_error)},
                   {"tolerance_dtype", dtype_name(tolerance_dtype(dtype, accuracy))},
+                  {"of_converted_inputs", converted},
                   {"detail", check.detail}}},
   };
   if (!check.passed) {
     if (!o.json_path.empty()) write_json(o.json_path, report);
-    fail(ErrorCategory::numeric, "verification (" + std::string(verify_mode_name(check.method)) +
-                                     ") failed for kernel " + kernel + ": " +
-                                     (check.detail.empty() ? "relative error " +
-                                      std::to_string(check.error) + " exceeds " +
-                                      std::to_string(check.tolerance) : check.detail) +
-                                     "; " + o.c_path + " was not written");
+    // With --verify none only integer overflow is looked for.
+    fail(ErrorCategory::numeric,
+         (check.method == VerifyMode::none ? "kernel " + kernel + ": "
+                                           : "verification (" + check.check + ") failed for kernel " +
+                                                 kernel + ": ") +
+             check.detail + of_inputs + "; " + o.c_path + " was not written");
   }
   write_matrix(o.c_path, c);
   if (!o.json_path.empty()) write_json(o.json_path, report);
@@ -176,13 +227,10 @@ void run_multiply(const MultiplyOptions& o) {
               p.shape_string().c_str(), dtypes.c_str(), kernel.c_str(), seconds * 1e3,
               report["gflops"].get<double>());
   if (check.method == VerifyMode::none)
-    std::printf("not verified (--verify none)\n");
-  else if (is_integer(dtype))
-    std::printf("verified exactly against a 128-bit integer reference\n");
+    std::printf("not verified (--verify none)%s\n",
+                is_integer(dtype) ? "; no entry of the exact product overflows" : "");
   else
-    std::printf("verified (%s): relative error %.2e <= %s tolerance %.2e\n",
-                std::string(verify_mode_name(check.method)).c_str(), check.error,
-                std::string(dtype_name(tolerance_dtype(dtype, accuracy))).c_str(), check.tolerance);
+    std::printf("verified (%s)%s: %s\n", check.check.c_str(), of_inputs.c_str(), check.guarantee.c_str());
 }
 
 }  // namespace
@@ -210,7 +258,9 @@ void add_multiply(CLI::App& app) {
   cmd->add_option("--beta", o->beta, "Scale of C0 (needs --c)")->capture_default_str();
   cmd->add_option("--c", o->c0_path, "C0, the matrix added as beta * C0");
   cmd->add_option("--verify", o->verify,
-                  "auto (full up to 2e9 multiply-adds, else freivalds), full, freivalds or none")
+                  "auto (full up to 2e9 multiply-adds, else exact for integer data, else "
+                  "freivalds), full, freivalds, exact (integer-valued inputs) or none; integer "
+                  "overflow is reported even with none")
       ->capture_default_str();
   cmd->add_option("--json", o->json_path, "Also write the run's details as JSON");
   cmd->callback([o] { run_multiply(*o); });

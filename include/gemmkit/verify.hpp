@@ -1,9 +1,16 @@
-// Verification of GEMM results against an independent oracle: a naive reference that
-// accumulates in double (floating dtypes) or exactly in 128-bit integers (integer dtypes),
-// or, for problems too large for that, Freivalds' randomised check in double.
+// Verification of GEMM results against an independent oracle. Each check states what it
+// guarantees (VerifyResult::check and ::guarantee; src/core/verify.cpp explains them):
+//  - full: against the exact product (128-bit integers when the inputs are integers, else a
+//    double-double reference): relative Frobenius error <= tolerance and every entry within
+//    its Cauchy-Schwarz share of it; integer dtypes: every entry exact.
+//  - freivalds: randomised (random sign vectors, double-double residuals): an estimate of the
+//    same relative error, O(mn + mk + kn); reports the backward error relative to |A||B|.
+//  - exact: integer-valued inputs only, any size: Freivalds in exact modular arithmetic;
+//    every entry equals the exact product except with probability below 2^-92.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,8 +23,9 @@ namespace gemmkit {
 // -Wpedantic quiet).
 __extension__ typedef __int128 int128_t;
 
-enum class VerifyMode { none, automatic, full, freivalds };
-VerifyMode parse_verify_mode(std::string_view text);  // "none|auto|full|freivalds"; usage error otherwise
+enum class VerifyMode { none, automatic, full, freivalds, exact };
+// "none|auto|full|freivalds|exact"; usage error otherwise.
+VerifyMode parse_verify_mode(std::string_view text);
 std::string_view verify_mode_name(VerifyMode mode);
 
 // Relative Frobenius error allowed for a dtype at reduction length k. Grows like sqrt(k)
@@ -31,27 +39,41 @@ double tolerance(DType dtype, std::int64_t k);
 // stays exact.
 DType tolerance_dtype(DType data, std::optional<DType> accuracy);
 
-// Problems with m*n*k up to this many multiply-adds are checked in full by `automatic`.
+// Problems with m*n*k up to this many multiply-adds are checked in full by `automatic`;
+// larger ones with `exact` when the inputs are integers whose product the dtype holds
+// exactly, else with `freivalds`.
 inline constexpr double kFullVerifyLimit = 2.0e9;
 
-// alpha * op(A) * op(B) + beta * C0 in double, M x N. c_before is C0 (ldc as in the problem)
-// and may be null when beta == 0. Any dtype; integers are converted exactly while |x| < 2^53.
+// alpha * op(A) * op(B) + beta * C0, M x N, summed in double-double and rounded to double
+// (correctly rounded unless the sums cancel by more than about 2^50). c_before is C0 (ldc as
+// in the problem) and may be null when beta == 0. Any dtype.
 std::vector<double> reference_gemm(const GemmProblem& problem, const void* c_before);
 
 // The same exactly, for i32/i64 problems: 128-bit accumulation, row-major M x N.
 std::vector<int128_t> reference_gemm_exact(const GemmProblem& problem, const void* c_before);
 
+// Whether every entry of A and B (when alpha != 0) and C0 (when beta != 0), alpha and beta
+// are integers below 2^63 in magnitude: what `exact` needs. Integer dtypes always are.
+bool integer_valued(const GemmProblem& problem, const void* c_before);
+
 struct VerifyResult {
-  VerifyMode method = VerifyMode::none;  // full or freivalds (none if not checked)
+  VerifyMode method = VerifyMode::none;  // full, freivalds or exact (none if not checked)
   bool passed = true;
-  double error = 0.0;      // relative Frobenius error (full) or relative residual (freivalds)
-  double tolerance = 0.0;
-  std::string detail;      // e.g. the first mismatching entry for integers
+  double error = 0.0;      // relative Frobenius error (full), its estimate (freivalds)
+  double tolerance = 0.0;  // 0 for exact checks
+  // Backward error relative to |A||B| (freivalds: max over rows; full: at the largest
+  // error); NaN when not computed.
+  double backward_error = std::numeric_limits<double>::quiet_NaN();
+  std::string check;       // which check ran, e.g. "full, exact integer reference"
+  std::string guarantee;   // what passing it means, with the figures
+  std::string detail;      // why it failed, e.g. the first mismatching entry
 };
 
 // Checks problem.c (the result, host memory) against the oracle. c_before is C as it was
-// before the GEMM (needed when beta != 0, else may be null). Integer problems are always
-// checked exactly in full. `automatic` picks full up to kFullVerifyLimit, else freivalds.
+// before the GEMM (needed when beta != 0, else may be null). Integer dtypes are always
+// checked exactly (full, or modular past kFullVerifyLimit or with freivalds/exact), and with
+// `none` still screened for overflow: a wrapped product fails. `exact` with inputs that are
+// not integer-valued is a usage error.
 // `accuracy`: the precision the kernel computed in when lower than the problem's dtype (pass
 // KernelEntry::accuracy, e.g. tf32); the tolerance is then that of
 // tolerance_dtype(problem.dtype, accuracy), and a failure message names that dtype.

@@ -6,7 +6,9 @@
 
 #include "core/dispatch.hpp"
 #include "gemmkit/device.hpp"
+#include "gemmkit/memory.hpp"
 #include "gemmkit/registry.hpp"
+#include "gemmkit/verify.hpp"
 
 namespace gemmkit {
 
@@ -129,6 +131,9 @@ std::string gemm(const GemmProblem& p, const GemmOptions& options) {
                                      std::to_string(entry->min_compute_capability) +
                                      ", the device has " +
                                      std::to_string(current_compute_capability()));
+    // The device copies of A, B and C (DeviceProblem in src/cuda/device.cu).
+    require_device_memory(estimate_gemm_memory(p, VerifyMode::none).device,
+                          "kernel '" + entry->name + "' on " + p.shape_string());
     detail::run_on_device(*entry, p);
   } else if (p.m > 0 && p.n > 0) {
     entry->run(p);

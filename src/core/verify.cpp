@@ -1,15 +1,26 @@
 // The verification oracle. It shares no code with the kernels it checks: its own loops,
-// accumulation in double (or exactly in 128-bit integers), and no BLAS.
+// exact (128-bit or modular) integer arithmetic or double-double sums, and no BLAS.
 //
-// What passing means, for floating dtypes with tolerance t = tolerance(dtype, k):
-//  - full: the relative Frobenius error is at most t, and every entry is within
-//    2 t (|alpha| |a_i| |b_j| + |beta| |c0_ij|) of the reference, where a_i is row i of op(A)
-//    and b_j column j of op(B). The second test catches a single wrong entry that the norm of
-//    a large matrix would average away; its scale bounds |alpha (A B)_ij + beta c0_ij| by
-//    Cauchy-Schwarz, so cancellation in C does not make it fail.
-//  - freivalds: for random sign vectors x, every row of C x - beta C0 x - alpha A (B x) is
-//    within t (|alpha| |a_i| |B|_F + |beta| |c0_i|): what the same per-entry allowance adds up
-//    to, in root mean square, once mixed by random signs. Again a scale of magnitudes, not of C.
+// The checks, and what passing each one means (t = tolerance(dtype, k), u = the unit
+// roundoff of double):
+//  - full, integer dtypes: every entry equals the exact product (128-bit reference).
+//  - full, floating dtypes: against a reference that is exact (128-bit integers) when every
+//    input is an integer, else double-double (about 106 bits, TwoProd/TwoSum), the relative
+//    Frobenius error |C - C_exact|_F / |C_exact|_F is at most t, and every entry is within
+//    2 t (|alpha| |a_i| |b_j| + |beta| |c0_ij|) of the exact one (a_i row i of op(A), b_j
+//    column j of op(B)): the norm test alone would average a single wrong entry away.
+//  - freivalds (floating): for 4 random sign vectors x, r = C x - (alpha A (B x) + beta C0 x)
+//    in double-double. Passing: the randomised estimate |r| / |alpha A B x + beta C0 x| of the
+//    relative Frobenius error is at most t, and every row of r is within
+//    t (|alpha| |a_i| |B|_F + |beta| |c0_i|). The reference's own error, at most
+//    eta = 2 ((n + k + 4) u)^2 (|alpha| |A| |B| |x| + |beta| |C0| |x| + |C| |x|), is counted
+//    against the result: a check that cannot decide fails and says so. With integer inputs
+//    and results r is an integer, exact once eta < 1/2.
+//  - exact (integer-valued inputs, any dtype): Freivalds' check in exact modular arithmetic,
+//    3 random vectors modulo 2^61 - 1 and 3 modulo 2^31 - 1. A wrong entry escapes only if
+//    every round misses it: probability below 2^-92 whatever the data.
+// The backward error max |r_i| / (|A| |B| |x|)_i is reported too: it tells a wrong result
+// from a correctly rounded product of an ill-conditioned problem.
 #include "gemmkit/verify.hpp"
 
 #include <omp.h>
@@ -23,8 +34,21 @@
 
 #include "gemmkit/error.hpp"
 
+// Error-free transformations (TwoSum, TwoProd) need every sum and product rounded as
+// written: no contraction into fused multiply-adds.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 namespace gemmkit {
 namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr std::string_view kExactNeedsIntegers =
+    "--verify exact needs integer-valued inputs: integer dtypes, or float data whose entries "
+    "(and alpha and beta) are all integers below 2^63; use full or freivalds";
 
 // The 16-bit float dtypes are decoded here from their bits, not by their own conversions,
 // so that the oracle reads every dtype without the code it checks.
@@ -119,87 +143,192 @@ void check_problem(const GemmProblem& p, const void* c_before, const char* what)
   checked_element_count(p.m, p.n, std::string(what) + " result");
 }
 
-// The rows of op(B) converted to Acc are shared by every row of C a panel at a time:
-// about this many elements, so that a panel stays in L2 while all rows stream past it.
+// The rows of op(B) converted once are shared by every row of C a panel at a time: about
+// this many elements, so that a panel stays in L2 while all rows stream past it.
 constexpr std::int64_t kPanelElements = std::int64_t{1} << 16;
 
 std::int64_t panel_rows(const GemmProblem& p) {
   return std::clamp<std::int64_t>(kPanelElements / std::max<std::int64_t>(p.n, 1), 1, p.k);
 }
 
-// T: the inputs' storage; CT: C's (T, or float for f16/bf16 inputs with C in f32).
-template <class T, class CT>
-std::vector<double> reference_typed(const GemmProblem& p, const CT* c0) {
-  const std::int64_t m = p.m, n = p.n, k = p.k;
-  std::vector<double> out(static_cast<std::size_t>(m * n), 0.0);
-  // alpha == 0: A and B are not read (the BLAS convention).
-  if (p.alpha != 0 && k > 0 && n > 0) {
-    const OpView<T> a = op_view<T>(p.a, p.trans_a, p.lda), b = op_view<T>(p.b, p.trans_b, p.ldb);
-    const std::int64_t kb = panel_rows(p);
-    std::vector<double> panel(static_cast<std::size_t>(kb * n));
-    for (std::int64_t p0 = 0; p0 < k; p0 += kb) {
-      const std::int64_t rows = std::min(kb, k - p0);
-      // (rows, n) panel of op(B), converted once.
-#pragma omp parallel for schedule(static)
-      for (std::int64_t q = 0; q < rows; ++q)
-        for (std::int64_t j = 0; j < n; ++j) panel[q * n + j] = to_double(b(p0 + q, j));
-      // Row i of C += op(A)(i, p0:p0+rows) x panel, in i-p-j order: unit stride innermost.
-#pragma omp parallel for schedule(static)
-      for (std::int64_t i = 0; i < m; ++i) {
-        double* __restrict acc = out.data() + i * n;
-        for (std::int64_t q = 0; q < rows; ++q) {
-          const double aiq = to_double(a(i, p0 + q));
-          const double* __restrict brow = panel.data() + q * n;
-          for (std::int64_t j = 0; j < n; ++j) acc[j] += aiq * brow[j];
-        }
-      }
-    }
-  }
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      double& x = out[i * n + j];
-      x = p.alpha * x + (p.beta != 0 ? p.beta * to_double(c0[i * p.ldc + j]) : 0.0);
-    }
-  return out;
+// References are made and compared this many entries at a time, so that the check needs a
+// few MiB beside the problem whatever its size.
+std::int64_t block_rows(const GemmProblem& p) {
+  return std::max<std::int64_t>(1, (std::int64_t{1} << 18) / std::max<std::int64_t>(p.n, 1));
 }
 
-// An integer-valued alpha or beta as a 128-bit integer.
-int128_t exact_scalar(double x, const char* name) {
-  if (x != std::trunc(x) || !(std::fabs(x) < 0x1p126))
-    fail(ErrorCategory::usage, std::string("exact reference: ") + name + " = " + number(x) +
-                                   " is not an integer of at most 126 bits");
-  return static_cast<int128_t>(x);
+// ---- Double-double arithmetic: hi + lo carries about 106 bits.
+
+// s + e == a + b exactly (Knuth's TwoSum).
+inline void two_sum(double a, double b, double& s, double& e) {
+  s = a + b;
+  const double z = s - a;
+  e = (a - (s - z)) + (b - z);
+}
+
+// p + e == a * b exactly (TwoProd): one FMA where the target has it, else Dekker's splitting.
+inline void two_prod(double a, double b, double& p, double& e) {
+  p = a * b;
+#ifdef __FMA__
+  e = std::fma(a, b, -p);
+#else
+  constexpr double kSplit = 134217729.0;  // 2^27 + 1
+  const double ta = kSplit * a, tb = kSplit * b;
+  const double ah = ta - (ta - a), al = a - ah, bh = tb - (tb - b), bl = b - bh;
+  e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+#endif
+}
+
+// (hi, lo) += a * b.
+inline void dd_add_product(double& hi, double& lo, double a, double b) {
+  double p, pe, s, e;
+  two_prod(a, b, p, pe);
+  two_sum(hi, p, s, e);
+  hi = s;
+  lo += e + pe;
+}
+
+// (h, l) += a * b for n entries: the inner loop of the double-double reference. Where the
+// build has no FMA but the x86-64 CPU has (the CPU kernels need it anyway), a copy compiled
+// for it is used: TwoProd in one instruction, 4 doubles a step.
+inline void dd_axpy_portable(double* __restrict h, double* __restrict l, double a,
+                             const double* __restrict b, std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) dd_add_product(h[j], l[j], a, b[j]);
+}
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__FMA__)
+__attribute__((target("avx2,fma"))) void dd_axpy_fma(double* __restrict h, double* __restrict l,
+                                                     double a, const double* __restrict b,
+                                                     std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double p = a * b[j], pe = __builtin_fma(a, b[j], -p);
+    double s, e;
+    two_sum(h[j], p, s, e);
+    h[j] = s;
+    l[j] += e + pe;
+  }
+}
+void dd_axpy(double* h, double* l, double a, const double* b, std::int64_t n) {
+  static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (fma) dd_axpy_fma(h, l, a, b, n);
+  else dd_axpy_portable(h, l, a, b, n);
+}
+#else
+void dd_axpy(double* h, double* l, double a, const double* b, std::int64_t n) {
+  dd_axpy_portable(h, l, a, b, n);
+}
+#endif
+
+// Normalised: hi is hi + lo rounded, lo what rounding left.
+inline void dd_normalise(double& hi, double& lo) {
+  double s, e;
+  two_sum(hi, lo, s, e);
+  hi = s;
+  lo = e;
+}
+
+// ---- Integer-valued data.
+
+template <class T>
+bool integral(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return true;
+  } else {
+    const double d = to_double(x);
+    return d == std::trunc(d) && std::fabs(d) < 0x1p63;
+  }
+}
+template <class T>
+std::int64_t to_int64(T x) {
+  if constexpr (std::is_integral_v<T>) return x;
+  else return static_cast<std::int64_t>(to_double(x));  // integral(x) holds
 }
 
 template <class T>
-std::vector<int128_t> reference_exact_typed(const GemmProblem& p, const T* c0) {
-  const std::int64_t m = p.m, n = p.n, k = p.k;
-  const int128_t alpha = exact_scalar(p.alpha, "alpha"), beta = exact_scalar(p.beta, "beta");
-  std::vector<int128_t> out(static_cast<std::size_t>(m * n), 0);
-  // Column of the first 128-bit overflow in each row, -1 if none (checked after the loops:
-  // nothing may be thrown out of an OpenMP region).
-  std::vector<std::int64_t> overflow_at(static_cast<std::size_t>(m), -1);
+bool all_integral(const T* s, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  if constexpr (std::is_integral_v<T>) return true;
+  bool all = true;
+#pragma omp parallel for schedule(static) reduction(&& : all)
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) all = all && integral(s[r * ld + c]);
+  return all;
+}
+
+bool integral_scalar(double x) { return x == std::trunc(x) && std::fabs(x) < 0x1p63; }
+
+// Whether the product is a product of integers: every entry of A, B (read when alpha != 0)
+// and C0 (read when beta != 0), and alpha and beta, integers below 2^63 in magnitude.
+template <class T, class CT>
+bool integer_valued_typed(const GemmProblem& p, const CT* c0) {
+  if (!integral_scalar(p.alpha) || !integral_scalar(p.beta)) return false;
+  if (p.alpha != 0 && (!all_integral(static_cast<const T*>(p.a), p.a_rows(), p.a_cols(), p.lda) ||
+                       !all_integral(static_cast<const T*>(p.b), p.b_rows(), p.b_cols(), p.ldb)))
+    return false;
+  return p.beta == 0 || all_integral(c0, p.m, p.n, p.ldc);
+}
+
+// For each row i, an upper bound on |alpha (op(A) op(B))_ij + beta c0_ij| over j:
+// |alpha| sum_q |a_iq| max_j |b_qj| + |beta| max_j |c0_ij|, in O(mk + kn + mn).
+template <class T, class CT>
+std::vector<double> row_bounds(const GemmProblem& p, const CT* c0) {
+  std::vector<double> bound(static_cast<std::size_t>(p.m), 0.0);
+  if (p.alpha != 0 && p.k > 0) {
+    const OpView<T> a = op_view<T>(p.a, p.trans_a, p.lda), b = op_view<T>(p.b, p.trans_b, p.ldb);
+    std::vector<double> b_max(static_cast<std::size_t>(p.k), 0.0);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t q = 0; q < p.k; ++q)
+      for (std::int64_t j = 0; j < p.n; ++j) b_max[q] = std::max(b_max[q], std::fabs(to_double(b(q, j))));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < p.m; ++i) {
+      double sum = 0;
+      for (std::int64_t q = 0; q < p.k; ++q) sum += std::fabs(to_double(a(i, q))) * b_max[q];
+      bound[i] = std::fabs(p.alpha) * sum;
+    }
+  }
+  if (p.beta != 0) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < p.m; ++i) {
+      double c_max = 0;
+      for (std::int64_t j = 0; j < p.n; ++j) c_max = std::max(c_max, std::fabs(to_double(c0[i * p.ldc + j])));
+      bound[i] += std::fabs(p.beta) * c_max;
+    }
+  }
+  // Sums of non-negative terms are off by at most k u relative; this covers it.
+  for (double& x : bound) x *= 1 + 1e-9;
+  return bound;
+}
+
+// ---- The references, a block of rows at a time.
+
+// Rows [i0, i1) of the exact alpha op(A) op(B) + beta C0 of an integer-valued problem into
+// `out` (row-major, (i1 - i0) x n). Returns the first (row, column) whose sum overflows 128
+// bits, or (-1, -1). Nothing may be thrown out of an OpenMP region, hence the return value.
+template <class T, class CT>
+std::pair<std::int64_t, std::int64_t> exact_rows(const GemmProblem& p, const CT* c0,
+                                                 std::int64_t i0, std::int64_t i1, int128_t* out) {
+  const std::int64_t n = p.n, k = p.k, rows = i1 - i0;
+  const auto alpha = static_cast<int128_t>(p.alpha), beta = static_cast<int128_t>(p.beta);
+  std::fill(out, out + rows * n, int128_t{0});
+  std::vector<std::int64_t> overflow_at(static_cast<std::size_t>(rows), -1);
   if (alpha != 0 && k > 0 && n > 0) {
     const OpView<T> a = op_view<T>(p.a, p.trans_a, p.lda), b = op_view<T>(p.b, p.trans_b, p.ldb);
     const std::int64_t kb = panel_rows(p);
     std::vector<std::int64_t> panel(static_cast<std::size_t>(kb * n));
     for (std::int64_t p0 = 0; p0 < k; p0 += kb) {
-      const std::int64_t rows = std::min(kb, k - p0);
+      const std::int64_t prows = std::min(kb, k - p0);
 #pragma omp parallel for schedule(static)
-      for (std::int64_t q = 0; q < rows; ++q)
-        for (std::int64_t j = 0; j < n; ++j) panel[q * n + j] = b(p0 + q, j);
+      for (std::int64_t q = 0; q < prows; ++q)
+        for (std::int64_t j = 0; j < n; ++j) panel[q * n + j] = to_int64(b(p0 + q, j));
 #pragma omp parallel for schedule(static)
-      for (std::int64_t i = 0; i < m; ++i) {
-        int128_t* acc = out.data() + i * n;
-        for (std::int64_t q = 0; q < rows && overflow_at[i] < 0; ++q) {
-          const std::int64_t aiq = a(i, p0 + q);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        int128_t* acc = out + r * n;
+        for (std::int64_t q = 0; q < prows && overflow_at[r] < 0; ++q) {
+          const std::int64_t aiq = to_int64(a(i0 + r, p0 + q));
           if (aiq == 0) continue;  // adjacency matrices are mostly zeros
           const std::int64_t* brow = panel.data() + q * n;
           // |aiq * brow[j]| <= 2^126: the product cannot overflow, the sum is checked.
           for (std::int64_t j = 0; j < n; ++j)
             if (__builtin_add_overflow(acc[j], int128_t{aiq} * brow[j], &acc[j])) {
-              overflow_at[i] = j;
+              overflow_at[r] = j;
               break;
             }
         }
@@ -207,20 +336,77 @@ std::vector<int128_t> reference_exact_typed(const GemmProblem& p, const T* c0) {
     }
   }
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n && overflow_at[i] < 0; ++j) {
-      int128_t& x = out[i * n + j];
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < n && overflow_at[r] < 0; ++j) {
+      int128_t& x = out[r * n + j];
       int128_t scaled_c0 = 0;
       if (__builtin_mul_overflow(x, alpha, &x) ||
-          (beta != 0 && __builtin_mul_overflow(int128_t{c0[i * p.ldc + j]}, beta, &scaled_c0)) ||
+          (beta != 0 &&
+           __builtin_mul_overflow(int128_t{to_int64(c0[(i0 + r) * p.ldc + j])}, beta, &scaled_c0)) ||
           __builtin_add_overflow(x, scaled_c0, &x))
-        overflow_at[i] = j;
+        overflow_at[r] = j;
     }
-  for (std::int64_t i = 0; i < m; ++i)
-    if (overflow_at[i] >= 0)
-      fail(ErrorCategory::numeric, "exact reference: entry " + entry_name(i, overflow_at[i]) +
-                                       " overflows 128-bit integers");
-  return out;
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (overflow_at[r] >= 0) return {i0 + r, overflow_at[r]};
+  return {-1, -1};
+}
+
+// Rows [i0, i1) of alpha op(A) op(B) + beta C0 in double-double (normalised) into hi and lo.
+template <class T, class CT>
+void compensated_rows(const GemmProblem& p, const CT* c0, std::int64_t i0, std::int64_t i1,
+                      double* hi, double* lo) {
+  const std::int64_t n = p.n, k = p.k, rows = i1 - i0;
+  std::fill(hi, hi + rows * n, 0.0);
+  std::fill(lo, lo + rows * n, 0.0);
+  // alpha == 0: A and B are not read (the BLAS convention).
+  if (p.alpha != 0 && k > 0 && n > 0) {
+    const OpView<T> a = op_view<T>(p.a, p.trans_a, p.lda), b = op_view<T>(p.b, p.trans_b, p.ldb);
+    const std::int64_t kb = panel_rows(p);
+    std::vector<double> panel(static_cast<std::size_t>(kb * n));
+    for (std::int64_t p0 = 0; p0 < k; p0 += kb) {
+      const std::int64_t prows = std::min(kb, k - p0);
+      // (prows, n) panel of op(B), converted once.
+#pragma omp parallel for schedule(static)
+      for (std::int64_t q = 0; q < prows; ++q)
+        for (std::int64_t j = 0; j < n; ++j) panel[q * n + j] = to_double(b(p0 + q, j));
+      // Row i of C += op(A)(i, p0:p0+prows) x panel, in i-p-j order: unit stride innermost.
+#pragma omp parallel for schedule(static)
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double* __restrict h = hi + r * n;
+        double* __restrict l = lo + r * n;
+        for (std::int64_t q = 0; q < prows; ++q) {
+          const double aiq = to_double(a(i0 + r, p0 + q));
+          const double* __restrict brow = panel.data() + q * n;
+          dd_axpy(h, l, aiq, brow, n);
+        }
+      }
+    }
+  }
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double& h = hi[r * n + j];
+      double& l = lo[r * n + j];
+      // alpha (h + l) + beta c0, in double-double.
+      double sh = 0, sl = p.alpha * l;
+      dd_add_product(sh, sl, p.alpha, h);
+      if (p.beta != 0) dd_add_product(sh, sl, p.beta, to_double(c0[(i0 + r) * p.ldc + j]));
+      dd_normalise(sh, sl);
+      h = sh;
+      l = sl;
+    }
+}
+
+// The double-double nearest an exact 128-bit integer (exact below 2^106).
+inline void int128_to_dd(int128_t x, double& hi, double& lo) {
+  hi = static_cast<double>(x);
+  // x - hi in 128 bits; hi may be 2^127, one past the range, and is then taken in halves.
+  if (std::fabs(hi) < 0x1p126) {
+    lo = static_cast<double>(x - static_cast<int128_t>(hi));
+  } else {
+    const auto half = static_cast<int128_t>(hi / 2);
+    lo = static_cast<double>(x - half - half);
+  }
 }
 
 // The Euclidean norm, accumulated with scaling (LAPACK's lassq) so that it neither overflows
@@ -307,242 +493,601 @@ std::vector<double> op_b_column_norms(const GemmProblem& p) {
 // worst single product of tf32 or bf16 inputs is off by twice their unit roundoff.
 constexpr double kEntrySlack = 2.0;
 
+// Unit roundoff of the precision a kernel computes in.
+double unit_roundoff(DType dtype) {
+  switch (dtype) {
+    case DType::f64: return 0x1p-53;
+    case DType::f32: return 0x1p-24;
+    case DType::tf32:
+    case DType::f16: return 0x1p-11;
+    case DType::bf16: return 0x1p-8;
+    default: return 0;
+  }
+}
+
+// What a backward error (the error over |alpha| |A||B| + |beta| |C0|) says about a result that
+// failed: within rounding, the problem is ill-conditioned; beyond it, the result is wrong.
+std::string backward_note(double backward, DType dtype, std::int64_t k) {
+  const double rounding = double(k + 2) * unit_roundoff(dtype);
+  std::string note = "backward error relative to |A||B| " + number(backward);
+  if (backward <= rounding)
+    return note + ", within what " + std::string(dtype_name(dtype)) + " rounding of " +
+           std::to_string(k) + " terms allows (" + number(rounding) +
+           "): the product is ill-conditioned, and a correct " + std::string(dtype_name(dtype)) +
+           " GEMM can be this far from the exact product";
+  return note + ", more than " + std::string(dtype_name(dtype)) + " rounding of " +
+         std::to_string(k) + " terms explains (" + number(rounding) + ")";
+}
+
+// The backward error of entry (i, j) off by `error`: error / (|alpha| |a_i| . |b_j| + |beta c0_ij|).
 template <class T, class CT>
-VerifyResult verify_full(const GemmProblem& p, const void* c_before, double tol,
-                         DType tol_dtype) {
+double entry_backward_error(const GemmProblem& p, const CT* c0, std::int64_t i, std::int64_t j,
+                            double error) {
+  double scale = 0;
+  if (p.alpha != 0) {
+    const OpView<T> a = op_view<T>(p.a, p.trans_a, p.lda), b = op_view<T>(p.b, p.trans_b, p.ldb);
+    for (std::int64_t q = 0; q < p.k; ++q) scale += std::fabs(to_double(a(i, q)) * to_double(b(q, j)));
+    scale *= std::fabs(p.alpha);
+  }
+  if (p.beta != 0) scale += std::fabs(p.beta * to_double(c0[i * p.ldc + j]));
+  return scale > 0 ? error / scale : (error == 0 ? 0.0 : kInfinity);
+}
+
+// The full check of a floating-point result, a block of rows at a time.
+template <class T, class CT>
+VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, DType tol_dtype,
+                               bool integer_data) {
   VerifyResult result;
   result.method = VerifyMode::full;
   result.tolerance = tol;
-  const std::vector<double> ref = reference_gemm(p, c_before);
   const auto* got = static_cast<const CT*>(p.c);
-  const auto* c0 = static_cast<const CT*>(c_before);
-  result.error = relative_frobenius_typed(got, p.m, p.n, p.ldc, ref);
-
-  // The entry furthest outside its own bound (or the first non-finite mismatch).
-  std::vector<double> a_norms(p.m, 0.0), b_norms(p.n, 0.0);  // A and B unread if alpha == 0
+  const std::int64_t m = p.m, n = p.n, block = std::min(block_rows(p), std::max<std::int64_t>(m, 1));
+  std::vector<double> a_norms(m, 0.0), b_norms(n, 0.0);  // A and B unread if alpha == 0
   if (p.alpha != 0) a_norms = op_a_row_norms<T>(p), b_norms = op_b_column_norms<T>(p);
-  double worst = 0;
-  std::int64_t wi = -1, wj = -1;
-  for (std::int64_t i = 0; i < p.m && worst != std::numeric_limits<double>::infinity(); ++i)
-    for (std::int64_t j = 0; j < p.n; ++j) {
-      const double g = to_double(got[i * p.ldc + j]), e = ref[i * p.n + j];
-      const double c0_scale = p.beta != 0 ? std::fabs(p.beta * to_double(c0[i * p.ldc + j])) : 0;
-      const double bound =
-          kEntrySlack * tol * (std::fabs(p.alpha) * a_norms[i] * b_norms[j] + c0_scale);
-      double excess = 0;
-      if (!std::isfinite(g) || !std::isfinite(e)) {
-        if (!(g == e || (std::isnan(g) && std::isnan(e))))
-          excess = std::numeric_limits<double>::infinity();
-      } else if (std::fabs(g - e) > bound) {
-        excess = bound > 0 ? std::fabs(g - e) / bound : std::numeric_limits<double>::infinity();
+
+  // Per row: the norms, the entry furthest outside its own bound (or the first non-finite
+  // mismatch), and the largest error.
+  struct RowStats {
+    Norm2 diff, ref;
+    bool mismatch = false;
+    double worst = 0, largest = 0;
+    std::int64_t worst_j = -1, largest_j = -1;
+  };
+  bool exact = integer_data;
+  std::vector<int128_t> exact_block(exact ? static_cast<std::size_t>(block * n) : 0);
+  std::vector<double> hi(static_cast<std::size_t>(block * n)), lo(hi.size());
+  std::vector<RowStats> stats(static_cast<std::size_t>(block));
+  Norm2 diff, ref;
+  bool mismatch = false;
+  double worst = 0, largest = 0, worst_expected = 0, largest_expected = 0;
+  std::int64_t wi = -1, wj = -1, li = -1, lj = -1;
+  for (std::int64_t i0 = 0; i0 < m; i0 += block) {
+    const std::int64_t i1 = std::min(m, i0 + block), rows = i1 - i0;
+    // Beyond 128 bits (integers near 2^63 times many terms): double-double from here on.
+    if (exact && exact_rows<T, CT>(p, c0, i0, i1, exact_block.data()).first >= 0) exact = false;
+    if (exact) {
+#pragma omp parallel for schedule(static)
+      for (std::int64_t e = 0; e < rows * n; ++e) int128_to_dd(exact_block[e], hi[e], lo[e]);
+    } else {
+      compensated_rows<T, CT>(p, c0, i0, i1, hi.data(), lo.data());
+    }
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      RowStats s;
+      const std::int64_t i = i0 + r;
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double g = to_double(got[i * p.ldc + j]), h = hi[r * n + j], l = lo[r * n + j];
+        if (!std::isfinite(g) || !std::isfinite(h)) {
+          if (!(g == h || (std::isnan(g) && std::isnan(h))) && !s.mismatch) {
+            s.mismatch = true;  // NaN or Inf on one side only, or Infs of opposite sign
+            s.worst = kInfinity;
+            s.worst_j = j;
+          }
+          continue;
+        }
+        const double d = (g - h) - l, ad = std::fabs(d);
+        s.diff.add(d);
+        s.ref.add(h);
+        const double c0_scale = p.beta != 0 ? std::fabs(p.beta * to_double(c0[i * p.ldc + j])) : 0;
+        const double bound = kEntrySlack * tol * (std::fabs(p.alpha) * a_norms[i] * b_norms[j] + c0_scale);
+        if (ad > bound) {
+          const double excess = bound > 0 ? ad / bound : kInfinity;
+          if (excess > s.worst) s.worst = excess, s.worst_j = j;
+        }
+        if (ad > s.largest) s.largest = ad, s.largest_j = j;
       }
-      if (excess > worst) {
-        worst = excess;
-        wi = i;
-        wj = j;
-        if (excess == std::numeric_limits<double>::infinity()) break;
+      stats[r] = s;
+    }
+    // Combined in row order: the same answer for any thread count.
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const RowStats& s = stats[r];
+      mismatch = mismatch || s.mismatch;
+      diff.add(s.diff);
+      ref.add(s.ref);
+      if (s.worst > worst) {
+        worst = s.worst, wi = i0 + r, wj = s.worst_j;
+        worst_expected = hi[r * n + wj];
+      }
+      if (s.largest > largest) {
+        largest = s.largest, li = i0 + r, lj = s.largest_j;
+        largest_expected = hi[r * n + lj];
       }
     }
+  }
+  result.error = mismatch ? std::numeric_limits<double>::quiet_NaN()
+                          : (ref.value() > 0 ? diff.value() / ref.value() : diff.value());
   const bool frobenius_ok = result.error <= tol;  // false for NaN
   result.passed = frobenius_ok && wi < 0;
+  result.check = exact ? "full, exact integer reference" : "full, double-double reference";
+  result.guarantee = "relative Frobenius error against the exact product " + number(result.error) +
+                     " <= " + number(tol) + ", and every entry within " + number(kEntrySlack * tol) +
+                     " (|alpha| |a_i| |b_j| + |beta| |c0_ij|) of it" +
+                     (exact ? "" : " (the reference is off by at most (k u)^2 |A||B|, u = 2^-53)");
+  if (exact && diff.value() == 0 && !mismatch)
+    result.guarantee = "every entry equals the exact product";
+  if (li >= 0) result.backward_error = entry_backward_error<T, CT>(p, c0, li, lj, largest);
   if (!result.passed) {
     if (!frobenius_ok)
       result.detail = "relative Frobenius error " + number(result.error) + " exceeds the " +
                       std::string(dtype_name(tol_dtype)) + " tolerance " + number(tol);
     if (wi >= 0) {
-      const double g = to_double(got[wi * p.ldc + wj]), e = ref[wi * p.n + wj];
+      const double g = to_double(got[wi * p.ldc + wj]);
       result.detail += std::string(result.detail.empty() ? "" : "; ") + "entry " +
-                       entry_name(wi, wj) + " is " + number(g) + ", expected " + number(e);
+                       entry_name(wi, wj) + " is " + number(g) + ", expected " + number(worst_expected);
       if (std::isfinite(worst))
-        result.detail += " (off by " + number(std::fabs(g - e)) + ", " + number(worst) +
+        result.detail += " (off by " + number(std::fabs(g - worst_expected)) + ", " + number(worst) +
                          " times what rounding explains)";
+    } else if (li >= 0) {
+      result.detail += "; the largest error is at " + entry_name(li, lj) + ": " +
+                       number(to_double(got[li * p.ldc + lj])) + ", expected " + number(largest_expected);
     }
+    if (li >= 0 && std::isfinite(worst))
+      result.detail += "; " + backward_note(result.backward_error, tol_dtype, p.k);
   }
   return result;
 }
 
-// Freivalds' check with this many random sign vectors x: a wrong entry (i, j) changes
-// (C x)_i by its error times +-1, so a single wrong entry never escapes.
-constexpr int kVectors = 4;
-
-// (rows, kVectors) = S X for a stored (rows, cols) matrix S and X of (cols, kVectors).
+// The full check of an integer result: every entry equal to the exact one.
 template <class T>
-std::vector<double> times(const T* s, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                          const std::vector<double>& x) {
-  std::vector<double> y(static_cast<std::size_t>(rows * kVectors), 0.0);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t r = 0; r < rows; ++r) {
-    double acc[kVectors] = {};
-    for (std::int64_t c = 0; c < cols; ++c) {
-      const double v = to_double(s[r * ld + c]);
-      for (int t = 0; t < kVectors; ++t) acc[t] += v * x[c * kVectors + t];
-    }
-    std::copy(acc, acc + kVectors, y.begin() + r * kVectors);
-  }
-  return y;
-}
-
-// (cols, kVectors) = S^T X for X of (rows, kVectors). Each thread owns a range of columns and
-// reads S row by row.
-template <class T>
-std::vector<double> times_transposed(const T* s, std::int64_t rows, std::int64_t cols,
-                                     std::int64_t ld, const std::vector<double>& x) {
-  std::vector<double> y(static_cast<std::size_t>(cols * kVectors), 0.0);
-#pragma omp parallel
-  {
-    const std::int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
-    const std::int64_t c_begin = cols * t / threads, c_end = cols * (t + 1) / threads;
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t c = c_begin; c < c_end; ++c) {
-        const double v = to_double(s[r * ld + c]);
-        for (int q = 0; q < kVectors; ++q) y[c * kVectors + q] += v * x[r * kVectors + q];
-      }
-  }
-  return y;
-}
-
-// (rows of op(S), kVectors) = op(S) X for an operand stored (rows, cols).
-template <class T>
-std::vector<double> op_times(const void* s, bool transposed, std::int64_t rows, std::int64_t cols,
-                             std::int64_t ld, const std::vector<double>& x) {
-  const auto* typed = static_cast<const T*>(s);
-  return transposed ? times_transposed(typed, rows, cols, ld, x) : times(typed, rows, cols, ld, x);
-}
-
-template <class T, class CT>
-VerifyResult verify_freivalds(const GemmProblem& p, const void* c_before, double tol,
-                              std::uint64_t seed) {
-  VerifyResult result;
-  result.method = VerifyMode::freivalds;
-  result.tolerance = tol;
-  const std::int64_t m = p.m, n = p.n;
-  const auto* got = static_cast<const CT*>(p.c);
-  const auto* c0 = static_cast<const CT*>(c_before);
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j)
-      if (!std::isfinite(to_double(got[i * p.ldc + j]))) {
-        result.passed = false;
-        result.error = std::numeric_limits<double>::infinity();
-        result.detail = "entry " + entry_name(i, j) + " is " + number(to_double(got[i * p.ldc + j]));
-        return result;
-      }
-
-  // X: (n, kVectors) random signs, from a SplitMix64 stream of the seed.
-  std::vector<double> x(static_cast<std::size_t>(n * kVectors));
-  std::uint64_t state = seed;
-  for (double& v : x) {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    v = ((z ^ (z >> 31)) >> 63) ? 1.0 : -1.0;
-  }
-  const std::vector<double> cx = times(got, m, n, p.ldc, x);
-  // Entry (i, j) may be off by tol * (|alpha| |a_i| |b_j| + |beta| |c0_ij|); with random signs
-  // the errors of row i add up in (C x)_i to at most tol * (|alpha| |a_i| |B|_F + |beta| |c0_i|)
-  // in root mean square: a scale made of magnitudes, so cancellation in C causes no false alarm.
-  // A and B are not read when alpha == 0, nor C0 when beta == 0.
-  std::vector<double> abx(static_cast<std::size_t>(m * kVectors), 0.0), a_norms(m, 0.0);
-  double b_frobenius = 0;
-  if (p.alpha != 0) {
-    const std::vector<double> bx = op_times<T>(p.b, p.trans_b, p.b_rows(), p.b_cols(), p.ldb, x);
-    abx = op_times<T>(p.a, p.trans_a, p.a_rows(), p.a_cols(), p.lda, bx);
-    a_norms = op_a_row_norms<T>(p);
-    for (double b_norm : op_b_column_norms<T>(p)) b_frobenius += b_norm * b_norm;
-    b_frobenius = std::sqrt(b_frobenius);
-  }
-  std::vector<double> c0x, c0_norms(static_cast<std::size_t>(m), 0.0);
-  if (p.beta != 0) {
-    c0x = times(c0, m, n, p.ldc, x);
-    c0_norms = line_norms(c0, m, n, p.ldc, true);
-  }
-
-  std::int64_t worst_row = -1;
-  double worst = 0, worst_residual = 0, worst_scale = 0;
-  for (std::int64_t i = 0; i < m; ++i) {
-    const double scale = std::fabs(p.alpha) * a_norms[i] * b_frobenius + std::fabs(p.beta) * c0_norms[i];
-    for (int t = 0; t < kVectors; ++t) {
-      const std::size_t at = static_cast<std::size_t>(i * kVectors + t);
-      const double residual =
-          cx[at] - (p.beta != 0 ? p.beta * c0x[at] : 0.0) - p.alpha * abx[at];
-      double ratio = std::fabs(residual) / scale;
-      if (scale == 0) ratio = residual == 0 ? 0.0 : std::numeric_limits<double>::infinity();
-      if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();
-      if (ratio > worst) {
-        worst = ratio;
-        worst_row = i;
-        worst_residual = residual;
-        worst_scale = scale;
-      }
-    }
-  }
-  result.error = worst;
-  result.passed = worst <= tol;
-  if (!result.passed)
-    result.detail = "row " + std::to_string(worst_row) + " of C x differs from alpha A (B x) + "
-                    "beta C0 x by " + number(std::fabs(worst_residual)) + ", more than the " +
-                    number(tol * worst_scale) + " that rounding explains" +
-                    (std::isfinite(worst_residual) ? "" : " (the inputs hold NaN or Inf)");
-  return result;
-}
-
-template <class T>
-VerifyResult verify_exact(const GemmProblem& p, const void* c_before) {
+VerifyResult verify_full_integer(const GemmProblem& p, const T* c0) {
   VerifyResult result;
   result.method = VerifyMode::full;
-  std::vector<int128_t> exact;
-  try {
-    exact = reference_gemm_exact(p, c_before);
-  } catch (const Error& e) {
-    if (e.category() != ErrorCategory::numeric) throw;
-    result.passed = false;
-    result.error = std::numeric_limits<double>::infinity();
-    result.detail = std::string("numeric overflow: ") + e.what();
-    return result;
-  }
-  const std::int64_t m = p.m, n = p.n;
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      const int128_t x = exact[i * n + j];
-      if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max()) {
-        result.passed = false;
-        result.error = std::numeric_limits<double>::infinity();
-        result.detail = "numeric overflow: the exact result at " + entry_name(i, j) + " is " +
-                        to_string(x) + ", which does not fit " + std::string(dtype_name(p.dtype));
-        return result;
-      }
-    }
+  result.check = "full, exact 128-bit reference";
+  result.guarantee = "every entry equals the exact product";
   const auto* got = static_cast<const T*>(p.c);
+  const std::int64_t m = p.m, n = p.n, block = std::min(block_rows(p), std::max<std::int64_t>(m, 1));
+  std::vector<int128_t> exact(static_cast<std::size_t>(block * n));
   Norm2 diff, ref;
   std::int64_t mismatches = 0, fi = -1, fj = -1;
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      const int128_t g = got[i * p.ldc + j], x = exact[i * n + j];
-      diff.add(static_cast<double>(g - x));
-      ref.add(static_cast<double>(x));
-      if (g != x && mismatches++ == 0) {
-        fi = i;
-        fj = j;
+  int128_t first_expected = 0;
+  auto overflow = [&](const std::string& what) {
+    result.passed = false;
+    result.error = kInfinity;
+    result.detail = "numeric overflow: the exact result at " + what;
+    return result;
+  };
+  for (std::int64_t i0 = 0; i0 < m; i0 += block) {
+    const std::int64_t i1 = std::min(m, i0 + block);
+    const auto [oi, oj] = exact_rows<T, T>(p, c0, i0, i1, exact.data());
+    if (oi >= 0) return overflow(entry_name(oi, oj) + " overflows 128-bit integers");
+    for (std::int64_t i = i0; i < i1; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const int128_t x = exact[(i - i0) * n + j], g = got[i * p.ldc + j];
+        if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max())
+          return overflow(entry_name(i, j) + " is " + to_string(x) + ", which does not fit " +
+                          std::string(dtype_name(p.dtype)));
+        diff.add(static_cast<double>(g - x));
+        ref.add(static_cast<double>(x));
+        if (g != x && mismatches++ == 0) fi = i, fj = j, first_expected = x;
       }
-    }
+  }
   result.error = ref.value() > 0 ? diff.value() / ref.value() : diff.value();
   result.passed = mismatches == 0;
   if (!result.passed)
     result.detail = "entry " + entry_name(fi, fj) + " is " + to_string(got[fi * p.ldc + fj]) +
-                    ", expected " + to_string(exact[fi * n + fj]) + " (" +
-                    std::to_string(mismatches) + " of " + std::to_string(m * n) +
-                    " entries differ)";
+                    ", expected " + to_string(first_expected) + " (" + std::to_string(mismatches) +
+                    " of " + std::to_string(m * n) + " entries differ)";
   return result;
+}
+
+// ---- Freivalds' check in floating point.
+
+// This many random sign vectors x: a wrong entry (i, j) changes (C x)_i by its error times
+// +-1, so a single wrong entry never escapes.
+constexpr int kVectors = 4;
+
+std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// (len, kVectors) double-double vectors, row-major.
+struct DDVectors {
+  std::vector<double> hi, lo;
+  explicit DDVectors(std::int64_t len, double value = 0)
+      : hi(static_cast<std::size_t>(len * kVectors), value), lo(hi.size(), 0.0) {}
+};
+
+// op(S) X in double-double for an operand stored (rows, cols) with leading dimension ld.
+// Abs: |op(S)| X instead, in plain double (X >= 0: sums without cancellation).
+template <bool Abs, class T>
+DDVectors op_times(const T* s, bool transposed, std::int64_t rows, std::int64_t cols,
+                   std::int64_t ld, const DDVectors& x) {
+  DDVectors y(transposed ? cols : rows);
+  const auto add = [&](double* h, double* l, double v, std::int64_t at) {
+    if (Abs) v = std::fabs(v);
+    for (int t = 0; t < kVectors; ++t) {
+      if constexpr (Abs) {
+        h[t] += v * x.hi[at * kVectors + t];
+      } else {
+        dd_add_product(h[t], l[t], v, x.hi[at * kVectors + t]);
+        l[t] += v * x.lo[at * kVectors + t];
+      }
+    }
+  };
+  if (!transposed) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c)
+        add(&y.hi[r * kVectors], &y.lo[r * kVectors], to_double(s[r * ld + c]), c);
+  } else {
+    // Each thread owns a range of columns and reads S row by row.
+#pragma omp parallel
+    {
+      const std::int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+      const std::int64_t c_begin = cols * t / threads, c_end = cols * (t + 1) / threads;
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = c_begin; c < c_end; ++c)
+          add(&y.hi[c * kVectors], &y.lo[c * kVectors], to_double(s[r * ld + c]), r);
+    }
+  }
+  if constexpr (!Abs)
+    for (std::size_t e = 0; e < y.hi.size(); ++e) dd_normalise(y.hi[e], y.lo[e]);
+  return y;
+}
+
+template <class T, class CT>
+VerifyResult verify_freivalds(const GemmProblem& p, const CT* c0, double tol, DType tol_dtype,
+                              std::uint64_t seed, bool integer_data) {
+  VerifyResult result;
+  result.method = VerifyMode::freivalds;
+  result.tolerance = tol;
+  result.check = "freivalds, 4 random sign vectors, double-double residuals";
+  const std::int64_t m = p.m, n = p.n, k = p.k;
+  const auto* got = static_cast<const CT*>(p.c);
+  bool c_integral = true;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double g = to_double(got[i * p.ldc + j]);
+      if (!std::isfinite(g)) {
+        result.passed = false;
+        result.error = kInfinity;
+        result.detail = "entry " + entry_name(i, j) + " is " + number(g);
+        return result;
+      }
+      c_integral = c_integral && g == std::trunc(g);
+    }
+
+  DDVectors x(n), ones(std::max(n, k), 1.0);
+  std::uint64_t state = seed;
+  for (double& v : x.hi) v = (splitmix(state) >> 63) ? 1.0 : -1.0;
+  const DDVectors cx = op_times<false>(got, false, m, n, p.ldc, x);
+  const DDVectors c_abs = op_times<true>(got, false, m, n, p.ldc, ones);
+  // A and B are not read when alpha == 0, nor C0 when beta == 0.
+  DDVectors abx(m), ab_abs(m), c0x(m), c0_abs(m);
+  std::vector<double> a_norms(m, 0.0), c0_norms(m, 0.0);
+  double b_frobenius = 0;
+  if (p.alpha != 0) {
+    const auto* a = static_cast<const T*>(p.a);
+    const auto* b = static_cast<const T*>(p.b);
+    abx = op_times<false>(a, p.trans_a, p.a_rows(), p.a_cols(), p.lda,
+                          op_times<false>(b, p.trans_b, p.b_rows(), p.b_cols(), p.ldb, x));
+    ab_abs = op_times<true>(a, p.trans_a, p.a_rows(), p.a_cols(), p.lda,
+                            op_times<true>(b, p.trans_b, p.b_rows(), p.b_cols(), p.ldb, ones));
+    a_norms = op_a_row_norms<T>(p);
+    for (double b_norm : op_b_column_norms<T>(p)) b_frobenius += b_norm * b_norm;
+    b_frobenius = std::sqrt(b_frobenius);
+  }
+  if (p.beta != 0) {
+    c0x = op_times<false>(c0, false, m, n, p.ldc, x);
+    c0_abs = op_times<true>(c0, false, m, n, p.ldc, ones);
+    c0_norms = line_norms(c0, m, n, p.ldc, true);
+  }
+
+  // The reference side's own error bound (two double-double products in a row).
+  const double gamma = double(n + k + 4) * 0x1p-53;
+  Norm2 residual, low, high, reference;
+  bool undecided = false;
+  std::int64_t worst_row = -1;
+  double worst = 0, worst_residual = 0, worst_allowed = 0, backward = 0;
+  for (std::int64_t i = 0; i < m; ++i) {
+    const double magnitude = std::fabs(p.alpha) * ab_abs.hi[i * kVectors] +
+                             std::fabs(p.beta) * c0_abs.hi[i * kVectors];
+    const double eta = 2 * gamma * gamma * (magnitude + c_abs.hi[i * kVectors]);
+    const double allowed = tol * (std::fabs(p.alpha) * a_norms[i] * b_frobenius + std::fabs(p.beta) * c0_norms[i]);
+    for (int t = 0; t < kVectors; ++t) {
+      const std::size_t at = static_cast<std::size_t>(i * kVectors + t);
+      double h = cx.hi[at], l = cx.lo[at];
+      dd_add_product(h, l, -p.alpha, abx.hi[at]);
+      l -= p.alpha * abx.lo[at];
+      if (p.beta != 0) {
+        dd_add_product(h, l, -p.beta, c0x.hi[at]);
+        l -= p.beta * c0x.lo[at];
+      }
+      double r = h + l, e = eta + 0x1p-52 * std::fabs(r);
+      // Integers in, integers out: the residual is an integer, known exactly once e < 1/2.
+      if (integer_data && c_integral && e < 0.5) r = std::nearbyint(r), e = 0;
+      const double ar = std::fabs(r);
+      residual.add(r);
+      low.add(std::max(ar - e, 0.0));
+      high.add(ar + e);
+      reference.add(p.alpha * abx.hi[at] + p.beta * c0x.hi[at]);
+      backward = std::max(backward, magnitude > 0 ? ar / magnitude : (ar == 0 ? 0.0 : kInfinity));
+      double excess = 0;
+      if (!std::isfinite(r)) excess = kInfinity;
+      else if (ar - e > allowed) excess = allowed > 0 ? (ar - e) / allowed : kInfinity;
+      else if (ar + e > allowed) undecided = true;
+      if (excess > worst) worst = excess, worst_row = i, worst_residual = r, worst_allowed = allowed;
+    }
+  }
+  const double norm = reference.value();
+  const auto relative = [&](const Norm2& v) { return norm > 0 ? v.value() / norm : v.value(); };
+  result.error = relative(residual);
+  result.backward_error = backward;
+  const bool fails = !(relative(low) <= tol) || worst_row >= 0;
+  result.passed = !fails && relative(high) <= tol && !undecided;
+  result.guarantee =
+      "randomised: for 4 random sign vectors x, |C x - A B x| / |A B x| = " + number(result.error) +
+      " <= " + number(tol) + " (an estimate of the relative Frobenius error against the exact "
+      "product) and every row within " + number(tol) + " (|alpha| |a_i| |B|_F + |beta| |c0_i|); "
+      "backward error relative to |A||B| " + number(backward);
+  if (fails) {
+    if (!(relative(low) <= tol))
+      result.detail = "estimated relative Frobenius error " + number(result.error) + " exceeds the " +
+                      std::string(dtype_name(tol_dtype)) + " tolerance " + number(tol);
+    if (worst_row >= 0)
+      result.detail += std::string(result.detail.empty() ? "" : "; ") + "row " +
+                       std::to_string(worst_row) + " of C x differs from alpha A (B x) + beta C0 x by " +
+                       number(std::fabs(worst_residual)) + ", more than the " + number(worst_allowed) +
+                       " that rounding explains" +
+                       (std::isfinite(worst_residual) ? "" : " (the inputs hold NaN or Inf)");
+    if (std::isfinite(backward)) result.detail += "; " + backward_note(backward, tol_dtype, k);
+  } else if (!result.passed) {
+    result.detail = "inconclusive: the residual " + number(result.error) + " is within the error of "
+                    "the double-double reference itself (up to " + number(relative(high)) +
+                    "), more than the tolerance " + number(tol) + ": |A||B| is far larger than |A B| "
+                    "(use --verify full, or --verify exact for integer data)";
+  }
+  return result;
+}
+
+// ---- Freivalds' check in exact modular arithmetic.
+
+// Lanes 0..2: random vectors modulo 2^61 - 1; 3..5: modulo 2^31 - 1. An error vector escapes a
+// lane with probability 1/p when it is nonzero modulo p; it is zero modulo both only if every
+// error is a multiple of (2^61 - 1)(2^31 - 1) > 2^91.
+constexpr int kRounds = 3;
+constexpr int kLanes = 2 * kRounds;
+constexpr int lane_bits(int lane) { return lane < kRounds ? 61 : 31; }
+__extension__ typedef unsigned __int128 uint128_t;
+
+// x mod 2^bits - 1.
+inline std::uint64_t mersenne_reduce(uint128_t x, int bits) {
+  const uint128_t mask = (uint128_t{1} << bits) - 1;
+  while (x > mask) x = (x & mask) + (x >> bits);
+  return x == mask ? 0 : static_cast<std::uint64_t>(x);
+}
+inline std::uint64_t residue(std::int64_t v, int bits) {
+  const std::uint64_t r = mersenne_reduce(v < 0 ? -static_cast<uint128_t>(v) : uint128_t(v), bits);
+  return v < 0 && r != 0 ? ((std::uint64_t{1} << bits) - 1) - r : r;
+}
+// An integer-valued entry modulo 2^bits - 1, of any magnitude: 2^e is 2^(e mod bits) there.
+template <class T>
+std::uint64_t residue_of(T x, int bits) {
+  if constexpr (std::is_integral_v<T>) {
+    return residue(std::int64_t{x}, bits);
+  } else {
+    const double d = to_double(x);
+    if (std::fabs(d) < 0x1p63) return residue(static_cast<std::int64_t>(d), bits);
+    int e = 0;
+    const auto mantissa = static_cast<std::int64_t>(std::ldexp(std::frexp(d, &e), 53));
+    return mersenne_reduce(uint128_t(residue(mantissa, bits)) << ((e - 53) % bits), bits);
+  }
+}
+
+// op(S) X modulo each lane's prime, for an operand stored (rows, cols); X is (columns of
+// op(S), kLanes).
+template <class T>
+std::vector<std::uint64_t> op_times_mod(const T* s, bool transposed, std::int64_t rows,
+                                        std::int64_t cols, std::int64_t ld,
+                                        const std::vector<std::uint64_t>& x) {
+  std::vector<std::uint64_t> y(static_cast<std::size_t>((transposed ? cols : rows) * kLanes), 0);
+  if (!transposed) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      uint128_t acc[kLanes] = {};
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const std::uint64_t r61 = residue_of(s[r * ld + c], 61), r31 = residue_of(s[r * ld + c], 31);
+        for (int t = 0; t < kLanes; ++t) acc[t] += uint128_t(t < kRounds ? r61 : r31) * x[c * kLanes + t];
+        if (c % 32 == 31)  // 32 products of 122 bits fit 127
+          for (int t = 0; t < kLanes; ++t) acc[t] = mersenne_reduce(acc[t], lane_bits(t));
+      }
+      for (int t = 0; t < kLanes; ++t) y[r * kLanes + t] = mersenne_reduce(acc[t], lane_bits(t));
+    }
+  } else {
+#pragma omp parallel
+    {
+      const std::int64_t threads = omp_get_num_threads(), t0 = omp_get_thread_num();
+      const std::int64_t c_begin = cols * t0 / threads, c_end = cols * (t0 + 1) / threads;
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = c_begin; c < c_end; ++c) {
+          const std::uint64_t r61 = residue_of(s[r * ld + c], 61), r31 = residue_of(s[r * ld + c], 31);
+          for (int t = 0; t < kLanes; ++t) {
+            std::uint64_t& out = y[c * kLanes + t];
+            out = mersenne_reduce(out + uint128_t(t < kRounds ? r61 : r31) * x[r * kLanes + t], lane_bits(t));
+          }
+        }
+    }
+  }
+  return y;
+}
+
+template <class T, class CT>
+VerifyResult verify_modular(const GemmProblem& p, const CT* c0, std::uint64_t seed) {
+  VerifyResult result;
+  result.method = VerifyMode::exact;
+  result.check = "exact, modular Freivalds: 3 rounds mod 2^61-1 and 3 mod 2^31-1";
+  result.guarantee = "every entry equals the exact product, except with probability below 2^-92";
+  const std::int64_t m = p.m, n = p.n;
+  const auto* got = static_cast<const CT*>(p.c);
+  auto failed = [&](std::string detail) {
+    result.passed = false;
+    result.error = kInfinity;
+    result.detail = std::move(detail);
+    return result;
+  };
+  if constexpr (!std::is_integral_v<CT>)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double g = to_double(got[i * p.ldc + j]);
+        if (!std::isfinite(g) || g != std::trunc(g))
+          return failed("entry " + entry_name(i, j) + " is " + number(g) +
+                        ", not an integer (the exact product of integers is one)");
+      }
+
+  std::vector<std::uint64_t> x(static_cast<std::size_t>(n * kLanes));
+  std::uint64_t state = seed;
+  for (std::size_t e = 0; e < x.size(); ++e)
+    x[e] = splitmix(state) % ((std::uint64_t{1} << lane_bits(int(e % kLanes))) - 1);
+  const std::vector<std::uint64_t> cx = op_times_mod(got, false, m, n, p.ldc, x);
+  std::vector<std::uint64_t> abx(static_cast<std::size_t>(m * kLanes), 0), c0x(abx.size(), 0);
+  if (p.alpha != 0) {
+    const auto* a = static_cast<const T*>(p.a);
+    const auto* b = static_cast<const T*>(p.b);
+    abx = op_times_mod(a, p.trans_a, p.a_rows(), p.a_cols(), p.lda,
+                       op_times_mod(b, p.trans_b, p.b_rows(), p.b_cols(), p.ldb, x));
+  }
+  if (p.beta != 0) c0x = op_times_mod(c0, false, m, n, p.ldc, x);
+  std::int64_t wrong_rows = 0, first = -1;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (int t = 0; t < kLanes; ++t) {
+      const int bits = lane_bits(t);
+      const auto at = static_cast<std::size_t>(i * kLanes + t);
+      const std::uint64_t expected = mersenne_reduce(
+          uint128_t(residue_of(p.alpha, bits)) * abx[at] + uint128_t(residue_of(p.beta, bits)) * c0x[at], bits);
+      if (cx[at] != expected) {
+        if (wrong_rows++ == 0) first = i;
+        break;
+      }
+    }
+  if (first < 0) return result;
+
+  // Name the first wrong entry of the first wrong row from its exact values.
+  std::vector<int128_t> row(static_cast<std::size_t>(n));
+  const std::int64_t overflow_at = exact_rows<T, CT>(p, c0, first, first + 1, row.data()).second;
+  const std::string rows_differ = " (" + std::to_string(wrong_rows) + " of " + std::to_string(m) + " rows differ)";
+  for (std::int64_t j = 0; j < n; ++j) {
+    if (j == overflow_at)
+      return failed("numeric overflow: the exact result at " + entry_name(first, j) +
+                    " overflows 128-bit integers" + rows_differ);
+    const int128_t expected = row[j];
+    if constexpr (std::is_integral_v<CT>) {
+      if (expected < std::numeric_limits<CT>::min() || expected > std::numeric_limits<CT>::max())
+        return failed("numeric overflow: the exact result at " + entry_name(first, j) + " is " +
+                      to_string(expected) + ", which does not fit " + std::string(dtype_name(p.dtype)) +
+                      rows_differ);
+      if (got[first * p.ldc + j] != expected)
+        return failed("entry " + entry_name(first, j) + " is " + to_string(got[first * p.ldc + j]) +
+                      ", expected " + to_string(expected) + rows_differ);
+    } else {
+      const double g = to_double(got[first * p.ldc + j]);
+      if (!(std::fabs(g) < 0x1p127) || static_cast<int128_t>(g) != expected)
+        return failed("entry " + entry_name(first, j) + " is " + number(g) + ", expected " +
+                      to_string(expected) +
+                      (std::fabs(double(expected)) > 0x1p53 ? " (not representable: the exact product "
+                                                              "needs more bits than the dtype has)"
+                                                            : "") + rows_differ);
+    }
+  }
+  return failed("row " + std::to_string(first) + " of C x differs from alpha A (B x) + beta C0 x "
+                "modulo a prime" + rows_differ);
+}
+
+// With no verification asked for, integer products are still screened for overflow: a cheap
+// bound on each row, and where it reaches the dtype's range, the exact modular check.
+template <class T>
+VerifyResult screen_overflow(const GemmProblem& p, const T* c0, std::uint64_t seed) {
+  VerifyResult result;
+  result.check = "none (integer overflow screened)";
+  result.guarantee = "not verified; no entry of the exact product exceeds " + std::string(dtype_name(p.dtype));
+  const double limit = static_cast<double>(std::numeric_limits<T>::max());
+  const std::vector<double> bound = row_bounds<T, T>(p, c0);
+  if (std::all_of(bound.begin(), bound.end(), [&](double b) { return b < limit; })) return result;
+  VerifyResult exact = verify_modular<T, T>(p, c0, seed);
+  if (exact.passed) return result;
+  exact.method = VerifyMode::none;
+  return exact;
+}
+
+// Whether a floating-point kernel must get integer inputs' product exactly: every partial sum
+// is an integer the dtype holds (2^53 for f64, 2^24 for f32), whatever the order of the sums.
+template <class T, class CT>
+bool exact_expected(const GemmProblem& p, const CT* c0, std::optional<DType> accuracy) {
+  const DType dtype = tolerance_dtype(p.dtype, accuracy);
+  if (p.c_dtype() != p.dtype || (dtype != DType::f64 && dtype != DType::f32)) return false;
+  const double limit = dtype == DType::f64 ? 0x1p53 : 0x1p24;
+  const std::vector<double> bound = row_bounds<T, CT>(p, c0);
+  return std::all_of(bound.begin(), bound.end(), [&](double b) { return b <= limit; });
+}
+
+template <class T, class CT>
+VerifyResult verify_typed(const GemmProblem& p, const void* c_before, VerifyMode mode,
+                          std::uint64_t seed, std::optional<DType> accuracy) {
+  const auto* c0 = static_cast<const CT*>(c_before);
+  const bool cheap = double(p.m) * double(p.n) * double(p.k) <= kFullVerifyLimit;
+  if constexpr (std::is_integral_v<T>) {
+    if (mode == VerifyMode::none) return screen_overflow<T>(p, c0, seed);
+    if (mode == VerifyMode::full || (mode == VerifyMode::automatic && cheap))
+      return verify_full_integer<T>(p, c0);
+    return verify_modular<T, T>(p, c0, seed);
+  } else {
+    if (mode == VerifyMode::none) return {};
+    const bool integer_data = integer_valued_typed<T, CT>(p, c0);
+    if (mode == VerifyMode::exact) {
+      if (!integer_data)
+        fail(ErrorCategory::usage, std::string(kExactNeedsIntegers));
+      return verify_modular<T, CT>(p, c0, seed);
+    }
+    const DType tol_dtype = tolerance_dtype(p.dtype, accuracy);
+    const double tol = tolerance(tol_dtype, p.k);
+    if (mode == VerifyMode::full || (mode == VerifyMode::automatic && cheap))
+      return verify_full_float<T, CT>(p, c0, tol, tol_dtype, integer_data);
+    if (mode == VerifyMode::automatic && integer_data && exact_expected<T, CT>(p, c0, accuracy))
+      return verify_modular<T, CT>(p, c0, seed);
+    return verify_freivalds<T, CT>(p, c0, tol, tol_dtype, seed, integer_data);
+  }
+}
+
+// Calls f.template operator()<T, CT>() with the input and C storage types of a problem.
+template <class F>
+decltype(auto) visit_problem(const GemmProblem& p, F&& f) {
+  return visit_storage(p.dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (!std::is_integral_v<T>)
+      if (p.c_dtype() != p.dtype) return f.template operator()<T, float>();  // f16/bf16 in, f32 C
+    return f.template operator()<T, T>();
+  });
 }
 
 }  // namespace
 
 VerifyMode parse_verify_mode(std::string_view text) {
-  if (text == "none") return VerifyMode::none;
-  if (text == "auto") return VerifyMode::automatic;
-  if (text == "full") return VerifyMode::full;
-  if (text == "freivalds") return VerifyMode::freivalds;
+  for (VerifyMode mode : {VerifyMode::none, VerifyMode::automatic, VerifyMode::full,
+                          VerifyMode::freivalds, VerifyMode::exact})
+    if (text == verify_mode_name(mode)) return mode;
   fail(ErrorCategory::usage, "unknown verification mode '" + std::string(text) +
-                                 "' (expected none, auto, full or freivalds)");
+                                 "' (expected none, auto, full, freivalds or exact)");
 }
 
 std::string_view verify_mode_name(VerifyMode mode) {
@@ -551,6 +1096,7 @@ std::string_view verify_mode_name(VerifyMode mode) {
     case VerifyMode::automatic: return "auto";
     case VerifyMode::full: return "full";
     case VerifyMode::freivalds: return "freivalds";
+    case VerifyMode::exact: return "exact";
   }
   return "unknown";
 }
@@ -580,22 +1126,36 @@ DType tolerance_dtype(DType data, std::optional<DType> accuracy) {
 
 std::vector<double> reference_gemm(const GemmProblem& problem, const void* c_before) {
   check_problem(problem, c_before, "reference GEMM");
-  return visit_storage(problem.dtype, [&]<class T>(std::type_identity<T>) {
-    if (problem.c_dtype() != problem.dtype)  // f16/bf16 inputs, C in f32 (validated)
-      return reference_typed<T>(problem, static_cast<const float*>(c_before));
-    return reference_typed<T>(problem, static_cast<const T*>(c_before));
+  std::vector<double> hi(static_cast<std::size_t>(problem.m * problem.n)), lo(hi.size());
+  visit_problem(problem, [&]<class T, class CT>() {
+    compensated_rows<T, CT>(problem, static_cast<const CT*>(c_before), 0, problem.m, hi.data(), lo.data());
   });
+  return hi;
 }
 
 std::vector<int128_t> reference_gemm_exact(const GemmProblem& problem, const void* c_before) {
   check_problem(problem, c_before, "exact reference GEMM");
-  return visit_storage(problem.dtype, [&]<class T>(std::type_identity<T>) -> std::vector<int128_t> {
+  if (!is_integer(problem.dtype))
+    fail(ErrorCategory::usage, "the exact reference takes integer dtypes, not " +
+                                   std::string(dtype_name(problem.dtype)));
+  std::vector<int128_t> out(static_cast<std::size_t>(problem.m * problem.n));
+  visit_problem(problem, [&]<class T, class CT>() {
     if constexpr (std::is_integral_v<T>) {
-      return reference_exact_typed<T>(problem, static_cast<const T*>(c_before));
-    } else {
-      fail(ErrorCategory::usage, "the exact reference takes integer dtypes, not " +
-                                     std::string(dtype_name(problem.dtype)));
+      if (!integral_scalar(problem.alpha) || !integral_scalar(problem.beta))
+        fail(ErrorCategory::usage, "exact reference: alpha and beta must be integers below 2^63");
+      const auto [i, j] = exact_rows<T, CT>(problem, static_cast<const CT*>(c_before), 0, problem.m, out.data());
+      if (i >= 0)
+        fail(ErrorCategory::numeric, "exact reference: entry " + entry_name(i, j) +
+                                         " overflows 128-bit integers");
     }
+  });
+  return out;
+}
+
+bool integer_valued(const GemmProblem& problem, const void* c_before) {
+  check_problem(problem, c_before, "integer_valued");
+  return visit_problem(problem, [&]<class T, class CT>() {
+    return integer_valued_typed<T, CT>(problem, static_cast<const CT*>(c_before));
   });
 }
 
@@ -615,23 +1175,10 @@ double relative_frobenius_error(DType dtype, const void* got, std::int64_t rows,
 
 VerifyResult verify(const GemmProblem& problem, const void* c_before, VerifyMode mode,
                     std::uint64_t seed, std::optional<DType> accuracy) {
-  if (mode == VerifyMode::none) return {};
+  if (mode == VerifyMode::none && !is_integer(problem.dtype)) return {};
   check_problem(problem, c_before, "verify");
-  return visit_storage(problem.dtype, [&]<class T>(std::type_identity<T>) -> VerifyResult {
-    if constexpr (std::is_integral_v<T>) {
-      return verify_exact<T>(problem, c_before);
-    } else {
-      const DType tol_dtype = tolerance_dtype(problem.dtype, accuracy);
-      const double tol = tolerance(tol_dtype, problem.k);
-      const double work = double(problem.m) * double(problem.n) * double(problem.k);
-      const bool full =
-          mode == VerifyMode::full || (mode == VerifyMode::automatic && work <= kFullVerifyLimit);
-      if (problem.c_dtype() != problem.dtype)  // f16/bf16 inputs, C in f32 (validated)
-        return full ? verify_full<T, float>(problem, c_before, tol, tol_dtype)
-                    : verify_freivalds<T, float>(problem, c_before, tol, seed);
-      return full ? verify_full<T, T>(problem, c_before, tol, tol_dtype)
-                  : verify_freivalds<T, T>(problem, c_before, tol, seed);
-    }
+  return visit_problem(problem, [&]<class T, class CT>() {
+    return verify_typed<T, CT>(problem, c_before, mode, seed, accuracy);
   });
 }
 

@@ -7,6 +7,7 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/event.hpp"
 #include "gemmkit/device.hpp"
+#include "gemmkit/memory.hpp"
 
 namespace gemmkit {
 
@@ -73,6 +74,13 @@ bool cuda_device_available() {
     return ok;
   }();
   return available;
+}
+
+std::optional<DeviceMemory> device_memory() {
+  if (!cuda_device_available()) return std::nullopt;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  GEMMKIT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return DeviceMemory{free_bytes, total_bytes};
 }
 
 int current_compute_capability() {

@@ -1,6 +1,7 @@
 // The CUDA-facing functions of a build made without nvcc: they say so instead of failing.
 #include "core/dispatch.hpp"
 #include "gemmkit/device.hpp"
+#include "gemmkit/memory.hpp"
 #include "graph/modular_int8.hpp"
 
 namespace gemmkit {
@@ -11,6 +12,7 @@ DeviceQuery query_devices() {
 }
 bool cuda_device_available() { return false; }
 int current_compute_capability() { return 0; }
+std::optional<DeviceMemory> device_memory() { return std::nullopt; }
 
 namespace detail {
 void run_on_device(const KernelEntry& entry, const GemmProblem&) {

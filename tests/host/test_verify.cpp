@@ -279,21 +279,39 @@ TEST(Verify, NaNOrInfInTheResultFails) {
   }
 }
 
-TEST(Verify, FreivaldsIsNotFooledByCancellation) {
-  // op(A) = [Y, -Y], op(B) = [X; X]: C is zero up to rounding, which is large relative to
-  // C but small relative to |A| |B|.
+// op(A) = [Y, -Y], op(B) = [X; s X]: with s near 1, C is small beside |A| |B|.
+TestProblem cancelling(float s) {
   ProblemSpec spec;
   spec.dtype = DType::f32;
   spec.m = 90, spec.n = 80, spec.k = 2 * 60;
   TestProblem t(spec);
   for (std::int64_t q = 0; q < 60; ++q) {
     for (std::int64_t i = 0; i < spec.m; ++i) t.op_a<float>(i, q + 60) = -t.op_a<float>(i, q);
-    for (std::int64_t j = 0; j < spec.n; ++j) t.op_b<float>(q + 60, j) = t.op_b<float>(q, j) * 1.0001f;
+    for (std::int64_t j = 0; j < spec.n; ++j) t.op_b<float>(q + 60, j) = t.op_b<float>(q, j) * s;
   }
   Registry::instance().get("cpu_blocked").run(t.problem());
-  const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::freivalds);
-  EXPECT_TRUE(r.passed) << r.detail;
-  EXPECT_GT(r.error, 0.0);
+  return t;
+}
+
+TEST(Verify, FullAndFreivaldsAgreeUnderCancellation) {
+  // C = -0.5 Y X: mild cancellation, a correct f32 product passes both.
+  TestProblem mild = cancelling(1.5f);
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+    const VerifyResult r = verify(mild.problem(), nullptr, mode);
+    EXPECT_TRUE(r.passed) << verify_mode_name(mode) << ": " << r.detail;
+    EXPECT_GT(r.error, 0.0);
+  }
+  // C = -1e-4 Y X: the f32 rounding of |A| |B| is ~1e-3 of C, far past the tolerance. Both
+  // checks measure the error against the exact product, so both fail, and both say that
+  // the result is as close as f32 rounding allows (a small backward error): the problem is
+  // ill-conditioned, not the kernel wrong.
+  TestProblem severe = cancelling(1.0001f);
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+    const VerifyResult r = verify(severe.problem(), nullptr, mode);
+    EXPECT_FALSE(r.passed) << verify_mode_name(mode);
+    EXPECT_TRUE(contains(r.detail, "ill-conditioned")) << r.detail;
+    EXPECT_LT(r.backward_error, 122 * 0x1p-24) << r.detail;
+  }
 }
 
 TEST(Verify, IntegerOffByOneNamesTheEntry) {
@@ -304,14 +322,22 @@ TEST(Verify, IntegerOffByOneNamesTheEntry) {
     EXPECT_TRUE(verify(t.problem(), t.c_before(), VerifyMode::full).passed);
     if (dtype == DType::i32) t.c<std::int32_t>()(17, 23) += 1;
     else t.c<std::int64_t>()(17, 23) += 1;
-    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds, VerifyMode::automatic}) {
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::automatic}) {
       const VerifyResult r = verify(t.problem(), t.c_before(), mode);
       EXPECT_FALSE(r.passed);
-      EXPECT_EQ(r.method, VerifyMode::full);  // integers are always checked exactly
+      EXPECT_EQ(r.method, VerifyMode::full);
       EXPECT_EQ(r.tolerance, 0.0);
       EXPECT_GT(r.error, 0.0);
       EXPECT_TRUE(contains(r.detail, "(17, 23)")) << r.detail;
       EXPECT_TRUE(contains(r.detail, "1 of 2000")) << r.detail;
+    }
+    // Integers are always checked exactly: freivalds is the exact modular one for them.
+    for (VerifyMode mode : {VerifyMode::freivalds, VerifyMode::exact}) {
+      const VerifyResult r = verify(t.problem(), t.c_before(), mode);
+      EXPECT_FALSE(r.passed);
+      EXPECT_EQ(r.method, VerifyMode::exact);
+      EXPECT_TRUE(contains(r.detail, "entry (17, 23) is")) << r.detail;
+      EXPECT_TRUE(contains(r.detail, "1 of 50 rows")) << r.detail;
     }
   }
 }
@@ -335,21 +361,32 @@ TEST(Verify, IntegerOverflowOfTheExactResultIsReported) {
   EXPECT_TRUE(contains(r.detail, "5000000000")) << r.detail;
 }
 
-TEST(Verify, AutomaticChoosesFreivaldsPastTheLimit) {
+TEST(Verify, AutomaticChoosesFreivaldsOrExactPastTheLimit) {
   TestProblem small = computed(square(DType::f32, 10));
   EXPECT_EQ(verify(small.problem(), nullptr, VerifyMode::automatic).method, VerifyMode::full);
-  // 2000 x 2000 x 501 > kFullVerifyLimit. A and B hold one 1 each, so C(0, 0) should be 1;
-  // it was never computed, and Freivalds notices in O(mn + mk + kn).
+  // 2000 x 2000 x 501 > kFullVerifyLimit. A and B hold one nonzero each, so C(0, 0) should
+  // be their product; it was never computed, and Freivalds notices in O(mn + mk + kn).
   Matrix<float> a(2000, 501), b(501, 2000), c(2000, 2000);
-  a(0, 0) = 1, b(0, 0) = 1;
+  a(0, 0) = 0.5f, b(0, 0) = 1;
   const GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
   ASSERT_GT(p.flops() / 2, kFullVerifyLimit);
-  const VerifyResult r = verify(p, nullptr, VerifyMode::automatic);
+  VerifyResult r = verify(p, nullptr, VerifyMode::automatic);
   EXPECT_EQ(r.method, VerifyMode::freivalds);
   EXPECT_FALSE(r.passed);
   EXPECT_TRUE(contains(r.detail, "row 0")) << r.detail;
-  c(0, 0) = 1;
+  c(0, 0) = 0.5f;
   EXPECT_TRUE(verify(p, nullptr, VerifyMode::automatic).passed);
+  // Integer inputs whose product f32 holds exactly: the exact modular check, which names
+  // the entry.
+  a(0, 0) = 3, c(0, 0) = 0;
+  r = verify(p, nullptr, VerifyMode::automatic);
+  EXPECT_EQ(r.method, VerifyMode::exact);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.detail, "entry (0, 0) is 0, expected 3")) << r.detail;
+  c(0, 0) = 3;
+  r = verify(p, nullptr, VerifyMode::automatic);
+  EXPECT_TRUE(r.passed) << r.detail;
+  EXPECT_TRUE(contains(r.guarantee, "every entry equals the exact product")) << r.guarantee;
 }
 
 // TF32: an f32 value with its mantissa rounded (to nearest, ties to even) to 10 bits.
@@ -426,6 +463,266 @@ TEST(Verify, NoneChecksNothing) {
   const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::none);
   EXPECT_EQ(r.method, VerifyMode::none);
   EXPECT_TRUE(r.passed);
+}
+
+
+// ---- The seeds' Pascal exercise, and wrong results each check must catch.
+
+// The lower triangular Pascal matrix L (entries binom(i, j)) and its inverse (entries
+// (-1)^(i-j) binom(i, j)): L times the inverse is the identity, but the terms of its sums
+// reach 3^(n-1), so floating-point products round away from it once n passes 40.
+template <class T>
+Matrix<T> pascal(std::int64_t n, bool inverse) {
+  Matrix<T> m(n, n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    int128_t binomial = 1;  // binom(i, j), exact in 128 bits for i < 120
+    for (std::int64_t j = 0; j <= i; ++j) {
+      m(i, j) = static_cast<T>(inverse && (i - j) % 2 ? -binomial : binomial);
+      binomial = binomial * (i - j) / (j + 1);
+    }
+  }
+  return m;
+}
+
+// The CPU kernels that take `dtype`.
+std::vector<const KernelEntry*> cpu_kernels(DType dtype) {
+  std::vector<const KernelEntry*> kernels;
+  GemmProblem p;
+  p.dtype = dtype, p.m = p.n = p.k = 4, p.lda = p.ldb = p.ldc = 4;
+  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu))
+    if (!e->rejects(p)) kernels.push_back(e);
+  return kernels;
+}
+
+// Whether C is exactly the exact product of the problem's (stored) A and B.
+template <class T>
+bool equals_exact_product(const Matrix<T>& a, const Matrix<T>& b, const Matrix<T>& c) {
+  for (std::int64_t i = 0; i < c.rows(); ++i)
+    for (std::int64_t j = 0; j < c.cols(); ++j) {
+      int128_t sum = 0;
+      for (std::int64_t q = 0; q < a.cols(); ++q)
+        sum += static_cast<int128_t>(static_cast<std::int64_t>(a(i, q))) * static_cast<std::int64_t>(b(q, j));
+      if (static_cast<double>(sum) != static_cast<double>(c(i, j)) ||
+          (std::fabs(double(c(i, j))) < 0x1p63 && static_cast<int128_t>(c(i, j)) != sum))
+        return false;
+    }
+  return true;
+}
+
+TEST(VerifyPascal, N40IsTheIdentityAndVerifiesInF64WithEveryCpuKernel) {
+  const Matrix<double> l = pascal<double>(40, false), l_inv = pascal<double>(40, true);
+  ASSERT_GE(cpu_kernels(DType::f64).size(), 4u);
+  for (const KernelEntry* e : cpu_kernels(DType::f64)) {
+    SCOPED_TRACE(e->name);
+    Matrix<double> c(40, 40);
+    const GemmProblem p = make_problem<double>(l.view(), false, l_inv.view(), false, c.view());
+    e->run(p);
+    for (std::int64_t i = 0; i < 40; ++i)
+      for (std::int64_t j = 0; j < 40; ++j) ASSERT_EQ(c(i, j), i == j ? 1.0 : 0.0) << i << ", " << j;
+    // Before the exact reference, the full check summed in double and failed this with 0.84.
+    for (VerifyMode mode : {VerifyMode::automatic, VerifyMode::full, VerifyMode::freivalds, VerifyMode::exact}) {
+      const VerifyResult r = verify(p, nullptr, mode);
+      EXPECT_TRUE(r.passed) << verify_mode_name(mode) << ": " << r.detail;
+      EXPECT_EQ(r.error, 0.0) << verify_mode_name(mode);
+    }
+    const VerifyResult full = verify(p, nullptr, VerifyMode::full);
+    EXPECT_EQ(full.check, "full, exact integer reference");
+    EXPECT_EQ(full.guarantee, "every entry equals the exact product");
+  }
+}
+
+TEST(VerifyPascal, N41To60FailEveryCheckOrSayWhyTheyAreRight) {
+  for (std::int64_t n = 41; n <= 60; ++n) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    // From n = 58 the f64 entries themselves are rounded (binom(57, 28) > 2^53): the checks
+    // are of the product of the matrices as stored.
+    const Matrix<double> l = pascal<double>(n, false), l_inv = pascal<double>(n, true);
+    Matrix<double> c(n, n);
+    const GemmProblem p = make_problem<double>(l.view(), false, l_inv.view(), false, c.view());
+    Registry::instance().get("cpu_blocked").run(p);
+    const bool right = equals_exact_product(l, l_inv, c);
+    for (VerifyMode mode : {VerifyMode::automatic, VerifyMode::full, VerifyMode::freivalds, VerifyMode::exact}) {
+      const VerifyResult r = verify(p, nullptr, mode);
+      EXPECT_EQ(r.passed, right) << verify_mode_name(mode) << ": " << r.detail;
+      if (r.passed) continue;
+      if (mode == VerifyMode::exact) {
+        EXPECT_TRUE(contains(r.detail, "entry (")) << r.detail;
+      } else {
+        // The result is what a correct f64 GEMM can give here; the message says so.
+        EXPECT_TRUE(contains(r.detail, "ill-conditioned")) << r.detail;
+        EXPECT_TRUE(contains(r.detail, "exceeds the f64 tolerance")) << r.detail;
+      }
+    }
+  }
+}
+
+TEST(VerifyPascal, I64IsExactUpToTheLargestNWhoseEntriesFit) {
+  // binom(66, 33) < 2^63 < binom(67, 33): n = 67 is the largest whose L fits i64. The
+  // wrapping i64 kernels are exact modulo 2^64, and the product fits, so it is exact.
+  for (std::int64_t n : {40, 60, 67}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const Matrix<std::int64_t> l = pascal<std::int64_t>(n, false), l_inv = pascal<std::int64_t>(n, true);
+    for (const KernelEntry* e : cpu_kernels(DType::i64)) {
+      SCOPED_TRACE(e->name);
+      Matrix<std::int64_t> c(n, n);
+      const GemmProblem p = make_problem<std::int64_t>(l.view(), false, l_inv.view(), false, c.view());
+      e->run(p);
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < n; ++j) ASSERT_EQ(c(i, j), i == j ? 1 : 0);
+      for (VerifyMode mode : {VerifyMode::none, VerifyMode::full, VerifyMode::exact})
+        EXPECT_TRUE(verify(p, nullptr, mode).passed) << verify_mode_name(mode);
+    }
+  }
+}
+
+TEST(VerifyPascal, WrongEntriesAtPascalScaleFailEveryCheck) {
+  // The report: 57 wrong entries of up to 1408 where the answer is 0 or 1, which
+  // the old Freivalds check passed ("relative error 4.04e-22") beside |A||B| ~ 1e18.
+  const Matrix<double> l = pascal<double>(45, false), l_inv = pascal<double>(45, true);
+  Matrix<double> c(45, 45);
+  for (std::int64_t i = 0; i < 45; ++i) c(i, i) = 1;
+  const GemmProblem p = make_problem<double>(l.view(), false, l_inv.view(), false, c.view());
+  for (std::int64_t e = 0; e < 57; ++e) c(44 - e % 12, (e * 7) % 45) += double(1408 - 24 * e);
+  for (VerifyMode mode : {VerifyMode::automatic, VerifyMode::full, VerifyMode::freivalds, VerifyMode::exact}) {
+    const VerifyResult r = verify(p, nullptr, mode);
+    EXPECT_FALSE(r.passed) << verify_mode_name(mode);
+    EXPECT_FALSE(r.detail.empty()) << verify_mode_name(mode);
+  }
+}
+
+TEST(Verify, OneWrongEntryFailsEveryMode) {
+  // Integer-valued f64 data (the exact reference and the modular check) and fractional
+  // data (double-double): one entry off by one unit in its last place but far beyond rounding.
+  for (bool integers : {true, false}) {
+    SCOPED_TRACE(integers ? "integer-valued" : "fractional");
+    ProblemSpec spec = square(DType::f64, 70);
+    spec.k = 50, spec.beta = 2, spec.trans_a = true;
+    if (integers) spec.distribution = Distribution::parse("ints:-20:20");
+    TestProblem t = computed(spec);
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds, VerifyMode::automatic})
+      EXPECT_TRUE(verify(t.problem(), t.c_before(), mode).passed) << verify_mode_name(mode);
+    t.c<double>()(33, 44) += integers ? 1.0 : 1e-6;
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds, VerifyMode::automatic}) {
+      const VerifyResult r = verify(t.problem(), t.c_before(), mode);
+      EXPECT_FALSE(r.passed) << verify_mode_name(mode);
+    }
+    if (integers) {
+      const VerifyResult r = verify(t.problem(), t.c_before(), VerifyMode::exact);
+      EXPECT_FALSE(r.passed);
+      EXPECT_TRUE(contains(r.detail, "entry (33, 44)")) << r.detail;
+    } else {
+      EXPECT_THROW(verify(t.problem(), t.c_before(), VerifyMode::exact), Error);
+    }
+  }
+}
+
+TEST(Verify, ExactRefusesInputsThatAreNotIntegerValued) {
+  ProblemSpec spec = square(DType::f64, 6);
+  TestProblem t = computed(spec);  // uniform [-1, 1)
+  EXPECT_FALSE(integer_valued(t.problem(), nullptr));
+  try {
+    verify(t.problem(), nullptr, VerifyMode::exact);
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage);
+    EXPECT_TRUE(contains(e.what(), "integer-valued")) << e.what();
+  }
+  spec.distribution = Distribution::parse("ints:-3:3");
+  TestProblem ints = computed(spec);
+  EXPECT_TRUE(integer_valued(ints.problem(), nullptr));
+  GemmProblem halved = ints.problem();
+  halved.alpha = 0.5;  // a fractional alpha makes the product fractional
+  EXPECT_FALSE(integer_valued(halved, nullptr));
+  EXPECT_TRUE(verify(ints.problem(), nullptr, VerifyMode::exact).passed);
+}
+
+TEST(Verify, ExactWorksPastTheFullCheckLimit) {
+  // 2000 x 2000 x 600 = 2.4e9 multiply-adds, past kFullVerifyLimit: op(A) has one entry a row
+  // (A(i, i mod 600) = i mod 7 - 3), so C is known without a multiply.
+  const std::int64_t m = 2000, n = 2000, k = 600;
+  Matrix<std::int64_t> a(m, k), b(k, n), c(m, n);
+  for (std::int64_t q = 0; q < k; ++q)
+    for (std::int64_t j = 0; j < n; ++j) b(q, j) = (q * 31 + j * 17) % 1001 - 500;
+  for (std::int64_t i = 0; i < m; ++i) {
+    a(i, i % k) = i % 7 - 3;
+    for (std::int64_t j = 0; j < n; ++j) c(i, j) = a(i, i % k) * b(i % k, j);
+  }
+  const GemmProblem p = make_problem<std::int64_t>(a.view(), false, b.view(), false, c.view());
+  ASSERT_GT(double(m) * n * k, kFullVerifyLimit);
+  for (VerifyMode mode : {VerifyMode::automatic, VerifyMode::exact}) {
+    const VerifyResult r = verify(p, nullptr, mode);
+    EXPECT_EQ(r.method, VerifyMode::exact);
+    EXPECT_TRUE(r.passed) << r.detail;
+  }
+  c(1234, 567) -= 1;
+  const VerifyResult r = verify(p, nullptr, VerifyMode::exact);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.detail, "entry (1234, 567) is")) << r.detail;
+  // An error that is a multiple of 2^61 - 1 is still seen (by the 2^31 - 1 rounds).
+  c(1234, 567) += 1 + ((std::int64_t{1} << 61) - 1);
+  EXPECT_FALSE(verify(p, nullptr, VerifyMode::exact).passed);
+}
+
+TEST(Verify, WrappedIntegerProductsFailEvenWithNone) {
+  // [2^62, 2^62] [1; 1] = 2^63, one past INT64_MAX: the kernel wraps to -2^63.
+  const std::int64_t big = std::int64_t{1} << 62;
+  Matrix<std::int64_t> a(1, 2), b(2, 1), c(1, 1);
+  a(0, 0) = a(0, 1) = big, b(0, 0) = b(1, 0) = 1;
+  const GemmProblem p = make_problem<std::int64_t>(a.view(), false, b.view(), false, c.view());
+  Registry::instance().get("cpu_blocked").run(p);
+  EXPECT_EQ(c(0, 0), INT64_MIN);
+  for (VerifyMode mode : {VerifyMode::none, VerifyMode::automatic, VerifyMode::exact}) {
+    const VerifyResult r = verify(p, nullptr, mode);
+    EXPECT_FALSE(r.passed) << verify_mode_name(mode);
+    EXPECT_TRUE(contains(r.detail, "overflow")) << r.detail;
+    EXPECT_TRUE(contains(r.detail, "(0, 0) is 9223372036854775808")) << r.detail;
+  }
+  // Terms beyond the range that cancel: the cheap bound cannot tell, the exact check can.
+  b(1, 0) = -1;
+  Registry::instance().get("cpu_blocked").run(p);
+  EXPECT_TRUE(verify(p, nullptr, VerifyMode::none).passed);
+  // i32 likewise.
+  Matrix<std::int32_t> a32(1, 2), b32(2, 1), c32(1, 1);
+  a32(0, 0) = a32(0, 1) = 1 << 30, b32(0, 0) = b32(1, 0) = 1;
+  const GemmProblem p32 = make_problem<std::int32_t>(a32.view(), false, b32.view(), false, c32.view());
+  Registry::instance().get("cpu_blocked").run(p32);
+  EXPECT_FALSE(verify(p32, nullptr, VerifyMode::none).passed);
+  // Floating dtypes are not checked at all with none.
+  EXPECT_EQ(verify(TestProblem(square(DType::f32, 3)).problem(), nullptr, VerifyMode::none).check, "");
+}
+
+TEST(Verify, FreivaldsSaysWhenItCannotDecide) {
+  // [1e30, -1e30, 0.5] . [1, 1, 1] = 0.5 exactly, but the double-double residual of
+  // Freivalds' check is only known to about (k u)^2 2e30 ~ 3: too coarse for a 1e-12
+  // tolerance. It fails, saying so, rather than passing on noise; the full check decides.
+  const double a[] = {1e30, -1e30, 0.5}, b[] = {1, 1, 1};
+  double c = 0.5;
+  GemmProblem p;
+  p.dtype = DType::f64;
+  p.m = 1, p.n = 1, p.k = 3;
+  p.a = a, p.lda = 3, p.b = b, p.ldb = 1, p.c = &c, p.ldc = 1;
+  const VerifyResult freivalds = verify(p, nullptr, VerifyMode::freivalds);
+  EXPECT_FALSE(freivalds.passed);
+  EXPECT_TRUE(contains(freivalds.detail, "inconclusive")) << freivalds.detail;
+  EXPECT_TRUE(verify(p, nullptr, VerifyMode::full).passed);
+  c = 0.75;
+  EXPECT_FALSE(verify(p, nullptr, VerifyMode::full).passed);
+}
+
+TEST(VerifyReference, DoubleDoubleSurvivesCancellation) {
+  // [1e16, 1, -1e16] . [1, 1, 1] = 1; a plain double sum gives 0.
+  const double a[] = {1e16, 1, -1e16}, b[] = {1, 1, 1};
+  double c = 0;
+  GemmProblem p;
+  p.dtype = DType::f64;
+  p.m = 1, p.n = 1, p.k = 3;
+  p.a = a, p.lda = 3, p.b = b, p.ldb = 1, p.c = &c, p.ldc = 1;
+  EXPECT_EQ(reference_gemm(p, nullptr)[0], 1.0);
+  // 0.1 * 3 - 0.3 in exact arithmetic on the doubles is 2.7755575615628914e-17 (Python's
+  // fractions); in double it is 5.55e-17.
+  const double a2[] = {0.1, -0.3}, b2[] = {3, 1};
+  p.k = 2, p.a = a2, p.lda = 2, p.b = b2;
+  EXPECT_EQ(reference_gemm(p, nullptr)[0], 2.7755575615628914e-17);
 }
 
 }  // namespace

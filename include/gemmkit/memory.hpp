@@ -1,0 +1,47 @@
+// Memory a command needs, estimated before it starts, against what the machine can give:
+// a run that cannot fit is refused with the figures instead of being killed half-way.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gemmkit/gemm.hpp"
+
+namespace gemmkit {
+
+enum class VerifyMode;  // gemmkit/verify.hpp (not included: CUDA sources include this header)
+
+// Bytes of a rows x cols matrix of `dtype`; an input error when that overflows 64 bits.
+std::uint64_t matrix_bytes(std::int64_t rows, std::int64_t cols, DType dtype);
+
+// Host memory this process can still allocate: the least of the address-space limit
+// (RLIMIT_AS, `ulimit -v`) less what the process maps now, the system's MemAvailable, and
+// what a cgroup v2 memory.max leaves.
+struct HostMemory {
+  std::uint64_t available = UINT64_MAX;
+  std::string limited_by;  // "ulimit -v", "MemAvailable", "cgroup memory.max", or empty
+};
+HostMemory host_memory();
+
+// Free and total memory of the current CUDA device; nullopt without one.
+struct DeviceMemory {
+  std::uint64_t free = 0, total = 0;
+};
+std::optional<DeviceMemory> device_memory();
+
+// What running and verifying `problem` needs beyond its operands in host memory (the
+// verification's working set, a few MiB plus O(m + n + k)), and on the device (A, B and C
+// copied there) when it runs there.
+struct GemmMemory {
+  std::uint64_t host = 0, device = 0;
+};
+GemmMemory estimate_gemm_memory(const GemmProblem& problem, VerifyMode mode);
+
+// Fail with ErrorCategory::out_of_memory, "WHAT needs X GiB of host memory, Y GiB available
+// (limit from ...)", when `bytes` exceed what host_memory() says is available.
+void require_host_memory(std::uint64_t bytes, const std::string& what);
+// The same against the device's free memory; nothing when there is no device.
+void require_device_memory(std::uint64_t bytes, const std::string& what);
+
+}  // namespace gemmkit

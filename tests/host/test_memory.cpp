@@ -1,0 +1,58 @@
+// Memory estimates and the refusal that names the figures (gemmkit/memory.hpp).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gemmkit/error.hpp"
+#include "gemmkit/memory.hpp"
+#include "gemmkit/verify.hpp"
+
+namespace gemmkit {
+namespace {
+
+TEST(Memory, MatrixBytesAndItsOverflow) {
+  EXPECT_EQ(matrix_bytes(3, 5, DType::f64), 120u);
+  EXPECT_EQ(matrix_bytes(3, 5, DType::f16), 30u);
+  try {
+    matrix_bytes(std::int64_t{1} << 40, std::int64_t{1} << 30, DType::f64);
+    FAIL() << "expected an input error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::input);
+    EXPECT_NE(std::string(e.what()).find("1099511627776x1073741824 f64"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Memory, GemmEstimateCountsTheDeviceCopiesAndTheCheck) {
+  GemmProblem p;
+  p.dtype = DType::f32, p.m = 100, p.n = 300, p.k = 200;
+  p.lda = 200, p.ldb = 300, p.ldc = 301;
+  const GemmMemory none = estimate_gemm_memory(p, VerifyMode::none);
+  EXPECT_EQ(none.device, 4u * (100 * 200 + 200 * 300 + 100 * 301));
+  EXPECT_EQ(none.host, 0u);  // floats with --verify none: nothing is checked
+  EXPECT_GT(estimate_gemm_memory(p, VerifyMode::full).host, 0u);
+  p.dtype = DType::i64;  // integers are screened for overflow even with none
+  EXPECT_GT(estimate_gemm_memory(p, VerifyMode::none).host, 0u);
+}
+
+TEST(Memory, TooMuchIsRefusedWithTheFigures) {
+  const HostMemory host = host_memory();
+  ASSERT_FALSE(host.limited_by.empty());  // Linux has MemAvailable at least
+  EXPECT_NO_THROW(require_host_memory(1024, "a small thing"));
+  try {
+    require_host_memory(host.available + (std::uint64_t{1} << 40), "a big thing");
+    FAIL() << "expected an out-of-memory error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::out_of_memory);
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("a big thing needs ", 0), 0u) << what;
+    EXPECT_NE(what.find(" GiB of host memory, "), std::string::npos) << what;
+    EXPECT_NE(what.find("GiB available (limit from " + host.limited_by + ")"), std::string::npos) << what;
+  }
+  // No device in the CPU build: nothing to refuse.
+  if (!device_memory()) {
+    EXPECT_NO_THROW(require_device_memory(UINT64_MAX, "anything"));
+  }
+}
+
+}  // namespace
+}  // namespace gemmkit

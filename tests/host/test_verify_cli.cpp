@@ -1,0 +1,140 @@
+// What `multiply` says about its check: the check's name and guarantee, the Pascal exercise,
+// integer overflow reported even with --verify none, --verify exact, and a multiply too big
+// for its memory limit refused with the figures instead of being killed.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "host/cli_test_support.hpp"
+
+namespace {
+
+using gemmkit::test::CliResult;
+
+class VerifyCli : public gemmkit::test::CliTest {
+ protected:
+  // The n x n lower Pascal matrix (binom(i, j)) or its inverse ((-1)^(i-j) binom(i, j)) as
+  // an integer CSV file.
+  std::string pascal_csv(int n, bool inverse) const {
+    std::string text;
+    for (int i = 0; i < n; ++i) {
+      long double binomial = 1;  // exact: binom(59, 29) < 2^63 < 2^64 (long double's mantissa)
+      for (int j = 0; j < n; ++j) {
+        if (j > 0) text += ",";
+        if (j > i) {
+          text += "0";
+          continue;
+        }
+        const auto value = static_cast<long long>(binomial);
+        text += std::to_string(inverse && (i - j) % 2 ? -value : value);
+        binomial = binomial * (i - j) / (j + 1);
+      }
+      text += "\n";
+    }
+    return write_file((inverse ? "Linv" : "L") + std::to_string(n) + ".csv", text);
+  }
+};
+
+TEST_F(VerifyCli, PascalN40VerifiesExactlyInF64AndN41FailsSayingWhy) {
+  CliResult r = run("multiply " + pascal_csv(40, false) + " " + pascal_csv(40, true) + " -o " +
+                    path("I.csv") + " --dtype f64");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("verified (full, exact integer reference)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("every entry equals the exact product"), std::string::npos) << r.out;
+  // The CSV files hold integers (i64): the check is of them as converted to f64.
+  EXPECT_NE(r.out.find("of the inputs as converted to f64"), std::string::npos) << r.out;
+  for (const char* mode : {"full", "freivalds", "exact"}) {
+    SCOPED_TRACE(mode);
+    const std::string out = path(std::string("I41_") + mode + ".csv");
+    r = run("multiply " + pascal_csv(41, false) + " " + pascal_csv(41, true) + " -o " + out +
+            " --dtype f64 --kernel cpu_blocked --verify " + mode);
+    expect_error(r, 1, std::string("verification (") + mode);
+    EXPECT_NE(r.err.find(std::string(mode) == "exact" ? "entry (40, " : "ill-conditioned"),
+              std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+  // In i64 the same product is exact.
+  r = run("multiply " + pascal_csv(41, false) + " " + pascal_csv(41, true) + " -o " + path("I.npy"));
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST_F(VerifyCli, WrappedIntegerProductsAreReportedWithVerifyNone) {
+  // [2^62, 2^62] [1; 1] = 2^63 does not fit i64 (it used to be written as -2^63, exit 0).
+  const std::string a = write_file("A.csv", "4611686018427387904,4611686018427387904\n");
+  const std::string b = write_file("B.csv", "1\n1\n");
+  const std::string c = path("C.csv");
+  for (const char* mode : {"none", "auto", "exact"}) {
+    SCOPED_TRACE(mode);
+    const CliResult r = run("multiply " + a + " " + b + " -o " + c + " --verify " + mode);
+    expect_error(r, 1, "the exact result at (0, 0) is 9223372036854775808, which does not fit i64");
+    EXPECT_FALSE(std::filesystem::exists(c));
+  }
+  // Terms past the range that cancel are fine.
+  const std::string a2 = write_file("A2.csv", "4611686018427387904,-4611686018427387904\n");
+  const CliResult r = run("multiply " + a2 + " " + b + " -o " + c + " --verify none");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(c), "0\n");
+  EXPECT_NE(r.out.find("not verified (--verify none); no entry of the exact product overflows"),
+            std::string::npos) << r.out;
+}
+
+TEST_F(VerifyCli, VerifyExactNeedsIntegerValuedInputsAndSaysItsGuarantee) {
+  const std::string a = write_file("A.csv", "1,2\n3,4\n"), b = write_file("B.csv", "0.5,1\n1,1\n");
+  const std::string c = path("C.npy"), json = path("r.json");
+  expect_error(run("multiply " + a + " " + b + " -o " + c + " --verify exact"), 2, "integer-valued");
+  EXPECT_FALSE(std::filesystem::exists(c));
+  const std::string b2 = write_file("B2.csv", "2,1\n1,1\n");
+  CliResult r = run("multiply " + a + " " + b2 + " -o " + c + " --verify exact --json " + json);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("verified (exact, modular Freivalds"), std::string::npos) << r.out;
+  const nlohmann::json report = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(report["verify"]["method"], "exact");
+  EXPECT_NE(report["verify"]["guarantee"].get<std::string>().find("probability below 2^-92"),
+            std::string::npos);
+  // A full check of fractional data names its reference and its tolerance.
+  r = run("multiply " + a + " " + b + " -o " + c + " --verify full --json " + json);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json full = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(full["verify"]["check"], "full, double-double reference");
+  EXPECT_NE(full["verify"]["guarantee"].get<std::string>().find("relative Frobenius error against the exact product"),
+            std::string::npos);
+  EXPECT_EQ(full["verify"]["of_converted_inputs"], true);  // A is i64, B f64
+}
+
+TEST_F(VerifyCli, AMultiplyTooBigForItsMemoryLimitIsRefusedWithTheFigures) {
+  // 20000x1 times 1x20000: tiny inputs, a 3 GiB product, under a 1 GiB address-space limit.
+  // It used to be cut down by the allocation failing part-way ("out of host memory").
+  std::string column, row;
+  for (int i = 0; i < 20000; ++i) column += "1.5\n", row += (i ? ",2" : "2");
+  const std::string a = write_file("A.csv", column), b = write_file("B.csv", row + "\n");
+  const std::string c = path("C.npy"), out = path("out.txt"), err = path("err.txt");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const rlimit limit{std::uint64_t{1} << 30, std::uint64_t{1} << 30};
+    const int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (setrlimit(RLIMIT_AS, &limit) != 0 || out_fd < 0 || err_fd < 0 || dup2(out_fd, 1) < 0 ||
+        dup2(err_fd, 2) < 0)
+      _exit(99);
+    execl(GEMMKIT_CLI_PATH, GEMMKIT_CLI_PATH, "multiply", a.c_str(), b.c_str(), "-o", c.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(98);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  CliResult r;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = read_file(err);
+  expect_error(r, 1, "multiply 20000x20000x1 needs 3.00 GiB of host memory");
+  EXPECT_NE(r.err.find("GiB available (limit from ulimit -v)"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(c));
+}
+
+}  // namespace
