@@ -143,6 +143,8 @@ TEST_F(AtomicFileTest, FifoIsWrittenThrough) {
     if (fd >= 0) ::close(fd);
   });
   write_matrix(fifo, kRow);
+  const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // frees the reader if never opened
+  if (fd >= 0) ::close(fd);
   reader.join();
   EXPECT_EQ(received, "3,4\n");
   EXPECT_EQ(link_mode(fifo), S_IFIFO);
