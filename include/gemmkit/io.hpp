@@ -54,8 +54,10 @@ void write_csv(const std::string& path, const AnyMatrix& matrix);
 // ---- Output ------------------------------------------------------------------------------
 // Every writer goes through AtomicFile, which first looks at what the output path is:
 //   "-" (or /dev/stdout)          standard output: the data is written there at commit
+//   /dev/stderr, /dev/fd/N        that open descriptor, written at commit
 //   a character device or a FIFO  (/dev/null, a terminal, a named pipe) opened and written at
-//                                 commit, with no temporary file and no rename
+//                                 commit, with no temporary file and no rename (the data
+//                                 is held in memory until then)
 //   a regular file or a new name  a temporary file `.gemmkit-XXXXXX.tmp` in its folder,
 //                                 synced and renamed onto it at commit, with the replaced
 //                                 file's permission bits (and, as root, its owner)
@@ -63,7 +65,8 @@ void write_csv(const std::string& path, const AnyMatrix& matrix);
 // Folders, sockets, block devices and links that lead nowhere are refused (usage errors).
 // A failed write (full disk, file-size limit, closed device) is an `output` error.
 
-// The format of a matrix output: by extension (format_from_path), CSV text for "-".
+// The format of a matrix output: by extension (format_from_path), CSV text for "-" and the
+// other descriptors.
 FileFormat output_format(const std::string& path);
 
 // Checks, before any work, that `path` can be written as above (its kind; a file's folder

@@ -70,11 +70,21 @@ std::string folder_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// "-", and the names of standard output itself. They are written through fd 1: opening
-// them anew would start at offset 0 of a redirected file, or replace it.
-bool is_stdout(const std::string& path) {
-  return path == "-" || path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1";
+// The open descriptor a path names ("-" and /dev/stdout: 1, /dev/stderr: 2, /dev/fd/N and
+// /proc/self/fd/N: N), or -1. These are written to the descriptor itself: opening the name
+// anew would start at offset 0 of a redirected file, or replace it.
+int descriptor_of(const std::string& path) {
+  if (path == "-" || path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"})
+    if (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
+        path.find_first_not_of("0123456789", prefix.size()) == std::string::npos &&
+        path.size() - prefix.size() < 9)
+      return std::stoi(path.substr(prefix.size()));
+  return -1;
 }
+
+bool is_stdout(const std::string& path) { return descriptor_of(path) == STDOUT_FILENO; }
 
 // "to standard output" or "'path'", to follow "cannot write".
 std::string shown(const std::string& target) {
@@ -94,7 +104,8 @@ struct Resolved {
 
 Resolved resolve(const std::string& path) {
   Resolved r;
-  if (is_stdout(path)) {
+  if (const int fd = descriptor_of(path); fd >= 0) {
+    if (::fcntl(fd, F_GETFL) < 0) write_failed(path, errno);  // not open
     r.stream = true;
     return r;
   }
@@ -175,10 +186,10 @@ void write_all(int fd, const char* data, std::size_t size, const std::string& ta
   }
 }
 
-// Writes a stream's data to "-" or to the device or FIFO.
+// Writes a stream's data to its descriptor, or to the device or FIFO.
 void write_stream(const Staged& s) {
-  if (is_stdout(s.target)) {
-    int fd = g_batch && g_batch->stdout_fd >= 0 ? g_batch->stdout_fd : STDOUT_FILENO;
+  if (int fd = descriptor_of(s.target); fd >= 0) {
+    if (fd == STDOUT_FILENO && g_batch && g_batch->stdout_fd >= 0) fd = g_batch->stdout_fd;
     if (fd == STDOUT_FILENO && std::fflush(stdout) != 0) write_failed(s.target, errno);
     write_all(fd, s.data, s.size, s.target);
     return;
@@ -253,7 +264,7 @@ void claim_stdout(BatchState& b) {
 // ---- public ------------------------------------------------------------------------------
 
 FileFormat output_format(const std::string& path) {
-  return is_stdout(path) ? FileFormat::csv : format_from_path(path);
+  return descriptor_of(path) >= 0 ? FileFormat::csv : format_from_path(path);
 }
 
 void check_output(const std::string& path) {

@@ -113,6 +113,17 @@ TEST_F(OutputCli, MatrixDashIsCsvOnStdout) {
   EXPECT_FALSE(std::filesystem::exists(path("-")));
 }
 
+TEST_F(OutputCli, OpenDescriptorIsWrittenThrough) {
+  // stderr is a file here (the test's capture): the JSON lands in it, which stays in place.
+  const CliResult r = run("multiply " + path("A.csv") + " " + path("B.csv") + " -o " +
+                          path("C.csv") + " --json /dev/fd/2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.err).at("k"), 2);
+  EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
+  const CliResult closed = run("gen 2 2 -o /dev/fd/9");
+  expect_error(closed, 1, "cannot write '/dev/fd/9': Bad file descriptor");
+}
+
 TEST_F(OutputCli, TwoOutputsOnStdoutAreRefused) {
   const CliResult r = run("multiply " + path("A.csv") + " " + path("B.csv") + " -o - --json -");
   expect_error(r, 2, "given for two outputs");
