@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -71,16 +72,17 @@ class OutputCli : public CliTest {
   }
 
   // Starts gemmkit with `args` in the scratch folder, streams to /dev/null (stderr to
-  // `err_file` when given), with default signal actions and `limit_fsize` when nonzero.
+  // `err_file` when given, stdout to `out_fd` when not -1), with default signal actions and
+  // `limit_fsize` when nonzero.
   pid_t spawn(const std::vector<std::string>& args, const std::string& err_file = "",
-              rlim_t limit_fsize = 0) const {
+              rlim_t limit_fsize = 0, int out_fd = -1) const {
     const pid_t pid = ::fork();
     if (pid != 0) return pid;
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ}) ::signal(s, SIG_DFL);
     if (::chdir(dir_.c_str()) != 0) ::_exit(126);
     const int null_fd = ::open("/dev/null", O_RDWR);
     ::dup2(null_fd, 0);
-    ::dup2(null_fd, 1);
+    ::dup2(out_fd >= 0 ? out_fd : null_fd, 1);
     const int err_fd = err_file.empty() ? null_fd : ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(err_fd, 2);
     if (limit_fsize) {
@@ -239,13 +241,21 @@ TEST_F(OutputCli, FullStdoutIsAnError) {
 }
 
 TEST_F(OutputCli, SignalsRemoveTemporaryFiles) {
-  // With a FIFO that nobody reads as the JSON output, the run blocks at its commit, when
-  // the result's temporary file is complete: the signal comes at a known point.
+  // The run blocks when its result's temporary file is complete, so the signal comes at a
+  // known point: multiply at its commit, opening a FIFO that nobody reads as the JSON
+  // output; gen (4 MB) flushing its report to a pipe that is already full.
   ASSERT_EQ(::mkfifo(path("fifo.json").c_str(), 0600), 0);
-  for (const int signal_number : {SIGTERM, SIGINT, SIGHUP}) {
+  int full_pipe[2];
+  ASSERT_EQ(::pipe2(full_pipe, O_NONBLOCK | O_CLOEXEC), 0);
+  while (::write(full_pipe[1], "x", 1) == 1) {
+  }
+  ::fcntl(full_pipe[1], F_SETFL, 0);  // the child's writes block
+  const std::vector<std::string> multiply{"multiply", "A.csv", "B.csv", "-o", "C.npy", "--json", "fifo.json"};
+  const std::vector<std::string> gen{"gen", "1000", "1000", "-o", "C.npy"};
+  for (const int signal_number : {SIGTERM, SIGINT, SIGHUP, -SIGINT}) {
     SCOPED_TRACE(signal_number);
     write_file("C.npy", "old");
-    const pid_t pid = spawn({"multiply", "A.csv", "B.csv", "-o", "C.npy", "--json", "fifo.json"});
+    const pid_t pid = signal_number > 0 ? spawn(multiply) : spawn(gen, "", 0, full_pipe[1]);
     bool seen = false;
     int status = 0;
     for (int i = 0; i < 2000 && !seen; ++i) {  // up to 20 s on a busy machine
@@ -260,13 +270,15 @@ TEST_F(OutputCli, SignalsRemoveTemporaryFiles) {
     }
     // The temporary file may be seen the moment it is made; let the run reach the FIFO.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    ::kill(pid, signal_number);
+    ::kill(pid, std::abs(signal_number));
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == signal_number) << status;
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == std::abs(signal_number)) << status;
     EXPECT_TRUE(temporaries().empty());
     EXPECT_EQ(read_file(path("C.npy")), "old");
     EXPECT_EQ(kind(path("fifo.json")), S_IFIFO);
   }
+  ::close(full_pipe[0]);
+  ::close(full_pipe[1]);
 }
 
 TEST_F(OutputCli, FileSizeLimitIsAnErrorAndLeavesNoTemporary) {
