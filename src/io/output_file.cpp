@@ -127,7 +127,7 @@ Resolved resolve(const std::string& path) {
     fail(ErrorCategory::input, "cannot write " + io::quoted_path(path) + ": " + std::strerror(errno));
   }
   if (S_ISCHR(r.st.st_mode) || S_ISFIFO(r.st.st_mode)) {
-    // Opened by the name given: /dev/stdout leads to a pipe that has no path of its own.
+    // Opened by the name given: a link may lead to /proc/self/fd/N, which has no other name.
     r.stream = true;
     r.file.clear();
     return r;
@@ -145,10 +145,11 @@ Resolved resolve(const std::string& path) {
   }
   const mode_t type = r.st.st_mode & S_IFMT;
   const char* what = type == S_IFDIR ? "a folder" : type == S_IFSOCK ? "a socket"
-                     : type == S_IFBLK ? "a block device" : "not a regular file";
+                     : type == S_IFBLK ? "a block device" : "a special file";
   fail(ErrorCategory::usage, "cannot write " + io::quoted_path(path) + ": it is " +
-                                 (link ? "a symbolic link to " : "") + what + " (outputs replace regular files, or write to character "
-                                 "devices, FIFOs and '-')");
+                                 (link ? "a symbolic link to " : "") + what +
+                                 " (outputs replace regular files, or go to character devices, "
+                                 "FIFOs and '-')");
 }
 
 [[noreturn]] void cannot_create(const std::string& folder, const std::string& target, int err) {
