@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/io.hpp"
 #include "gemmkit/matrix.hpp"
 
 namespace gemmkit::cli {
@@ -50,8 +51,17 @@ std::vector<T> vector_values(const AnyMatrix& any) {
   return out;
 }
 
-// Writes JSON to `path` through a temporary file renamed on success.
+// Writes JSON to `path` through AtomicFile ("-": standard output).
 void write_json(const std::string& path, const nlohmann::json& value);
+
+// Before any work: every output path given can be written (gemmkit::check_output; empty
+// ones, options not given, are skipped). Matrix outputs also need output_format(path).
+void check_outputs(std::initializer_list<std::string> paths);
+
+// After a successful run: flushes what was printed to stdout, commits every output of the
+// run, and closes stdout, so that a full disk or /dev/full fails the run (an output error,
+// "cannot write to standard output: ...") before any file is replaced where it can.
+void finish_run(OutputBatch& outputs);
 
 // True when stderr is a terminal: long work then shows progress there.
 bool progress_wanted();

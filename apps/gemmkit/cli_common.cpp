@@ -1,6 +1,8 @@
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <omp.h>
@@ -33,6 +35,23 @@ void write_json(const std::string& path, const nlohmann::json& value) {
   AtomicFile file(path);
   file.write(value.dump(2) + "\n");
   file.commit();
+}
+
+void check_outputs(std::initializer_list<std::string> paths) {
+  for (const std::string& path : paths)
+    if (!path.empty()) check_output(path);
+}
+
+void finish_run(OutputBatch& outputs) {
+  errno = 0;
+  // ferror also catches a write that failed earlier, when the buffer filled during the run.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    fail(ErrorCategory::output,
+         std::string("cannot write to standard output: ") + std::strerror(errno ? errno : EIO));
+  outputs.commit();
+  // Some file systems report a failed write only at close. EBADF: stdout was never open.
+  if (::close(STDOUT_FILENO) != 0 && errno != EBADF)
+    fail(ErrorCategory::output, std::string("cannot write to standard output: ") + std::strerror(errno));
 }
 
 bool progress_wanted() { return isatty(STDERR_FILENO) == 1; }

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -283,7 +285,7 @@ void plot(const std::string& png_path, const nlohmann::json& results) {
   if (python.empty())
     fail(ErrorCategory::device,  // not the user's input: the plotting environment is missing
          "cannot plot " + png_path + ": no python3 with matplotlib (scripts/install-deps.sh "
-         "installs python3-matplotlib); the other results were written");
+         "installs python3-matplotlib); no output was written");
 
   char json_path[] = "/tmp/gemmkit-bench-XXXXXX";
   const int fd = mkstemp(json_path);
@@ -291,10 +293,25 @@ void plot(const std::string& png_path, const nlohmann::json& results) {
   const std::string text = results.dump();
   const bool written = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
   ::close(fd);
-  const int status = written ? run_program({python, script, json_path, "-o", png_path}, false) : -1;
+  // The script draws into a scratch file, which then goes through AtomicFile like every
+  // other output (a link's target replaced, committed with the rest of the run).
+  char png_scratch[] = "/tmp/gemmkit-plot-XXXXXX.png";
+  const int png_fd = mkstemps(png_scratch, 4);
+  if (png_fd < 0) {
+    std::remove(json_path);
+    fail(ErrorCategory::input, "cannot create a temporary file for the plot");
+  }
+  ::close(png_fd);
+  const int status = written ? run_program({python, script, json_path, "-o", png_scratch}, false) : -1;
   std::remove(json_path);
-  if (status != 0)
-    fail(ErrorCategory::device, "plotting " + png_path + " failed; the other results were written");
+  std::ifstream png(png_scratch, std::ios::binary);
+  const std::string image((std::istreambuf_iterator<char>(png)), std::istreambuf_iterator<char>());
+  std::remove(png_scratch);
+  if (status != 0 || image.empty())
+    fail(ErrorCategory::device, "plotting " + png_path + " failed; no output was written");
+  AtomicFile out(png_path);
+  out.write(image);
+  out.commit();
 }
 
 void run_bench(const BenchOptions& o) {
@@ -309,10 +326,9 @@ void run_bench(const BenchOptions& o) {
   }
   if (backend == Backend::cuda && !cuda_device_available())
     fail(ErrorCategory::device, "--backend cuda: " + query_devices().message);
-  for (const std::string& path : {o.json_path, o.csv_path, o.plot_path})
-    if (!path.empty() && std::filesystem::path(path).has_parent_path() &&
-        !std::filesystem::is_directory(std::filesystem::path(path).parent_path()))
-      fail(ErrorCategory::usage, "output folder of '" + path + "' does not exist");
+  if (o.plot_path == "-")
+    fail(ErrorCategory::usage, "--plot - : a PNG does not go to standard output; name a file");
+  check_outputs({o.json_path, o.csv_path, o.plot_path});
 
   std::vector<Shape> shapes;
   const bool mnk = o.m || o.n || o.k;

@@ -133,6 +133,8 @@ void run_conv1d(const Conv1dCliOptions& o) {
     list_kernels();
     return;
   }
+  if (!o.output.empty()) output_format(o.output);  // reject a bad extension before any work
+  check_outputs({o.output, o.json_path});
   if (o.bench) {
     if (!o.x_path.empty() || !o.output.empty())
       fail(ErrorCategory::usage, "conv1d --bench makes its own random data: give no X, MASK or -o");
@@ -145,7 +147,6 @@ void run_conv1d(const Conv1dCliOptions& o) {
   options.backend = parse_backend(o.backend);
   options.kernel = o.kernel;
   // Cheap checks first, so a typo costs no reading or computing.
-  if (!o.output.empty()) format_from_path(o.output);
   if (o.kernel != "auto" && !o.kernel.empty()) {
     if (auto why = conv1d_kernel_rejection(o.kernel, DType::f32, 1); why && why->rfind("unknown", 0) == 0)
       fail(ErrorCategory::usage, *why);

@@ -30,7 +30,8 @@ void add_gen(CLI::App& app) {
   cmd->callback([opt] {
     const auto dtype = parse_dtype(opt->dtype);
     if (!dtype) fail(ErrorCategory::usage, "unknown dtype '" + opt->dtype + "'");
-    format_from_path(opt->output);  // reject an unknown extension before any work
+    output_format(opt->output);  // reject an unknown extension before any work
+    check_outputs({opt->output});
     const std::string dist_text =
         !opt->dist.empty() ? opt->dist : is_integer(*dtype) ? "ints:-9:9" : "uniform";
     const Distribution dist = Distribution::parse(dist_text);

@@ -109,7 +109,8 @@ std::string shape(const AnyMatrix& m) {
 
 void run_multiply(const MultiplyOptions& o) {
   // Cheap checks first, so a typo costs no computation.
-  format_from_path(o.c_path);
+  output_format(o.c_path);
+  check_outputs({o.c_path, o.json_path});
   const std::optional<Backend> backend = parse_backend(o.backend);
   const VerifyMode verify_mode = parse_verify_mode(o.verify);
   if (o.beta != 0.0 && o.c0_path.empty())

@@ -156,6 +156,8 @@ void add_reduce(CLI::App& app) {
       if (!dtype || (*dtype != DType::f32 && *dtype != DType::f64))
         fail(ErrorCategory::usage, "reduce: --dtype must be f32 or f64, not '" + o->dtype + "'");
     }
+    if (!o->output.empty()) output_format(o->output);  // reject a bad extension before any work
+    check_outputs({o->output, o->json_path});
     if (o->bench) {
       if (!o->input.empty()) fail(ErrorCategory::usage, "reduce --bench takes no input file (it makes random data)");
       run_bench(*o, *op, dtype.value_or(DType::f32));
@@ -163,7 +165,6 @@ void add_reduce(CLI::App& app) {
     }
     if (o->input.empty()) fail(ErrorCategory::usage, "reduce: an input file X is required (or --bench, --list)");
     const ReduceChoice choice = choose_reduce(parse_backend(o->backend), o->kernel);
-    if (!o->output.empty()) format_from_path(o->output);  // reject a bad extension before any work
     const AnyMatrix m = read_matrix(o->input);
     if (!dtype) {
       const DType from = dtype_of_any(m);

@@ -204,6 +204,8 @@ void run_spmv(const SpmvOptions& o) {
       return names;
     }() + ")");
   const std::optional<Backend> backend = parse_backend(o.backend);
+  if (!o.output.empty()) output_format(o.output);  // an unknown extension fails before any work
+  check_outputs({o.output, o.json_path});
   if (o.bench) {
     if (!o.matrix_path.empty()) fail(ErrorCategory::usage, "--bench generates its matrices: give no MATRIX or X");
     if (dtype == "f32") run_bench<float>(o);
@@ -214,7 +216,6 @@ void run_spmv(const SpmvOptions& o) {
     fail(ErrorCategory::usage, "spmv needs MATRIX.mtx and X (or --bench, or --list)");
   if (format_from_path(o.matrix_path) != FileFormat::mtx)
     fail(ErrorCategory::usage, o.matrix_path + ": the sparse matrix must be a Matrix Market .mtx file");
-  if (!o.output.empty()) format_from_path(o.output);  // an unknown extension fails before any work
   if (dtype == "f32") run_file<float>(o, backend);
   else run_file<double>(o, backend);
 }

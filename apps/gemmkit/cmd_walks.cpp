@@ -279,9 +279,10 @@ void run_walks(const WalksOptions& o) {
   read.undirected = o.undirected;
   read.labels = o.labels;
   bool npy_out = false;
+  check_outputs({o.output, o.json_path});
   if (!o.output.empty()) {
-    npy_out = format_from_path(o.output) == FileFormat::npy;
-    if (format_from_path(o.output) == FileFormat::mtx)
+    npy_out = output_format(o.output) == FileFormat::npy;
+    if (output_format(o.output) == FileFormat::mtx)
       fail(ErrorCategory::usage, "walk counts are written as .csv (with labels) or .npy, not .mtx");
     if (npy_out && o.all_lengths)
       fail(ErrorCategory::usage, "--all-lengths writes a table per length: use a .csv output");

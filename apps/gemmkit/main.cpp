@@ -20,8 +20,11 @@ int main(int argc, char** argv) {
   gemmkit::cli::add_reduce(app);
   gemmkit::cli::add_spmv(app);
   gemmkit::cli::add_conv1d(app);
+  gemmkit::remove_temporary_files_on_signals();
+  gemmkit::OutputBatch outputs;  // every output of the run, put in place only if it succeeds
   try {
     app.parse(argc, argv);
+    gemmkit::cli::finish_run(outputs);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

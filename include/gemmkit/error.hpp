@@ -15,6 +15,7 @@ enum class ErrorCategory {
   out_of_memory,  // host or device allocation failed
   numeric,        // a result is not representable (integer overflow) or failed verification
   internal,       // a bug in gemmkit
+  output,         // writing a result failed (full disk, file-size limit, closed pipe)
 };
 
 std::string_view category_name(ErrorCategory category);

@@ -1,8 +1,7 @@
 // Matrix files. The format is chosen by extension: .npy, .mtx, .csv/.txt. Readers check
 // everything before allocating and throw ErrorCategory::input errors that name the file and
-// the place (byte offset or line). Writers write a temporary file in the same folder and
-// rename it over the target only when complete, so a failed write leaves nothing behind.
-// See docs/formats.md for what each format supports.
+// the place (byte offset or line). Writers go through AtomicFile (below): a failed write
+// leaves nothing behind. See docs/formats.md for what each format supports.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +36,7 @@ struct ReadOptions {
 
 // Every reader reads its file once, from the start, so pipes, FIFOs and /dev/stdin work.
 AnyMatrix read_matrix(const std::string& path, const ReadOptions& options = {});
-void write_matrix(const std::string& path, const AnyMatrix& matrix);
+void write_matrix(const std::string& path, const AnyMatrix& matrix);  // by output_format
 
 // NumPy .npy, versions 1.0, 2.0 and 3.0. Reads <f8 <f4 <i8 <i4 as themselves, and widens
 // <f2, bfloat16, |i1 |u1 |b1 <i2 <u2 (to f32 / i32) and <u4 (to i64); fortran_order is
@@ -71,9 +70,33 @@ void write_mtx(const std::string& path, const AnyMatrix& matrix);
 AnyMatrix read_csv(const std::string& path, const ReadOptions& options = {});
 void write_csv(const std::string& path, const AnyMatrix& matrix);
 
-// A file written under a temporary name in the target's folder and renamed over the target
-// by commit(). If commit() is never reached the temporary file is removed, and the target,
-// if it existed, is untouched.
+// ---- Output ------------------------------------------------------------------------------
+// Every writer goes through AtomicFile, which first looks at what the output path is:
+//   "-" (or /dev/stdout)          standard output: the data is written there at commit
+//   /dev/stderr, /dev/fd/N        that open descriptor, written at commit
+//   a character device or a FIFO  (/dev/null, a terminal, a named pipe) opened and written at
+//                                 commit, with no temporary file and no rename (the data
+//                                 is held in memory until then)
+//   a regular file or a new name  a temporary file `.gemmkit-XXXXXX.tmp` in its folder,
+//                                 synced and renamed onto it at commit, with the replaced
+//                                 file's permission bits (and, as root, its owner)
+//   a symbolic link               as above for the file it leads to; the link stays a link
+// Folders, sockets, block devices and links that lead nowhere are refused (usage errors).
+// A failed write (full disk, file-size limit, closed device) is an `output` error.
+
+// The format of a matrix output: by extension (format_from_path), CSV text for "-" and the
+// other descriptors.
+FileFormat output_format(const std::string& path);
+
+// Checks, before any work, that `path` can be written as above (its kind; a file's folder
+// exists and is writable), throwing the error writing it would. With an OutputBatch open,
+// "-" also claims standard output for the data: text printed to stdout from then on goes to
+// stderr, so that the two do not mix. Two outputs cannot both be "-".
+void check_output(const std::string& path);
+
+// One output being written. commit() finishes it: renames the temporary file onto the
+// target (or writes a stream's data), or, while an OutputBatch is open, hands it to the
+// batch. Without commit() the temporary file is removed and the target left untouched.
 class AtomicFile {
  public:
   explicit AtomicFile(std::string target);
@@ -87,9 +110,34 @@ class AtomicFile {
   void commit();
 
  private:
-  std::string target_, temp_;
-  std::FILE* stream_ = nullptr;
+  std::string target_;            // as given, for messages
+  std::string file_;              // the regular file renamed onto; empty for a stream
+  std::string temp_;              // its temporary file
+  int temp_slot_ = -1;            // the temporary's entry in the table signals clean up
+  std::FILE* stream_ = nullptr;   // the temporary file, or a memory buffer for a stream
+  char* buffer_ = nullptr;        // a stream's data, held until commit
+  std::size_t buffer_size_ = 0;
   bool committed_ = false;
 };
+
+// Every output of one run, committed together, so that a failed run changes no file. While
+// a batch is open, AtomicFile::commit() only finishes a temporary file (written, synced,
+// closed) or keeps a stream's data; commit() then writes every stream and renames every
+// file; destroying the batch uncommitted removes them all. One batch at a time (the command
+// line opens one per run).
+class OutputBatch {
+ public:
+  OutputBatch();
+  ~OutputBatch();
+  OutputBatch(const OutputBatch&) = delete;
+  OutputBatch& operator=(const OutputBatch&) = delete;
+  void commit();
+};
+
+// SIGINT, SIGTERM, SIGHUP and SIGPIPE remove every temporary file still live, then end the
+// process by the same signal; SIGXFSZ is ignored, so that a write past the file-size limit
+// fails with EFBIG (an error) instead of killing the process. Signals already ignored stay
+// ignored. For programs (the command line); the library installs no handler itself.
+void remove_temporary_files_on_signals();
 
 }  // namespace gemmkit

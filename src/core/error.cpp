@@ -10,6 +10,7 @@ std::string_view category_name(ErrorCategory category) {
     case ErrorCategory::out_of_memory: return "out of memory";
     case ErrorCategory::numeric: return "numeric";
     case ErrorCategory::internal: return "internal";
+    case ErrorCategory::output: return "output";
   }
   return "unknown";
 }

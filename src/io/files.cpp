@@ -1,4 +1,4 @@
-// Format dispatch, AtomicFile, and the helpers in io_common.hpp.
+// Format dispatch and the helpers in io_common.hpp.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -221,7 +221,7 @@ AnyMatrix read_matrix(const std::string& path, const ReadOptions& options) {
 }
 
 void write_matrix(const std::string& path, const AnyMatrix& matrix) {
-  switch (format_from_path(path)) {
+  switch (output_format(path)) {
     case FileFormat::npy:
       return write_npy(path, matrix);
     case FileFormat::mtx:
@@ -230,94 +230,6 @@ void write_matrix(const std::string& path, const AnyMatrix& matrix) {
       return write_csv(path, matrix);
   }
   fail(ErrorCategory::internal, "unhandled file format");
-}
-
-// ---- AtomicFile ------------------------------------------------------------------------
-
-namespace {
-
-std::string folder_of(const std::string& path) {
-  const std::size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-[[noreturn]] void write_error(const std::string& what, const std::string& path, int err) {
-  fail(ErrorCategory::input, what + " " + io::quoted_path(path) + ": " + std::strerror(err));
-}
-
-}  // namespace
-
-AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
-  const std::size_t slash = target_.find_last_of('/');
-  const std::string dir = folder_of(target_);
-  const std::string base = slash == std::string::npos ? target_ : target_.substr(slash + 1);
-  if (base.empty())
-    fail(ErrorCategory::usage, io::quoted_path(target_) + " names a folder, not a file");
-  const std::string prefix =
-      (slash == std::string::npos ? "" : target_.substr(0, slash + 1)) + "." + base + ".tmp.";
-
-  // Like mkstemp (O_EXCL on a random name), but created with mode 0666 so that the kernel
-  // applies the umask: the final file gets the usual 0644, and reading the umask (which
-  // would mean changing it, racing other threads) is never needed.
-  static constexpr char kAlphabet[] =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  std::random_device entropy;
-  std::uniform_int_distribution<std::size_t> pick(0, sizeof kAlphabet - 2);
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp_ = prefix;
-    for (int i = 0; i < 6; ++i) temp_ += kAlphabet[pick(entropy)];
-    fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) {
-    const int err = errno;
-    temp_.clear();
-    fail(ErrorCategory::input, "cannot create a file in " + io::quoted_path(dir) + " to write " +
-                                   io::quoted_path(target_) + ": " + std::strerror(err));
-  }
-  stream_ = ::fdopen(fd, "wb");
-  if (!stream_) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(temp_.c_str());
-    temp_.clear();
-    write_error("cannot write", target_, err);
-  }
-}
-
-AtomicFile::~AtomicFile() {
-  if (committed_) return;
-  if (stream_) std::fclose(stream_);
-  if (!temp_.empty()) ::unlink(temp_.c_str());
-}
-
-void AtomicFile::write(const void* data, std::size_t bytes) {
-  if (!stream_)
-    fail(ErrorCategory::internal, "write to " + io::quoted_path(target_) + " after commit");
-  if (bytes == 0) return;
-  if (std::fwrite(data, 1, bytes, stream_) != bytes) write_error("cannot write", target_, errno);
-}
-
-void AtomicFile::commit() {
-  if (!stream_) fail(ErrorCategory::internal, "commit of " + io::quoted_path(target_) + " twice");
-  // Buffered data may only fail to land (ENOSPC, EFBIG, EIO) here, so every step is checked.
-  if (std::fflush(stream_) != 0) write_error("cannot write", target_, errno);
-  if (::fsync(fileno(stream_)) != 0) write_error("cannot write", target_, errno);
-  std::FILE* stream = stream_;
-  stream_ = nullptr;
-  if (std::fclose(stream) != 0) write_error("cannot write", target_, errno);
-  if (std::rename(temp_.c_str(), target_.c_str()) != 0)
-    write_error("cannot rename the finished file to", target_, errno);
-  committed_ = true;
-  // Make the rename itself durable. Some file systems cannot sync a folder; the data is
-  // already safe then, so a failure here is not worth failing the write for.
-  const int dir_fd = ::open(folder_of(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
 }
 
 }  // namespace gemmkit

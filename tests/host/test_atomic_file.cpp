@@ -1,7 +1,16 @@
-// AtomicFile (write to a temporary, rename on commit) and choosing a format by extension.
+// AtomicFile (write to a temporary, rename on commit; write through to devices and FIFOs),
+// OutputBatch, and choosing a format by extension.
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <regex>
+#include <thread>
 
 #include "host/io_test_support.hpp"
 
@@ -72,7 +81,7 @@ TEST_F(AtomicFileTest, MissingDirectoryIsAnInputError) {
                "cannot create a file in");
 }
 
-TEST_F(AtomicFileTest, ShortWriteIsAnInputError) {
+TEST_F(AtomicFileTest, ShortWriteIsAnOutputError) {
   // A file-size limit makes writes fail with EFBIG, as a full disk fails them with ENOSPC.
   const std::string target = write_file("big.bin", "original");
   rlimit old_limit{};
@@ -82,17 +91,157 @@ TEST_F(AtomicFileTest, ShortWriteIsAnInputError) {
   const auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
   ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
   const std::string data(1 << 20, 'x');
-  expect_input_error(
-      [&] {
-        AtomicFile f(target);
-        f.write(data);
-        f.commit();
-      },
-      target, "File too large");
+  const auto write_big = [&] {
+    AtomicFile f(target);
+    f.write(data);
+    f.commit();
+  };
+  expect_error(write_big, ErrorCategory::output, "cannot write '" + target + "': File too large");
   ::setrlimit(RLIMIT_FSIZE, &old_limit);
   ::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(read_file(target), "original");
   EXPECT_EQ(listing(), std::set<std::string>{"big.bin"});
+}
+
+// lstat's view of a path: the link itself, not what it leads to.
+mode_t link_mode(const std::string& p) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+  return st.st_mode & S_IFMT;
+}
+
+const Matrix<std::int64_t> kRow = make_matrix<std::int64_t>(1, 2, -1, {3, 4});
+
+TEST_F(AtomicFileTest, SymlinkStaysALinkAndItsTargetIsReplaced) {
+  std::filesystem::create_directory(path("data"));
+  const std::string real = write_file("data/real.csv", "old\n");
+  ASSERT_EQ(::symlink("data/real.csv", path("link.csv").c_str()), 0);
+  write_matrix(path("link.csv"), kRow);
+  EXPECT_EQ(link_mode(path("link.csv")), S_IFLNK);
+  EXPECT_EQ(read_file(real), "3,4\n");
+  EXPECT_EQ(listing(), (std::set<std::string>{"data", "link.csv"}));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(path("data")),
+                          std::filesystem::directory_iterator()), 1);
+}
+
+TEST_F(AtomicFileTest, DanglingSymlinkIsRefused) {
+  ASSERT_EQ(::symlink("missing.csv", path("link.csv").c_str()), 0);
+  expect_error([&] { write_matrix(path("link.csv"), kRow); }, ErrorCategory::usage,
+               "symbolic link to a file that does not exist");
+  EXPECT_EQ(link_mode(path("link.csv")), S_IFLNK);
+  EXPECT_EQ(listing(), std::set<std::string>{"link.csv"});
+}
+
+TEST_F(AtomicFileTest, FifoIsWrittenThrough) {
+  const std::string fifo = path("pipe.csv");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] {
+    const int fd = ::open(fifo.c_str(), O_RDONLY);
+    char buf[256];
+    for (ssize_t n; fd >= 0 && (n = ::read(fd, buf, sizeof buf)) > 0;) received.append(buf, std::size_t(n));
+    if (fd >= 0) ::close(fd);
+  });
+  write_matrix(fifo, kRow);
+  const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // frees the reader if never opened
+  if (fd >= 0) ::close(fd);
+  reader.join();
+  EXPECT_EQ(received, "3,4\n");
+  EXPECT_EQ(link_mode(fifo), S_IFIFO);
+  EXPECT_EQ(listing(), std::set<std::string>{"pipe.csv"});
+}
+
+TEST_F(AtomicFileTest, DevNullIsWrittenThroughALink) {
+  ASSERT_EQ(::symlink("/dev/null", path("null.npy").c_str()), 0);
+  write_matrix(path("null.npy"), kRow);
+  EXPECT_EQ(link_mode(path("null.npy")), S_IFLNK);
+  EXPECT_EQ(link_mode("/dev/null"), S_IFCHR);
+  EXPECT_EQ(listing(), std::set<std::string>{"null.npy"});
+}
+
+TEST_F(AtomicFileTest, FoldersSocketsAndLinksToFoldersAreRefused) {
+  std::filesystem::create_directory(path("dir.csv"));
+  ASSERT_EQ(::symlink("dir.csv", path("to_dir.csv").c_str()), 0);
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string sock_path = path("sock.csv");
+  ASSERT_LT(sock_path.size(), sizeof address.sun_path);
+  std::strcpy(address.sun_path, sock_path.c_str());
+  ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  expect_error([&] { write_matrix(path("dir.csv"), kRow); }, ErrorCategory::usage, "it is a folder");
+  expect_error([&] { write_matrix(path("to_dir.csv"), kRow); }, ErrorCategory::usage,
+               "it is a symbolic link to a folder");
+  expect_error([&] { write_matrix(sock_path, kRow); }, ErrorCategory::usage, "it is a socket");
+  expect_error([&] { check_output(path("dir.csv")); }, ErrorCategory::usage, "it is a folder");
+  ::close(sock);
+  EXPECT_EQ(link_mode(path("dir.csv")), S_IFDIR);
+  EXPECT_EQ(link_mode(path("to_dir.csv")), S_IFLNK);
+  EXPECT_EQ(link_mode(sock_path), S_IFSOCK);
+  EXPECT_TRUE(std::filesystem::is_empty(path("dir.csv")));
+}
+
+TEST_F(AtomicFileTest, ReplacedFileKeepsItsMode) {
+  for (const mode_t mode : {0600, 0640, 0755}) {
+    const std::string target = write_file("m.csv", "old\n");
+    ASSERT_EQ(::chmod(target.c_str(), mode), 0);
+    write_matrix(target, kRow);
+    struct stat st {};
+    ASSERT_EQ(::stat(target.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, mode);
+    EXPECT_EQ(read_file(target), "3,4\n");
+  }
+}
+
+TEST_F(AtomicFileTest, NamesOfUpTo255BytesWork) {
+  for (const std::size_t length : {244, 250, 255}) {
+    const std::string name = std::string(length - 4, 'n') + ".csv";
+    write_matrix(path(name), kRow);
+    EXPECT_EQ(read_file(path(name)), "3,4\n");
+    std::filesystem::remove(path(name));
+  }
+  EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(AtomicFileTest, TemporaryNameIsShortAndFixed) {
+  AtomicFile f(path(std::string(200, 'x') + ".bin"));
+  const std::set<std::string> names = listing();
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_TRUE(std::regex_match(*names.begin(), std::regex(R"(\.gemmkit-[A-Za-z0-9]{6}\.tmp)")))
+      << *names.begin();
+}
+
+TEST_F(AtomicFileTest, CheckOutputNamesAMissingFolderBeforeAnyWrite) {
+  expect_input_error([&] { check_output(path("no/r.json")); }, path("no"), "No such file or directory");
+  check_output(path("new.json"));
+  check_output("-");
+  EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(AtomicFileTest, BatchRenamesEveryOutputOnlyAtCommit) {
+  const std::string kept = write_file("c.csv", "old\n");
+  {
+    OutputBatch batch;
+    write_matrix(kept, kRow);
+    write_matrix(path("r.csv"), kRow);
+    EXPECT_EQ(read_file(kept), "old\n");
+    EXPECT_EQ(listing().size(), 3u);  // c.csv and the two temporary files
+    batch.commit();
+  }
+  EXPECT_EQ(read_file(kept), "3,4\n");
+  EXPECT_EQ(read_file(path("r.csv")), "3,4\n");
+  EXPECT_EQ(listing(), (std::set<std::string>{"c.csv", "r.csv"}));
+}
+
+TEST_F(AtomicFileTest, BatchNotCommittedChangesNothing) {
+  const std::string kept = write_file("c.csv", "old\n");
+  {
+    OutputBatch batch;
+    write_matrix(kept, kRow);
+    write_matrix(path("r.csv"), kRow);
+  }  // as when the run fails after writing
+  EXPECT_EQ(read_file(kept), "old\n");
+  EXPECT_EQ(listing(), std::set<std::string>{"c.csv"});
 }
 
 TEST_F(FormatDispatchTest, ChoosesFormatByExtension) {
@@ -101,6 +250,8 @@ TEST_F(FormatDispatchTest, ChoosesFormatByExtension) {
   EXPECT_EQ(format_from_path("x.y/b.Mtx"), FileFormat::mtx);
   EXPECT_EQ(format_from_path("c.csv"), FileFormat::csv);
   EXPECT_EQ(format_from_path("/tmp/d.TXT"), FileFormat::csv);
+  EXPECT_EQ(output_format("-"), FileFormat::csv);  // standard output takes text
+  EXPECT_EQ(output_format("r.npy"), FileFormat::npy);
 }
 
 TEST_F(FormatDispatchTest, UnknownExtensionIsUsageError) {
