@@ -210,7 +210,7 @@ void run_multiply(const MultiplyOptions& o) {
                   {"detail", check.detail}}},
   };
   if (!check.passed) {
-    if (!o.json_path.empty()) write_json(o.json_path, report);
+    // A failed run writes nothing (not even the report): the error line carries the detail.
     // With --verify none only integer overflow is looked for.
     fail(ErrorCategory::numeric,
          (check.method == VerifyMode::none ? "kernel " + kernel + ": "
