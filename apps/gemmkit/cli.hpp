@@ -24,6 +24,9 @@ void add_reduce(CLI::App& app);
 void add_spmv(CLI::App& app);
 void add_conv1d(CLI::App& app);
 
+// For unsigned options (seeds): refuses a negative number, which CLI11 would wrap to 2^64 - k.
+CLI::Validator non_negative_integer();
+
 // "--backend auto|cpu|cuda": nullopt for auto.
 std::optional<Backend> parse_backend(const std::string& text);
 inline constexpr const char* kBackendHelp =
@@ -52,6 +55,11 @@ std::vector<T> vector_values(const AnyMatrix& any) {
 
 // Writes JSON to `path` through a temporary file renamed on success.
 void write_json(const std::string& path, const nlohmann::json& value);
+
+// When the command line names no known subcommand (args: argv without the program name),
+// the error for it: "unknown subcommand 'mutliply' (did you mean 'multiply'?)".
+std::optional<std::string> unknown_subcommand_error(const CLI::App& app,
+                                                    const std::vector<std::string>& args);
 
 // True when stderr is a terminal: long work then shows progress there.
 bool progress_wanted();

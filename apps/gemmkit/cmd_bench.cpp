@@ -282,7 +282,7 @@ void plot(const std::string& png_path, const nlohmann::json& results) {
     }
   if (python.empty())
     fail(ErrorCategory::device,  // not the user's input: the plotting environment is missing
-         "cannot plot " + png_path + ": no python3 with matplotlib (scripts/install-deps.sh "
+         "cannot plot " + quoted_path(png_path) + ": no python3 with matplotlib (scripts/install-deps.sh "
          "installs python3-matplotlib); the other results were written");
 
   char json_path[] = "/tmp/gemmkit-bench-XXXXXX";
@@ -294,7 +294,7 @@ void plot(const std::string& png_path, const nlohmann::json& results) {
   const int status = written ? run_program({python, script, json_path, "-o", png_path}, false) : -1;
   std::remove(json_path);
   if (status != 0)
-    fail(ErrorCategory::device, "plotting " + png_path + " failed; the other results were written");
+    fail(ErrorCategory::device, "plotting " + quoted_path(png_path) + " failed; the other results were written");
 }
 
 void run_bench(const BenchOptions& o) {
@@ -307,12 +307,11 @@ void run_bench(const BenchOptions& o) {
   } else if (cuda_device_available() && !Registry::instance().of_backend(Backend::cuda).empty()) {
     backend = Backend::cuda;
   }
-  if (backend == Backend::cuda && !cuda_device_available())
-    fail(ErrorCategory::device, "--backend cuda: " + query_devices().message);
+  if (backend == Backend::cuda) require_cuda_device();
   for (const std::string& path : {o.json_path, o.csv_path, o.plot_path})
     if (!path.empty() && std::filesystem::path(path).has_parent_path() &&
         !std::filesystem::is_directory(std::filesystem::path(path).parent_path()))
-      fail(ErrorCategory::usage, "output folder of '" + path + "' does not exist");
+      fail(ErrorCategory::usage, "output folder of " + quoted_path(path) + " does not exist");
 
   std::vector<Shape> shapes;
   const bool mnk = o.m || o.n || o.k;
@@ -536,7 +535,7 @@ void add_bench(CLI::App& app) {
                   "Skip a kernel at a shape when its best rate at a smaller shape of this run "
                   "predicts one run takes longer than this (shapes run smallest first)")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str()->check(non_negative_integer());
   cmd->add_flag("--transpose-a", o->trans_a, "Store A transposed (k x m) in every shape");
   cmd->add_flag("--transpose-b", o->trans_b, "Store B transposed (n x k) in every shape");
   cmd->add_option("--json", o->json_path, "Write results (with GPU, date, commit) as JSON");

@@ -48,7 +48,7 @@ AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path
     if (overflowed > 0)
       std::fprintf(stderr, "gemmkit: warning: %lld entries of %s are too large for %s and "
                            "became infinite\n",
-                   static_cast<long long>(overflowed), path.c_str(),
+                   static_cast<long long>(overflowed), quoted_path(path).c_str(),
                    std::string(dtype_name(dtype)).c_str());
   }
   return converted;
@@ -77,12 +77,12 @@ void run_multiply(const MultiplyOptions& o) {
   const std::int64_t n = o.trans_b ? rows_of(b) : cols_of(b);
   if (k != kb)
     fail(ErrorCategory::usage,
-         "shape mismatch: " + o.a_path + " is " + shape(a) + (o.trans_a ? " (transposed)" : "") +
-             " and " + o.b_path + " is " + shape(b) + (o.trans_b ? " (transposed)" : "") +
+         "shape mismatch: " + quoted_path(o.a_path) + " is " + shape(a) + (o.trans_a ? " (transposed)" : "") +
+             " and " + quoted_path(o.b_path) + " is " + shape(b) + (o.trans_b ? " (transposed)" : "") +
              ": op(A) has " + std::to_string(k) + " columns but op(B) has " +
              std::to_string(kb) + " rows");
   if (c0 && (rows_of(*c0) != m || cols_of(*c0) != n))
-    fail(ErrorCategory::usage, "shape mismatch: " + o.c0_path + " is " + shape(*c0) +
+    fail(ErrorCategory::usage, "shape mismatch: " + quoted_path(o.c0_path) + " is " + shape(*c0) +
                                    " but the product is " + std::to_string(m) + "x" +
                                    std::to_string(n));
 
@@ -145,7 +145,7 @@ void run_multiply(const MultiplyOptions& o) {
                                      (check.detail.empty() ? "relative error " +
                                       std::to_string(check.error) + " exceeds " +
                                       std::to_string(check.tolerance) : check.detail) +
-                                     "; " + o.c_path + " was not written");
+                                     "; " + quoted_path(o.c_path) + " was not written");
   }
   write_matrix(o.c_path, c);
   if (!o.json_path.empty()) write_json(o.json_path, report);

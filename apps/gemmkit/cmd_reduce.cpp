@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "cli.hpp"
+#include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/reduce.hpp"
 
@@ -64,6 +65,7 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
 
 void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
   if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "reduce --bench: --reps must be >= 1 and --warmup >= 0");
+  require_cuda_device();
   const ReduceBenchReport r = reduce_bench(static_cast<std::size_t>(o.n), dtype, op, o.warmup, o.reps, o.seed);
   double cub_s = 0;
   for (const auto& row : r.rows)
@@ -142,7 +144,7 @@ void add_reduce(CLI::App& app) {
   cmd->add_option("--n", o->n, "--bench: number of values (default 2^28)");
   cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "--bench: seed of the random values")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "--bench: seed of the random values")->capture_default_str()->check(non_negative_integer());
   cmd->callback([o] {
     if (o->list) {
       print_kernel_list();

@@ -36,8 +36,8 @@ std::vector<T> read_x(const std::string& path, std::int64_t expected, const std:
                       std::int64_t matrix_rows) {
   const VectorFile v = read_vector_file(path, "x");
   if (v.size() != expected)
-    fail(ErrorCategory::usage, "size mismatch: " + path + " has " + std::to_string(v.size()) +
-                                   " entries but " + matrix_path + " is " + std::to_string(matrix_rows) +
+    fail(ErrorCategory::usage, "size mismatch: " + quoted_path(path) + " has " + std::to_string(v.size()) +
+                                   " entries but " + quoted_path(matrix_path) + " is " + std::to_string(matrix_rows) +
                                    " x " + std::to_string(expected) + ", so x needs " + std::to_string(expected));
   return vector_values<T>(v.values);
 }
@@ -47,8 +47,6 @@ void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
   const CsrMatrix<T> a = read_csr<T>(o.matrix_path);
   const std::vector<T> x = read_x<T>(o.x_path, a.cols, o.matrix_path, a.rows);
   const bool gpu = backend ? *backend == Backend::cuda : spmv_cuda_available();
-  if (gpu && !spmv_cuda_available())
-    fail(ErrorCategory::usage, "--backend cuda: " + query_devices().message);
   if (!gpu && o.kernel != "auto")
     fail(ErrorCategory::usage, "--kernel " + o.kernel + " runs on the GPU; the CPU backend has one kernel "
                                "(use --backend cuda, or leave --kernel auto)");
@@ -96,9 +94,7 @@ void run_bench(const SpmvOptions& o) {
   if (patterns.empty()) fail(ErrorCategory::usage, "--matrices names no matrix");
   if (o.rows < 1) fail(ErrorCategory::usage, "--rows must be at least 1");
   if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "--reps must be at least 1 and --warmup at least 0");
-  if (!spmv_cuda_available())
-    fail(ErrorCategory::usage, "spmv --bench times the GPU kernels beside cuSPARSE, and there is no GPU here: " +
-                                   query_devices().message);
+  require_cuda_device();
   const std::string dtype(dtype_name(dtype_of<T>));
   nlohmann::json report = {{"benchmark", "spmv"}, {"dtype", dtype}, {"rows", o.rows}, {"reps", o.reps},
                            {"warmup", o.warmup}, {"seed", o.seed}, {"environment", environment_json()}};
@@ -204,6 +200,7 @@ void run_spmv(const SpmvOptions& o) {
       return names;
     }() + ")");
   const std::optional<Backend> backend = parse_backend(o.backend);
+  if (backend == Backend::cuda) require_cuda_device();
   if (o.bench) {
     if (!o.matrix_path.empty()) fail(ErrorCategory::usage, "--bench generates its matrices: give no MATRIX or X");
     if (dtype == "f32") run_bench<float>(o);
@@ -213,7 +210,7 @@ void run_spmv(const SpmvOptions& o) {
   if (o.matrix_path.empty() || o.x_path.empty())
     fail(ErrorCategory::usage, "spmv needs MATRIX.mtx and X (or --bench, or --list)");
   if (format_from_path(o.matrix_path) != FileFormat::mtx)
-    fail(ErrorCategory::usage, o.matrix_path + ": the sparse matrix must be a Matrix Market .mtx file");
+    fail(ErrorCategory::usage, quoted_path(o.matrix_path) + ": the sparse matrix must be a Matrix Market .mtx file");
   if (!o.output.empty()) format_from_path(o.output);  // an unknown extension fails before any work
   if (dtype == "f32") run_file<float>(o, backend);
   else run_file<double>(o, backend);
@@ -240,7 +237,7 @@ void add_spmv(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reps", opt->reps, "--bench: timed runs per kernel (median reported)")->capture_default_str();
   cmd->add_option("--warmup", opt->warmup, "--bench: untimed runs first")->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "--bench: seed of the generated matrices")->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "--bench: seed of the generated matrices")->capture_default_str()->check(non_negative_integer());
   cmd->add_flag("--tune", opt->tune, "--bench: also time every group size and merge-path tile variant");
   cmd->callback([opt] { run_spmv(*opt); });
 }

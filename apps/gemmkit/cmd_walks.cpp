@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/walks.hpp"
 
@@ -207,7 +208,7 @@ void write_npy_counts(const std::string& path, const WalkCounts& w) {
   }
   if (!w.fits_int64())
     fail(ErrorCategory::numeric, "some counts do not fit a 64-bit integer, so they cannot go in a "
-                                 ".npy file; " + path + " was not written (write .csv instead)");
+                                 ".npy file; " + quoted_path(path) + " was not written (write .csv instead)");
   Matrix<std::int64_t> m(w.rows(), w.cols());
   for (std::int64_t r = 0; r < w.rows(); ++r)
     for (std::int64_t c = 0; c < w.cols(); ++c) m(r, c) = w.int64_at(0, r, c);
@@ -269,6 +270,8 @@ void run_walks(const WalksOptions& o) {
   if (o.length < 1) fail(ErrorCategory::usage, "--length must be at least 1");
   const auto backend = parse_walk_backend(o.backend);
   if (!backend) fail(ErrorCategory::usage, "unknown backend '" + o.backend + "' (expected auto, cpu or cuda)");
+  // --bench times the GPU engine beside cuBLAS: without a device, say so before any work.
+  if (*backend == WalkBackend::cuda || o.bench) require_cuda_device();
   GraphReadOptions read;
   if (o.format == "edges") read.format = GraphFormat::edges;
   else if (o.format == "mtx") read.format = GraphFormat::mtx;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gemmkit/matrix.hpp"
@@ -18,6 +19,10 @@ enum class FileFormat { npy, mtx, csv };
 
 // From the extension (case-insensitive); usage error for anything else.
 FileFormat format_from_path(const std::string& path);
+
+// A file name as every message shows it: in single quotes, control characters escaped, so
+// that the message stays on one line whatever the name holds.
+std::string quoted_path(std::string_view path);
 
 AnyMatrix read_matrix(const std::string& path);
 void write_matrix(const std::string& path, const AnyMatrix& matrix);

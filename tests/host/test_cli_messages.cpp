@@ -1,0 +1,167 @@
+// One condition, one exit status and one sentence: the no-device error of every command,
+// the device diagnosis, "did you mean" for subcommands, file names escaped on one line, and
+// the refusals of gen (ranges beyond the dtype, negative seeds) and of sizes that overflow.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gemmkit/device.hpp"
+#include "gemmkit/io.hpp"
+#include "host/cli_test_support.hpp"
+
+using namespace gemmkit;
+using test::CliResult;
+
+namespace {
+
+using Status = CudaProbe::Status;
+
+CudaProbe probe(Status status, int driver, int runtime, bool module = true, int count = 0) {
+  CudaProbe p;
+  p.status = status;
+  p.error_text = "CUDA driver version is insufficient for CUDA runtime version";
+  p.device_count = count;
+  p.driver_version = driver;
+  p.runtime_version = runtime;
+  p.kernel_module_loaded = module;
+  return p;
+}
+
+}  // namespace
+
+// The runtime says "insufficient driver" both without a driver and with an old one; the
+// diagnosis tells them apart (the machine in the issue had no driver at all).
+TEST(DeviceDiagnosis, TellsNoDriverFromOldDriverFromNoDevice) {
+  DeviceQuery q = diagnose_devices(probe(Status::insufficient_driver, 0, 13000));
+  EXPECT_EQ(q.reason, NoDeviceReason::no_driver);
+  EXPECT_NE(q.message.find("no NVIDIA driver is installed"), std::string::npos) << q.message;
+
+  q = diagnose_devices(probe(Status::no_device, 13000, 13000, /*module=*/false));
+  EXPECT_EQ(q.reason, NoDeviceReason::no_driver);
+  EXPECT_NE(q.message.find("no NVIDIA driver is loaded"), std::string::npos) << q.message;
+
+  q = diagnose_devices(probe(Status::insufficient_driver, 12020, 13000));
+  EXPECT_EQ(q.reason, NoDeviceReason::driver_too_old);
+  EXPECT_NE(q.message.find("too old: it supports CUDA 12.2, this gemmkit's CUDA runtime is 13.0"),
+            std::string::npos)
+      << q.message;
+
+  q = diagnose_devices(probe(Status::no_device, 13000, 13000));
+  EXPECT_EQ(q.reason, NoDeviceReason::no_device);
+  EXPECT_NE(q.message.find("sees no device"), std::string::npos) << q.message;
+  EXPECT_EQ(diagnose_devices(probe(Status::success, 13000, 13000, true, 0)).reason,
+            NoDeviceReason::no_device);
+
+  q = diagnose_devices(probe(Status::other, 13000, 13000));
+  EXPECT_EQ(q.reason, NoDeviceReason::runtime_error);
+  EXPECT_NE(q.message.find(": CUDA driver version"), std::string::npos) << q.message;
+
+  EXPECT_EQ(diagnose_devices(probe(Status::success, 13000, 13000, true, 2)).reason, NoDeviceReason::none);
+  // Never the doubled prefix of the old messages.
+  for (const auto& p : {probe(Status::no_device, 13000, 13000), probe(Status::insufficient_driver, 0, 1)})
+    EXPECT_EQ(diagnose_devices(p).message.find("no CUDA device"), std::string::npos);
+  EXPECT_EQ(no_device_reason_name(NoDeviceReason::driver_too_old), "driver_too_old");
+}
+
+namespace {
+
+class CliMessages : public test::CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    write_file("a.csv", "1,2\n3,4\n");
+    write_file("x.csv", "1\n2\n");
+    write_file("a.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2 2.0\n");
+    write_file("g.txt", "A B\nB C\n");
+  }
+};
+
+}  // namespace
+
+// "No device" is exit 1 with the same line in every subcommand that needs one, refused before
+// any input is read or anything computed (the input files named here do not exist).
+TEST_F(CliMessages, NoDeviceIsTheSameSentenceAndExitOneEverywhere) {
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+  const std::string sentence = "gemmkit: error: " + no_device_message() + "\n";
+  EXPECT_EQ(sentence.rfind("gemmkit: error: no CUDA device: ", 0), 0u) << sentence;
+  EXPECT_EQ(sentence.find("no CUDA device", 20), std::string::npos) << "doubled: " << sentence;
+  const std::string a = path("a.csv"), x = path("x.csv"), missing = path("missing.csv");
+  for (const std::string& args : std::vector<std::string>{
+           "multiply " + a + " " + a + " -o " + path("c.npy") + " --backend cuda",
+        "bench --backend cuda --sizes 16", "walks " + missing + " --length 2 --bench",
+        "walks " + missing + " --length 2 --backend cuda", "reduce " + missing + " --backend cuda",
+        "reduce --bench --n 1000", "spmv " + path("a.mtx") + " " + missing + " --backend cuda",
+        "spmv --bench --rows 100", "conv1d --bench --n 100",
+        "conv1d " + missing + " " + x + " --backend cuda", "device"}) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.status, 1) << args << "\n" << r.err;
+    EXPECT_EQ(r.err, sentence) << args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("c.npy")));
+  // device --json says why on stdout too, as data.
+  const CliResult r = run("device --json");
+  EXPECT_EQ(r.status, 1);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["reason"], std::string(no_device_reason_name(query_devices().reason)));
+  EXPECT_EQ(j["message"], query_devices().message);
+}
+
+TEST_F(CliMessages, MisspelledSubcommandGetsASuggestion) {
+  CliResult r = run("mutliply " + path("a.csv") + " " + path("a.csv"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "gemmkit: error: unknown subcommand 'mutliply' (did you mean 'multiply'?)\n");
+  r = run("walk g.txt --length 2");
+  EXPECT_EQ(r.err, "gemmkit: error: unknown subcommand 'walk' (did you mean 'walks'?)\n");
+  r = run("devcie");
+  EXPECT_EQ(r.err, "gemmkit: error: unknown subcommand 'devcie' (did you mean 'device'?)\n");
+  r = run("frobnicate");
+  EXPECT_EQ(r.status, 2);
+  expect_error(r, 2, "unknown subcommand 'frobnicate' (expected one of: multiply, gen,");
+  // No subcommand at all is still the parser's own message.
+  expect_error(run(""), 2, "A subcommand is required");
+}
+
+// A file name holding a newline is escaped, so every message stays one line. (The shell gets
+// each name in single quotes, newline and all.)
+TEST_F(CliMessages, FileNamesWithANewlineStayOnOneLine) {
+  const std::string odd = path("bad\nname"), shown = path("bad") + "\\x0aname";
+  std::ofstream(odd + ".csv") << "1,2,3\n4,5,6\n";  // 2 x 3: not a vector, and not 2 x k
+  std::ofstream(odd + "x.csv") << "1\n2\n3\n";     // 3 entries where a.mtx needs 2
+  const std::string a = path("a.csv"), c = " -o " + path("c.npy");
+  expect_error(run("multiply '" + odd + ".csv' " + a + c), 2, "shape mismatch: '" + shown + ".csv' is 2x3");
+  expect_error(run("multiply " + a + " " + a + " --beta 1 --c '" + odd + ".csv'" + c), 2,
+               "shape mismatch: '" + shown + ".csv' is 2x3");
+  expect_error(run("conv1d '" + odd + ".csv' " + path("x.csv")), 2, "'" + shown + ".csv': X must be a vector");
+  expect_error(run("spmv " + path("a.mtx") + " '" + odd + "x.csv' --backend cpu"), 2,
+               "size mismatch: '" + shown + "x.csv' has 3 entries");
+  expect_error(run("multiply " + a + " " + a + " -o '" + odd + ".bin'"), 2, "'" + shown + ".bin'");
+  expect_error(run("walks '" + odd + ".txt' --length 2"), 2, "'" + shown + ".txt'");
+  EXPECT_FALSE(std::filesystem::exists(path("c.npy")));
+}
+
+TEST_F(CliMessages, GenRefusesRangesBeyondTheDtypeAndNegativeSeeds) {
+  const std::string out = path("g.npy");
+  expect_error(run("gen 2 2 -o " + out + " --dist uniform:-1e39:1e39"), 2,
+               "uniform:-1e+39:1e+39 reaches 1e+39, beyond the largest finite f32 3.40282e+38");
+  expect_error(run("gen 2 2 -o " + out + " --dtype f16 --dist uniform:0:70000"), 2,
+               "beyond the largest finite f16 65504");
+  expect_error(run("gen 2 2 -o " + out + " --dtype f16 --dist ints:-100000:0"), 2, "f16 65504");
+  expect_error(run("gen 2 2 -o " + out + " --dtype bf16 --dist normal:0:1e38"), 2,
+               "mean + 8.58 deviations");
+  expect_error(run("gen 2 2 -o " + out + " --dtype f64 --dist uniform:-1e308:1e308"), 2,
+               "width of the range overflows");
+  expect_error(run("gen 2 2 -o " + out + " --seed -1"), 2, "--seed: must be a non-negative integer, not -1");
+  expect_error(run("gen 0 2 -o " + out), 2, "ROWS and COLS must be at least 1");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  for (const char* sub : {"reduce --bench", "spmv --bench", "conv1d --bench", "bench --backend cpu"})
+    expect_error(run(std::string(sub) + " --seed -2"), 2, "must be a non-negative integer, not -2");
+  // The edges of what fits are accepted, and the largest seed is a seed.
+  EXPECT_EQ(run("gen 2 2 -o " + out + " --dtype f16 --dist uniform:-65504:65504").status, 0);
+  const CliResult r = run("gen 2 2 -o " + out + " --seed 18446744073709551615");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("seed 18446744073709551615"), std::string::npos) << r.out;
+}
