@@ -165,3 +165,48 @@ TEST_F(CliMessages, GenRefusesRangesBeyondTheDtypeAndNegativeSeeds) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("seed 18446744073709551615"), std::string::npos) << r.out;
 }
+
+// A size that cannot run (here: operands of 400 TB) loses nothing that finished: the table,
+// JSON and CSV keep the smaller size, the failure is reported per kernel, and the run exits 1.
+TEST_F(CliMessages, BenchKeepsFinishedSizesWhenALaterOneFails) {
+  const std::string json = path("r.json"), csv = path("r.csv");
+  const CliResult r = run("bench --backend cpu --kernels cpu_naive --sizes 16,10000000 --reps 1 "
+                          "--warmup 0 --json " + json + " --csv " + csv);
+  expect_error(r, 1, "2 of 4 runs failed");
+  EXPECT_NE(r.err.find("cannot allocate a 10000000x10000000"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("cpu_naive                16x16x16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("10000000x10000000x10000000 failed: cannot allocate"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(read_file(json));
+  ASSERT_EQ(j["results"].size(), 4u);
+  int finished = 0, failed = 0;
+  for (const auto& row : j["results"]) {
+    if (row["m"] == 16) {
+      ++finished;
+      EXPECT_FALSE(row["failed"].get<bool>());
+      EXPECT_TRUE(row["passed"].get<bool>());
+      EXPECT_GT(row["gflops"].get<double>(), 0);
+    } else {
+      ++failed;
+      EXPECT_TRUE(row["failed"].get<bool>());
+      EXPECT_FALSE(row["passed"].get<bool>());
+    }
+  }
+  EXPECT_EQ(finished, 2);  // cpu_naive and the reference, cpu_openblas
+  EXPECT_EQ(failed, 2);
+  EXPECT_NE(read_file(csv).find("cpu_naive,cpu,f32,16,16,16,1,"), std::string::npos);
+}
+
+// The time limit holds at the first size too: a slow kernel's rate is estimated on smaller
+// shapes first, so cpu_naive at 1024^3 (over a second here) is skipped, not run.
+TEST_F(CliMessages, BenchHonoursTheRunLimitFromTheFirstSize) {
+  const CliResult r = run("bench --backend cpu --kernels cpu_naive --sizes 1024 --reps 1 --warmup 0 "
+                          "--max-run-seconds 0.01 --json " + path("r.json"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu_naive                1024x1024x1024   skipped: predicted"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(--max-run-seconds 0.01 s)"), std::string::npos) << r.out;
+  // A --max-seconds budget below the run limit is a limit too.
+  const CliResult budget = run("bench --backend cpu --kernels cpu_naive --sizes 1024 --reps 1 "
+                               "--warmup 0 --max-seconds 0.01");
+  EXPECT_NE(budget.out.find("(--max-seconds 0.01 s)"), std::string::npos) << budget.out;
+}
