@@ -27,6 +27,10 @@ void add_conv1d(CLI::App& app);
 // For unsigned options (seeds): refuses a negative number, which CLI11 would wrap to 2^64 - k.
 CLI::Validator non_negative_integer();
 
+// For --bench sizes (after require_cuda_device): an out-of-memory error with the figures when
+// `bytes` of buffers cannot fit the device, before anything is allocated.
+void check_fits_device(const std::string& what, double bytes);
+
 // "--backend auto|cpu|cuda": nullopt for auto.
 std::optional<Backend> parse_backend(const std::string& text);
 inline constexpr const char* kBackendHelp =

@@ -29,6 +29,18 @@ CLI::Validator non_negative_integer() {
       "", "NON-NEGATIVE");
 }
 
+void check_fits_device(const std::string& what, double bytes) {
+  const DeviceQuery q = query_devices();
+  if (q.devices.empty()) return;
+  const double have = double(q.devices.front().total_global_memory);
+  if (bytes > have) {
+    char figures[128];
+    std::snprintf(figures, sizeof figures, " needs %.3g GB of device memory; the device has %.3g GB",
+                  bytes / 1e9, have / 1e9);
+    fail(ErrorCategory::out_of_memory, what + figures);
+  }
+}
+
 VectorFile read_vector_file(const std::string& path, const std::string& what) {
   AnyMatrix m = read_matrix(path);
   const std::int64_t rows = rows_of(m), cols = cols_of(m);

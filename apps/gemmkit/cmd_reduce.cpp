@@ -66,6 +66,8 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
 void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
   if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "reduce --bench: --reps must be >= 1 and --warmup >= 0");
   require_cuda_device();
+  // The input and the copy's output, on the device.
+  check_fits_device("reduce --bench --n " + std::to_string(o.n), 2.0 * double(o.n) * double(dtype_size(dtype)));
   const ReduceBenchReport r = reduce_bench(static_cast<std::size_t>(o.n), dtype, op, o.warmup, o.reps, o.seed);
   double cub_s = 0;
   for (const auto& row : r.rows)
@@ -141,7 +143,7 @@ void add_reduce(CLI::App& app) {
   cmd->add_option("--json", o->json_path, "Write the result (or the benchmark) as JSON");
   cmd->add_flag("--list", o->list, "List the kernels and exit");
   cmd->add_flag("--bench", o->bench, "Time every GPU kernel, CUB and the D2D copy on random data");
-  cmd->add_option("--n", o->n, "--bench: number of values (default 2^28)");
+  cmd->add_option("--n", o->n, "--bench: number of values (default 2^28)")->check(non_negative_integer());
   cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();
   cmd->add_option("--seed", o->seed, "--bench: seed of the random values")->capture_default_str()->check(non_negative_integer());

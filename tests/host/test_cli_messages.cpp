@@ -210,3 +210,19 @@ TEST_F(CliMessages, BenchHonoursTheRunLimitFromTheFirstSize) {
                                "--warmup 0 --max-seconds 0.01");
   EXPECT_NE(budget.out.find("(--max-seconds 0.01 s)"), std::string::npos) << budget.out;
 }
+
+// Sizes from a file reach 2^63: an out-of-memory error with the figures, never "internal:
+// cannot create std::vector".
+TEST_F(CliMessages, SpmvOnHugeSizesSaysHowMuchMemory) {
+  write_file("huge.mtx", "%%MatrixMarket matrix coordinate real general\n9223372036854775807 2 1\n1 1 1.0\n");
+  write_file("tall.mtx", "%%MatrixMarket matrix coordinate real general\n100000000000 2 1\n1 1 1.0\n");
+  for (const char* name : {"huge.mtx", "tall.mtx"}) {
+    const CliResult r = run("spmv " + path(name) + " " + path("x.csv") + " --backend cpu -o " + path("y.npy"));
+    expect_error(r, 1, std::string(name) + "': a CSR matrix of ");
+    EXPECT_NE(r.err.find("GB of host memory; this machine has"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("internal"), std::string::npos) << r.err;
+  }
+  expect_error(run("spmv " + path("huge.mtx") + " " + path("x.csv")), 1, "9223372036854775807 rows");
+  expect_error(run("reduce --bench --n -1"), 2, "--n: must be a non-negative integer");
+  EXPECT_FALSE(std::filesystem::exists(path("y.npy")));
+}
