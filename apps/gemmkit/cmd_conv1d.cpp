@@ -153,6 +153,7 @@ void run_conv1d(const Conv1dCliOptions& o) {
     if (auto why = conv1d_kernel_rejection(o.kernel, DType::f32, 1); why && why->rfind("unknown", 0) == 0)
       fail(ErrorCategory::usage, *why);
   }
+  // A rung by name is checked against the mask first (in conv1d()), then needs the device too.
   if (options.backend == Backend::cuda) require_cuda_device();
   const VectorFile x = read_vector_file(o.x_path, "X");
   const VectorFile mask = read_vector_file(o.mask_path, "MASK");

@@ -41,7 +41,7 @@ void add_gen(CLI::App& app) {
     checked_element_count(opt->rows, opt->cols, "gen");
     const AnyMatrix m = random_matrix(opt->rows, opt->cols, *dtype, dist, opt->seed);
     write_matrix(opt->output, m);
-    std::printf("wrote %s: %lld x %lld %s, %s, seed %llu\n", opt->output.c_str(),
+    std::printf("wrote %s: %lld x %lld %s, %s, seed %llu\n", quoted_path(opt->output).c_str(),
                 static_cast<long long>(opt->rows), static_cast<long long>(opt->cols),
                 std::string(dtype_name(*dtype)).c_str(), dist.to_string().c_str(),
                 static_cast<unsigned long long>(opt->seed));

@@ -142,7 +142,7 @@ void add_reduce(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "Also write the result as a 1x1 matrix file");
   cmd->add_option("--json", o->json_path, "Write the result (or the benchmark) as JSON");
   cmd->add_flag("--list", o->list, "List the kernels and exit");
-  cmd->add_flag("--bench", o->bench, "Time every GPU kernel, CUB and the D2D copy on random data");
+  cmd->add_flag("--bench", o->bench, "Time every GPU kernel, CUB and the D2D copy on random data (needs a GPU)");
   cmd->add_option("--n", o->n, "--bench: number of values (default 2^28)")->check(non_negative_integer());
   cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();

@@ -200,7 +200,8 @@ void run_spmv(const SpmvOptions& o) {
       return names;
     }() + ")");
   const std::optional<Backend> backend = parse_backend(o.backend);
-  if (backend == Backend::cuda) require_cuda_device();
+  // --backend cuda, or a GPU kernel by name, needs the device.
+  if (backend == Backend::cuda || (o.kernel != "auto" && backend != Backend::cpu)) require_cuda_device();
   if (o.bench) {
     if (!o.matrix_path.empty()) fail(ErrorCategory::usage, "--bench generates its matrices: give no MATRIX or X");
     if (dtype == "f32") run_bench<float>(o);
@@ -231,7 +232,7 @@ void add_spmv(CLI::App& app) {
   cmd->add_option("--json", opt->json_path, "Write the results as JSON here");
   cmd->add_flag("--list", opt->list, "List the kernels and exit");
   cmd->add_flag("--bench", opt->bench,
-                "Generate the benchmark matrices and time every GPU kernel, cuSPARSE and the copy");
+                "Generate the benchmark matrices and time every GPU kernel, cuSPARSE and the copy (needs a GPU)");
   cmd->add_option("--rows", opt->rows, "--bench: rows (and columns) of each matrix")->capture_default_str();
   cmd->add_option("--matrices", opt->matrices, "--bench: uniform, banded, powerlaw (comma-separated)")
       ->capture_default_str();

@@ -355,7 +355,7 @@ void add_walks(CLI::App& app) {
                   "the graph has 512+ vertices), cpu or cuda")
       ->capture_default_str();
   cmd->add_flag("--bench", o->bench,
-                "After a GPU run, time cuBLAS int8 GEMM and DGEMM of the same order beside it");
+                "After a GPU run, time cuBLAS int8 GEMM and DGEMM of the same order beside it (needs a GPU)");
   cmd->add_option("--json", o->json_path, "Write the run's method, timings and references as JSON");
   cmd->add_flag("--undirected", o->undirected, "Edge lists: each line is an edge both ways");
   cmd->add_option("--labels", o->labels, "Vertex names, comma-separated (matrix files)")->delimiter(',');

@@ -96,7 +96,8 @@ TEST_F(CliMessages, NoDeviceIsTheSameSentenceAndExitOneEverywhere) {
         "walks " + missing + " --length 2 --backend cuda", "reduce " + missing + " --backend cuda",
         "reduce --bench --n 1000", "spmv " + path("a.mtx") + " " + missing + " --backend cuda",
         "spmv --bench --rows 100", "conv1d --bench --n 100",
-        "conv1d " + missing + " " + x + " --backend cuda", "device"}) {
+        "conv1d " + missing + " " + x + " --backend cuda", "conv1d " + x + " " + x + " --kernel tiled",
+        "spmv " + path("a.mtx") + " " + missing + " --kernel vector", "device"}) {
     const CliResult r = run(args);
     EXPECT_EQ(r.status, 1) << args << "\n" << r.err;
     EXPECT_EQ(r.err, sentence) << args;
