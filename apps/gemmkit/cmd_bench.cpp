@@ -628,11 +628,13 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--reps", o->reps, "Timed runs (the median is reported)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-seconds", o->max_seconds,
-                  "Stop timing a kernel at a shape after this many seconds (at least one run)")
+                  "Stop timing a kernel at a shape after this many seconds (at least one run, "
+                  "and none predicted to take longer)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-run-seconds", o->max_run_seconds,
                   "Skip a kernel at a shape when its best rate at a smaller shape of this run "
-                  "predicts one run takes longer than this (shapes run smallest first)")
+                  "predicts one run takes longer than this (shapes run smallest first; a large "
+                  "first shape is estimated from probe runs on smaller ones)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str()->check(non_negative_integer());
   cmd->add_flag("--transpose-a", o->trans_a, "Store A transposed (k x m) in every shape");

@@ -49,7 +49,7 @@ void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const V
     Matrix<T> out(x_file.row ? 1 : n, x_file.row ? n : 1);
     for (std::int64_t i = 0; i < n; ++i) out.data()[i] = y[std::size_t(i)];
     write_matrix(o.output, AnyMatrix(std::move(out)));
-    std::printf("%s: %lld values, %s, mask width %lld (%s, %s)\n", o.output.c_str(),
+    std::printf("%s: %lld values, %s, mask width %lld (%s, %s)\n", quoted_path(o.output).c_str(),
                 static_cast<long long>(n), std::string(dtype_name(dtype_of<T>)).c_str(),
                 static_cast<long long>(width), std::string(backend_name(ran.backend)).c_str(),
                 ran.kernel.c_str());

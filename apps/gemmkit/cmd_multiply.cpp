@@ -152,8 +152,8 @@ void run_multiply(const MultiplyOptions& o) {
 
   const std::string dtypes = std::string(dtype_name(dtype)) +
                              (out != storage ? " -> " + std::string(dtype_name(out)) : "");
-  std::printf("%s = %s%s x %s%s: %s %s on %s, %.3f ms, %.2f GFLOP/s\n", o.c_path.c_str(),
-              o.a_path.c_str(), o.trans_a ? "^T" : "", o.b_path.c_str(), o.trans_b ? "^T" : "",
+  std::printf("%s = %s%s x %s%s: %s %s on %s, %.3f ms, %.2f GFLOP/s\n", quoted_path(o.c_path).c_str(),
+              quoted_path(o.a_path).c_str(), o.trans_a ? "^T" : "", quoted_path(o.b_path).c_str(), o.trans_b ? "^T" : "",
               p.shape_string().c_str(), dtypes.c_str(), kernel.c_str(), seconds * 1e3,
               report["gflops"].get<double>());
   if (check.method == VerifyMode::none)

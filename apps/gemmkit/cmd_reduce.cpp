@@ -45,7 +45,7 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
   const std::string backend(backend_name(choice.backend));
   std::printf("%s = %s\n", std::string(reduce_op_name(op)).c_str(), text.c_str());
   std::printf("(%s, %zu values of %s, %s kernel %s)\n", std::string(dtype_name(dtype)).c_str(), n,
-              o.input.c_str(), backend.c_str(), choice.kernel.c_str());
+              quoted_path(o.input).c_str(), backend.c_str(), choice.kernel.c_str());
   if (!o.output.empty()) {
     Matrix<T> out(1, 1);
     out(0, 0) = value;

@@ -63,9 +63,9 @@ void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
     std::copy(y.begin(), y.end(), out.data());
     write_matrix(o.output, AnyMatrix(std::move(out)));
     std::printf("y = A x: %s is %lld x %lld with %lld nonzeros; %s (%s, %s), %.3f ms; wrote %s\n",
-                o.matrix_path.c_str(), static_cast<long long>(a.rows), static_cast<long long>(a.cols),
+                quoted_path(o.matrix_path).c_str(), static_cast<long long>(a.rows), static_cast<long long>(a.cols),
                 static_cast<long long>(a.nnz()), kernel.c_str(), gpu ? "cuda" : "cpu",
-                std::string(dtype_name(dtype_of<T>)).c_str(), seconds * 1e3, o.output.c_str());
+                std::string(dtype_name(dtype_of<T>)).c_str(), seconds * 1e3, quoted_path(o.output).c_str());
   } else {
     for (const T v : y) std::printf("%.*g\n", sizeof(T) == 8 ? 17 : 9, static_cast<double>(v));
   }

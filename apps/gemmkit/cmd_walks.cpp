@@ -313,7 +313,7 @@ void run_walks(const WalksOptions& o) {
   if (!o.output.empty()) {
     if (npy_out) write_npy_counts(o.output, w);
     else write_csv_counts(o.output, g, w, o.all_lengths);
-    std::printf("%s: %lld x %lld walk counts of length %s (%s, %s)\n", o.output.c_str(),
+    std::printf("%s: %lld x %lld walk counts of length %s (%s, %s)\n", quoted_path(o.output).c_str(),
                 static_cast<long long>(w.rows()), static_cast<long long>(w.cols()),
                 o.all_lengths ? ("1.." + std::to_string(o.length)).c_str() : std::to_string(o.length).c_str(),
                 std::string(walk_mode_name(w.mode)).c_str(), w.method.c_str());

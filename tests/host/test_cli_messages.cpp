@@ -142,6 +142,14 @@ TEST_F(CliMessages, FileNamesWithANewlineStayOnOneLine) {
   expect_error(run("multiply " + a + " " + a + " -o '" + odd + ".bin'"), 2, "'" + shown + ".bin'");
   expect_error(run("walks '" + odd + ".txt' --length 2"), 2, "'" + shown + ".txt'");
   EXPECT_FALSE(std::filesystem::exists(path("c.npy")));
+  // The status lines of a run that worked, too.
+  for (const std::string& args : {"gen 2 2 -o '" + odd + ".npy'", "walks " + path("g.txt") + " -k 2 -o '" + odd + ".csv'",
+                                  "multiply " + a + " " + a + " -o '" + odd + ".npy'"}) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+    EXPECT_NE(r.out.find("'" + shown), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(odd), std::string::npos) << r.out;
+  }
 }
 
 TEST_F(CliMessages, GenRefusesRangesBeyondTheDtypeAndNegativeSeeds) {
