@@ -424,8 +424,8 @@ void run_bench(const BenchOptions& o) {
     if (!first_failure) first_failure = e;
     return "failed: " + std::string(e.what());
   };
-  // Runs longer than this are predicted and skipped (a kernel's budget counts too).
-  const double run_limit = std::min(o.max_run_seconds, o.max_seconds);
+  // Runs predicted to take longer than this are skipped, from the first shape on.
+  const double run_limit = o.max_run_seconds;
   for (const Shape& s : shapes) {
     std::unique_ptr<Operands> ops;
     // One double reference per shape serves every kernel; past the full-check limit each
@@ -476,8 +476,7 @@ void run_bench(const BenchOptions& o) {
         } else if (auto rate = best_rate.find(e); rate != best_rate.end()) {
           const double predicted = p.flops() / rate->second;
           if (predicted > run_limit)
-            r.note = "predicted " + seconds_text(predicted) + " per run (" +
-                     (run_limit < o.max_run_seconds ? "--max-seconds " : "--max-run-seconds ") +
+            r.note = "predicted " + seconds_text(predicted) + " per run (--max-run-seconds " +
                      seconds_text(run_limit) + ")";
         }
         if (!r.note.empty()) {
@@ -628,8 +627,7 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--reps", o->reps, "Timed runs (the median is reported)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-seconds", o->max_seconds,
-                  "Stop timing a kernel at a shape after this many seconds (at least one run, "
-                  "and none predicted to take longer)")
+                  "Stop timing a kernel at a shape after this many seconds (at least one run)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-run-seconds", o->max_run_seconds,
                   "Skip a kernel at a shape when its best rate at a smaller shape of this run "
