@@ -81,8 +81,9 @@ void run_bench(const Conv1dCliOptions& o) {
   if (o.reps < 1 || o.warmup < 0)
     fail(ErrorCategory::usage, "conv1d --bench: --reps must be at least 1 and --warmup at least 0");
   require_cuda_device();
-  // The input and the output, on the device.
-  check_fits_device("conv1d --bench --n " + std::to_string(o.n), 2.0 * double(o.n) * double(dtype_size(*dtype)));
+  // The input, the output and the mask, on the device.
+  check_fits_device("conv1d --bench --n " + std::to_string(o.n) + " --width " + std::to_string(o.width),
+                    (2.0 * double(o.n) + double(o.width)) * double(dtype_size(*dtype)));
   const Conv1dBench b = conv1d_bench(*dtype, o.n, o.width, o.warmup, o.reps, o.seed);
   const Conv1dBenchRow& copy = b.rows.back();
   const double copy_gbs = copy.bytes / copy.median_s / 1e9;
