@@ -25,6 +25,13 @@ void add_reduce(CLI::App& app);
 void add_spmv(CLI::App& app);
 void add_conv1d(CLI::App& app);
 
+// For unsigned options (seeds): refuses a negative number, which CLI11 would wrap to 2^64 - k.
+CLI::Validator non_negative_integer();
+
+// For --bench sizes (after require_cuda_device): an out-of-memory error with the figures when
+// `bytes` of buffers cannot fit the device, before anything is allocated.
+void check_fits_device(const std::string& what, double bytes);
+
 // "--backend auto|cpu|cuda": nullopt for auto.
 std::optional<Backend> parse_backend(const std::string& text);
 inline constexpr const char* kBackendHelp =
@@ -62,6 +69,19 @@ void check_outputs(std::initializer_list<std::string> paths);
 // run, and closes stdout, so that a full disk or /dev/full fails the run (an output error,
 // "cannot write to standard output: ...") before any file is replaced where it can.
 void finish_run(OutputBatch& outputs);
+
+// When the command line names no known subcommand (args: argv without the program name),
+// the error for it: "unknown subcommand 'mutliply' (did you mean 'multiply'?)".
+std::optional<std::string> unknown_subcommand_error(const CLI::App& app,
+                                                    const std::vector<std::string>& args);
+
+// Thrown by a command that failed in part but whose outputs hold what did finish (bench: the
+// sizes and kernels that ran, the failures marked): main commits the outputs, then reports
+// the error and exits with its status. Any other error commits nothing.
+class PartialFailure : public Error {
+ public:
+  using Error::Error;
+};
 
 // True when stderr is a terminal: long work then shows progress there.
 bool progress_wanted();

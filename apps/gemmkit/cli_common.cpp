@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -21,11 +22,32 @@ std::optional<Backend> parse_backend(const std::string& text) {
   fail(ErrorCategory::usage, "unknown backend '" + text + "' (expected auto, cpu or cuda)");
 }
 
+CLI::Validator non_negative_integer() {
+  return CLI::Validator(
+      [](std::string& text) {
+        return text.find('-') == std::string::npos ? std::string()
+                                                   : "must be a non-negative integer, not " + text;
+      },
+      "", "NON-NEGATIVE");
+}
+
+void check_fits_device(const std::string& what, double bytes) {
+  const DeviceQuery q = query_devices();
+  if (q.devices.empty()) return;
+  const double have = double(q.devices.front().total_global_memory);
+  if (bytes > have) {
+    char figures[128];
+    std::snprintf(figures, sizeof figures, " needs %.3g GB of device memory; the device has %.3g GB",
+                  bytes / 1e9, have / 1e9);
+    fail(ErrorCategory::out_of_memory, what + figures);
+  }
+}
+
 VectorFile read_vector_file(const std::string& path, const std::string& what) {
   AnyMatrix m = read_matrix(path);
   const std::int64_t rows = rows_of(m), cols = cols_of(m);
   if (rows != 1 && cols != 1 && rows * cols != 0)
-    fail(ErrorCategory::input, path + ": " + what + " must be a vector (1-D, n x 1 or 1 x n), and a " +
+    fail(ErrorCategory::input, quoted_path(path) + ": " + what + " must be a vector (1-D, n x 1 or 1 x n), and a " +
                                    std::to_string(rows) + " x " + std::to_string(cols) +
                                    " matrix is not a vector");
   return {std::move(m), rows == 1 && cols > 1};
@@ -52,6 +74,53 @@ void finish_run(OutputBatch& outputs) {
   // Some file systems report a failed write only at close. EBADF: stdout was never open.
   if (::close(STDOUT_FILENO) != 0 && errno != EBADF)
     fail(ErrorCategory::output, std::string("cannot write to standard output: ") + std::strerror(errno));
+}
+
+namespace {
+
+// Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
+// neighbours (the commonest typo) each cost 1.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::optional<std::string> unknown_subcommand_error(const CLI::App& app,
+                                                    const std::vector<std::string>& args) {
+  // The program has no options of its own but --help and --version, so the first word that
+  // is not an option is where the subcommand should be.
+  const auto word = std::find_if(args.begin(), args.end(),
+                                 [](const std::string& a) { return a.empty() || a[0] != '-'; });
+  if (word == args.end()) return std::nullopt;
+  std::string best, names;
+  std::size_t best_distance = std::string::npos, starting_with_word = 0;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const std::string& name = sub->get_name();
+    if (name == *word) return std::nullopt;
+    names += (names.empty() ? "" : ", ") + name;
+    const bool prefix = name.rfind(*word, 0) == 0;
+    starting_with_word += prefix;
+    // A name the word begins counts as one edit away ('mul' for 'multiply').
+    const std::size_t d = prefix ? 1 : edit_distance(*word, name);
+    if (d < best_distance) best_distance = d, best = name;
+  }
+  const std::string what = "unknown subcommand " + quoted_path(*word);
+  // Close enough to be a typo: at most a third of the name wrong (and at least one edit),
+  // or the start of one name only.
+  if (best_distance <= std::max<std::size_t>(1, best.size() / 3) &&
+      (best_distance > 1 || starting_with_word <= 1))
+    return what + " (did you mean '" + best + "'?)";
+  return what + " (expected one of: " + names + ")";
 }
 
 bool progress_wanted() { return isatty(STDERR_FILENO) == 1; }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -57,7 +58,8 @@ struct Row {
   DType tolerance_dtype = DType::f32;
   Shape shape{};
   bool skipped = false;
-  std::string note;  // why it was skipped
+  bool failed = false;  // it threw: the note says what (and the run exits non-zero)
+  std::string note;     // why it was skipped or failed
   int reps = 0;
   double median_s = 0, min_s = 0, gflops = 0;
   double percent_of_reference = -1;  // -1: no reference for this dtype (or not run)
@@ -203,7 +205,7 @@ nlohmann::json to_json(const Row& r, DType dtype, Backend backend) {
           {"reference", r.reference}, {"dtype", dtype_name(dtype)},
           {"accuracy", r.accuracy ? nlohmann::json(dtype_name(*r.accuracy)) : nlohmann::json(nullptr)},
           {"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k},
-          {"skipped", r.skipped}, {"note", r.note}, {"reps", r.reps},
+          {"skipped", r.skipped}, {"failed", r.failed}, {"note", r.note}, {"reps", r.reps},
           {"median_ms", number_or_null(r.median_s * 1e3)}, {"min_ms", number_or_null(r.min_s * 1e3)},
           {"gflops", number_or_null(r.gflops)},
           {"percent_of_reference", r.percent_of_reference < 0 ? nlohmann::json(nullptr)
@@ -275,7 +277,7 @@ void plot(const std::string& png_path, const nlohmann::json& results) {
   const char* override_script = std::getenv("GEMMKIT_PLOT_SCRIPT");
   const std::string script = override_script ? override_script : GEMMKIT_PLOT_SCRIPT;
   if (!std::filesystem::exists(script))
-    fail(ErrorCategory::usage, "plot script " + script + " not found (set GEMMKIT_PLOT_SCRIPT)");
+    fail(ErrorCategory::usage, "plot script " + quoted_path(script) + " not found (set GEMMKIT_PLOT_SCRIPT)");
   std::string python;
   for (const char* candidate : {GEMMKIT_PYTHON, "python3"})
     if (run_program({candidate, "-c", "import matplotlib"}, true) == 0) {
@@ -284,7 +286,7 @@ void plot(const std::string& png_path, const nlohmann::json& results) {
     }
   if (python.empty())
     fail(ErrorCategory::device,  // not the user's input: the plotting environment is missing
-         "cannot plot " + png_path + ": no python3 with matplotlib (scripts/install-deps.sh "
+         "cannot plot " + quoted_path(png_path) + ": no python3 with matplotlib (scripts/install-deps.sh "
          "installs python3-matplotlib); no output was written");
 
   char json_path[] = "/tmp/gemmkit-bench-XXXXXX";
@@ -308,10 +310,72 @@ void plot(const std::string& png_path, const nlohmann::json& results) {
   const std::string image((std::istreambuf_iterator<char>(png)), std::istreambuf_iterator<char>());
   std::remove(png_scratch);
   if (status != 0 || image.empty())
-    fail(ErrorCategory::device, "plotting " + png_path + " failed; no output was written");
+    fail(ErrorCategory::device, "plotting " + quoted_path(png_path) + " failed; no output was written");
   AtomicFile out(png_path);
   out.write(image);
   out.commit();
+}
+
+// Random operands of one shape and the problem over them (p points into a, b and c).
+struct Operands {
+  AnyMatrix a, b, c;
+  GemmProblem p;
+};
+
+std::unique_ptr<Operands> make_operands(const Shape& s, DType dtype, const Distribution& dist,
+                                        const BenchOptions& o) {
+  auto ops = std::make_unique<Operands>();
+  // tf32 operands are f32 matrices; the problem's dtype says the tensor cores read them.
+  ops->a = o.trans_a ? random_matrix(s.k, s.m, dtype, dist, o.seed) : random_matrix(s.m, s.k, dtype, dist, o.seed);
+  ops->b = o.trans_b ? random_matrix(s.n, s.k, dtype, dist, o.seed + 1)
+                     : random_matrix(s.k, s.n, dtype, dist, o.seed + 1);
+  ops->c = random_matrix(s.m, s.n, dtype, dist, o.seed + 2);  // beta = 0: overwritten
+  ops->p = std::visit(
+      [&](auto& cm) -> GemmProblem {
+        using T = typename std::decay_t<decltype(cm)>::value_type;
+        return make_problem<T>(std::get<Matrix<T>>(ops->a).view(), o.trans_a,
+                               std::get<Matrix<T>>(ops->b).view(), o.trans_b, cm.view());
+      },
+      ops->c);
+  ops->p.dtype = dtype;
+  return ops;
+}
+
+// Below this many flops a shape is its own probe: even the naive kernels take well under a
+// second.
+constexpr double kFirstProbeFlops = 2e8;
+
+// The same proportions as s with about `flops` flops; every side a multiple of 64 where s's is
+// at least 64, so kernels with divisibility rules accept it where they accept s.
+Shape scaled(const Shape& s, double flops) {
+  const double f = std::cbrt(flops / s.flops());
+  auto side = [&](std::int64_t x) {
+    if (x < 64) return x;
+    return std::max<std::int64_t>(64, std::int64_t(double(x) * f) / 64 * 64);
+  };
+  return {side(s.m), side(s.n), side(s.k)};
+}
+
+// A kernel's rate (FLOP/s) on smaller shapes of s's proportions, for a first shape too large
+// to run blind: a slow rung's single run there can take minutes (cpu_naive at 4096^3). Each
+// probe is 8x the last while the estimate says s would exceed `limit` and the next probe
+// would stay under a quarter of it. 0 when no probe could run.
+double probe_rate(const KernelEntry& e, const Shape& s, DType dtype, const Distribution& dist,
+                  const BenchOptions& o, double limit) {
+  double rate = 0;
+  for (double budget = kFirstProbeFlops; budget < s.flops(); budget *= 8) {
+    const Shape probe = scaled(s, budget);
+    if (probe.flops() >= s.flops()) break;
+    const auto ops = make_operands(probe, dtype, dist, o);
+    if (e.rejects(ops->p)) break;
+    // One untimed run first: lazy loading and thread start-up would inflate the estimate.
+    const TimingOptions once{1, 1, limit};
+    const double seconds = time_kernel(e, ops->p, once).front();
+    if (seconds <= 0) break;
+    rate = std::max(rate, probe.flops() / seconds);
+    if (s.flops() / rate <= limit || seconds * 8 > limit / 4) break;
+  }
+  return rate;
 }
 
 void run_bench(const BenchOptions& o) {
@@ -324,8 +388,7 @@ void run_bench(const BenchOptions& o) {
   } else if (cuda_device_available() && !Registry::instance().of_backend(Backend::cuda).empty()) {
     backend = Backend::cuda;
   }
-  if (backend == Backend::cuda && !cuda_device_available())
-    fail(ErrorCategory::device, "--backend cuda: " + query_devices().message);
+  if (backend == Backend::cuda) require_cuda_device();
   if (o.plot_path == "-")
     fail(ErrorCategory::usage, "--plot - : a PNG does not go to standard output; name a file");
   check_outputs({o.json_path, o.csv_path, o.plot_path});
@@ -365,26 +428,33 @@ void run_bench(const BenchOptions& o) {
   std::vector<Row> rows;
   const std::size_t total = shapes.size() * kernels.size();
   std::size_t done = 0;
+  // A failure at one shape (out of memory, a device error) or of one kernel is recorded in
+  // its row; the other results are still printed and written, and the run exits non-zero.
+  std::optional<Error> first_failure;
+  auto failure = [&](const std::exception& ex) {
+    const auto* error = dynamic_cast<const Error*>(&ex);
+    const Error e = error ? *error
+                          : dynamic_cast<const std::bad_alloc*>(&ex)
+                                ? Error(ErrorCategory::out_of_memory, "out of host memory")
+                                : Error(ErrorCategory::internal, ex.what());
+    if (!first_failure) first_failure = e;
+    return "failed: " + std::string(e.what());
+  };
+  // Runs predicted to take longer than this are skipped, from the first shape on.
+  const double run_limit = o.max_run_seconds;
   for (const Shape& s : shapes) {
-    // tf32 operands are f32 matrices; the problem's dtype says the tensor cores read them.
-    const AnyMatrix a = o.trans_a ? random_matrix(s.k, s.m, dtype, dist, o.seed)
-                                  : random_matrix(s.m, s.k, dtype, dist, o.seed);
-    const AnyMatrix b = o.trans_b ? random_matrix(s.n, s.k, dtype, dist, o.seed + 1)
-                                  : random_matrix(s.k, s.n, dtype, dist, o.seed + 1);
-    AnyMatrix c = random_matrix(s.m, s.n, dtype, dist, o.seed + 2);  // beta = 0: overwritten
-    GemmProblem p = std::visit(
-        [&](auto& cm) -> GemmProblem {
-          using T = typename std::decay_t<decltype(cm)>::value_type;
-          return make_problem<T>(std::get<Matrix<T>>(a).view(), o.trans_a,
-                                 std::get<Matrix<T>>(b).view(), o.trans_b, cm.view());
-        },
-        c);
-    p.dtype = dtype;
+    std::unique_ptr<Operands> ops;
     // One double reference per shape serves every kernel; past the full-check limit each
     // result gets a Freivalds check instead (integers: always exact).
     const bool full = !is_integer(dtype) && double(s.m) * double(s.n) * double(s.k) <= kFullVerifyLimit;
     std::vector<double> reference;
-    if (full) reference = reference_gemm(p, nullptr);
+    std::string shape_failure;
+    try {
+      ops = make_operands(s, dtype, dist, o);
+      if (full) reference = reference_gemm(ops->p, nullptr);
+    } catch (const std::exception& ex) {
+      shape_failure = failure(ex);
+    }
 
     std::vector<Row> shape_rows;
     for (const KernelEntry* e : kernels) {
@@ -392,61 +462,81 @@ void run_bench(const BenchOptions& o) {
       if (progress)
         std::fprintf(stderr, "\r[%zu/%zu] %-24s %-18s   ", done, total, e->name.c_str(),
                      s.text().c_str());
-      Row r;
-      r.kernel = e->name;
-      r.rung = e->rung;
-      r.reference = e->role == KernelRole::reference;
-      r.accuracy = e->accuracy;
-      r.tolerance_dtype = tolerance_dtype(dtype, e->accuracy);
-      r.shape = s;
-      // Kernels that cannot or should not run this shape get a row that says why.
-      if (backend == Backend::cuda && device_cc < e->min_compute_capability) {
-        r.note = "needs compute capability " + std::to_string(e->min_compute_capability) +
-                 ", the device has " + std::to_string(device_cc);
-      } else if (auto why = e->rejects(p)) {
-        r.note = *why;
-      } else if (auto rate = best_rate.find(e); rate != best_rate.end()) {
-        const double predicted = p.flops() / rate->second;
-        if (predicted > o.max_run_seconds)
-          r.note = "predicted " + seconds_text(predicted) + " per run (--max-run-seconds " +
-                   seconds_text(o.max_run_seconds) + ")";
-      }
-      if (!r.note.empty()) {
-        r.skipped = true;
-        r.note = "skipped: " + r.note;
+      Row base;  // what a row says whatever happens to the run
+      base.kernel = e->name;
+      base.rung = e->rung;
+      base.reference = e->role == KernelRole::reference;
+      base.accuracy = e->accuracy;
+      base.tolerance_dtype = tolerance_dtype(dtype, e->accuracy);
+      base.shape = s;
+      Row r = base;
+      if (!shape_failure.empty()) {
+        r.skipped = r.failed = true;
+        r.check.passed = false;
+        r.note = shape_failure;
         shape_rows.push_back(r);
         continue;
       }
-      // On the GPU every kernel is timed in runs alternating with the reference's, so both
-      // see the same clocks: a GPU under sustained load slows down, and sequential timing
-      // would favour whichever ran first (seen on the H200: cuBLAS itself lost 11% over one
-      // sweep). Not on the CPU: there the two thread pools (OpenMP, OpenBLAS) would wake
-      // each other's cores cold and distort both.
-      const bool paired = backend == Backend::cuda && reference_entry && e != reference_entry &&
-                          !reference_entry->rejects(p) &&
-                          device_cc >= reference_entry->min_compute_capability;
-      std::vector<double> seconds;
-      if (paired) {
-        const PairedTimes t = time_kernel_beside(*e, *reference_entry, p, timing);
-        seconds = t.entry;
-        r.paired_reference_median_s = median(t.reference);
-      } else {
-        seconds = time_kernel(*e, p, timing);
-      }
-      r.reps = int(seconds.size());
-      r.median_s = median(seconds);
-      r.min_s = *std::min_element(seconds.begin(), seconds.end());
-      r.gflops = p.flops() / r.median_s / 1e9;
-      if (r.min_s > 0) best_rate[e] = std::max(best_rate[e], p.flops() / r.min_s);
-      if (full) {
-        r.check.method = VerifyMode::full;
-        r.check.tolerance = tolerance(r.tolerance_dtype, s.k);
-        r.check.error = relative_frobenius_error(p.c_dtype(), p.c, s.m, s.n, p.ldc, reference);
-        r.check.passed = r.check.error <= r.check.tolerance;
-        if (!r.check.passed && !std::isnan(r.check.error))  // the per-entry check says where
-          r.check = verify(p, nullptr, VerifyMode::full, o.seed, e->accuracy);
-      } else {
-        r.check = verify(p, nullptr, VerifyMode::automatic, o.seed, e->accuracy);
+      GemmProblem& p = ops->p;
+      try {
+        // A large first shape: estimate the kernel's rate on smaller ones before running it.
+        if (!best_rate.count(e) && s.flops() > kFirstProbeFlops && !e->rejects(p) &&
+            device_cc >= e->min_compute_capability)
+          if (const double rate = probe_rate(*e, s, dtype, dist, o, run_limit); rate > 0) best_rate[e] = rate;
+        // Kernels that cannot or should not run this shape get a row that says why.
+        if (backend == Backend::cuda && device_cc < e->min_compute_capability) {
+          r.note = "needs compute capability " + std::to_string(e->min_compute_capability) +
+                   ", the device has " + std::to_string(device_cc);
+        } else if (auto why = e->rejects(p)) {
+          r.note = *why;
+        } else if (auto rate = best_rate.find(e); rate != best_rate.end()) {
+          const double predicted = p.flops() / rate->second;
+          if (predicted > run_limit)
+            r.note = "predicted " + seconds_text(predicted) + " per run (--max-run-seconds " +
+                     seconds_text(run_limit) + ")";
+        }
+        if (!r.note.empty()) {
+          r.skipped = true;
+          r.note = "skipped: " + r.note;
+          shape_rows.push_back(r);
+          continue;
+        }
+        // On the GPU every kernel is timed in runs alternating with the reference's, so both
+        // see the same clocks: a GPU under sustained load slows down, and sequential timing
+        // would favour whichever ran first (seen on the H200: cuBLAS itself lost 11% over one
+        // sweep). Not on the CPU: there the two thread pools (OpenMP, OpenBLAS) would wake
+        // each other's cores cold and distort both.
+        const bool paired = backend == Backend::cuda && reference_entry && e != reference_entry &&
+                            !reference_entry->rejects(p) &&
+                            device_cc >= reference_entry->min_compute_capability;
+        std::vector<double> seconds;
+        if (paired) {
+          const PairedTimes t = time_kernel_beside(*e, *reference_entry, p, timing);
+          seconds = t.entry;
+          r.paired_reference_median_s = median(t.reference);
+        } else {
+          seconds = time_kernel(*e, p, timing);
+        }
+        r.reps = int(seconds.size());
+        r.median_s = median(seconds);
+        r.min_s = *std::min_element(seconds.begin(), seconds.end());
+        r.gflops = p.flops() / r.median_s / 1e9;
+        if (r.min_s > 0) best_rate[e] = std::max(best_rate[e], p.flops() / r.min_s);
+        if (full) {
+          r.check.method = VerifyMode::full;
+          r.check.tolerance = tolerance(r.tolerance_dtype, s.k);
+          r.check.error = relative_frobenius_error(p.c_dtype(), p.c, s.m, s.n, p.ldc, reference);
+          r.check.passed = r.check.error <= r.check.tolerance;
+          if (!r.check.passed && !std::isnan(r.check.error))  // the per-entry check says where
+            r.check = verify(p, nullptr, VerifyMode::full, o.seed, e->accuracy);
+        } else {
+          r.check = verify(p, nullptr, VerifyMode::automatic, o.seed, e->accuracy);
+        }
+      } catch (const std::exception& ex) {
+        r = base;
+        r.skipped = r.failed = true;
+        r.check.passed = false;
+        r.note = failure(ex);
       }
       shape_rows.push_back(r);
     }
@@ -512,8 +602,17 @@ void run_bench(const BenchOptions& o) {
   if (!o.json_path.empty()) write_json(o.json_path, results);
   if (!o.csv_path.empty()) write_csv_results(o.csv_path, rows, dtype, backend);
   if (!o.plot_path.empty()) plot(o.plot_path, results);
+  if (first_failure) {
+    const auto failed = std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.failed; });
+    throw PartialFailure(first_failure->category(),
+                         std::to_string(failed) + " of " + std::to_string(rows.size()) +
+                             " runs failed (marked failed above; the others were printed and "
+                             "written); the first: " + first_failure->what());
+  }
   if (!all_passed)
-    fail(ErrorCategory::numeric, "a kernel's result failed verification (marked FAILED above)");
+    throw PartialFailure(ErrorCategory::numeric,
+                         "a kernel's result failed verification (marked FAILED above; the "
+                         "results were written)");
 }
 
 }  // namespace
@@ -550,9 +649,10 @@ void add_bench(CLI::App& app) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-run-seconds", o->max_run_seconds,
                   "Skip a kernel at a shape when its best rate at a smaller shape of this run "
-                  "predicts one run takes longer than this (shapes run smallest first)")
+                  "predicts one run takes longer than this (shapes run smallest first; a large "
+                  "first shape is estimated from probe runs on smaller ones)")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str()->check(non_negative_integer());
   cmd->add_flag("--transpose-a", o->trans_a, "Store A transposed (k x m) in every shape");
   cmd->add_flag("--transpose-b", o->trans_b, "Store B transposed (n x k) in every shape");
   cmd->add_option("--json", o->json_path, "Write results (with GPU, date, commit) as JSON");

@@ -38,7 +38,7 @@ template <class T>
 void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const VectorFile& mask_file,
                     const Conv1dOptions& options) {
   const std::vector<T> x = vector_values<T>(x_file.values), mask = vector_values<T>(mask_file.values);
-  if (mask.empty()) fail(ErrorCategory::input, o.mask_path + ": the mask is empty (it needs at least one tap)");
+  if (mask.empty()) fail(ErrorCategory::input, quoted_path(o.mask_path) + ": the mask is empty (it needs at least one tap)");
   const std::int64_t n = std::int64_t(x.size()), width = std::int64_t(mask.size());
   std::vector<T> y(x.size());
   const auto start = std::chrono::steady_clock::now();
@@ -49,7 +49,7 @@ void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const V
     Matrix<T> out(x_file.row ? 1 : n, x_file.row ? n : 1);
     for (std::int64_t i = 0; i < n; ++i) out.data()[i] = y[std::size_t(i)];
     write_matrix(o.output, AnyMatrix(std::move(out)));
-    std::printf("%s: %lld values, %s, mask width %lld (%s, %s)\n", o.output.c_str(),
+    std::printf("%s: %lld values, %s, mask width %lld (%s, %s)\n", quoted_path(o.output).c_str(),
                 static_cast<long long>(n), std::string(dtype_name(dtype_of<T>)).c_str(),
                 static_cast<long long>(width), std::string(backend_name(ran.backend)).c_str(),
                 ran.kernel.c_str());
@@ -80,6 +80,10 @@ void run_bench(const Conv1dCliOptions& o) {
   if (o.width < 1) fail(ErrorCategory::usage, "conv1d --bench: --width must be at least 1");
   if (o.reps < 1 || o.warmup < 0)
     fail(ErrorCategory::usage, "conv1d --bench: --reps must be at least 1 and --warmup at least 0");
+  require_cuda_device();
+  // The input, the output and the mask, on the device.
+  check_fits_device("conv1d --bench --n " + std::to_string(o.n) + " --width " + std::to_string(o.width),
+                    (2.0 * double(o.n) + double(o.width)) * double(dtype_size(*dtype)));
   const Conv1dBench b = conv1d_bench(*dtype, o.n, o.width, o.warmup, o.reps, o.seed);
   const Conv1dBenchRow& copy = b.rows.back();
   const double copy_gbs = copy.bytes / copy.median_s / 1e9;
@@ -151,10 +155,12 @@ void run_conv1d(const Conv1dCliOptions& o) {
     if (auto why = conv1d_kernel_rejection(o.kernel, DType::f32, 1); why && why->rfind("unknown", 0) == 0)
       fail(ErrorCategory::usage, *why);
   }
+  // A rung by name is checked against the mask first (in conv1d()), then needs the device too.
+  if (options.backend == Backend::cuda) require_cuda_device();
   const VectorFile x = read_vector_file(o.x_path, "X");
   const VectorFile mask = read_vector_file(o.mask_path, "MASK");
   if (rows_of(mask.values) * cols_of(mask.values) == 0)
-    fail(ErrorCategory::input, o.mask_path + ": the mask is empty (it needs at least one tap)");
+    fail(ErrorCategory::input, quoted_path(o.mask_path) + ": the mask is empty (it needs at least one tap)");
   if (compute_dtype(o, dtype_of_any(x.values), dtype_of_any(mask.values)) == DType::f32)
     convolve_files<float>(o, x, mask, options);
   else
@@ -190,7 +196,7 @@ void add_conv1d(CLI::App& app) {
   cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel (the median is reported)")
       ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "--bench: random seed")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "--bench: random seed")->capture_default_str()->check(non_negative_integer());
   cmd->callback([o] { run_conv1d(*o); });
 }
 

@@ -1,4 +1,6 @@
-// gemmkit device: what the CUDA devices are and what they can do. Exit 0 without one.
+// gemmkit device: what the CUDA devices are and what they can do. Without one it says why
+// (no CUDA backend in this build, no NVIDIA driver, a driver too old, no device) and exits 1,
+// like every command that needs a device.
 #include <cstdio>
 
 #include "cli.hpp"
@@ -71,15 +73,15 @@ void add_device(CLI::App& app) {
     if (*json) {
       nlohmann::json out = {{"cuda_build", cuda_compiled()}, {"devices", nlohmann::json::array()}};
       for (const auto& d : q.devices) out["devices"].push_back(to_json(d));
-      if (q.devices.empty()) out["message"] = q.message;
+      if (q.devices.empty()) {
+        out["reason"] = no_device_reason_name(q.reason);
+        out["message"] = q.message;
+      }
       std::printf("%s\n", out.dump(2).c_str());
-      return;
     }
-    if (q.devices.empty()) {
-      std::printf("%s\n", q.message.c_str());
-      return;
-    }
-    for (const auto& d : q.devices) print(d);
+    if (q.devices.empty()) require_cuda_device();  // throws the one no-device error
+    if (!*json)
+      for (const auto& d : q.devices) print(d);
   });
 }
 

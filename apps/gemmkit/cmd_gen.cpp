@@ -15,19 +15,23 @@ void add_gen(CLI::App& app) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("gen", "Write a seeded random matrix");
-  cmd->add_option("rows", opt->rows, "Number of rows")->required()->check(CLI::PositiveNumber);
-  cmd->add_option("cols", opt->cols, "Number of columns")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("rows", opt->rows, "Number of rows (at least 1)")->required();
+  cmd->add_option("cols", opt->cols, "Number of columns (at least 1)")->required();
   cmd->add_option("-o,--output", opt->output, "Output file (.npy, .mtx, .csv, .txt)")->required();
   cmd->add_option("--dist", opt->dist,
                   "uniform ([-1,1)), uniform:LO:HI, normal, normal:MEAN:STD or ints:LO:HI "
                   "(default: uniform, or ints:-9:9 for integer dtypes)");
-  cmd->add_option("--seed", opt->seed, "Random seed; the same seed gives the same matrix")
-      ->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "Random seed, 0 to 2^64 - 1; the same seed gives the same matrix")
+      ->capture_default_str()
+      ->check(non_negative_integer());
   cmd->add_option("--dtype", opt->dtype,
                   "f32, f64, f16, bf16, i32 or i64 (f16/bf16: drawn in double, rounded once; "
                   ".npy keeps them as <f2 and bfloat16, text formats as decimals)")
       ->capture_default_str();
   cmd->callback([opt] {
+    if (opt->rows < 1 || opt->cols < 1)
+      fail(ErrorCategory::usage, "gen: ROWS and COLS must be at least 1, not " +
+                                     std::to_string(opt->rows) + " and " + std::to_string(opt->cols));
     const auto dtype = parse_dtype(opt->dtype);
     if (!dtype) fail(ErrorCategory::usage, "unknown dtype '" + opt->dtype + "'");
     output_format(opt->output);  // reject an unknown extension before any work
@@ -38,7 +42,7 @@ void add_gen(CLI::App& app) {
     checked_element_count(opt->rows, opt->cols, "gen");
     const AnyMatrix m = random_matrix(opt->rows, opt->cols, *dtype, dist, opt->seed);
     write_matrix(opt->output, m);
-    std::printf("wrote %s: %lld x %lld %s, %s, seed %llu\n", opt->output.c_str(),
+    std::printf("wrote %s: %lld x %lld %s, %s, seed %llu\n", quoted_path(opt->output).c_str(),
                 static_cast<long long>(opt->rows), static_cast<long long>(opt->cols),
                 std::string(dtype_name(*dtype)).c_str(), dist.to_string().c_str(),
                 static_cast<unsigned long long>(opt->seed));

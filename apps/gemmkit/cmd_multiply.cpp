@@ -130,12 +130,12 @@ void run_multiply(const MultiplyOptions& o) {
   const std::int64_t n = o.trans_b ? rows_of(b) : cols_of(b);
   if (k != kb)
     fail(ErrorCategory::usage,
-         "shape mismatch: " + o.a_path + " is " + shape(a) + (o.trans_a ? " (transposed)" : "") +
-             " and " + o.b_path + " is " + shape(b) + (o.trans_b ? " (transposed)" : "") +
+         "shape mismatch: " + quoted_path(o.a_path) + " is " + shape(a) + (o.trans_a ? " (transposed)" : "") +
+             " and " + quoted_path(o.b_path) + " is " + shape(b) + (o.trans_b ? " (transposed)" : "") +
              ": op(A) has " + std::to_string(k) + " columns but op(B) has " +
              std::to_string(kb) + " rows");
   if (c0 && (rows_of(*c0) != m || cols_of(*c0) != n))
-    fail(ErrorCategory::usage, "shape mismatch: " + o.c0_path + " is " + shape(*c0) +
+    fail(ErrorCategory::usage, "shape mismatch: " + quoted_path(o.c0_path) + " is " + shape(*c0) +
                                    " but the product is " + std::to_string(m) + "x" +
                                    std::to_string(n));
 
@@ -216,15 +216,15 @@ void run_multiply(const MultiplyOptions& o) {
          (check.method == VerifyMode::none ? "kernel " + kernel + ": "
                                            : "verification (" + check.check + ") failed for kernel " +
                                                  kernel + ": ") +
-             check.detail + of_inputs + "; " + o.c_path + " was not written");
+             check.detail + of_inputs + "; " + quoted_path(o.c_path) + " was not written");
   }
   write_matrix(o.c_path, c);
   if (!o.json_path.empty()) write_json(o.json_path, report);
 
   const std::string dtypes = std::string(dtype_name(dtype)) +
                              (out != storage ? " -> " + std::string(dtype_name(out)) : "");
-  std::printf("%s = %s%s x %s%s: %s %s on %s, %.3f ms, %.2f GFLOP/s\n", o.c_path.c_str(),
-              o.a_path.c_str(), o.trans_a ? "^T" : "", o.b_path.c_str(), o.trans_b ? "^T" : "",
+  std::printf("%s = %s%s x %s%s: %s %s on %s, %.3f ms, %.2f GFLOP/s\n", quoted_path(o.c_path).c_str(),
+              quoted_path(o.a_path).c_str(), o.trans_a ? "^T" : "", quoted_path(o.b_path).c_str(), o.trans_b ? "^T" : "",
               p.shape_string().c_str(), dtypes.c_str(), kernel.c_str(), seconds * 1e3,
               report["gflops"].get<double>());
   if (check.method == VerifyMode::none)

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "cli.hpp"
+#include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/reduce.hpp"
 
@@ -44,7 +45,7 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
   const std::string backend(backend_name(choice.backend));
   std::printf("%s = %s\n", std::string(reduce_op_name(op)).c_str(), text.c_str());
   std::printf("(%s, %zu values of %s, %s kernel %s)\n", std::string(dtype_name(dtype)).c_str(), n,
-              o.input.c_str(), backend.c_str(), choice.kernel.c_str());
+              quoted_path(o.input).c_str(), backend.c_str(), choice.kernel.c_str());
   if (!o.output.empty()) {
     Matrix<T> out(1, 1);
     out(0, 0) = value;
@@ -64,6 +65,9 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
 
 void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
   if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "reduce --bench: --reps must be >= 1 and --warmup >= 0");
+  require_cuda_device();
+  // The input and the copy's output, on the device.
+  check_fits_device("reduce --bench --n " + std::to_string(o.n), 2.0 * double(o.n) * double(dtype_size(dtype)));
   const ReduceBenchReport r = reduce_bench(static_cast<std::size_t>(o.n), dtype, op, o.warmup, o.reps, o.seed);
   double cub_s = 0;
   for (const auto& row : r.rows)
@@ -138,11 +142,11 @@ void add_reduce(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "Also write the result as a 1x1 matrix file");
   cmd->add_option("--json", o->json_path, "Write the result (or the benchmark) as JSON");
   cmd->add_flag("--list", o->list, "List the kernels and exit");
-  cmd->add_flag("--bench", o->bench, "Time every GPU kernel, CUB and the D2D copy on random data");
-  cmd->add_option("--n", o->n, "--bench: number of values (default 2^28)");
+  cmd->add_flag("--bench", o->bench, "Time every GPU kernel, CUB and the D2D copy on random data (needs a GPU)");
+  cmd->add_option("--n", o->n, "--bench: number of values (default 2^28)")->check(non_negative_integer());
   cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel")->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "--bench: seed of the random values")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "--bench: seed of the random values")->capture_default_str()->check(non_negative_integer());
   cmd->callback([o] {
     if (o->list) {
       print_kernel_list();

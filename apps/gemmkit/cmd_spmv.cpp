@@ -36,8 +36,8 @@ std::vector<T> read_x(const std::string& path, std::int64_t expected, const std:
                       std::int64_t matrix_rows) {
   const VectorFile v = read_vector_file(path, "x");
   if (v.size() != expected)
-    fail(ErrorCategory::usage, "size mismatch: " + path + " has " + std::to_string(v.size()) +
-                                   " entries but " + matrix_path + " is " + std::to_string(matrix_rows) +
+    fail(ErrorCategory::usage, "size mismatch: " + quoted_path(path) + " has " + std::to_string(v.size()) +
+                                   " entries but " + quoted_path(matrix_path) + " is " + std::to_string(matrix_rows) +
                                    " x " + std::to_string(expected) + ", so x needs " + std::to_string(expected));
   return vector_values<T>(v.values);
 }
@@ -47,8 +47,6 @@ void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
   const CsrMatrix<T> a = read_csr<T>(o.matrix_path);
   const std::vector<T> x = read_x<T>(o.x_path, a.cols, o.matrix_path, a.rows);
   const bool gpu = backend ? *backend == Backend::cuda : spmv_cuda_available();
-  if (gpu && !spmv_cuda_available())
-    fail(ErrorCategory::usage, "--backend cuda: " + query_devices().message);
   if (!gpu && o.kernel != "auto")
     fail(ErrorCategory::usage, "--kernel " + o.kernel + " runs on the GPU; the CPU backend has one kernel "
                                "(use --backend cuda, or leave --kernel auto)");
@@ -65,9 +63,9 @@ void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
     std::copy(y.begin(), y.end(), out.data());
     write_matrix(o.output, AnyMatrix(std::move(out)));
     std::printf("y = A x: %s is %lld x %lld with %lld nonzeros; %s (%s, %s), %.3f ms; wrote %s\n",
-                o.matrix_path.c_str(), static_cast<long long>(a.rows), static_cast<long long>(a.cols),
+                quoted_path(o.matrix_path).c_str(), static_cast<long long>(a.rows), static_cast<long long>(a.cols),
                 static_cast<long long>(a.nnz()), kernel.c_str(), gpu ? "cuda" : "cpu",
-                std::string(dtype_name(dtype_of<T>)).c_str(), seconds * 1e3, o.output.c_str());
+                std::string(dtype_name(dtype_of<T>)).c_str(), seconds * 1e3, quoted_path(o.output).c_str());
   } else {
     for (const T v : y) std::printf("%.*g\n", sizeof(T) == 8 ? 17 : 9, static_cast<double>(v));
   }
@@ -96,9 +94,7 @@ void run_bench(const SpmvOptions& o) {
   if (patterns.empty()) fail(ErrorCategory::usage, "--matrices names no matrix");
   if (o.rows < 1) fail(ErrorCategory::usage, "--rows must be at least 1");
   if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "--reps must be at least 1 and --warmup at least 0");
-  if (!spmv_cuda_available())
-    fail(ErrorCategory::usage, "spmv --bench times the GPU kernels beside cuSPARSE, and there is no GPU here: " +
-                                   query_devices().message);
+  require_cuda_device();
   const std::string dtype(dtype_name(dtype_of<T>));
   nlohmann::json report = {{"benchmark", "spmv"}, {"dtype", dtype}, {"rows", o.rows}, {"reps", o.reps},
                            {"warmup", o.warmup}, {"seed", o.seed}, {"environment", environment_json()}};
@@ -206,6 +202,8 @@ void run_spmv(const SpmvOptions& o) {
   const std::optional<Backend> backend = parse_backend(o.backend);
   if (!o.output.empty()) output_format(o.output);  // an unknown extension fails before any work
   check_outputs({o.output, o.json_path});
+  // --backend cuda, or a GPU kernel by name, needs the device.
+  if (backend == Backend::cuda || (o.kernel != "auto" && backend != Backend::cpu)) require_cuda_device();
   if (o.bench) {
     if (!o.matrix_path.empty()) fail(ErrorCategory::usage, "--bench generates its matrices: give no MATRIX or X");
     if (dtype == "f32") run_bench<float>(o);
@@ -215,7 +213,7 @@ void run_spmv(const SpmvOptions& o) {
   if (o.matrix_path.empty() || o.x_path.empty())
     fail(ErrorCategory::usage, "spmv needs MATRIX.mtx and X (or --bench, or --list)");
   if (format_from_path(o.matrix_path) != FileFormat::mtx)
-    fail(ErrorCategory::usage, o.matrix_path + ": the sparse matrix must be a Matrix Market .mtx file");
+    fail(ErrorCategory::usage, quoted_path(o.matrix_path) + ": the sparse matrix must be a Matrix Market .mtx file");
   if (dtype == "f32") run_file<float>(o, backend);
   else run_file<double>(o, backend);
 }
@@ -235,13 +233,13 @@ void add_spmv(CLI::App& app) {
   cmd->add_option("--json", opt->json_path, "Write the results as JSON here");
   cmd->add_flag("--list", opt->list, "List the kernels and exit");
   cmd->add_flag("--bench", opt->bench,
-                "Generate the benchmark matrices and time every GPU kernel, cuSPARSE and the copy");
+                "Generate the benchmark matrices and time every GPU kernel, cuSPARSE and the copy (needs a GPU)");
   cmd->add_option("--rows", opt->rows, "--bench: rows (and columns) of each matrix")->capture_default_str();
   cmd->add_option("--matrices", opt->matrices, "--bench: uniform, banded, powerlaw (comma-separated)")
       ->capture_default_str();
   cmd->add_option("--reps", opt->reps, "--bench: timed runs per kernel (median reported)")->capture_default_str();
   cmd->add_option("--warmup", opt->warmup, "--bench: untimed runs first")->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "--bench: seed of the generated matrices")->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "--bench: seed of the generated matrices")->capture_default_str()->check(non_negative_integer());
   cmd->add_flag("--tune", opt->tune, "--bench: also time every group size and merge-path tile variant");
   cmd->callback([opt] { run_spmv(*opt); });
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/walks.hpp"
 
@@ -207,7 +208,7 @@ void write_npy_counts(const std::string& path, const WalkCounts& w) {
   }
   if (!w.fits_int64())
     fail(ErrorCategory::numeric, "some counts do not fit a 64-bit integer, so they cannot go in a "
-                                 ".npy file; " + path + " was not written (write .csv instead)");
+                                 ".npy file; " + quoted_path(path) + " was not written (write .csv instead)");
   Matrix<std::int64_t> m(w.rows(), w.cols());
   for (std::int64_t r = 0; r < w.rows(); ++r)
     for (std::int64_t c = 0; c < w.cols(); ++c) m(r, c) = w.int64_at(0, r, c);
@@ -269,6 +270,8 @@ void run_walks(const WalksOptions& o) {
   if (o.length < 1) fail(ErrorCategory::usage, "--length must be at least 1");
   const auto backend = parse_walk_backend(o.backend);
   if (!backend) fail(ErrorCategory::usage, "unknown backend '" + o.backend + "' (expected auto, cpu or cuda)");
+  // --bench times the GPU engine beside cuBLAS: without a device, say so before any work.
+  if (*backend == WalkBackend::cuda || o.bench) require_cuda_device();
   GraphReadOptions read;
   if (o.format == "edges") read.format = GraphFormat::edges;
   else if (o.format == "mtx") read.format = GraphFormat::mtx;
@@ -311,7 +314,7 @@ void run_walks(const WalksOptions& o) {
   if (!o.output.empty()) {
     if (npy_out) write_npy_counts(o.output, w);
     else write_csv_counts(o.output, g, w, o.all_lengths);
-    std::printf("%s: %lld x %lld walk counts of length %s (%s, %s)\n", o.output.c_str(),
+    std::printf("%s: %lld x %lld walk counts of length %s (%s, %s)\n", quoted_path(o.output).c_str(),
                 static_cast<long long>(w.rows()), static_cast<long long>(w.cols()),
                 o.all_lengths ? ("1.." + std::to_string(o.length)).c_str() : std::to_string(o.length).c_str(),
                 std::string(walk_mode_name(w.mode)).c_str(), w.method.c_str());
@@ -353,7 +356,7 @@ void add_walks(CLI::App& app) {
                   "the graph has 512+ vertices), cpu or cuda")
       ->capture_default_str();
   cmd->add_flag("--bench", o->bench,
-                "After a GPU run, time cuBLAS int8 GEMM and DGEMM of the same order beside it");
+                "After a GPU run, time cuBLAS int8 GEMM and DGEMM of the same order beside it (needs a GPU)");
   cmd->add_option("--json", o->json_path, "Write the run's method, timings and references as JSON");
   cmd->add_flag("--undirected", o->undirected, "Edge lists: each line is an edge both ways");
   cmd->add_option("--labels", o->labels, "Vertex names, comma-separated (matrix files)")->delimiter(',');

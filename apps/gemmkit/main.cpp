@@ -33,8 +33,19 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, exit 2, like every other bad-usage error.
-    std::fprintf(stderr, "gemmkit: error: %s (see 'gemmkit --help')\n", e.what());
+    if (const auto unknown = gemmkit::cli::unknown_subcommand_error(app, {argv + 1, argv + argc}))
+      std::fprintf(stderr, "gemmkit: error: %s\n", unknown->c_str());
+    else
+      std::fprintf(stderr, "gemmkit: error: %s (see 'gemmkit --help')\n", e.what());
     return 2;
+  } catch (const gemmkit::cli::PartialFailure& e) {
+    try {
+      gemmkit::cli::finish_run(outputs);
+    } catch (const gemmkit::Error& write_error) {
+      std::fprintf(stderr, "gemmkit: error: %s\n", write_error.what());
+    }
+    std::fprintf(stderr, "gemmkit: error: %s\n", e.what());
+    return gemmkit::exit_status(e.category());
   } catch (const gemmkit::Error& e) {
     std::fprintf(stderr, "gemmkit: error: %s\n", e.what());
     return gemmkit::exit_status(e.category());

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gemmkit {
@@ -39,12 +40,44 @@ struct DeviceInfo {
 };
 
 bool cuda_compiled();  // was this build made with the CUDA backend?
+
+// Why no CUDA device can be used.
+enum class NoDeviceReason {
+  none,            // there is a device
+  not_built,       // this gemmkit was built without the CUDA backend
+  no_driver,       // no NVIDIA driver installed (no libcuda) or loaded (no kernel module)
+  driver_too_old,  // a driver older than the CUDA runtime this gemmkit was built with
+  no_device,       // a working driver that sees no device
+  runtime_error,   // anything else the CUDA runtime reported
+};
+std::string_view no_device_reason_name(NoDeviceReason reason);  // "no_driver", ... (for JSON)
+
 struct DeviceQuery {
   std::vector<DeviceInfo> devices;
-  std::string message;  // why there are none (no CUDA in this build, no driver, no device)
+  NoDeviceReason reason = NoDeviceReason::none;
+  std::string message;  // why there are none, as a clause (e.g. "no NVIDIA driver is installed ...")
 };
 DeviceQuery query_devices();
 bool cuda_device_available();
+
+// What the CUDA runtime said when asked for its devices: plain data, so that the diagnosis
+// is host code, tested without a GPU.
+struct CudaProbe {
+  enum class Status { success, no_device, insufficient_driver, other };
+  Status status = Status::success;
+  std::string error_text;            // the runtime's own words (cudaGetErrorString)
+  int device_count = 0;
+  int driver_version = 0;            // cudaDriverGetVersion: 0 when no driver library is found
+  int runtime_version = 0;
+  bool kernel_module_loaded = true;  // /proc/driver/nvidia exists
+};
+// The reason and its clause for a probe that found no usable device (none when it found one).
+DeviceQuery diagnose_devices(const CudaProbe& probe);
+
+// The one sentence every command uses when it needs a CUDA device and there is none
+// ("no CUDA device: <why>"), and the device error (exit 1) that carries it.
+std::string no_device_message();
+void require_cuda_device();  // throws unless cuda_device_available()
 // Compute capability of the current device (e.g. 90), or 0 if there is none.
 int current_compute_capability();
 

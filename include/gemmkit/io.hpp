@@ -21,6 +21,7 @@ namespace io {
 std::string quoted(std::string_view text, std::size_t max_shown = 60);
 inline std::string quoted_path(std::string_view path) { return quoted(path, path.size()); }
 }  // namespace io
+using io::quoted_path;  // every message names files this way, the command line's too
 
 enum class FileFormat { npy, mtx, csv };
 

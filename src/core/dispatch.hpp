@@ -10,7 +10,7 @@
 namespace gemmkit::detail {
 
 // Copies a host-memory problem to the device, runs a CUDA entry on it, copies C back.
-// In a build without CUDA it throws a usage error.
+// In a build without CUDA it throws the device error of require_cuda_device().
 void run_on_device(const KernelEntry& entry, const GemmProblem& host_problem);
 
 // Times a CUDA entry on a host-memory problem: copies the operands once, then runs it

@@ -112,6 +112,8 @@ std::string gemm(const GemmProblem& p, const GemmOptions& options) {
     Backend backend = Backend::cpu;
     if (options.backend) {
       backend = *options.backend;
+      // Without a device no CUDA kernel accepts anything: say that, not "no kernel accepts".
+      if (backend == Backend::cuda) require_cuda_device();
     } else if (cuda_device_available() && choose_kernel(Backend::cuda, p)) {
       backend = Backend::cuda;
     }
@@ -123,9 +125,7 @@ std::string gemm(const GemmProblem& p, const GemmOptions& options) {
                                      p.shape_string());
   }
   if (entry->backend == Backend::cuda) {
-    if (!cuda_device_available())
-      fail(ErrorCategory::device, "kernel '" + entry->name + "' needs a CUDA device: " +
-                                      query_devices().message);
+    require_cuda_device();
     if (!device_can_run(*entry))
       fail(ErrorCategory::usage, "kernel '" + entry->name + "' needs compute capability " +
                                      std::to_string(entry->min_compute_capability) +

@@ -1,7 +1,9 @@
 #include "gemmkit/random.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numbers>
 #include <type_traits>
@@ -130,6 +132,46 @@ template void fill_random<std::int64_t>(MatrixView<std::int64_t>, const Distribu
 template void fill_random<Half>(MatrixView<Half>, const Distribution&, std::uint64_t);
 template void fill_random<BFloat16>(MatrixView<BFloat16>, const Distribution&, std::uint64_t);
 
+namespace {
+
+double largest_finite(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return 65504.0;
+    case DType::bf16: return 0x1.fep127;
+    case DType::f32:
+    case DType::tf32: return std::numeric_limits<float>::max();
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+// The largest magnitude a distribution can draw: a bound of its range, or for the normal the
+// mean plus the deviations Box-Muller reaches from 53-bit uniforms (sqrt(-2 ln 2^-53) < 8.58).
+double largest_draw(const Distribution& d) {
+  if (d.kind == Distribution::Kind::normal) return std::fabs(d.lo) + 8.58 * d.hi;
+  return std::max(std::fabs(d.lo), std::fabs(d.hi));
+}
+
+// Draws a floating dtype cannot hold would silently become infinite: refuse the range instead.
+void check_fits_float(const Distribution& d, DType dtype) {
+  auto num = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", x);
+    return std::string(buf);
+  };
+  const double reach = largest_draw(d), limit = largest_finite(dtype);
+  const bool normal = d.kind == Distribution::Kind::normal;
+  if (!(reach <= limit))
+    fail(ErrorCategory::usage, "distribution " + d.to_string() + " reaches " + num(reach) +
+                                   (normal ? " (mean + 8.58 deviations)" : "") +
+                                   ", beyond the largest finite " + std::string(dtype_name(dtype)) +
+                                   " " + num(limit) + ": those values would become infinite");
+  if (d.kind == Distribution::Kind::uniform && !std::isfinite(d.hi - d.lo))
+    fail(ErrorCategory::usage, "distribution " + d.to_string() +
+                                   ": the width of the range overflows a double");
+}
+
+}  // namespace
+
 AnyMatrix random_matrix(std::int64_t rows, std::int64_t cols, DType dtype,
                         const Distribution& distribution, std::uint64_t seed) {
   auto make = [&]<class T>(std::type_identity<T>) -> AnyMatrix {
@@ -138,6 +180,8 @@ AnyMatrix random_matrix(std::int64_t rows, std::int64_t cols, DType dtype,
       if (distribution.lo < -lim || distribution.hi > lim)
         fail(ErrorCategory::usage, "distribution " + distribution.to_string() + " does not fit " +
                                        std::string(dtype_name(dtype)));
+    } else {
+      check_fits_float(distribution, dtype);
     }
     Matrix<T> m(rows, cols);
     fill_random(m.view(), distribution, seed);

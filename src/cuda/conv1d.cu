@@ -207,9 +207,7 @@ Conv1dBench conv1d_bench(DType dtype, std::int64_t n, std::int64_t width, int wa
   if (n < 1) fail(ErrorCategory::usage, "conv1d --bench: --n must be at least 1");
   if (width < 1 || width > INT_MAX)
     fail(ErrorCategory::usage, "conv1d --bench: --width must be between 1 and 2^31-1");
-  if (!cuda_device_available())
-    fail(ErrorCategory::usage, "conv1d --bench times the GPU rungs and needs a CUDA device: " +
-                                   query_devices().message);
+  require_cuda_device();
   if (dtype == DType::f32) return cuda::bench_typed<float>(n, width, warmup, reps, seed);
   if (dtype == DType::f64) return cuda::bench_typed<double>(n, width, warmup, reps, seed);
   fail(ErrorCategory::usage, "conv1d runs in f32 or f64, not " + std::string(dtype_name(dtype)));

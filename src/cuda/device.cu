@@ -1,6 +1,7 @@
 // Device query and the host-side half of running a CUDA kernel on host matrices.
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 
 #include "core/dispatch.hpp"
 #include "cuda/check.hpp"
@@ -14,21 +15,26 @@ namespace gemmkit {
 bool cuda_compiled() { return true; }
 
 DeviceQuery query_devices() {
-  DeviceQuery q;
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    cudaGetLastError();
-    q.message = std::string("no CUDA device: ") + cudaGetErrorString(status);
-    return q;
-  }
-  if (count == 0) {
-    q.message = "no CUDA device found";
-    return q;
-  }
+  cudaGetLastError();
   int driver = 0, runtime = 0;
-  cudaDriverGetVersion(&driver);
+  cudaDriverGetVersion(&driver);  // 0 when there is no driver library
   cudaRuntimeGetVersion(&runtime);
+  if (status != cudaSuccess || count == 0) {
+    CudaProbe probe;
+    probe.status = status == cudaSuccess                 ? CudaProbe::Status::success
+                   : status == cudaErrorNoDevice           ? CudaProbe::Status::no_device
+                   : status == cudaErrorInsufficientDriver ? CudaProbe::Status::insufficient_driver
+                                                           : CudaProbe::Status::other;
+    probe.error_text = cudaGetErrorString(status);
+    probe.device_count = count;
+    probe.driver_version = driver;
+    probe.runtime_version = runtime;
+    probe.kernel_module_loaded = std::filesystem::exists("/proc/driver/nvidia");
+    return diagnose_devices(probe);
+  }
+  DeviceQuery q;
   for (int d = 0; d < count; ++d) {
     cudaDeviceProp p{};
     GEMMKIT_CUDA_CHECK(cudaGetDeviceProperties(&p, d));

@@ -315,8 +315,7 @@ template double reduce_cuda<double>(const double*, std::size_t, ReduceOp, std::s
 
 ReduceBenchReport reduce_bench(std::size_t n, DType dtype, ReduceOp op, int warmup, int reps,
                                std::uint64_t seed) {
-  if (!cuda_device_available())
-    fail(ErrorCategory::usage, "reduce --bench needs a CUDA device: " + query_devices().message);
+  require_cuda_device();
   if (n == 0) fail(ErrorCategory::usage, "reduce --bench: --n must be at least 1");
   ReduceBenchReport report;
   report.n = n;

@@ -1,5 +1,6 @@
 // conv1d in a build made without nvcc: the GPU rungs and the benchmark say so.
 #include "gemmkit/conv1d.hpp"
+#include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
 #include "primitives/conv1d_device.hpp"
 
@@ -7,9 +8,8 @@ namespace gemmkit {
 
 namespace conv1d_detail {
 template <class T>
-void run_on_device(std::string_view kernel, const T*, std::int64_t, const T*, std::int64_t, T*) {
-  fail(ErrorCategory::usage, "conv1d kernel '" + std::string(kernel) +
-                                 "' needs the CUDA backend, and this gemmkit was built without CUDA");
+void run_on_device(std::string_view, const T*, std::int64_t, const T*, std::int64_t, T*) {
+  fail(ErrorCategory::device, no_device_message());
 }
 template void run_on_device<float>(std::string_view, const float*, std::int64_t, const float*,
                                    std::int64_t, float*);
@@ -18,8 +18,7 @@ template void run_on_device<double>(std::string_view, const double*, std::int64_
 }  // namespace conv1d_detail
 
 Conv1dBench conv1d_bench(DType, std::int64_t, std::int64_t, int, int, std::uint64_t) {
-  fail(ErrorCategory::usage, "conv1d --bench times the GPU rungs, and this gemmkit was built "
-                             "without CUDA");
+  fail(ErrorCategory::device, no_device_message());
 }
 
 }  // namespace gemmkit

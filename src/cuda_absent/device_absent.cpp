@@ -8,17 +8,15 @@ namespace gemmkit {
 
 bool cuda_compiled() { return false; }
 DeviceQuery query_devices() {
-  return {{}, "this gemmkit was built without CUDA (no nvcc at configure time)"};
+  return {{}, NoDeviceReason::not_built,
+          "this gemmkit was built without the CUDA backend (no nvcc at configure time)"};
 }
 bool cuda_device_available() { return false; }
 int current_compute_capability() { return 0; }
 std::optional<DeviceMemory> device_memory() { return std::nullopt; }
 
 namespace detail {
-void run_on_device(const KernelEntry& entry, const GemmProblem&) {
-  fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs the CUDA backend, and this "
-                             "gemmkit was built without CUDA");
-}
+void run_on_device(const KernelEntry&, const GemmProblem&) { require_cuda_device(); }
 std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& p, int, int,
                                    double) {
   run_on_device(entry, p);  // throws: no CUDA in this build
@@ -37,12 +35,12 @@ Int8PowersReport gpu_int8_powers(const Graph&, const std::vector<std::uint32_t>&
                                  const std::vector<PowerStep>&, const std::vector<std::int64_t>&,
                                  const std::vector<std::int64_t>&, std::vector<std::uint32_t>&,
                                  const std::function<void(const std::string&)>&) {
-  fail(ErrorCategory::usage, "the GPU walk engine needs the CUDA backend, and this gemmkit was "
-                             "built without CUDA");
+  require_cuda_device();  // throws: no CUDA in this build
+  return {};
 }
 GemmReferenceTimes gpu_reference_gemm_times(std::int64_t) {
-  fail(ErrorCategory::usage, "GPU reference timings need the CUDA backend, and this gemmkit was "
-                             "built without CUDA");
+  require_cuda_device();  // throws: no CUDA in this build
+  return {};
 }
 }  // namespace walks_detail
 

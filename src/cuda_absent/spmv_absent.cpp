@@ -1,4 +1,5 @@
 // The GPU SpMV of a build made without nvcc: it says so instead of failing.
+#include "gemmkit/device.hpp"
 #include "gemmkit/sparse.hpp"
 
 namespace gemmkit {
@@ -7,12 +8,12 @@ bool spmv_cuda_available() { return false; }
 
 template <class T>
 std::vector<T> spmv_cuda(const CsrMatrix<T>&, const std::vector<T>&, const SpmvRunOptions&) {
-  fail(ErrorCategory::usage, "the GPU spmv kernels need the CUDA backend, and this gemmkit was built without CUDA");
+  fail(ErrorCategory::device, no_device_message());
 }
 
 template <class T>
 SpmvBenchResult spmv_bench_cuda(const CsrMatrix<T>&, const std::vector<T>&, const std::vector<T>&, int, int, bool) {
-  fail(ErrorCategory::usage, "spmv --bench times the GPU kernels, and this gemmkit was built without CUDA");
+  fail(ErrorCategory::device, no_device_message());
 }
 
 template std::vector<float> spmv_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&, const SpmvRunOptions&);

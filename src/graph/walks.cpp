@@ -348,8 +348,10 @@ std::optional<int> gpu_primes_for(const Graph& g, const WalkQuery& query, const 
     if (forced) fail(ErrorCategory::usage, "--backend cuda: " + why);
     return std::nullopt;
   };
-  if (!walks_detail::gpu_int8_powers_available())
-    return refuse("no CUDA device: " + query_devices().message);
+  if (!walks_detail::gpu_int8_powers_available()) {
+    if (forced) require_cuda_device();  // the device error every command gives
+    return std::nullopt;
+  }
   if (!forced && g.n < kGpuWalkMinVertices) return std::nullopt;
   if (g.n > walks_detail::int8_k_limit())
     return refuse("more than " + std::to_string(walks_detail::int8_k_limit()) +

@@ -143,9 +143,7 @@ Conv1dRun conv1d(const T* x, std::int64_t n, const T* mask, std::int64_t width, 
     return {Backend::cpu, "cpu_reference"};
   }
   const std::string kernel = named ? options.kernel : std::string(conv1d_auto_kernel(dtype, width));
-  if (!cuda_device_available())
-    fail(ErrorCategory::device, "conv1d kernel '" + kernel + "' needs a CUDA device: " +
-                                    query_devices().message);
+  require_cuda_device();
   if (n > 0) conv1d_detail::run_on_device<T>(kernel, x, n, mask, width, y);
   return {Backend::cuda, kernel};
 }

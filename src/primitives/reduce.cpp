@@ -160,10 +160,7 @@ ReduceChoice choose_reduce(std::optional<Backend> backend, std::string_view kern
   }
   if (kernel == "cpu_reference")
     fail(ErrorCategory::usage, "reduce: cpu_reference runs on the CPU backend, not cuda");
-  if (!reduce_cuda_available())
-    fail(ErrorCategory::usage, "reduce: the CUDA backend was asked for, but " +
-                                   (cuda_compiled() ? query_devices().message
-                                                    : std::string("this gemmkit was built without CUDA")));
+  require_cuda_device();
   return {Backend::cuda, auto_kernel ? std::string(kReduceAutoKernel) : std::string(kernel)};
 }
 

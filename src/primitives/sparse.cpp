@@ -2,12 +2,16 @@
 // CPU reference of y = A x, the seeded benchmark generators and the auto kernel choice.
 #include "gemmkit/sparse.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 
 #include "core/splitmix.hpp"
+#include "io/io_common.hpp"
 
 namespace gemmkit {
 namespace {
@@ -32,6 +36,25 @@ void check_columns_fit(std::int64_t cols, const std::string& what) {
   if (cols > kMaxColumns)
     fail(ErrorCategory::input, what + ": " + std::to_string(cols) + " columns; CSR column indices are "
                                "32-bit, so at most " + std::to_string(kMaxColumns) + " columns are supported");
+}
+
+// The host memory a CSR matrix of `rows` rows, `cols` columns and `nnz` entries needs while it
+// is built and used (two row-offset arrays, the entry order, columns, values, x and y). Sizes
+// from a file or an option can be anything up to 2^63: refuse what the machine cannot hold
+// with the figures, before allocating (an allocation past the memory is killed, not refused).
+void check_csr_memory(std::int64_t rows, std::int64_t cols, double nnz, double value_bytes,
+                      const std::string& what) {
+  const double need = (double(rows) + 1) * 2 * 8 + nnz * (8 + 4 + value_bytes) +
+                      (double(rows) + double(cols)) * value_bytes;
+  const double have = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  if (have > 0 && need > have) {
+    char figures[96];
+    std::snprintf(figures, sizeof figures, " nonzeros needs %.3g GB of host memory; this machine has %.3g GB",
+                  need / 1e9, have / 1e9);
+    fail(ErrorCategory::out_of_memory, what + ": a CSR matrix of " + std::to_string(rows) + " rows, " +
+                                           std::to_string(cols) + " columns and " +
+                                           std::to_string(std::int64_t(nnz)) + figures);
+  }
 }
 
 }  // namespace
@@ -61,6 +84,7 @@ void validate_csr(const CsrMatrix<T>& a, const std::string& what) {
 template <class T>
 CsrMatrix<T> csr_from_entries(const SparseEntries& e, const std::string& what) {
   check_columns_fit(e.cols, what);
+  check_csr_memory(e.rows, e.cols, double(e.size()), sizeof(T), what);
   CsrMatrix<T> a;
   a.rows = e.rows;
   a.cols = e.cols;
@@ -99,7 +123,8 @@ CsrMatrix<T> csr_from_entries(const SparseEntries& e, const std::string& what) {
 
 template <class T>
 CsrMatrix<T> read_csr(const std::string& path) {
-  return csr_from_entries<T>(read_mtx_entries(path), path);
+  const SparseEntries entries = read_mtx_entries(path);
+  return io::reporting_memory(path, [&] { return csr_from_entries<T>(entries, io::quoted_path(path)); });
 }
 
 template <class T>
@@ -152,6 +177,7 @@ CsrMatrix<T> generate_csr(SparsePattern pattern, const SparseGenOptions& o) {
   const std::int64_t rows = o.rows, cols = o.cols < 0 ? o.rows : o.cols;
   if (rows < 0) fail(ErrorCategory::usage, "generate_csr: negative row count");
   check_columns_fit(cols, "generate_csr");
+  check_csr_memory(rows, cols, double(rows) * o.mean_row_length, sizeof(T), "generate_csr");
   CsrMatrix<T> a;
   a.rows = rows;
   a.cols = cols;

@@ -9,5 +9,5 @@
 #define SKIP_WITHOUT_DEVICE()                                                   \
   do {                                                                          \
     if (!gemmkit::cuda_device_available())                                      \
-      GTEST_SKIP() << "no CUDA device: " << gemmkit::query_devices().message;   \
+      GTEST_SKIP() << gemmkit::no_device_message();                             \
   } while (0)

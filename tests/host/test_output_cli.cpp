@@ -235,7 +235,7 @@ TEST_F(OutputCli, FullStdoutIsAnError) {
   // A matrix on stdout: the line that says what was written goes to stderr, before the error.
   const CliResult r = run_to_full("gen 2 2 -o -");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("wrote -: 2 x 2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("wrote '-': 2 x 2"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("\ngemmkit: error: cannot write to standard output: No space left on device\n"),
             std::string::npos) << r.err;
 }

@@ -1,0 +1,233 @@
+// One condition, one exit status and one sentence: the no-device error of every command,
+// the device diagnosis, "did you mean" for subcommands, file names escaped on one line, and
+// the refusals of gen (ranges beyond the dtype, negative seeds) and of sizes that overflow.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gemmkit/device.hpp"
+#include "gemmkit/io.hpp"
+#include "host/cli_test_support.hpp"
+
+using namespace gemmkit;
+using test::CliResult;
+
+namespace {
+
+using Status = CudaProbe::Status;
+
+CudaProbe probe(Status status, int driver, int runtime, bool module = true, int count = 0) {
+  CudaProbe p;
+  p.status = status;
+  p.error_text = "CUDA driver version is insufficient for CUDA runtime version";
+  p.device_count = count;
+  p.driver_version = driver;
+  p.runtime_version = runtime;
+  p.kernel_module_loaded = module;
+  return p;
+}
+
+}  // namespace
+
+// The runtime says "insufficient driver" both without a driver and with an old one; the
+// diagnosis tells them apart (the machine in the issue had no driver at all).
+TEST(DeviceDiagnosis, TellsNoDriverFromOldDriverFromNoDevice) {
+  DeviceQuery q = diagnose_devices(probe(Status::insufficient_driver, 0, 13000));
+  EXPECT_EQ(q.reason, NoDeviceReason::no_driver);
+  EXPECT_NE(q.message.find("no NVIDIA driver is installed"), std::string::npos) << q.message;
+
+  q = diagnose_devices(probe(Status::no_device, 13000, 13000, /*module=*/false));
+  EXPECT_EQ(q.reason, NoDeviceReason::no_driver);
+  EXPECT_NE(q.message.find("no NVIDIA driver is loaded"), std::string::npos) << q.message;
+
+  q = diagnose_devices(probe(Status::insufficient_driver, 12020, 13000));
+  EXPECT_EQ(q.reason, NoDeviceReason::driver_too_old);
+  EXPECT_NE(q.message.find("too old: it supports CUDA 12.2, this gemmkit's CUDA runtime is 13.0"),
+            std::string::npos)
+      << q.message;
+
+  q = diagnose_devices(probe(Status::no_device, 13000, 13000));
+  EXPECT_EQ(q.reason, NoDeviceReason::no_device);
+  EXPECT_NE(q.message.find("sees no device"), std::string::npos) << q.message;
+  EXPECT_EQ(diagnose_devices(probe(Status::success, 13000, 13000, true, 0)).reason,
+            NoDeviceReason::no_device);
+
+  q = diagnose_devices(probe(Status::other, 13000, 13000));
+  EXPECT_EQ(q.reason, NoDeviceReason::runtime_error);
+  EXPECT_NE(q.message.find(": CUDA driver version"), std::string::npos) << q.message;
+
+  EXPECT_EQ(diagnose_devices(probe(Status::success, 13000, 13000, true, 2)).reason, NoDeviceReason::none);
+  // Never the doubled prefix of the old messages.
+  for (const auto& p : {probe(Status::no_device, 13000, 13000), probe(Status::insufficient_driver, 0, 1)})
+    EXPECT_EQ(diagnose_devices(p).message.find("no CUDA device"), std::string::npos);
+  EXPECT_EQ(no_device_reason_name(NoDeviceReason::driver_too_old), "driver_too_old");
+}
+
+namespace {
+
+class CliMessages : public test::CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    write_file("a.csv", "1,2\n3,4\n");
+    write_file("x.csv", "1\n2\n");
+    write_file("a.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 2 2.0\n");
+    write_file("g.txt", "A B\nB C\n");
+  }
+};
+
+}  // namespace
+
+// "No device" is exit 1 with the same line in every subcommand that needs one, refused before
+// any input is read or anything computed (the input files named here do not exist).
+TEST_F(CliMessages, NoDeviceIsTheSameSentenceAndExitOneEverywhere) {
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+  const std::string sentence = "gemmkit: error: " + no_device_message() + "\n";
+  EXPECT_EQ(sentence.rfind("gemmkit: error: no CUDA device: ", 0), 0u) << sentence;
+  EXPECT_EQ(sentence.find("no CUDA device", 20), std::string::npos) << "doubled: " << sentence;
+  const std::string a = path("a.csv"), x = path("x.csv"), missing = path("missing.csv");
+  for (const std::string& args : std::vector<std::string>{
+           "multiply " + a + " " + a + " -o " + path("c.npy") + " --backend cuda",
+        "bench --backend cuda --sizes 16", "walks " + missing + " --length 2 --bench",
+        "walks " + missing + " --length 2 --backend cuda", "reduce " + missing + " --backend cuda",
+        "reduce --bench --n 1000", "spmv " + path("a.mtx") + " " + missing + " --backend cuda",
+        "spmv --bench --rows 100", "conv1d --bench --n 100",
+        "conv1d " + missing + " " + x + " --backend cuda", "conv1d " + x + " " + x + " --kernel tiled",
+        "spmv " + path("a.mtx") + " " + missing + " --kernel vector", "device"}) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.status, 1) << args << "\n" << r.err;
+    EXPECT_EQ(r.err, sentence) << args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("c.npy")));
+  // device --json says why on stdout too, as data.
+  const CliResult r = run("device --json");
+  EXPECT_EQ(r.status, 1);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["reason"], std::string(no_device_reason_name(query_devices().reason)));
+  EXPECT_EQ(j["message"], query_devices().message);
+}
+
+TEST_F(CliMessages, MisspelledSubcommandGetsASuggestion) {
+  CliResult r = run("mutliply " + path("a.csv") + " " + path("a.csv"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "gemmkit: error: unknown subcommand 'mutliply' (did you mean 'multiply'?)\n");
+  r = run("walk g.txt --length 2");
+  EXPECT_EQ(r.err, "gemmkit: error: unknown subcommand 'walk' (did you mean 'walks'?)\n");
+  r = run("devcie");
+  EXPECT_EQ(r.err, "gemmkit: error: unknown subcommand 'devcie' (did you mean 'device'?)\n");
+  r = run("frobnicate");
+  EXPECT_EQ(r.status, 2);
+  expect_error(r, 2, "unknown subcommand 'frobnicate' (expected one of: multiply, gen,");
+  // No subcommand at all is still the parser's own message.
+  expect_error(run(""), 2, "A subcommand is required");
+}
+
+// A file name holding a newline is escaped, so every message stays one line. (The shell gets
+// each name in single quotes, newline and all.)
+TEST_F(CliMessages, FileNamesWithANewlineStayOnOneLine) {
+  const std::string odd = path("bad\nname"), shown = path("bad") + "\\x0aname";
+  std::ofstream(odd + ".csv") << "1,2,3\n4,5,6\n";  // 2 x 3: not a vector, and not 2 x k
+  std::ofstream(odd + "x.csv") << "1\n2\n3\n";     // 3 entries where a.mtx needs 2
+  const std::string a = path("a.csv"), c = " -o " + path("c.npy");
+  expect_error(run("multiply '" + odd + ".csv' " + a + c), 2, "shape mismatch: '" + shown + ".csv' is 2x3");
+  expect_error(run("multiply " + a + " " + a + " --beta 1 --c '" + odd + ".csv'" + c), 2,
+               "shape mismatch: '" + shown + ".csv' is 2x3");
+  expect_error(run("conv1d '" + odd + ".csv' " + path("x.csv")), 2, "'" + shown + ".csv': X must be a vector");
+  expect_error(run("spmv " + path("a.mtx") + " '" + odd + "x.csv' --backend cpu"), 2,
+               "size mismatch: '" + shown + "x.csv' has 3 entries");
+  expect_error(run("multiply " + a + " " + a + " -o '" + odd + ".bin'"), 2, "'" + shown + ".bin'");
+  expect_error(run("walks '" + odd + ".txt' --length 2"), 2, "'" + shown + ".txt'");
+  EXPECT_FALSE(std::filesystem::exists(path("c.npy")));
+  // The status lines of a run that worked, too.
+  for (const std::string& args : {"gen 2 2 -o '" + odd + ".npy'", "walks " + path("g.txt") + " -k 2 -o '" + odd + ".csv'",
+                                  "multiply " + a + " " + a + " -o '" + odd + ".npy'"}) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+    EXPECT_NE(r.out.find("'" + shown), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(odd), std::string::npos) << r.out;
+  }
+}
+
+TEST_F(CliMessages, GenRefusesRangesBeyondTheDtypeAndNegativeSeeds) {
+  const std::string out = path("g.npy");
+  expect_error(run("gen 2 2 -o " + out + " --dist uniform:-1e39:1e39"), 2,
+               "uniform:-1e+39:1e+39 reaches 1e+39, beyond the largest finite f32 3.40282e+38");
+  expect_error(run("gen 2 2 -o " + out + " --dtype f16 --dist uniform:0:70000"), 2,
+               "beyond the largest finite f16 65504");
+  expect_error(run("gen 2 2 -o " + out + " --dtype f16 --dist ints:-100000:0"), 2, "f16 65504");
+  expect_error(run("gen 2 2 -o " + out + " --dtype bf16 --dist normal:0:1e38"), 2,
+               "mean + 8.58 deviations");
+  expect_error(run("gen 2 2 -o " + out + " --dtype f64 --dist uniform:-1e308:1e308"), 2,
+               "width of the range overflows");
+  expect_error(run("gen 2 2 -o " + out + " --seed -1"), 2, "--seed: must be a non-negative integer, not -1");
+  expect_error(run("gen 0 2 -o " + out), 2, "ROWS and COLS must be at least 1");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  for (const char* sub : {"reduce --bench", "spmv --bench", "conv1d --bench", "bench --backend cpu"})
+    expect_error(run(std::string(sub) + " --seed -2"), 2, "must be a non-negative integer, not -2");
+  // The edges of what fits are accepted, and the largest seed is a seed.
+  EXPECT_EQ(run("gen 2 2 -o " + out + " --dtype f16 --dist uniform:-65504:65504").status, 0);
+  const CliResult r = run("gen 2 2 -o " + out + " --seed 18446744073709551615");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("seed 18446744073709551615"), std::string::npos) << r.out;
+}
+
+// A size that cannot run (here: operands of 400 TB) loses nothing that finished: the table,
+// JSON and CSV keep the smaller size, the failure is reported per kernel, and the run exits 1.
+TEST_F(CliMessages, BenchKeepsFinishedSizesWhenALaterOneFails) {
+  const std::string json = path("r.json"), csv = path("r.csv");
+  const CliResult r = run("bench --backend cpu --kernels cpu_naive --sizes 16,10000000 --reps 1 "
+                          "--warmup 0 --json " + json + " --csv " + csv);
+  expect_error(r, 1, "2 of 4 runs failed");
+  EXPECT_NE(r.err.find("cannot allocate a 10000000x10000000"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("cpu_naive                16x16x16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("10000000x10000000x10000000 failed: cannot allocate"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(read_file(json));
+  ASSERT_EQ(j["results"].size(), 4u);
+  int finished = 0, failed = 0;
+  for (const auto& row : j["results"]) {
+    if (row["m"] == 16) {
+      ++finished;
+      EXPECT_FALSE(row["failed"].get<bool>());
+      EXPECT_TRUE(row["passed"].get<bool>());
+      EXPECT_GT(row["gflops"].get<double>(), 0);
+    } else {
+      ++failed;
+      EXPECT_TRUE(row["failed"].get<bool>());
+      EXPECT_FALSE(row["passed"].get<bool>());
+    }
+  }
+  EXPECT_EQ(finished, 2);  // cpu_naive and the reference, cpu_openblas
+  EXPECT_EQ(failed, 2);
+  EXPECT_NE(read_file(csv).find("cpu_naive,cpu,f32,16,16,16,1,"), std::string::npos);
+}
+
+// The time limit holds at the first size too: a slow kernel's rate is estimated on smaller
+// shapes first, so cpu_naive at 1024^3 (over a second here) is skipped, not run.
+TEST_F(CliMessages, BenchHonoursTheRunLimitFromTheFirstSize) {
+  const CliResult r = run("bench --backend cpu --kernels cpu_naive --sizes 1024 --reps 1 --warmup 0 "
+                          "--max-run-seconds 0.01 --json " + path("r.json"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu_naive                1024x1024x1024   skipped: predicted"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(--max-run-seconds 0.01 s)"), std::string::npos) << r.out;
+}
+
+// Sizes from a file reach 2^63: an out-of-memory error with the figures, never "internal:
+// cannot create std::vector".
+TEST_F(CliMessages, SpmvOnHugeSizesSaysHowMuchMemory) {
+  write_file("huge.mtx", "%%MatrixMarket matrix coordinate real general\n9223372036854775807 2 1\n1 1 1.0\n");
+  write_file("tall.mtx", "%%MatrixMarket matrix coordinate real general\n100000000000 2 1\n1 1 1.0\n");
+  for (const char* name : {"huge.mtx", "tall.mtx"}) {
+    const CliResult r = run("spmv " + path(name) + " " + path("x.csv") + " --backend cpu -o " + path("y.npy"));
+    expect_error(r, 1, std::string(name) + "': a CSR matrix of ");
+    EXPECT_NE(r.err.find("GB of host memory; this machine has"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("internal"), std::string::npos) << r.err;
+  }
+  expect_error(run("spmv " + path("huge.mtx") + " " + path("x.csv")), 1, "9223372036854775807 rows");
+  expect_error(run("reduce --bench --n -1"), 2, "--n: must be a non-negative integer");
+  EXPECT_FALSE(std::filesystem::exists(path("y.npy")));
+}
