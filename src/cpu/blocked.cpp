@@ -228,6 +228,12 @@ void blocked(const GemmProblem& p) {
         const bool read_c = pc > 0 || p.beta != 0;
         const U beta_now = pc > 0 ? U{1} : beta;
 
+        // Every thread is done with the previous panel before it is overwritten. (Not at the
+        // end of each panel: after the last one the end of the parallel region waits anyway,
+        // and each wait costs a time slice when another process holds a core.)
+        if (jc > 0 || pc > 0) {
+#pragma omp barrier
+        }
         // (kc, nc) panel of op(B) as NR-wide slivers, packed by all threads.
 #pragma omp for schedule(static)
         for (std::int64_t s = 0; s < slivers; ++s)
@@ -236,7 +242,7 @@ void blocked(const GemmProblem& p) {
 
         // Dynamic: a thread that loses its core to another process holds nobody up.
         std::int64_t packed_ic = -1;  // the row block now in this thread's a_block
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(dynamic) nowait
         for (std::int64_t item = 0; item < ic_count * jr_groups; ++item) {
           const std::int64_t ic = item / jr_groups * mc, group = item % jr_groups;
           const std::int64_t rows = std::min<std::int64_t>(mc, m - ic);
