@@ -11,6 +11,7 @@
 #include "cli.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
+#include "gemmkit/openblas.hpp"
 #include "gemmkit_commit.hpp"
 
 namespace gemmkit::cli {
@@ -158,6 +159,8 @@ nlohmann::json environment_json() {
       {"cpu_threads", omp_get_max_threads()},
       {"cuda_build", cuda_compiled()},
   };
+  const OpenBlasInfo blas = openblas_info();
+  env["openblas"] = {{"config", blas.config}, {"threading", blas.threading}, {"threads", blas.threads}};
   const DeviceQuery q = query_devices();
   if (!q.devices.empty()) {
     const DeviceInfo& d = q.devices.front();

@@ -560,7 +560,8 @@ void run_bench(const BenchOptions& o) {
               env.contains("gpu") && !env["gpu"].is_null()
                   ? env["gpu"]["name"].get<std::string>().c_str()
                   : (env["cpu"].get<std::string>() + ", " +
-                     std::to_string(env["cpu_threads"].get<int>()) + " threads").c_str());
+                     std::to_string(env["cpu_threads"].get<int>()) + " threads, OpenBLAS " +
+                     env["openblas"]["threading"].get<std::string>()).c_str());
   std::printf("%-24s %-16s %10s %10s %10s %8s %9s %5s\n", "kernel", "MxNxK", "median ms",
               "min ms", "GFLOP/s", ("% " + ref_name).c_str(), "error", "reps");
   bool all_passed = true;

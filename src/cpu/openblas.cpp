@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "cpu/cpu_kernels.hpp"
+#include "gemmkit/openblas.hpp"
 
 namespace gemmkit::cpu {
 
@@ -42,3 +43,21 @@ void openblas_gemm(const GemmProblem& p) {
 }
 
 }  // namespace gemmkit::cpu
+
+namespace gemmkit {
+
+OpenBlasInfo openblas_info() {
+  OpenBlasInfo info;
+  info.config = openblas_get_config();
+  switch (openblas_get_parallel()) {
+    case 0: info.threading = "serial"; break;
+    case 1: info.threading = "pthreads"; break;
+    case 2: info.threading = "openmp"; break;
+    default: info.threading = "unknown"; break;
+  }
+  info.threads = openblas_get_num_threads();
+  info.openmp_build_linked = GEMMKIT_OPENBLAS_OPENMP;
+  return info;
+}
+
+}  // namespace gemmkit
