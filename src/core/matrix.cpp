@@ -1,5 +1,7 @@
 #include "gemmkit/matrix.hpp"
 
+#include "gemmkit/memory.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -32,10 +34,12 @@ Matrix<T>::Matrix(std::int64_t rows, std::int64_t cols, std::int64_t ld)
   try {
     storage_.assign(static_cast<std::size_t>(count), T{});
   } catch (const std::bad_alloc&) {
+    const std::string what = "a " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                             std::string(dtype_name(dtype_of<T>)) + " matrix";
+    const auto bytes = static_cast<std::uint64_t>(count) * sizeof(T);
+    require_host_memory(bytes, what);  // says how much is available when that is the reason
     fail(ErrorCategory::out_of_memory,
-         "cannot allocate a " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
-             std::string(dtype_name(dtype_of<T>)) + " matrix (" +
-             std::to_string(count * static_cast<std::int64_t>(sizeof(T))) + " bytes) in host memory");
+         "cannot allocate " + what + " (" + std::to_string(bytes) + " bytes) in host memory");
   }
 }
 
