@@ -40,16 +40,23 @@ inline constexpr const char* kBackendHelp =
 // A vector file: a 1-D .npy, or an n x 1 / 1 x n matrix in any format. `what` names it in
 // the input error for anything else (e.g. "X must be a vector ...").
 struct VectorFile {
+  std::string path;
   AnyMatrix values;
   bool row = false;  // stored 1 x n (so a result can be written back the same way)
   std::int64_t size() const { return rows_of(values) * cols_of(values); }
 };
 VectorFile read_vector_file(const std::string& path, const std::string& what);
 
-// A vector's values in order, converted to T.
+// Converts a matrix read from `path` to `dtype`. A value the dtype cannot hold is an input
+// error naming the file, the position and the value; integers that a floating-point dtype
+// rounds (above 2^53 for f64, 2^24 for f32) and finite values that overflow f16 (65504)
+// get one warning each, with the count and the first position.
+AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path);
+
+// A vector file's values in order, converted to T as convert_input does.
 template <class T>
-std::vector<T> vector_values(const AnyMatrix& any) {
-  const AnyMatrix converted = convert(any, dtype_of<T>);
+std::vector<T> vector_values(const VectorFile& v) {
+  const AnyMatrix converted = convert_input(v.values, dtype_of<T>, v.path);
   const Matrix<T>& m = std::get<Matrix<T>>(converted);
   std::vector<T> out;
   out.reserve(std::size_t(m.size()));

@@ -51,7 +51,52 @@ VectorFile read_vector_file(const std::string& path, const std::string& what) {
     fail(ErrorCategory::input, quoted_path(path) + ": " + what + " must be a vector (1-D, n x 1 or 1 x n), and a " +
                                    std::to_string(rows) + " x " + std::to_string(cols) +
                                    " matrix is not a vector");
-  return {std::move(m), rows == 1 && cols > 1};
+  return {path, std::move(m), rows == 1 && cols > 1};
+}
+
+namespace {
+
+std::int64_t count_infinite(const AnyMatrix& m) {
+  return std::visit(
+      [](const auto& x) {
+        using T = typename std::decay_t<decltype(x)>::value_type;
+        std::int64_t count = 0;
+        if constexpr (is_float_storage_v<T>)
+          for (std::int64_t i = 0; i < x.rows(); ++i)
+            for (std::int64_t j = 0; j < x.cols(); ++j)
+              count += std::isinf(static_cast<double>(x(i, j)));
+        return count;
+      },
+      m);
+}
+
+}  // namespace
+
+AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path) {
+  ConversionReport rounded;
+  AnyMatrix converted;
+  try {
+    converted = convert(m, dtype, &rounded);
+  } catch (const Error& e) {
+    fail(ErrorCategory::input, quoted_path(path) + " " + e.what());
+  }
+  const std::string name(dtype_name(dtype));
+  if (rounded.rounded > 0)
+    std::fprintf(stderr,
+                 "gemmkit: warning: %lld integers of %s are not exact in %s and were rounded, "
+                 "the first at row %lld, column %lld: %s became %s\n",
+                 static_cast<long long>(rounded.rounded), quoted_path(path).c_str(),
+                 name.c_str(), static_cast<long long>(rounded.row + 1),
+                 static_cast<long long>(rounded.col + 1), rounded.from.c_str(), rounded.to.c_str());
+  if (dtype == DType::f16 || dtype == DType::bf16) {
+    const std::int64_t overflowed = count_infinite(converted) - count_infinite(m);
+    if (overflowed > 0)
+      std::fprintf(stderr, "gemmkit: warning: %lld entries of %s are too large for %s and "
+                           "became infinite\n",
+                   static_cast<long long>(overflowed), quoted_path(path).c_str(),
+                   name.c_str());
+  }
+  return converted;
 }
 
 void write_json(const std::string& path, const nlohmann::json& value) {

@@ -37,7 +37,7 @@ DType compute_dtype(const Conv1dCliOptions& o, DType x, DType mask) {
 template <class T>
 void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const VectorFile& mask_file,
                     const Conv1dOptions& options) {
-  const std::vector<T> x = vector_values<T>(x_file.values), mask = vector_values<T>(mask_file.values);
+  const std::vector<T> x = vector_values<T>(x_file), mask = vector_values<T>(mask_file);
   if (mask.empty()) fail(ErrorCategory::input, quoted_path(o.mask_path) + ": the mask is empty (it needs at least one tap)");
   const std::int64_t n = std::int64_t(x.size()), width = std::int64_t(mask.size());
   std::vector<T> y(x.size());

@@ -27,51 +27,6 @@ DType parse_dtype_option(const std::string& text, const char* option) {
   return *dtype;
 }
 
-std::int64_t count_infinite(const AnyMatrix& m) {
-  return std::visit(
-      [](const auto& x) {
-        using T = typename std::decay_t<decltype(x)>::value_type;
-        std::int64_t count = 0;
-        if constexpr (is_float_storage_v<T>)
-          for (std::int64_t i = 0; i < x.rows(); ++i)
-            for (std::int64_t j = 0; j < x.cols(); ++j)
-              count += std::isinf(static_cast<double>(x(i, j)));
-        return count;
-      },
-      m);
-}
-
-// Converts a matrix read from `path` to `dtype`. A value the dtype cannot hold is an input
-// error naming the file, the position and the value; integers that a floating-point dtype
-// rounds (above 2^53 for f64, 2^24 for f32) and finite values that overflow f16 (65504)
-// get one warning each, with the count and the first position.
-AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path) {
-  ConversionReport rounded;
-  AnyMatrix converted;
-  try {
-    converted = convert(m, dtype, &rounded);
-  } catch (const Error& e) {
-    fail(ErrorCategory::input, io::quoted_path(path) + " " + e.what());
-  }
-  const std::string name(dtype_name(dtype));
-  if (rounded.rounded > 0)
-    std::fprintf(stderr,
-                 "gemmkit: warning: %lld integers of %s are not exact in %s and were rounded, "
-                 "the first at row %lld, column %lld: %s became %s\n",
-                 static_cast<long long>(rounded.rounded), io::quoted_path(path).c_str(),
-                 name.c_str(), static_cast<long long>(rounded.row + 1),
-                 static_cast<long long>(rounded.col + 1), rounded.from.c_str(), rounded.to.c_str());
-  if (dtype == DType::f16 || dtype == DType::bf16) {
-    const std::int64_t overflowed = count_infinite(converted) - count_infinite(m);
-    if (overflowed > 0)
-      std::fprintf(stderr, "gemmkit: warning: %lld entries of %s are too large for %s and "
-                           "became infinite\n",
-                   static_cast<long long>(overflowed), io::quoted_path(path).c_str(),
-                   name.c_str());
-  }
-  return converted;
-}
-
 // A zero m x n matrix of `dtype`, made in place rather than converted from another.
 AnyMatrix zero_matrix(std::int64_t m, std::int64_t n, DType dtype) {
   AnyMatrix typed = convert(AnyMatrix(Matrix<std::int64_t>(0, 0)), dtype);

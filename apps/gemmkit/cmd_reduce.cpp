@@ -174,7 +174,7 @@ void add_reduce(CLI::App& app) {
       const DType from = dtype_of_any(m);
       dtype = (from == DType::f64 || from == DType::i32 || from == DType::i64) ? DType::f64 : DType::f32;
     }
-    const AnyMatrix converted = dtype_of_any(m) == *dtype ? m : convert(m, *dtype);
+    const AnyMatrix converted = dtype_of_any(m) == *dtype ? m : convert_input(m, *dtype, o->input);
     if (*dtype == DType::f32)
       reduce_file(*o, *op, std::get<Matrix<float>>(converted), choice);
     else

@@ -39,7 +39,7 @@ std::vector<T> read_x(const std::string& path, std::int64_t expected, const std:
     fail(ErrorCategory::usage, "size mismatch: " + quoted_path(path) + " has " + std::to_string(v.size()) +
                                    " entries but " + quoted_path(matrix_path) + " is " + std::to_string(matrix_rows) +
                                    " x " + std::to_string(expected) + ", so x needs " + std::to_string(expected));
-  return vector_values<T>(v.values);
+  return vector_values<T>(v);
 }
 
 template <class T>

@@ -231,3 +231,22 @@ TEST_F(CliMessages, SpmvOnHugeSizesSaysHowMuchMemory) {
   expect_error(run("reduce --bench --n -1"), 2, "--n: must be a non-negative integer");
   EXPECT_FALSE(std::filesystem::exists(path("y.npy")));
 }
+
+// Every command that converts what it read warns, naming the file and the first position,
+// when integers are rounded (2^24 + 1 is not an f32): reduce, conv1d and spmv as multiply.
+TEST_F(CliMessages, RoundedIntegersAreReportedByEveryCommand) {
+  write_file("big.csv", "16777217\n1\n");
+  write_file("mask.csv", "1\n");
+  write_file("one.mtx", "%%MatrixMarket matrix coordinate real general\n1 2 2\n1 1 1.0\n1 2 1.0\n");
+  const std::string warning =
+      "gemmkit: warning: 1 integers of '" + path("big.csv") +
+      "' are not exact in f32 and were rounded, the first at row 1, column 1: 16777217 became 16777216";
+  for (const std::string& args :
+       {"reduce " + path("big.csv") + " --op sum --dtype f32",
+        "conv1d " + path("big.csv") + " " + path("mask.csv") + " -o " + path("y.csv") + " --dtype f32",
+        "spmv " + path("one.mtx") + " " + path("big.csv") + " -o " + path("y.csv") + " --dtype f32"}) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.status, 0) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(warning), std::string::npos) << args << ": " << r.err;
+  }
+}
