@@ -7,7 +7,7 @@ set -euo pipefail
 # OpenBLAS: the OpenMP build, not libopenblas-dev (which pulls the pthreads one): it shares
 # the OpenMP runtime, and its threads, with cpu_blocked (see CMakeLists.txt).
 packages=(
-  cmake ninja-build g++ git pkg-config
+  cmake ninja-build g++ git pkg-config ccache
   libcli11-dev nlohmann-json3-dev libgtest-dev
   libopenblas-openmp-dev libomp-dev libgmp-dev
   python3 python3-numpy python3-matplotlib
