@@ -74,6 +74,10 @@ class MalformedInputs : public test::CliTest {
     const int out_fd = mkstemp(out_tmpl.data()), err_fd = mkstemp(err_tmpl.data());
     int in_pipe[2] = {-1, -1};
     EXPECT_EQ(pipe(in_pipe), 0);
+    // Built before fork(): the child only makes async-signal-safe calls.
+    std::vector<char*> argv{const_cast<char*>(GEMMKIT_CLI_PATH)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
     const pid_t pid = fork();
     if (pid == 0) {
       dup2(in_pipe[0], STDIN_FILENO);
@@ -85,9 +89,6 @@ class MalformedInputs : public test::CliTest {
         setrlimit(RLIMIT_AS, &lim);
       }
       if (chdir(dir_.c_str()) != 0) _exit(126);
-      std::vector<char*> argv{const_cast<char*>(GEMMKIT_CLI_PATH)};
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
       execv(GEMMKIT_CLI_PATH, argv.data());
       _exit(127);
     }
@@ -334,10 +335,11 @@ TEST_F(MalformedInputs, DISABLED_TruncatedNpyFromAPipeIsRefusedBeforeAllocating)
 #else
   const std::string big = npy_edited(npy_, "(2, 2)", "(30000, 30000)");  // 7.2 GB declared
   // Formats go by extension, so the pipe is a FIFO named .npy.
-  ASSERT_EQ(mkfifo(path("p.npy").c_str(), 0600), 0);
+  const std::string fifo = path("p.npy");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   const pid_t writer = fork();
   if (writer == 0) {
-    const int fd = ::open(path("p.npy").c_str(), O_WRONLY);
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
     if (fd >= 0 && write(fd, big.data(), big.size()) > 0) _exit(0);
     _exit(1);
   }
