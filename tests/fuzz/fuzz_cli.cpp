@@ -97,7 +97,7 @@ std::map<std::string, std::string> snapshot() {
 }
 
 // True when some number in `token` exceeds kMaxNumber: whole-token numbers as CLI11 reads
-// them (1e3, 0x41), and every run of digits inside (--sizes 8,100, ints:0:999, 0b1111111).
+// them (1e3, 0x41), and every run of digits inside (--sizes 8,100, 8x100x8, 0b1111111).
 bool asks_for_big_numbers(std::string token) {
   token.erase(std::remove_if(token.begin(), token.end(), [](char c) { return c == '_' || c == '\''; }),
               token.end());
@@ -113,15 +113,15 @@ bool asks_for_big_numbers(std::string token) {
     if (j - begin > 2 || (j > begin && std::stoi(token.substr(begin, j - begin)) > kMaxNumber)) return true;
     i = j;
   }
-  // Pieces between separators, read as floating point (exponents, hex).
+  // Pieces between separators, read as floating point (exponents, hex such as 0x7fff).
   std::size_t start = 0;
   while (start <= token.size()) {
-    std::size_t end = token.find_first_of(",:=x ", start);
+    std::size_t end = token.find_first_of(",:= ", start);
     if (end == std::string::npos) end = token.size();
     const std::string piece = token.substr(start, end - start);
     char* stop = nullptr;
     const double value = std::strtod(piece.c_str(), &stop);
-    if (stop != piece.c_str() && std::fabs(value) > kMaxNumber) return true;
+    if (stop != piece.c_str() && std::isfinite(value) && std::fabs(value) > kMaxNumber) return true;
     start = end + 1;
   }
   return false;

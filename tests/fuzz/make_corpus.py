@@ -200,6 +200,10 @@ def cli_seeds():
         "sub_help": ["walks", "--help"],
         "misspelled": ["multipy", "A.npy", "B.npy"],
         "empty": [],
+        # Regression seeds for findings (issue 15): control characters in an unexpected
+        # argument and in an option's value must be escaped in the one error line.
+        "unexpected_newline": ["list", "x\ny"],
+        "mode_escape_sequence": ["walks", "E.txt", "--length", "1", "--mode", "a\x1b[31m"],
     }
     for name, argv in seeds.items():
         put("cli", name, "\0".join(argv))

@@ -31,7 +31,8 @@ for h in "${harnesses[@]}"; do
     grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' "$log" | tr '\n' ' '; echo
   else
     failed+=("$h")
-    tail -n 40 "$log"
+    # The finding itself (our contract checks, sanitizers, libFuzzer's own), not the stack.
+    grep -a -A4 -E 'FINDING|ERROR: |runtime error|ALARM|Test unit written' "$log" | head -n 30
     echo "fuzz_$h: FINDING; reproducer: $(ls -t "$findings/$h-"* 2>/dev/null | head -1)" \
          "(rerun: $bin/fuzz_$h FILE); log: $log" >&2
   fi
