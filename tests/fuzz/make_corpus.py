@@ -209,9 +209,22 @@ def cli_seeds():
         put("cli", name, "\0".join(argv))
 
 
+def pipes_seeds():
+    """fuzz_pipes: the first byte picks the reader (0 npy, 1 mtx, 2 csv, 3 edges, 4 edges
+    undirected), the rest is the file: every seed of those formats."""
+    for selector, harness in enumerate(["npy", "mtx", "csv", "edges", "edges"]):
+        folder = os.path.join(HERE, "corpus", harness)
+        for name in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, name), "rb") as f:
+                put("pipes", "%d_%s_%s" % (selector, harness, name), bytes([selector]) + f.read())
+    # Issue 15: a truncated .npy from a pipe was allocated at its declared size (7.2 GB here).
+    put("pipes", "0_npy_declares_7GB", b"\0" + npy("<f8", "(30000, 30000)", struct.pack("<4d", 1, 2, 3, 4)))
+
+
 if __name__ == "__main__":
     npy_seeds()
     mtx_seeds()
     csv_seeds()
     edges_seeds()
+    pipes_seeds()
     cli_seeds()

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-${GEMMKIT_FUZZ_SECONDS:-30}}
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -eq 0 ] && harnesses=(npy mtx csv edges cli)
+[ ${#harnesses[@]} -eq 0 ] && harnesses=(npy mtx csv edges pipes cli)
 
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$(nproc)"
@@ -25,7 +25,9 @@ for h in "${harnesses[@]}"; do
   log="$findings/$h.log"
   rm -f "$findings/$h-"*
   echo "== fuzz_$h for ${seconds}s"
-  if "$bin/fuzz_$h" "$work" "tests/fuzz/corpus/$h" -dict="tests/fuzz/dict/$h.dict" \
+  dict=()
+  [ -f "tests/fuzz/dict/$h.dict" ] && dict=(-dict="tests/fuzz/dict/$h.dict")
+  if "$bin/fuzz_$h" "$work" "tests/fuzz/corpus/$h" "${dict[@]}" \
        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=4096 \
        -max_len=4096 -print_final_stats=1 -artifact_prefix="$findings/$h-" >"$log" 2>&1; then
     grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' "$log" | tr '\n' ' '; echo
