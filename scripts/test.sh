@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the release build (host tests, command-line tests, and the
 # GPU tests, which skip themselves visibly without a CUDA device), then the host tests
-# again under AddressSanitizer + UndefinedBehaviorSanitizer (a CPU-only build).
-# --quick skips the sanitizer pass.
+# again under AddressSanitizer + UndefinedBehaviorSanitizer (a CPU-only build), then the
+# libFuzzer harnesses of the readers and the command line for a bounded time
+# ($GEMMKIT_FUZZ_SECONDS each, default 30; any finding fails). --quick skips both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,4 +23,7 @@ if [ "$quick" -eq 0 ]; then
   cmake --preset asan >/dev/null
   cmake --build --preset asan -j "$jobs"
   ctest --preset asan -j "$jobs"
+
+  echo "== fuzzing (libFuzzer, ASan + UBSan)"
+  tests/fuzz/run.sh
 fi

@@ -14,6 +14,10 @@
 
 namespace gemmkit::cli {
 
+// The whole command line: parses argv, runs the subcommand, prints any error as one line
+// on stderr and returns the exit status. main() calls it; so does the CLI fuzzer.
+int run(int argc, char** argv);
+
 // Each subcommand adds itself to the app; its callback throws gemmkit::Error on failure.
 void add_multiply(CLI::App& app);
 void add_gen(CLI::App& app);
