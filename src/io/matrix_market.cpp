@@ -402,8 +402,8 @@ void write_mtx(const std::string& path, const AnyMatrix& matrix) {
                            (is_float_storage_v<T> ? "real" : "integer") + " general\n" +
                            std::to_string(m.rows()) + " " + std::to_string(m.cols()) + "\n";
         // Floats are written as the double they widen to, so the text reads back as exactly
-        // the stored value.
-        for (std::int64_t j = 0; j < m.cols(); ++j) {
+        // the stored value. An empty matrix has no values, however many columns it claims.
+        for (std::int64_t j = 0; m.rows() > 0 && j < m.cols(); ++j) {
           for (std::int64_t i = 0; i < m.rows(); ++i) {
             text += text_of(static_cast<Wide>(m(i, j)));
             text += '\n';

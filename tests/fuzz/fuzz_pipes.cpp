@@ -86,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 1:
       return compare<AnyMatrix>("read_mtx", bytes, read_mtx, fuzz::same_matrix), 0;
     case 2:
-      return compare<AnyMatrix>("read_csv", bytes, read_csv, fuzz::same_matrix), 0;
+      return compare<AnyMatrix>("read_csv", bytes, [](const std::string& path) { return read_csv(path); }, fuzz::same_matrix), 0;
     default: {
       GraphReadOptions options;
       options.format = GraphFormat::edges;

@@ -75,6 +75,14 @@ TEST_F(MtxTest, WritesColumnMajorArray) {
   EXPECT_EQ(read_file(p), "%%MatrixMarket matrix array real general\n1 1\n0.10000000149011612\n");
 }
 
+// An empty matrix with a huge side writes its size line at once (the fuzzer found the writer
+// walking 3e10 empty columns).
+TEST_F(MtxTest, EmptyMatrixWithAHugeSideWritesAtOnce) {
+  const std::string p = path("e.mtx");
+  write_mtx(p, AnyMatrix(Matrix<double>(0, 30370005000)));
+  EXPECT_EQ(read_file(p), "%%MatrixMarket matrix array real general\n0 30370005000\n");
+}
+
 TEST_F(MtxTest, ReadsCoordinateGeneralWithDuplicates) {
   const std::string text =
       "%%MatrixMarket matrix coordinate real general\n"
