@@ -582,8 +582,9 @@ void run_bench(const BenchOptions& o) {
   if (reference_entry)
     std::printf("%% %s: GFLOP/s as a percentage of %s at the same shape\n", ref_name.c_str(),
                 reference_entry->name.c_str());
-  std::printf("error: relative Frobenius error against a double reference (freivalds residual "
-              "past %.0e multiply-adds; integers exact)\n", kFullVerifyLimit);
+  std::printf("error: relative Frobenius error against the exact product (a double-double "
+              "reference; past %.0e multiply-adds, --verify auto's check; integers exact)\n",
+              kFullVerifyLimit);
 
   nlohmann::json results = {{"environment", env},
                             {"backend", backend_name(backend)},

@@ -194,7 +194,7 @@ void run_multiply(const MultiplyOptions& o) {
 void add_multiply(CLI::App& app) {
   auto o = std::make_shared<MultiplyOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "multiply", "C = alpha * op(A) * op(B) + beta * C0, verified against a double reference");
+      "multiply", "C = alpha * op(A) * op(B) + beta * C0, verified against the exact product");
   cmd->add_option("A", o->a_path, "Left operand (.npy, .mtx, .csv, .txt)")->required();
   cmd->add_option("B", o->b_path, "Right operand")->required();
   cmd->add_option("-o,--output", o->c_path, "Result file; written only if the run succeeds")
