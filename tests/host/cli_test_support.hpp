@@ -2,7 +2,10 @@
 // with both streams captured, and the one-line error contract every failure keeps.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,6 +15,34 @@
 #include "host/io_test_support.hpp"
 
 namespace gemmkit::test {
+
+// An address-space limit (RLIMIT_AS) `extra` bytes above what the CLI maps just to start:
+// a CUDA build maps GiBs of libraries (cuBLAS, nvJitLink) before main, so a fixed limit would
+// test the loader, not the program. The start-up size is found once, by running
+// `gemmkit --version` under limits doubling from 512 MiB, each try cut off after 5 s (under
+// 256 MiB the OpenMP OpenBLAS spins at start-up instead of failing).
+inline rlim_t cli_address_space_limit(rlim_t extra) {
+  static const rlim_t startup = [] {
+    for (rlim_t limit = rlim_t{512} << 20; limit <= (rlim_t{256} << 30); limit *= 2) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        const rlimit lim{limit, limit};
+        const int null_fd = ::open("/dev/null", O_WRONLY);
+        if (setrlimit(RLIMIT_AS, &lim) != 0 || null_fd < 0 || dup2(null_fd, 1) < 0 ||
+            dup2(null_fd, 2) < 0)
+          _exit(99);
+        alarm(5);  // survives exec: a start-up that hangs ends by SIGALRM
+        execl(GEMMKIT_CLI_PATH, GEMMKIT_CLI_PATH, "--version", static_cast<char*>(nullptr));
+        _exit(98);
+      }
+      int status = 0;
+      if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return limit;
+    }
+    return RLIM_INFINITY;
+  }();
+  return startup == RLIM_INFINITY ? RLIM_INFINITY : startup + extra;
+}
 
 struct CliResult {
   int status = -1;
