@@ -31,15 +31,22 @@ Matrix<T>::Matrix(std::int64_t rows, std::int64_t cols, std::int64_t ld)
                                    " is smaller than the width");
   // An empty matrix stores nothing, however many rows it claims.
   const std::int64_t count = rows == 0 || cols == 0 ? 0 : checked_element_count(rows, ld_, "matrix");
+  const auto what = [&] {
+    return "a " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+           std::string(dtype_name(dtype_of<T>)) + " matrix";
+  };
+  const auto bytes = static_cast<std::uint64_t>(count) * sizeof(T);
+  // Large matrices are checked against what the machine can give before asking for them, so
+  // the error says how much is available (and sanitizers, which abort on huge requests
+  // instead of throwing, see none).
+  constexpr std::uint64_t kCheckedFrom = std::uint64_t{1} << 30;
+  if (bytes >= kCheckedFrom) require_host_memory(bytes, what());
   try {
     storage_.assign(static_cast<std::size_t>(count), T{});
   } catch (const std::bad_alloc&) {
-    const std::string what = "a " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
-                             std::string(dtype_name(dtype_of<T>)) + " matrix";
-    const auto bytes = static_cast<std::uint64_t>(count) * sizeof(T);
-    require_host_memory(bytes, what);  // says how much is available when that is the reason
+    require_host_memory(bytes, what());  // says how much is available when that is the reason
     fail(ErrorCategory::out_of_memory,
-         "cannot allocate " + what + " (" + std::to_string(bytes) + " bytes) in host memory");
+         "cannot allocate " + what() + " (" + std::to_string(bytes) + " bytes) in host memory");
   }
 }
 
