@@ -68,8 +68,15 @@ void compare(const char* what, std::string_view bytes, const std::function<T(con
   const Outcome<T> from_file = attempt<T>([&] { return read(file); });
   const Pipe pipe(bytes);
   const Outcome<T> from_pipe = attempt<T>([&] { return read(pipe.path()); });
+  // A file's size shows a short file before anything is allocated; a pipe's does not, so a
+  // dense .mtx array promising more than arrives may run out of memory first (input there,
+  // out of memory here). .npy grows with the data instead and must agree exactly.
+  const bool unknowable_length = from_file.error == ErrorCategory::input &&
+                                 from_pipe.error == ErrorCategory::out_of_memory &&
+                                 std::string_view(what) == "read_mtx";
   if (from_file.value.has_value() != from_pipe.value.has_value() ||
-      (from_file.value && !same(*from_file.value, *from_pipe.value)) || from_file.error != from_pipe.error)
+      (from_file.value && !same(*from_file.value, *from_pipe.value)) ||
+      (from_file.error != from_pipe.error && !unknowable_length))
     fuzz::finding(std::string(what) + ": a pipe gives another answer than a file (" +
                   (from_file.value ? "value" : std::string(category_name(*from_file.error))) + " vs " +
                   (from_pipe.value ? "value" : std::string(category_name(*from_pipe.error))) + ")");

@@ -8,6 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 seconds=${1:-${GEMMKIT_FUZZ_SECONDS:-30}}
+# A fixed seed keeps CI's runs the same from one run to the next (the time limit only cuts
+# them short); set GEMMKIT_FUZZ_SEED=0 for a random one when exploring.
+seed=${GEMMKIT_FUZZ_SEED:-1}
 shift || true
 harnesses=("$@")
 [ ${#harnesses[@]} -eq 0 ] && harnesses=(npy mtx csv edges pipes cli)
@@ -28,7 +31,7 @@ for h in "${harnesses[@]}"; do
   dict=()
   [ -f "tests/fuzz/dict/$h.dict" ] && dict=(-dict="tests/fuzz/dict/$h.dict")
   if "$bin/fuzz_$h" "$work" "tests/fuzz/corpus/$h" "${dict[@]}" \
-       -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=4096 \
+       -seed="$seed" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=4096 \
        -max_len=4096 -print_final_stats=1 -artifact_prefix="$findings/$h-" >"$log" 2>&1; then
     grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)' "$log" | tr '\n' ' '; echo
   else
