@@ -68,12 +68,13 @@ def main() -> int:
         except (OSError, ValueError) as e:
             print(f"plot.py: error: cannot read {path}: {e}", file=sys.stderr)
             return 2
-        env = data.get("environment", {})
+        # Schema 1 ("meta", "rows"); earlier results said "environment" and "results".
+        env = data.get("meta", data.get("environment", {}))
         gpu = env.get("gpu")
         where = gpu["name"] if gpu else env.get("cpu", "?")
         subtitle.append(f"{where}, {data.get('dtype', '?')}, {env.get('date', '?')[:10]}, "
                         f"commit {env.get('commit', '?')}")
-        for r in data.get("results", []):
+        for r in data.get("rows", data.get("results", [])):
             if r.get("skipped") or r.get("gflops") is None:
                 continue
             if not (r["m"] == r["n"] == r["k"]):

@@ -11,6 +11,7 @@
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/matrix.hpp"
+#include "gemmkit/run_meta.hpp"
 
 namespace gemmkit::cli {
 
@@ -97,7 +98,10 @@ class PartialFailure : public Error {
 // True when stderr is a terminal: long work then shows progress there.
 bool progress_wanted();
 
-// Where and when a result was made: gemmkit version, commit, date, host, CPU, GPU.
-nlohmann::json environment_json();
+// The `meta` object every --json starts with ({"meta": ..., ..., "rows": [...]}): schema
+// version, gemmkit version, commit and dirty flag, date, host, device, driver, CUDA runtime,
+// cuBLAS, CPU and OpenBLAS. The one place RunMeta becomes JSON.
+nlohmann::json meta_json(const RunMeta& meta);
+nlohmann::json meta_json();  // of run_meta(): this process, device 0
 
 }  // namespace gemmkit::cli

@@ -2,17 +2,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <ctime>
-#include <fstream>
-#include <omp.h>
 
 #include "cli.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
-#include "gemmkit/openblas.hpp"
-#include "gemmkit_commit.hpp"
 
 namespace gemmkit::cli {
 
@@ -171,55 +165,40 @@ std::optional<std::string> unknown_subcommand_error(const CLI::App& app,
 
 bool progress_wanted() { return isatty(STDERR_FILENO) == 1; }
 
-namespace {
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      return colon == std::string::npos ? line : line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  return "unknown";
-}
-
-std::string utc_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return buf;
-}
-
-}  // namespace
-
-nlohmann::json environment_json() {
-  char host[256] = "unknown";
-  gethostname(host, sizeof host - 1);
-  nlohmann::json env = {
-      {"gemmkit_version", GEMMKIT_VERSION},
-      {"commit", GEMMKIT_GIT_COMMIT},
-      {"date", utc_now()},
-      {"host", host},
-      {"cpu", cpu_model()},
-      {"cpu_threads", omp_get_max_threads()},
-      {"cuda_build", cuda_compiled()},
+nlohmann::json meta_json(const RunMeta& m) {
+  nlohmann::json meta = {
+      {"schema", "gemmkit-results"},
+      {"schema_version", m.schema_version},
+      {"gemmkit_version", m.gemmkit_version},
+      {"commit", m.commit},
+      {"dirty", m.dirty},
+      {"date", m.date_utc},
+      {"host", m.host},
+      {"device", m.device_name()},
+      {"driver_version", m.driver_version ? nlohmann::json(m.driver_version) : nlohmann::json(nullptr)},
+      {"cuda_runtime_version",
+       m.cuda_runtime_version ? nlohmann::json(m.cuda_runtime_version) : nlohmann::json(nullptr)},
+      {"cublas_version", m.cublas_version ? nlohmann::json(m.cublas_version) : nlohmann::json(nullptr)},
+      {"cpu", m.cpu},
+      {"cpu_threads", m.cpu_threads},
+      {"cuda_build", m.cuda_build},
+      {"openblas",
+       {{"config", m.openblas_config}, {"threading", m.openblas_threading}, {"threads", m.openblas_threads}}},
   };
-  const OpenBlasInfo blas = openblas_info();
-  env["openblas"] = {{"config", blas.config}, {"threading", blas.threading}, {"threads", blas.threads}};
-  const DeviceQuery q = query_devices();
-  if (!q.devices.empty()) {
-    const DeviceInfo& d = q.devices.front();
-    env["gpu"] = {{"name", d.name},
-                  {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
-                  {"sm_count", d.sm_count},
-                  {"sm_clock_mhz", d.clock_khz / 1000},
-                  {"driver_version", d.driver_version},
-                  {"runtime_version", d.runtime_version}};
+  if (m.gpu) {
+    const DeviceInfo& d = *m.gpu;
+    meta["gpu"] = {{"name", d.name},
+                   {"index", d.index},
+                   {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+                   {"sm_count", d.sm_count},
+                   {"sm_clock_mhz", d.clock_khz / 1000}};
   } else {
-    env["gpu"] = nullptr;
-    env["gpu_note"] = q.message;
+    meta["gpu"] = nullptr;
+    meta["gpu_note"] = m.device_note;
   }
-  return env;
+  return meta;
 }
+
+nlohmann::json meta_json() { return meta_json(run_meta()); }
 
 }  // namespace gemmkit::cli

@@ -553,7 +553,7 @@ void run_bench(const BenchOptions& o) {
   }
   if (progress) std::fprintf(stderr, "\r%80s\r", "");
 
-  const nlohmann::json env = environment_json();
+  const nlohmann::json env = meta_json();
   const std::string ref_name = backend == Backend::cuda ? "cuBLAS" : "OpenBLAS";
   std::printf("gemmkit bench: %s backend, %s, %s\n", std::string(backend_name(backend)).c_str(),
               std::string(dtype_name(dtype)).c_str(),
@@ -586,7 +586,7 @@ void run_bench(const BenchOptions& o) {
               "reference; past %.0e multiply-adds, --verify auto's check; integers exact)\n",
               kFullVerifyLimit);
 
-  nlohmann::json results = {{"environment", env},
+  nlohmann::json results = {{"meta", env},
                             {"backend", backend_name(backend)},
                             {"dtype", dtype_name(dtype)},
                             {"warmup", o.warmup},
@@ -599,8 +599,8 @@ void run_bench(const BenchOptions& o) {
                             {"timing", "each kernel's runs alternate with the reference's"},
                             {"percent_of", reference_entry ? nlohmann::json(reference_entry->name)
                                                            : nlohmann::json(nullptr)},
-                            {"results", nlohmann::json::array()}};
-  for (const Row& r : rows) results["results"].push_back(to_json(r, dtype, backend));
+                            {"rows", nlohmann::json::array()}};
+  for (const Row& r : rows) results["rows"].push_back(to_json(r, dtype, backend));
   if (!o.json_path.empty()) write_json(o.json_path, results);
   if (!o.csv_path.empty()) write_csv_results(o.csv_path, rows, dtype, backend);
   if (!o.plot_path.empty()) plot(o.plot_path, results);

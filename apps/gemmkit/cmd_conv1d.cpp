@@ -60,7 +60,7 @@ void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const V
     write_json(o.json_path, {{"x", o.x_path}, {"mask", o.mask_path}, {"n", n}, {"width", width},
                              {"dtype", dtype_name(dtype_of<T>)},
                              {"backend", backend_name(ran.backend)}, {"kernel", ran.kernel},
-                             {"seconds", seconds}, {"environment", environment_json()}});
+                             {"seconds", seconds}, {"meta", meta_json()}});
 }
 
 void list_kernels() {
@@ -126,7 +126,7 @@ void run_bench(const Conv1dCliOptions& o) {
                              {"seed", o.seed}, {"bytes_counted", "n read + n written"},
                              {"error_bound", "(width + 1) * eps * sum_j |mask[j] x[i+j-width/2]|"},
                              {"all_within_bound", accurate}, {"rows", rows},
-                             {"environment", environment_json()}});
+                             {"meta", meta_json()}});
   if (!accurate)
     fail(ErrorCategory::numeric, "conv1d --bench: a kernel's output exceeds the error bound "
                                  "(err/bound > 1 above)");

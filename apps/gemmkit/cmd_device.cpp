@@ -71,7 +71,9 @@ void add_device(CLI::App& app) {
   cmd->callback([json] {
     const DeviceQuery q = query_devices();
     if (*json) {
-      nlohmann::json out = {{"cuda_build", cuda_compiled()}, {"devices", nlohmann::json::array()}};
+      nlohmann::json out = {{"meta", meta_json()},
+                            {"cuda_build", cuda_compiled()},
+                            {"devices", nlohmann::json::array()}};
       for (const auto& d : q.devices) out["devices"].push_back(to_json(d));
       if (q.devices.empty()) {
         out["reason"] = no_device_reason_name(q.reason);

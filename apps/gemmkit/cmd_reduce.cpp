@@ -60,7 +60,7 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
                              {"value_text", text},
                              {"backend", backend},
                              {"kernel", choice.kernel},
-                             {"environment", environment_json()}});
+                             {"meta", meta_json()}});
 }
 
 void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
@@ -122,7 +122,7 @@ void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
                           {"note", "cudaMemcpy D2D of bytes_read: read_gbs = bytes/time, "
                                    "read_plus_write_gbs = 2*bytes/time"}}},
                 {"kernels", rows},
-                {"environment", environment_json()}});
+                {"meta", meta_json()}});
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
                              {"rows", a.rows}, {"cols", a.cols}, {"nnz", a.nnz()},
                              {"backend", gpu ? "cuda" : "cpu"}, {"kernel", kernel},
                              {"dtype", std::string(dtype_name(dtype_of<T>))}, {"seconds", seconds},
-                             {"environment", environment_json()}});
+                             {"meta", meta_json()}});
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -97,7 +97,7 @@ void run_bench(const SpmvOptions& o) {
   require_cuda_device();
   const std::string dtype(dtype_name(dtype_of<T>));
   nlohmann::json report = {{"benchmark", "spmv"}, {"dtype", dtype}, {"rows", o.rows}, {"reps", o.reps},
-                           {"warmup", o.warmup}, {"seed", o.seed}, {"environment", environment_json()}};
+                           {"warmup", o.warmup}, {"seed", o.seed}, {"meta", meta_json()}};
   std::printf("gemmkit spmv --bench: %s, %lld rows, median of %d runs after %d warm-up\n", dtype.c_str(),
               static_cast<long long>(o.rows), o.reps, o.warmup);
   double log_best = 0, log_auto = 0, min_best = 1e300, min_auto = 1e300;

@@ -224,7 +224,7 @@ void report_timing(const Graph& g, const WalkCounts& w, double seconds, const Wa
                            {"length", o.length}, {"mode", walk_mode_name(w.mode)},
                            {"method", w.method}, {"bound_bits", w.bound.bit_length()},
                            {"primes", w.primes}, {"seconds", seconds},
-                           {"environment", environment_json()}};
+                           {"meta", meta_json()}};
   if (o.bench) std::fprintf(stderr, "gemmkit walks: %s, %.3f s\n", w.method.c_str(), seconds);
   if (w.gpu) {
     const double n = static_cast<double>(g.n);

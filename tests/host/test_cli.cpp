@@ -213,10 +213,10 @@ TEST_F(Cli, BenchWritesJsonAndCsvWithRatiosAndErrors) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("% OpenBLAS"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(read_file(json));
-  EXPECT_FALSE(j["environment"]["commit"].get<std::string>().empty());
-  EXPECT_FALSE(j["environment"]["date"].get<std::string>().empty());
+  EXPECT_FALSE(j["meta"]["commit"].get<std::string>().empty());
+  EXPECT_FALSE(j["meta"]["date"].get<std::string>().empty());
   int rows = 0;
-  for (const auto& row : j["results"]) {
+  for (const auto& row : j["rows"]) {
     ++rows;
     EXPECT_TRUE(row["passed"].get<bool>()) << row.dump();
     EXPECT_GT(row["gflops"].get<double>(), 0.0);
@@ -232,7 +232,7 @@ TEST_F(Cli, BenchWritesJsonAndCsvWithRatiosAndErrors) {
   const CliResult ri = run("bench --backend cpu --dtype i64 --m 20 --n 30 --k 40 --reps 1 --json " + json);
   ASSERT_EQ(ri.status, 0) << ri.err;
   const auto ji = nlohmann::json::parse(read_file(json));
-  for (const auto& row : ji["results"]) {
+  for (const auto& row : ji["rows"]) {
     EXPECT_TRUE(row["passed"].get<bool>());
     EXPECT_EQ(row["error"].get<double>(), 0.0);
   }
@@ -247,7 +247,7 @@ TEST_F(Cli, BenchTakesNonSquareShapesSmallestFirst) {
   EXPECT_NE(r.out.find("3x50x1"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(read_file(json));
   std::vector<std::string> order;
-  for (const auto& row : j["results"]) {
+  for (const auto& row : j["rows"]) {
     EXPECT_TRUE(row["passed"].get<bool>()) << row.dump();
     EXPECT_FALSE(row["skipped"].get<bool>()) << row.dump();
     const std::string shape = std::to_string(row["m"].get<int>()) + "x" +
@@ -289,7 +289,7 @@ TEST_F(Cli, BenchSkipsAKernelPredictedToRunLongerThanTheBudget) {
   EXPECT_NE(r.out.find(" per run"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(read_file(json));
   int ran = 0, skipped = 0;
-  for (const auto& row : j["results"]) {
+  for (const auto& row : j["rows"]) {
     if (row["m"] == 16) {
       EXPECT_FALSE(row["skipped"].get<bool>()) << row.dump();
       EXPECT_GT(row["gflops"].get<double>(), 0.0);
@@ -313,7 +313,7 @@ TEST_F(Cli, BenchSkipsAKernelPredictedToRunLongerThanTheBudget) {
                             "--max-run-seconds 100 --json " + json);
   ASSERT_EQ(all.status, 0) << all.err;
   const auto all_rows = nlohmann::json::parse(read_file(json));  // named: a range-for over a
-  for (const auto& row : all_rows["results"])                 // temporary's member dangles
+  for (const auto& row : all_rows["rows"])                 // temporary's member dangles
     EXPECT_FALSE(row["skipped"].get<bool>()) << row.dump();
 }
 

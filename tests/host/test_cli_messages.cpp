@@ -186,9 +186,9 @@ TEST_F(CliMessages, BenchKeepsFinishedSizesWhenALaterOneFails) {
   EXPECT_NE(r.out.find("cpu_naive                16x16x16"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("10000000x10000000x10000000 failed: a 10000000x10000000 f32 matrix needs"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(read_file(json));
-  ASSERT_EQ(j["results"].size(), 4u);
+  ASSERT_EQ(j["rows"].size(), 4u);
   int finished = 0, failed = 0;
-  for (const auto& row : j["results"]) {
+  for (const auto& row : j["rows"]) {
     if (row["m"] == 16) {
       ++finished;
       EXPECT_FALSE(row["failed"].get<bool>());

@@ -64,7 +64,7 @@ TEST_F(Conv1dCli, EvenWidthPrintsToStdoutAndJson) {
   const auto j = nlohmann::json::parse(read_file(path("r.json")));
   EXPECT_EQ(j["width"], 4);
   EXPECT_EQ(j["kernel"], "cpu_reference");
-  EXPECT_TRUE(j.contains("environment"));
+  EXPECT_TRUE(j.contains("meta"));
 }
 
 TEST_F(Conv1dCli, ListNamesEveryRung) {

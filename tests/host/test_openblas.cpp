@@ -34,7 +34,7 @@ TEST_F(OpenBlasCli, BenchReportsTheOpenBlasItRuns) {
   ASSERT_EQ(r.status, 0) << r.err;
   const OpenBlasInfo info = openblas_info();  // the CLI is linked as this test is
   EXPECT_NE(r.out.find("OpenBLAS " + info.threading), std::string::npos) << r.out;
-  const auto env = nlohmann::json::parse(read_file(json))["environment"]["openblas"];
+  const auto env = nlohmann::json::parse(read_file(json))["meta"]["openblas"];
   EXPECT_EQ(env["threading"], info.threading) << env.dump();
   EXPECT_EQ(env["config"], info.config) << env.dump();
 }

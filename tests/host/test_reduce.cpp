@@ -156,7 +156,7 @@ TEST_F(ReduceCli, JsonAndOutputFile) {
   EXPECT_EQ(j["op"], "sum");
   EXPECT_EQ(j["dtype"], "f32");
   EXPECT_EQ(j["n"], 4);
-  EXPECT_TRUE(j.contains("environment"));
+  EXPECT_TRUE(j.contains("meta"));
   EXPECT_FALSE(read_file(path("s.csv")).empty());
 }
 

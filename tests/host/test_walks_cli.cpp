@@ -156,7 +156,7 @@ TEST_F(WalksCli, BackendOptionBenchAndJson) {
   EXPECT_EQ(j["vertices"], 10);
   EXPECT_EQ(j["length"], 4);
   EXPECT_FALSE(j.contains("gpu"));
-  EXPECT_TRUE(j.contains("environment"));
+  EXPECT_TRUE(j.contains("meta"));
   if (!cuda_device_available()) {
     // The device error of every command, before the graph is read (this one does not exist).
     expect_error(run(path("seed.txt") + " --undirected --length 4 --method dense --backend cuda"), 1,

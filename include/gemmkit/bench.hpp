@@ -1,0 +1,108 @@
+// The benchmark engine: every kernel of a backend beside the reference library of the same
+// dtype, in one run, each result verified. `gemmkit bench` only parses options and prints
+// what run_gemm_bench returns; a program that registers its own kernel (register_kernel)
+// benchmarks it the same way. Its results follow the schema of run_meta.hpp.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gemmkit/context.hpp"
+#include "gemmkit/error.hpp"
+#include "gemmkit/gemm.hpp"
+#include "gemmkit/run_meta.hpp"
+#include "gemmkit/verify.hpp"
+
+namespace gemmkit {
+
+// ---- the GEMM benchmark ----------------------------------------------------------------
+
+struct BenchShape {
+  std::int64_t m = 0, n = 0, k = 0;
+  double flops() const { return 2.0 * double(m) * double(n) * double(k); }  // one product
+  std::string text() const;  // "MxNxK"
+};
+
+struct BenchOptions {
+  // Kernel names, all of the context's backend; empty: every kernel of the backend that
+  // supports the dtype. The backend's reference entries always run too (listed first), so
+  // every ratio is measured in the same run.
+  std::vector<std::string> kernels;
+  std::vector<BenchShape> shapes;  // run smallest first (a stable sort by flops)
+  DType dtype = DType::f32;
+  bool trans_a = false, trans_b = false;  // A and/or B stored transposed
+  Layout layout = Layout::row_major;
+  // A strided batch of `batch` products per shape, stored one after another (stride = the
+  // matrix's size). Kernels that are not `batched` run it as the library does (one product
+  // after another); GFLOP/s count every product.
+  std::int64_t batch = 1;
+  int warmup = 1;               // untimed runs first
+  int reps = 5;                 // timed runs at most (pairs on the GPU)
+  double max_seconds = 3.0;     // stop timing a kernel at a shape after this (>= 1 run)
+  // Skip a kernel at a shape when its best rate at a smaller one predicts a run longer
+  // than this (a large first shape is estimated from probe runs on smaller ones).
+  double max_run_seconds = 2.0;
+  std::uint64_t seed = 1;       // of the random operands
+};
+
+struct BenchRow {
+  std::string kernel;
+  int rung = 0;
+  bool reference = false;
+  std::optional<DType> accuracy;  // the entry's KernelEntry::accuracy
+  DType tolerance_dtype = DType::f32;
+  BenchShape shape{};
+  std::int64_t batch = 1;
+  bool skipped = false;
+  bool failed = false;  // it threw: the note says what
+  std::string note;     // why it was skipped or failed ("skipped: ...", "failed: ...")
+  int reps = 0;
+  double median_s = 0, min_s = 0, gflops = 0;  // gflops from the median, all products
+  double percent_of_reference = -1;            // -1: no reference for this dtype (or not run)
+  // The reference's median in runs alternating with this kernel's (0: not timed in pairs,
+  // e.g. the reference itself); the ratio is taken against it then.
+  double paired_reference_median_s = 0;
+  // Against the exact product (every batch item; the worst one's figures).
+  VerifyResult check;
+};
+
+struct BenchReport {
+  Backend backend = Backend::cpu;
+  DType dtype = DType::f32;
+  std::string percent_of;  // the reference every ratio is taken against ("" if none)
+  bool paired = false;     // kernels timed in ABBA pairs beside the reference (the GPU)
+  bool l2_flushed = false; // every timed run started with a cold L2 (the GPU)
+  std::vector<BenchRow> rows;  // shape by shape, kernels in run order
+  // The first failure (out of memory, a device error, a kernel that threw): the rows hold
+  // the rest, the failed ones marked.
+  std::optional<Error> first_failure;
+
+  bool all_passed() const;  // every row that ran passed verification
+  std::size_t failed_rows() const;
+};
+
+// Where the run is, for a progress line: the kernel about to run at a shape.
+struct BenchProgress {
+  std::size_t done = 0, total = 0;  // done counts this one
+  const std::string& kernel;
+  const BenchShape& shape;
+};
+
+// Runs every selected kernel at every shape on ctx's backend: random operands (integers
+// for integer dtypes), warm-up, timed runs (GPU: on a stream of the engine's own, under
+// events, each run after an L2 flush, in ABBA pairs with the reference), verification of
+// every timed result against the exact or double-double reference, and the ratio to the
+// reference. Usage errors for unknown kernels, kernels of another backend or without the
+// dtype, or no shapes; failures at run time go into the rows (and first_failure).
+BenchReport run_gemm_bench(Context& ctx, const BenchOptions& options,
+                           const std::function<void(const BenchProgress&)>& progress = {});
+
+// The device-to-device copy of `bytes` (GPU, on a stream of its own, the median of `reps`
+// runs after `warmup`): the ceiling a memory-bound kernel is measured against, as the
+// bandwidth 2 * bytes / seconds. CPU contexts: memcpy between two host buffers.
+double copy_ceiling_seconds(Context& ctx, std::size_t bytes, int warmup = 2, int reps = 10);
+
+}  // namespace gemmkit
