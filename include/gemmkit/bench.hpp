@@ -100,6 +100,10 @@ struct BenchProgress {
 BenchReport run_gemm_bench(Context& ctx, const BenchOptions& options,
                            const std::function<void(const BenchProgress&)>& progress = {});
 
+// The table `gemmkit bench` prints: a line naming the backend, dtype and device, one line per
+// row (skipped rows say why; a failed check says FAILED), and what the columns mean.
+std::string bench_table(const BenchReport& report, const RunMeta& meta);
+
 // The device-to-device copy of `bytes` (GPU, on a stream of its own, the median of `reps`
 // runs after `warmup`): the ceiling a memory-bound kernel is measured against, as the
 // bandwidth 2 * bytes / seconds. CPU contexts: memcpy between two host buffers.

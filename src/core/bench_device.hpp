@@ -1,10 +1,12 @@
-// Internal: the benchmark engine's device half (src/cuda/bench_device.cu; in a build without
-// CUDA, src/cuda_absent/bench_absent.cpp, where each throws the no-device error).
+// Internal: the benchmark engine's timing. time_gemm (src/core/bench.cpp) times on either
+// backend; its device half is src/cuda/bench_device.cu (in a build without CUDA,
+// src/cuda_absent/bench_absent.cpp, whose functions throw the no-device error).
 #pragma once
 
 #include <cstddef>
-#include <vector>
 
+#include "core/dispatch.hpp"  // time_pairs_abba
+#include "gemmkit/context.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/timing.hpp"
 
@@ -12,5 +14,38 @@ namespace gemmkit::detail {
 
 // cuBLAS's version (major*10000 + minor*100 + patch), 0 in a build without CUDA.
 int cublas_version();
+
+// A stream of the engine's own, on ctx's device (nullptr for the CPU context): the work it
+// times runs on it, apart from anything else queued on the device. Synchronised and
+// destroyed with the object.
+class BenchStream {
+ public:
+  explicit BenchStream(Context& ctx);
+  ~BenchStream();
+  BenchStream(const BenchStream&) = delete;
+  BenchStream& operator=(const BenchStream&) = delete;
+  Stream get() const { return stream_; }
+
+ private:
+  Stream stream_ = nullptr;
+};
+
+// Times `entry` on a validated host-memory problem (any layout, any batch) in ctx: `warmup`
+// untimed runs (at most half of max_seconds), then up to `reps` timed ones, stopping after
+// max_seconds (at least one). With a `reference` (same backend), the two alternate in ABBA
+// order (time_pairs_abba) and the reference writes a private C. On return host C holds
+// `entry`'s result. Usage errors for a kernel of another backend or one that rejects it.
+// CUDA: the operands are copied to the device once; every run goes through gemm(ctx, ...)
+// on `stream` (a BenchStream's), under events on that stream, each timed run after an L2
+// flush (scratch from the context's workspace pool).
+PairedTimes time_gemm(Context& ctx, Stream stream, const KernelEntry& entry, const KernelEntry* reference,
+                      const GemmProblem& host_problem, const TimingOptions& options);
+
+// time_gemm's CUDA half.
+PairedTimes time_gemm_on_device(Context& ctx, Stream stream, const KernelEntry& entry, const KernelEntry* reference,
+                                const GemmProblem& host_problem, const TimingOptions& options);
+
+// Median seconds of a device-to-device copy of `bytes` on `stream`.
+double device_copy_seconds(Context& ctx, Stream stream, std::size_t bytes, int warmup, int reps);
 
 }  // namespace gemmkit::detail

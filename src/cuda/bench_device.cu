@@ -1,7 +1,16 @@
-// The benchmark engine's device half: timing on a stream of the engine's own, under events.
+// The benchmark engine's device half: GEMMs timed through the device API on a stream of the
+// engine's own, under events on that stream, each timed run after an L2 flush whose scratch
+// comes from the context's workspace pool (nothing kept in statics).
 #include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "core/bench_device.hpp"
+#include "cuda/check.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/event.hpp"
 
 namespace gemmkit::detail {
 
@@ -12,6 +21,173 @@ int cublas_version() {
       cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
     return 0;
   return major * 10000 + minor * 100 + patch;
+}
+
+BenchStream::BenchStream(Context& ctx) {
+  if (ctx.backend() != Backend::cuda) return;
+  GEMMKIT_CUDA_CHECK(cudaSetDevice(ctx.device()));
+  cudaStream_t stream = nullptr;
+  GEMMKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  stream_ = stream;
+}
+
+BenchStream::~BenchStream() {
+  if (!stream_) return;
+  cudaStreamSynchronize(stream_);  // never throws from a destructor
+  cudaStreamDestroy(stream_);
+}
+
+namespace {
+
+constexpr std::size_t round_up(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
+// A host problem's operands (the whole batch) copied to the device with the same layout, in
+// the order of `stream` (a non-blocking stream does not wait for the legacy stream's copies).
+class DeviceProblem {
+ public:
+  DeviceProblem(const GemmProblem& host, cudaStream_t stream)
+      : host_(host),
+        stream_(stream),
+        a_(std::size_t(host.a_span()) * dtype_size(host.dtype)),
+        b_(std::size_t(host.b_span()) * dtype_size(host.dtype)),
+        c_(std::size_t(host.c_span()) * dtype_size(host.c_dtype())) {
+    copy(a_.data(), host.a, a_.size(), cudaMemcpyHostToDevice);
+    copy(b_.data(), host.b, b_.size(), cudaMemcpyHostToDevice);
+    restore_c();
+    problem_ = host;
+    problem_.a = a_.data();
+    problem_.b = b_.data();
+    problem_.c = c_.data();
+  }
+  const GemmProblem& get() const { return problem_; }
+  // Puts the host's C back on the device, for a run from C0 again.
+  void restore_c() { copy(c_.data(), host_.c, c_.size(), cudaMemcpyHostToDevice); }
+  // Host C gets the device's, once the stream's work is done.
+  void copy_c_back() {
+    copy(host_.c, c_.data(), c_.size(), cudaMemcpyDeviceToHost);
+    GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  void copy(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind) {
+    if (bytes) GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, stream_));
+  }
+  GemmProblem host_, problem_;
+  cudaStream_t stream_;
+  cuda::DeviceBuffer<unsigned char> a_, b_, c_;
+};
+
+// Launches GEMMs of one kernel set on the engine's stream, timing each between two events
+// recorded on that stream. One workspace from the context holds the L2-flush scratch (twice
+// the device's L2, at least 64 MiB: nvbench flushes the same way) and, after it, the kernels'
+// own scratch.
+class Timer {
+ public:
+  Timer(Context& ctx, cudaStream_t stream, const GemmProblem& problem,
+        std::initializer_list<const KernelEntry*> entries)
+      : ctx_(ctx), stream_(stream) {
+    flush_bytes_ = round_up(std::max<std::size_t>(2 * std::size_t(ctx.device_info().l2_cache_bytes),
+                                                  std::size_t(64) << 20));
+    for (const KernelEntry* e : entries)
+      if (e) kernel_bytes_ = std::max(kernel_bytes_, gemm_workspace_bytes(ctx, problem, options(*e)));
+    const Workspace all = ctx.workspace(stream, flush_bytes_ + kernel_bytes_);
+    flush_ = all.data;
+    kernel_ = {kernel_bytes_ ? static_cast<unsigned char*>(all.data) + flush_bytes_ : nullptr, kernel_bytes_};
+  }
+
+  // Seconds of one run under events on the stream. `flush` first overwrites the scratch, so
+  // operands that fit in L2 are read from memory, outside the timed pair.
+  double run(const KernelEntry& entry, const GemmProblem& device_problem, bool flush) {
+    if (flush) GEMMKIT_CUDA_CHECK(cudaMemsetAsync(flush_, ++flush_value_, flush_bytes_, stream_));
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
+    launch(entry, device_problem);
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
+    const double seconds = cuda::elapsed_seconds(start_, stop_);
+    GEMMKIT_CUDA_CHECK(cudaGetLastError());
+    return seconds;
+  }
+  void launch(const KernelEntry& entry, const GemmProblem& device_problem) {
+    gemm(ctx_, device_problem, stream_, kernel_, options(entry));
+  }
+
+ private:
+  static GemmOptions options(const KernelEntry& entry) {
+    GemmOptions o;
+    o.kernel = entry.name;
+    return o;
+  }
+  Context& ctx_;
+  cudaStream_t stream_;
+  std::size_t flush_bytes_ = 0, kernel_bytes_ = 0;
+  void* flush_ = nullptr;
+  Workspace kernel_;
+  unsigned char flush_value_ = 0;
+  cuda::Event start_, stop_;
+};
+
+}  // namespace
+
+// Both kernels run on the same device copies of A, B and C, so where those landed in memory
+// is the same for both.
+PairedTimes time_gemm_on_device(Context& ctx, Stream stream, const KernelEntry& entry,
+                                const KernelEntry* reference, const GemmProblem& host,
+                                const TimingOptions& options) {
+  GEMMKIT_CUDA_CHECK(cudaSetDevice(ctx.device()));
+  DeviceProblem device(host, stream);
+  Timer timer(ctx, stream, device.get(), {&entry, reference});
+  const GemmProblem& p = device.get();
+  PairedTimes t;
+  // Warm-up runs (clocks, lazy module loading, cuBLAS heuristics) are timed only to spend at
+  // most half the budget on them: one run of a slow rung at a large size can take seconds.
+  double spent = 0;
+  for (int i = 0; i < options.warmup && spent < options.max_seconds / 2; ++i) {
+    spent += timer.run(entry, p, false);
+    if (reference) spent += timer.run(*reference, p, false);
+  }
+  // Every timed run starts with a cold L2, as DESIGN.md asks: otherwise operands that fit in
+  // the 60 MiB L2 (every f32 size up to about 2048) would be read from cache.
+  if (reference) {
+    t = time_pairs_abba(options.reps, options.max_seconds, [&] { return timer.run(entry, p, true); },
+                        [&] { return timer.run(*reference, p, true); });
+    // The reference may have written C last: one more run of the entry, from C0 again,
+    // leaves the entry's own result for verification.
+    device.restore_c();
+    timer.launch(entry, p);
+  } else {
+    double total = 0;
+    while (int(t.entry.size()) < std::max(options.reps, 1) &&
+           (t.entry.empty() || total < options.max_seconds)) {
+      t.entry.push_back(timer.run(entry, p, true));
+      total += t.entry.back();
+    }
+  }
+  GEMMKIT_CUDA_CHECK(cudaGetLastError());
+  device.copy_c_back();
+  return t;
+}
+
+double device_copy_seconds(Context& ctx, Stream stream, std::size_t bytes, int warmup, int reps) {
+  GEMMKIT_CUDA_CHECK(cudaSetDevice(ctx.device()));
+  const Workspace ws = ctx.workspace(stream, 2 * round_up(bytes));
+  unsigned char* from = static_cast<unsigned char*>(ws.data);
+  unsigned char* to = from + round_up(bytes);
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(from, 1, bytes, stream));
+  const auto copy = [&] {
+    GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream));
+  };
+  for (int i = 0; i < warmup; ++i) copy();
+  cuda::Event start, stop;
+  std::vector<double> seconds;
+  for (int i = 0; i < std::max(reps, 1); ++i) {
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get(), stream));
+    copy();
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
+    seconds.push_back(cuda::elapsed_seconds(start, stop));
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2];
 }
 
 }  // namespace gemmkit::detail

@@ -1,8 +1,23 @@
-// The benchmark engine's device half in a build without CUDA.
+// The benchmark engine's device half in a build without CUDA: no device to time on.
 #include "core/bench_device.hpp"
+#include "gemmkit/device.hpp"
 
 namespace gemmkit::detail {
 
 int cublas_version() { return 0; }
+
+BenchStream::BenchStream(Context&) {}
+BenchStream::~BenchStream() = default;
+
+PairedTimes time_gemm_on_device(Context&, Stream, const KernelEntry&, const KernelEntry*, const GemmProblem&,
+                                const TimingOptions&) {
+  require_cuda_device();  // throws: no CUDA in this build
+  return {};
+}
+
+double device_copy_seconds(Context&, Stream, std::size_t, int, int) {
+  require_cuda_device();  // throws: no CUDA in this build
+  return 0;
+}
 
 }  // namespace gemmkit::detail

@@ -3,13 +3,197 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <string>
 
+#include "gemmkit/bench.hpp"
+#include "gemmkit/registry.hpp"
 #include "gemmkit/run_meta.hpp"
 #include "host/cli_test_support.hpp"
 
 namespace gemmkit {
 namespace {
+
+// A correct f32 kernel, then a fault: the last element of C (of every product, or of
+// batch item 0 only when `only_first` and the kernel runs batches itself) is off by one.
+void plain_gemm(const GemmProblem& p) {
+  const auto* a = static_cast<const float*>(p.a);
+  const auto* b = static_cast<const float*>(p.b);
+  auto* c = static_cast<float*>(p.c);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      double sum = 0;
+      for (std::int64_t l = 0; l < p.k; ++l)
+        sum += double(p.trans_a ? a[l * p.lda + i] : a[i * p.lda + l]) *
+               double(p.trans_b ? b[j * p.ldb + l] : b[l * p.ldb + j]);
+      c[i * p.ldc + j] = float(p.alpha * sum);
+    }
+}
+
+KernelEntry test_entry(const std::string& name, bool batched,
+                       std::function<void(const GemmProblem&, const KernelLaunch&)> run) {
+  KernelEntry e;
+  e.name = name;
+  e.backend = Backend::cpu;
+  e.rung = 99;
+  e.summary = "test kernel (test_bench.cpp)";
+  e.dtypes = {DType::f32};
+  e.batched = batched;
+  e.run = std::move(run);
+  return e;
+}
+
+// Registered once per test process, through the hook outside programs use.
+void register_test_kernels() {
+  static const bool registered = [] {
+    register_kernel(test_entry("test_off_by_one", false, [](const GemmProblem& p, const KernelLaunch&) {
+      plain_gemm(p);
+      static_cast<float*>(p.c)[(p.m - 1) * p.ldc + p.n - 1] += 1.0f;
+    }));
+    // Claims to run batches itself but computes only the first product.
+    register_kernel(test_entry("test_first_item_only", true, [](const GemmProblem& p, const KernelLaunch&) {
+      plain_gemm(batch_item(p, 0));
+    }));
+    return true;
+  }();
+  (void)registered;
+}
+
+BenchOptions small_options(std::vector<std::string> kernels) {
+  BenchOptions o;
+  o.kernels = std::move(kernels);
+  o.shapes = {{24, 20, 16}, {8, 8, 8}};
+  o.warmup = 0;
+  o.reps = 2;
+  return o;
+}
+
+const BenchRow& row_of(const BenchReport& r, const std::string& kernel, std::int64_t m) {
+  const auto it = std::find_if(r.rows.begin(), r.rows.end(), [&](const BenchRow& row) {
+    return row.kernel == kernel && row.shape.m == m;
+  });
+  if (it == r.rows.end()) throw std::runtime_error("no row " + kernel);
+  return *it;
+}
+
+TEST(BenchEngine, TimesVerifiesAndComparesEveryKernelOnTheCpu) {
+  Context ctx(Backend::cpu);
+  std::vector<std::string> progress;
+  const BenchReport r = run_gemm_bench(ctx, small_options({"cpu_naive", "cpu_blocked"}),
+                                       [&](const BenchProgress& at) {
+                                         EXPECT_LE(at.done, at.total);
+                                         progress.push_back(at.kernel + " " + at.shape.text());
+                                       });
+  EXPECT_EQ(r.backend, Backend::cpu);
+  EXPECT_EQ(r.percent_of, "cpu_openblas");
+  EXPECT_FALSE(r.paired);  // CPU thread pools are not interleaved
+  EXPECT_FALSE(r.l2_flushed);
+  // Smallest shape first; the reference first at each shape.
+  ASSERT_EQ(r.rows.size(), 6u);
+  EXPECT_EQ(progress.front(), "cpu_openblas 8x8x8");
+  EXPECT_EQ(progress.back(), "cpu_blocked 24x20x16");
+  EXPECT_EQ(r.rows[0].kernel, "cpu_openblas");
+  EXPECT_EQ(r.rows[0].shape.m, 8);
+  EXPECT_TRUE(r.rows[0].reference);
+  for (const BenchRow& row : r.rows) {
+    EXPECT_FALSE(row.skipped) << row.kernel << ": " << row.note;
+    EXPECT_TRUE(row.check.passed) << row.kernel << ": " << row.check.detail;
+    EXPECT_EQ(row.check.method, VerifyMode::full);
+    EXPECT_GT(row.check.tolerance, 0.0);
+    EXPECT_GT(row.gflops, 0.0);
+    EXPECT_EQ(row.reps, 2);
+    EXPECT_LE(row.min_s, row.median_s);
+    EXPECT_DOUBLE_EQ(row.gflops, row.shape.flops() / row.median_s / 1e9);
+    // The ratio is against the reference's GFLOP/s at the same shape.
+    const BenchRow& ref = row_of(r, "cpu_openblas", row.shape.m);
+    EXPECT_DOUBLE_EQ(row.percent_of_reference, 100.0 * row.gflops / ref.gflops);
+  }
+  EXPECT_TRUE(r.all_passed());
+  EXPECT_EQ(r.failed_rows(), 0u);
+  EXPECT_FALSE(r.first_failure);
+  const std::string table = bench_table(r, run_meta(&ctx));
+  EXPECT_NE(table.find("% OpenBLAS"), std::string::npos) << table;
+  EXPECT_NE(table.find("cpu_blocked              24x20x16"), std::string::npos) << table;
+  EXPECT_EQ(table.find("FAILED"), std::string::npos) << table;
+}
+
+TEST(BenchEngine, AWrongKernelFailsVerificationHoweverFast) {
+  register_test_kernels();
+  Context ctx(Backend::cpu);
+  const BenchReport r = run_gemm_bench(ctx, small_options({"test_off_by_one"}));
+  ASSERT_EQ(r.rows.size(), 4u);  // cpu_openblas and the test kernel at two shapes
+  for (const BenchRow& row : r.rows) {
+    EXPECT_FALSE(row.skipped) << row.note;
+    EXPECT_EQ(row.check.passed, row.kernel == "cpu_openblas") << row.kernel;
+  }
+  EXPECT_FALSE(row_of(r, "test_off_by_one", 24).check.detail.empty());
+  EXPECT_FALSE(r.all_passed());
+  EXPECT_NE(bench_table(r, run_meta()).find("FAILED"), std::string::npos);
+}
+
+TEST(BenchEngine, BatchesCountEveryProductAndVerifyEveryItem) {
+  register_test_kernels();
+  Context ctx(Backend::cpu);
+  BenchOptions o = small_options({"cpu_naive", "test_first_item_only"});
+  o.batch = 3;
+  const BenchReport r = run_gemm_bench(ctx, o);
+  for (const BenchRow& row : r.rows) {
+    EXPECT_EQ(row.batch, 3);
+    ASSERT_FALSE(row.skipped) << row.note;
+    EXPECT_DOUBLE_EQ(row.gflops, 3 * row.shape.flops() / row.median_s / 1e9);
+  }
+  EXPECT_TRUE(row_of(r, "cpu_naive", 24).check.passed);
+  EXPECT_TRUE(row_of(r, "cpu_openblas", 24).check.passed);
+  // Item 0 is right: only checking every item finds the others unwritten.
+  const BenchRow& wrong = row_of(r, "test_first_item_only", 24);
+  EXPECT_FALSE(wrong.check.passed);
+  EXPECT_NE(wrong.check.detail.find("batch item 1"), std::string::npos) << wrong.check.detail;
+  EXPECT_NE(bench_table(r, run_meta()).find("3 x 24x20x16"), std::string::npos);
+}
+
+TEST(BenchEngine, ColumnMajorAndTransposedOperands) {
+  Context ctx(Backend::cpu);
+  BenchOptions o = small_options({"cpu_naive", "cpu_blocked"});
+  o.layout = Layout::col_major;
+  o.trans_a = true;
+  o.batch = 2;
+  const BenchReport r = run_gemm_bench(ctx, o);
+  ASSERT_EQ(r.rows.size(), 6u);
+  for (const BenchRow& row : r.rows) {
+    EXPECT_FALSE(row.skipped) << row.kernel << ": " << row.note;
+    EXPECT_TRUE(row.check.passed) << row.kernel << ": " << row.check.detail;
+  }
+}
+
+TEST(BenchEngine, RefusesWhatItCannotRun) {
+  Context ctx(Backend::cpu);
+  const auto usage = [&](const BenchOptions& o, const std::string& says) {
+    try {
+      run_gemm_bench(ctx, o);
+      ADD_FAILURE() << "no error; expected one saying " << says;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::usage);
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  usage(small_options({"no_such_kernel"}), "no_such_kernel");
+  BenchOptions o = small_options({"cpu_naive"});
+  o.shapes.clear();
+  usage(o, "no shapes");
+  o = small_options({"cpu_naive"});
+  o.dtype = DType::bf16;
+  usage(o, "does not support");
+  o = small_options({"cpu_naive"});
+  o.batch = 0;
+  usage(o, "batch");
+}
+
+TEST(BenchEngine, CopyCeilingOnTheCpu) {
+  Context ctx(Backend::cpu);
+  const double seconds = copy_ceiling_seconds(ctx, std::size_t(4) << 20, 1, 3);
+  EXPECT_GT(seconds, 0.0);
+  EXPECT_LT(seconds, 1.0);  // 4 MiB: well under a second on any machine
+}
 
 TEST(RunMeta, DescribesTheBuildAndTheMachine) {
   const RunMeta meta = run_meta();
@@ -53,6 +237,25 @@ TEST_F(ResultSchema, EveryJsonCarriesTheMeta) {
   EXPECT_EQ(bench["rows"].size(), 2u);  // cpu_openblas and cpu_naive
   r = run("device --json");
   expect_meta(nlohmann::json::parse(r.out), "device");
+}
+
+TEST_F(ResultSchema, BenchBatchAndColumnMajor) {
+  const std::string json = path("r.json"), csv = path("r.csv");
+  const test::CliResult r = run("bench --backend cpu --sizes 16 --batch 3 --layout col --reps 1 "
+                                "--warmup 0 --kernels cpu_naive --json " + json + " --csv " + csv);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu_naive                3 x 16x16x16"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(j["batch"], 3);
+  EXPECT_EQ(j["layout"], "col");
+  ASSERT_EQ(j["rows"].size(), 2u);
+  for (const auto& row : j["rows"]) {
+    EXPECT_EQ(row["batch"], 3);
+    EXPECT_TRUE(row["passed"].get<bool>()) << row.dump();
+  }
+  EXPECT_EQ(read_file(csv).rfind("kernel,backend,dtype,m,n,k,batch,reps,", 0), 0u);
+  expect_error(run("bench --backend cpu --sizes 16 --layout diagonal"), 2, "--layout");
+  expect_error(run("bench --backend cpu --sizes 16 --batch 0"), 2, "--batch");
 }
 
 }  // namespace

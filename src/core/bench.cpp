@@ -1,0 +1,489 @@
+// The benchmark engine's host half: the shape loop, operands, probes and skipping, CPU
+// timing, verification and ratios. The device timing is src/cuda/bench_device.cu.
+#include "gemmkit/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "core/bench_device.hpp"
+#include "gemmkit/random.hpp"
+#include "gemmkit/registry.hpp"
+
+namespace gemmkit {
+
+std::string BenchShape::text() const {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+bool BenchReport::all_passed() const {
+  return std::all_of(rows.begin(), rows.end(),
+                     [](const BenchRow& r) { return r.skipped || r.check.passed; });
+}
+
+std::size_t BenchReport::failed_rows() const {
+  return std::size_t(std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.failed; }));
+}
+
+namespace detail {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// One synchronous run on the CPU context, timed with a steady clock.
+double timed_cpu_run(Context& ctx, const KernelEntry& entry, const GemmProblem& p) {
+  GemmOptions options;
+  options.kernel = entry.name;
+  const auto start = std::chrono::steady_clock::now();
+  gemm(ctx, p, nullptr, options);
+  return seconds_since(start);
+}
+
+}  // namespace
+
+PairedTimes time_gemm(Context& ctx, Stream stream, const KernelEntry& entry, const KernelEntry* reference,
+                      const GemmProblem& p, const TimingOptions& options) {
+  validate(p);
+  for (const KernelEntry* e : {&entry, reference})
+    if (e) {
+      if (e->backend != ctx.backend())
+        fail(ErrorCategory::usage, "kernel '" + e->name + "' is a " + std::string(backend_name(e->backend)) +
+                                       " kernel; the context runs the " +
+                                       std::string(backend_name(ctx.backend())) + " backend");
+      if (auto why = e->rejects(as_row_major(p)))
+        fail(ErrorCategory::usage, "kernel '" + e->name + "' cannot run " + p.shape_string() + ": " + *why);
+    }
+  if (ctx.backend() == Backend::cuda) return time_gemm_on_device(ctx, stream, entry, reference, p, options);
+
+  PairedTimes t;
+  if (!reference) {
+    // A slow kernel (the naive rungs at large sizes) spends at most half the budget warming up.
+    double spent = 0;
+    for (int i = 0; i < options.warmup && spent < options.max_seconds / 2; ++i)
+      spent += timed_cpu_run(ctx, entry, p);
+    double total = 0;
+    while (int(t.entry.size()) < std::max(options.reps, 1) &&
+           (t.entry.empty() || total < options.max_seconds)) {
+      t.entry.push_back(timed_cpu_run(ctx, entry, p));
+      total += t.entry.back();
+    }
+    return t;
+  }
+  // The reference writes a private copy of C, so host C ends with the entry's result.
+  const std::size_t c_bytes = std::size_t(p.c_span()) * dtype_size(p.c_dtype());
+  std::vector<unsigned char> private_c(static_cast<const unsigned char*>(p.c),
+                                       static_cast<const unsigned char*>(p.c) + c_bytes);
+  GemmProblem reference_problem = p;
+  reference_problem.c = private_c.data();
+  double spent = 0;
+  for (int i = 0; i < options.warmup && spent < options.max_seconds; ++i)
+    spent += timed_cpu_run(ctx, entry, p) + timed_cpu_run(ctx, *reference, reference_problem);
+  return time_pairs_abba(options.reps, options.max_seconds,
+                         [&] { return timed_cpu_run(ctx, entry, p); },
+                         [&] { return timed_cpu_run(ctx, *reference, reference_problem); });
+}
+
+}  // namespace detail
+
+double copy_ceiling_seconds(Context& ctx, std::size_t bytes, int warmup, int reps) {
+  if (ctx.backend() == Backend::cuda) {
+    const detail::BenchStream stream(ctx);
+    return detail::device_copy_seconds(ctx, stream.get(), bytes, warmup, reps);
+  }
+  std::vector<unsigned char> from(bytes, 1), to(bytes);
+  std::vector<double> seconds;
+  for (int i = 0; i < warmup + std::max(reps, 1); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    std::memcpy(to.data(), from.data(), bytes);
+    if (i >= warmup) seconds.push_back(detail::seconds_since(start));
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2];
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// "412 s", "41.3 s", "2.04 s", "0.31 s": three digits, so 2.04 is not shown as the budget 2
+std::string seconds_text(double s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, s >= 100 ? "%.0f s" : "%.3g s", s);
+  return buf;
+}
+
+// The kernels to run: those named (or all of the backend) that support the dtype, with the
+// backend's reference library always included so every ratio is measured in the same run.
+std::vector<const KernelEntry*> select_kernels(const std::vector<std::string>& names,
+                                               Backend backend, DType dtype) {
+  const Registry& registry = Registry::instance();
+  std::vector<const KernelEntry*> chosen;
+  if (names.empty()) {
+    for (const KernelEntry* e : registry.of_backend(backend))
+      if (e->supports(dtype)) chosen.push_back(e);
+  } else {
+    for (const std::string& name : names) {
+      const KernelEntry& e = registry.get(name);
+      if (e.backend != backend)
+        fail(ErrorCategory::usage, "kernel '" + name + "' is a " +
+                                       std::string(backend_name(e.backend)) +
+                                       " kernel; this benchmark runs the " +
+                                       std::string(backend_name(backend)) + " backend");
+      if (!e.supports(dtype))
+        fail(ErrorCategory::usage, "kernel '" + name + "' does not support " +
+                                       std::string(dtype_name(dtype)));
+      if (std::find(chosen.begin(), chosen.end(), &e) == chosen.end()) chosen.push_back(&e);
+    }
+    // The references go first, in registry order (the primary one first).
+    std::vector<const KernelEntry*> references;
+    for (const KernelEntry* e : registry.of_backend(backend))
+      if (e->role == KernelRole::reference && e->supports(dtype) &&
+          std::find(chosen.begin(), chosen.end(), e) == chosen.end())
+        references.push_back(e);
+    chosen.insert(chosen.begin(), references.begin(), references.end());
+  }
+  if (chosen.empty())
+    fail(ErrorCategory::usage, "no " + std::string(backend_name(backend)) + " kernel supports " +
+                                   std::string(dtype_name(dtype)));
+  return chosen;
+}
+
+// The reference every ratio is taken against: the first reference entry (in registry
+// order) that supports the dtype and computes in it; cuda_cublas (pedantic FP32), never
+// cuda_cublas_tf32. nullptr if there is none (integer dtypes).
+const KernelEntry* primary_reference(const std::vector<const KernelEntry*>& kernels, DType dtype) {
+  const KernelEntry* fallback = nullptr;
+  for (const KernelEntry* e : kernels) {
+    if (e->role != KernelRole::reference) continue;
+    if (tolerance_dtype(dtype, e->accuracy) == dtype) return e;
+    if (!fallback) fallback = e;
+  }
+  return fallback;
+}
+
+// Random operands of one shape (a batch of them, one after another) and the problem over
+// them (p points into a, b and c).
+struct Operands {
+  AnyMatrix a, b, c;
+  GemmProblem p;
+};
+
+void* data_of(AnyMatrix& m) {
+  return std::visit([](auto& x) -> void* { return x.data(); }, m);
+}
+
+std::unique_ptr<Operands> make_operands(const BenchShape& s, const BenchOptions& o, std::int64_t batch,
+                                        const Distribution& dist) {
+  auto ops = std::make_unique<Operands>();
+  GemmProblem& p = ops->p;
+  p.dtype = o.dtype;  // tf32 operands are f32 matrices: the dtype says the tensor cores read them
+  p.trans_a = o.trans_a;
+  p.trans_b = o.trans_b;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.layout = o.layout;
+  p.batch = batch;
+  // Each operand stored densely (ld = its stored width); a column-major one is, in row-major
+  // terms, its transpose. Batch items follow one another: stride = one matrix.
+  const bool col = o.layout == Layout::col_major;
+  const auto allocate = [&](AnyMatrix& m, std::int64_t rows, std::int64_t cols, std::uint64_t seed,
+                            std::int64_t& ld, std::int64_t& stride) {
+    const std::int64_t r = col ? cols : rows, c = col ? rows : cols;
+    m = random_matrix(r * batch, c, o.dtype, dist, seed);
+    ld = c;
+    stride = batch > 1 ? r * c : 0;
+  };
+  allocate(ops->a, p.a_rows(), p.a_cols(), o.seed, p.lda, p.stride_a);
+  allocate(ops->b, p.b_rows(), p.b_cols(), o.seed + 1, p.ldb, p.stride_b);
+  allocate(ops->c, p.m, p.n, o.seed + 2, p.ldc, p.stride_c);  // beta = 0: overwritten
+  p.a = data_of(ops->a);
+  p.b = data_of(ops->b);
+  p.c = data_of(ops->c);
+  return ops;
+}
+
+// Below this many flops a shape is its own probe: even the naive kernels take well under a
+// second.
+constexpr double kFirstProbeFlops = 2e8;
+
+// The same proportions as s with about `flops` flops; every side a multiple of 64 where s's is
+// at least 64, so kernels with divisibility rules accept it where they accept s.
+BenchShape scaled(const BenchShape& s, double flops) {
+  const double f = std::cbrt(flops / s.flops());
+  auto side = [&](std::int64_t x) {
+    if (x < 64) return x;
+    return std::max<std::int64_t>(64, std::int64_t(double(x) * f) / 64 * 64);
+  };
+  return {side(s.m), side(s.n), side(s.k)};
+}
+
+// A kernel's rate (FLOP/s) on smaller shapes of s's proportions (one product each), for a
+// first shape too large to run blind: a slow rung's single run there can take minutes
+// (cpu_naive at 4096^3). Each probe is 8x the last while the estimate says s would exceed
+// `limit` and the next probe would stay under a quarter of it. 0 when no probe could run.
+double probe_rate(Context& ctx, Stream stream, const KernelEntry& e, const BenchShape& s, double batch_flops,
+                  const BenchOptions& o, const Distribution& dist, double limit) {
+  double rate = 0;
+  for (double budget = kFirstProbeFlops; budget < s.flops(); budget *= 8) {
+    const BenchShape probe = scaled(s, budget);
+    if (probe.flops() >= s.flops()) break;
+    const auto ops = make_operands(probe, o, 1, dist);
+    if (e.rejects(as_row_major(ops->p))) break;
+    // One untimed run first: lazy loading and thread start-up would inflate the estimate.
+    const double seconds = detail::time_gemm(ctx, stream, e, nullptr, ops->p, {1, 1, limit}).entry.front();
+    if (seconds <= 0) break;
+    rate = std::max(rate, probe.flops() / seconds);
+    if (batch_flops / rate <= limit || seconds * 8 > limit / 4) break;
+  }
+  return rate;
+}
+
+// The exact or double-double reference of each batch item, for problems small enough to
+// check in full; computed once per shape, it serves every kernel.
+struct References {
+  bool full = false;
+  std::vector<std::vector<double>> items;
+};
+
+// Checks every batch item of p's result; the row gets the worst item's figures (the first
+// failing one's when any fails).
+VerifyResult check_result(const GemmProblem& p, const References& refs, const KernelEntry& e,
+                          DType tol_dtype, std::uint64_t seed) {
+  const GemmProblem row_major = as_row_major(p);
+  VerifyResult worst;
+  for (std::int64_t i = 0; i < p.batch; ++i) {
+    const GemmProblem item = batch_item(row_major, i);
+    VerifyResult r;
+    if (refs.full) {
+      r.method = VerifyMode::full;
+      r.tolerance = tolerance(tol_dtype, item.k);
+      r.error = relative_frobenius_error(item.c_dtype(), item.c, item.m, item.n, item.ldc,
+                                         refs.items[std::size_t(i)]);
+      r.passed = r.error <= r.tolerance;
+      if (!r.passed && !std::isnan(r.error))  // the per-entry check says where
+        r = verify(item, nullptr, VerifyMode::full, seed, e.accuracy);
+    } else {
+      r = verify(item, nullptr, VerifyMode::automatic, seed, e.accuracy);
+    }
+    if (!r.passed) {
+      if (p.batch > 1) r.detail = "batch item " + std::to_string(i) + ": " + r.detail;
+      return r;
+    }
+    if (i == 0 || r.error > worst.error) worst = r;
+  }
+  return worst;
+}
+
+}  // namespace
+
+BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
+                           const std::function<void(const BenchProgress&)>& progress) {
+  if (o.shapes.empty()) fail(ErrorCategory::usage, "the benchmark has no shapes");
+  for (const BenchShape& s : o.shapes)
+    if (s.m < 1 || s.n < 1 || s.k < 1)
+      fail(ErrorCategory::usage, "benchmark shape " + s.text() + ": every side must be positive");
+  if (o.batch < 1) fail(ErrorCategory::usage, "benchmark batch " + std::to_string(o.batch) + " < 1");
+  const Backend backend = ctx.backend();
+  BenchReport report;
+  report.backend = backend;
+  report.dtype = o.dtype;
+  const auto kernels = select_kernels(o.kernels, backend, o.dtype);
+  const KernelEntry* reference_entry = primary_reference(kernels, o.dtype);
+  report.percent_of = reference_entry ? reference_entry->name : "";
+  // On the GPU every kernel is timed in runs alternating with the reference's, so both see
+  // the same clocks: a GPU under sustained load slows down, and sequential timing would
+  // favour whichever ran first (seen on the H200: cuBLAS itself lost 11% over one sweep). Not
+  // on the CPU: there the two thread pools (OpenMP, OpenBLAS) would wake each other's cores
+  // cold and distort both.
+  report.paired = backend == Backend::cuda;
+  report.l2_flushed = backend == Backend::cuda;
+  const int device_cc = ctx.compute_capability();
+  const TimingOptions timing{o.warmup, o.reps, o.max_seconds};
+  const Distribution dist = Distribution::parse(is_integer(o.dtype) ? "ints:-9:9" : "uniform");
+  const detail::BenchStream stream(ctx);
+
+  std::vector<BenchShape> shapes = o.shapes;
+  // Smallest first: a kernel's rate at a smaller shape predicts its time at a larger one.
+  std::stable_sort(shapes.begin(), shapes.end(),
+                   [](const BenchShape& x, const BenchShape& y) { return x.flops() < y.flops(); });
+
+  // Each kernel's best rate so far (FLOP/s at its fastest run), to predict larger shapes.
+  std::map<const KernelEntry*, double> best_rate;
+  const std::size_t total = shapes.size() * kernels.size();
+  std::size_t done = 0;
+  // A failure at one shape (out of memory, a device error) or of one kernel is recorded in
+  // its row; the other results still count.
+  auto failure = [&](const std::exception& ex) {
+    const auto* error = dynamic_cast<const Error*>(&ex);
+    const Error e = error ? *error
+                          : dynamic_cast<const std::bad_alloc*>(&ex)
+                                ? Error(ErrorCategory::out_of_memory, "out of host memory")
+                                : Error(ErrorCategory::internal, ex.what());
+    if (!report.first_failure) report.first_failure = e;
+    return "failed: " + std::string(e.what());
+  };
+  // Runs predicted to take longer than this are skipped, from the first shape on.
+  const double run_limit = o.max_run_seconds;
+  for (const BenchShape& s : shapes) {
+    std::unique_ptr<Operands> ops;
+    // One double reference per batch item serves every kernel; past the full-check limit
+    // each result gets a Freivalds check instead (integers: always exact).
+    References refs;
+    refs.full = !is_integer(o.dtype) &&
+                double(o.batch) * double(s.m) * double(s.n) * double(s.k) <= kFullVerifyLimit;
+    std::string shape_failure;
+    try {
+      ops = make_operands(s, o, o.batch, dist);
+      if (refs.full) {
+        const GemmProblem row_major = as_row_major(ops->p);
+        for (std::int64_t i = 0; i < o.batch; ++i)
+          refs.items.push_back(reference_gemm(batch_item(row_major, i), nullptr));
+      }
+    } catch (const std::exception& ex) {
+      shape_failure = failure(ex);
+    }
+
+    const std::size_t first_row = report.rows.size();
+    for (const KernelEntry* e : kernels) {
+      ++done;
+      if (progress) progress(BenchProgress{done, total, e->name, s});
+      BenchRow base;  // what a row says whatever happens to the run
+      base.kernel = e->name;
+      base.rung = e->rung;
+      base.reference = e->role == KernelRole::reference;
+      base.accuracy = e->accuracy;
+      base.tolerance_dtype = tolerance_dtype(o.dtype, e->accuracy);
+      base.shape = s;
+      base.batch = o.batch;
+      BenchRow r = base;
+      if (!shape_failure.empty()) {
+        r.skipped = r.failed = true;
+        r.check.passed = false;
+        r.note = shape_failure;
+        report.rows.push_back(r);
+        continue;
+      }
+      const GemmProblem& p = ops->p;
+      try {
+        const auto rejects = [&](const KernelEntry& k) { return k.rejects(as_row_major(p)); };
+        // A large first shape: estimate the kernel's rate on smaller ones before running it.
+        if (!best_rate.count(e) && s.flops() > kFirstProbeFlops && !rejects(*e) &&
+            device_cc >= e->min_compute_capability)
+          if (const double rate = probe_rate(ctx, stream.get(), *e, s, p.flops(), o, dist, run_limit); rate > 0)
+            best_rate[e] = rate;
+        // Kernels that cannot or should not run this shape get a row that says why.
+        if (backend == Backend::cuda && device_cc < e->min_compute_capability) {
+          r.note = "needs compute capability " + std::to_string(e->min_compute_capability) +
+                   ", the device has " + std::to_string(device_cc);
+        } else if (auto why = rejects(*e)) {
+          r.note = *why;
+        } else if (auto rate = best_rate.find(e); rate != best_rate.end()) {
+          const double predicted = p.flops() / rate->second;
+          if (predicted > run_limit)
+            r.note = "predicted " + seconds_text(predicted) + " per run (--max-run-seconds " +
+                     seconds_text(run_limit) + ")";
+        }
+        if (!r.note.empty()) {
+          r.skipped = true;
+          r.note = "skipped: " + r.note;
+          report.rows.push_back(r);
+          continue;
+        }
+        const bool paired = report.paired && reference_entry && e != reference_entry &&
+                            !rejects(*reference_entry) &&
+                            device_cc >= reference_entry->min_compute_capability;
+        const PairedTimes t = detail::time_gemm(ctx, stream.get(), *e, paired ? reference_entry : nullptr, p, timing);
+        if (paired) r.paired_reference_median_s = median(t.reference);
+        r.reps = int(t.entry.size());
+        r.median_s = median(t.entry);
+        r.min_s = *std::min_element(t.entry.begin(), t.entry.end());
+        r.gflops = p.flops() / r.median_s / 1e9;
+        if (r.min_s > 0) best_rate[e] = std::max(best_rate[e], p.flops() / r.min_s);
+        r.check = check_result(p, refs, *e, r.tolerance_dtype, o.seed);
+      } catch (const std::exception& ex) {
+        r = base;
+        r.skipped = r.failed = true;
+        r.check.passed = false;
+        r.note = failure(ex);
+      }
+      report.rows.push_back(r);
+    }
+    const auto shape_rows = report.rows.begin() + std::ptrdiff_t(first_row);
+    const auto ref = std::find_if(shape_rows, report.rows.end(), [&](const BenchRow& r) {
+      return reference_entry && r.kernel == reference_entry->name && !r.skipped;
+    });
+    for (auto r = shape_rows; r != report.rows.end(); ++r) {
+      if (!r->skipped && r->paired_reference_median_s > 0)
+        r->percent_of_reference = 100.0 * r->paired_reference_median_s / r->median_s;
+      else if (!r->skipped && ref != report.rows.end())
+        r->percent_of_reference = 100.0 * r->gflops / ref->gflops;
+    }
+  }
+  return report;
+}
+
+namespace {
+
+// printf into a string
+template <class... Args>
+std::string format(const char* pattern, Args... args) {
+  const int size = std::snprintf(nullptr, 0, pattern, args...);
+  std::string text(std::size_t(std::max(size, 0)) + 1, '\0');
+  std::snprintf(text.data(), text.size(), pattern, args...);
+  text.pop_back();
+  return text;
+}
+
+// The shape column: "512x512x512", or with a batch "64 x 512x512x512".
+std::string shape_text(const BenchRow& r) {
+  return r.batch > 1 ? std::to_string(r.batch) + " x " + r.shape.text() : r.shape.text();
+}
+
+}  // namespace
+
+std::string bench_table(const BenchReport& report, const RunMeta& meta) {
+  const bool gpu = report.backend == Backend::cuda;
+  const std::string ref_name = gpu ? "cuBLAS" : "OpenBLAS";
+  const std::string where = gpu && meta.gpu ? meta.gpu->name
+                                            : meta.cpu + ", " + std::to_string(meta.cpu_threads) +
+                                                  " threads, OpenBLAS " + meta.openblas_threading;
+  std::string out = format("gemmkit bench: %s backend, %s, %s\n", std::string(backend_name(report.backend)).c_str(),
+                           std::string(dtype_name(report.dtype)).c_str(), where.c_str());
+  out += format("%-24s %-16s %10s %10s %10s %8s %9s %5s\n", "kernel", "MxNxK", "median ms", "min ms",
+                "GFLOP/s", ("% " + ref_name).c_str(), "error", "reps");
+  for (const BenchRow& r : report.rows) {
+    if (r.skipped) {
+      out += format("%-24s %-16s %s\n", r.kernel.c_str(), shape_text(r).c_str(), r.note.c_str());
+      continue;
+    }
+    std::string note;
+    if (r.tolerance_dtype != report.dtype)
+      note = "  (" + std::string(dtype_name(r.tolerance_dtype)) + " tolerance)";
+    if (!r.check.passed) note += "  FAILED";
+    const std::string percent =
+        r.percent_of_reference < 0 ? "-" : format("%.1f%%", r.percent_of_reference);
+    out += format("%-24s %-16s %10.3f %10.3f %10.2f %8s %9s %5d%s\n", r.kernel.c_str(),
+                  shape_text(r).c_str(), r.median_s * 1e3, r.min_s * 1e3, r.gflops, percent.c_str(),
+                  format("%.1e", r.check.error).c_str(), r.reps, note.c_str());
+  }
+  if (!report.percent_of.empty())
+    out += format("%% %s: GFLOP/s as a percentage of %s at the same shape\n", ref_name.c_str(),
+                  report.percent_of.c_str());
+  out += format("error: relative Frobenius error against the exact product (a double-double "
+                "reference; past %.0e multiply-adds, --verify auto's check; integers exact)\n",
+                kFullVerifyLimit);
+  return out;
+}
+
+}  // namespace gemmkit
