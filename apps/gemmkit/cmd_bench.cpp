@@ -255,9 +255,6 @@ void run_bench(const BenchArgs& o) {
         !o.sizes.empty() ? o.sizes : backend == Backend::cuda ? kDefaultCudaSizes : kDefaultCpuSizes;
     for (std::int64_t s : parse_sizes(sizes)) shapes.push_back({s, s, s});
   }
-  // Smallest first: a kernel's rate at a smaller shape predicts its time at a larger one.
-  std::stable_sort(shapes.begin(), shapes.end(),
-                   [](const Shape& x, const Shape& y) { return x.flops() < y.flops(); });
   if (!o.plot_path.empty() &&
       std::none_of(shapes.begin(), shapes.end(),
                    [](const Shape& s) { return s.m == s.n && s.n == s.k; }))
