@@ -59,6 +59,7 @@ gemmkit::KernelEntry my_cuda_kernel() {
   e.rung = 100;
   e.summary = "example: 16x16 shared-memory tiles, one thread per element of C (examples/my_kernel)";
   e.dtypes = {gemmkit::DType::f32};
+  e.min_compute_capability = 80;  // gemmkit's CUDA code is built for sm_80 and sm_90a
   // What the kernel cannot do is said here, so gemmkit refuses such problems (and the
   // benchmark skips them, saying why) instead of computing something wrong.
   e.precondition = [](const gemmkit::GemmProblem& p) -> std::optional<std::string> {

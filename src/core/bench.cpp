@@ -38,26 +38,29 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // One synchronous run on the CPU context, timed with a steady clock.
 double timed_cpu_run(Context& ctx, const KernelEntry& entry, const GemmProblem& p) {
-  GemmOptions options;
-  options.kernel = entry.name;
   const auto start = std::chrono::steady_clock::now();
-  gemm(ctx, p, nullptr, options);
+  launch_gemm(ctx, entry, p, nullptr, {});
   return seconds_since(start);
 }
 
 }  // namespace
 
 PairedTimes time_gemm(Context& ctx, Stream stream, const KernelEntry& entry, const KernelEntry* reference,
-                      const GemmProblem& p, const TimingOptions& options) {
-  validate(p);
+                      const GemmProblem& problem, const TimingOptions& options) {
+  validate(problem);
+  // Kernels see row-major problems (a column-major one as its transpose, on the same memory).
+  const GemmProblem p = as_row_major(problem);
   for (const KernelEntry* e : {&entry, reference})
     if (e) {
       if (e->backend != ctx.backend())
         fail(ErrorCategory::usage, "kernel '" + e->name + "' is a " + std::string(backend_name(e->backend)) +
                                        " kernel; the context runs the " +
                                        std::string(backend_name(ctx.backend())) + " backend");
-      if (auto why = e->rejects(as_row_major(p)))
+      if (auto why = e->rejects(p))
         fail(ErrorCategory::usage, "kernel '" + e->name + "' cannot run " + p.shape_string() + ": " + *why);
+      if (e->min_compute_capability > ctx.compute_capability())
+        fail(ErrorCategory::usage, "kernel '" + e->name + "' needs compute capability " +
+                                       std::to_string(e->min_compute_capability));
     }
   if (ctx.backend() == Backend::cuda) return time_gemm_on_device(ctx, stream, entry, reference, p, options);
 
@@ -176,6 +179,10 @@ const KernelEntry* primary_reference(const std::vector<const KernelEntry*>& kern
 struct Operands {
   AnyMatrix a, b, c;
   GemmProblem p;
+  // C as generated: put back before each kernel, so that a kernel which leaves part of C
+  // unwritten is not credited with the previous kernel's result there.
+  std::vector<unsigned char> c0;
+  void restore_c() { std::memcpy(p.c, c0.data(), c0.size()); }
 };
 
 void* data_of(AnyMatrix& m) {
@@ -210,6 +217,8 @@ std::unique_ptr<Operands> make_operands(const BenchShape& s, const BenchOptions&
   p.a = data_of(ops->a);
   p.b = data_of(ops->b);
   p.c = data_of(ops->c);
+  const auto* c = static_cast<const unsigned char*>(p.c);
+  ops->c0.assign(c, c + std::size_t(p.c_span()) * dtype_size(p.c_dtype()));
   return ops;
 }
 
@@ -403,6 +412,7 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
         const bool paired = report.paired && reference_entry && e != reference_entry &&
                             !rejects(*reference_entry) &&
                             device_cc >= reference_entry->min_compute_capability;
+        ops->restore_c();
         const PairedTimes t = detail::time_gemm(ctx, stream.get(), *e, paired ? reference_entry : nullptr, p, timing);
         if (paired) r.paired_reference_median_s = median(t.reference);
         r.reps = int(t.entry.size());

@@ -35,13 +35,14 @@ class BenchStream {
 // max_seconds (at least one). With a `reference` (same backend), the two alternate in ABBA
 // order (time_pairs_abba) and the reference writes a private C. On return host C holds
 // `entry`'s result. Usage errors for a kernel of another backend or one that rejects it.
-// CUDA: the operands are copied to the device once; every run goes through gemm(ctx, ...)
-// on `stream` (a BenchStream's), under events on that stream, each timed run after an L2
-// flush (scratch from the context's workspace pool).
+// Runs go through the device API's launch path (launch_gemm: batches one product at a time
+// for entries that are not `batched`). CUDA: the operands are copied to the device once;
+// every run is queued on `stream` (a BenchStream's), under events on that stream, each timed
+// run after an L2 flush (the timer's own scratch, freed when it returns).
 PairedTimes time_gemm(Context& ctx, Stream stream, const KernelEntry& entry, const KernelEntry* reference,
                       const GemmProblem& host_problem, const TimingOptions& options);
 
-// time_gemm's CUDA half.
+// time_gemm's CUDA half, for a row-major problem its kernels accept.
 PairedTimes time_gemm_on_device(Context& ctx, Stream stream, const KernelEntry& entry, const KernelEntry* reference,
                                 const GemmProblem& host_problem, const TimingOptions& options);
 

@@ -23,15 +23,6 @@ void cuda_launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem&
 // In a build without CUDA it throws the device error of require_cuda_device().
 void run_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& host_problem);
 
-// Times a CUDA entry on a host-memory problem: copies the operands once, then runs it
-// `warmup` times (stopping early once they took max_seconds / 2) and up to `reps` times under
-// CUDA events, stopping after `max_seconds` of timed runs (at least one). Before each timed
-// run it overwrites a scratch buffer of twice the device's L2 size (allocated once, on first
-// use), outside the event pair, so operands that fit in L2 are still read from memory.
-// Copies the last result back into host C.
-std::vector<double> time_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& host_problem,
-                                   int warmup, int reps, double max_seconds);
-
 // Timed pairs in ABBA order (entry, reference, reference, entry, entry, ...) until `reps`
 // pairs or, after the first, 2 * max_seconds of timed runs. With the entry always first, a
 // drift of the clocks during the runs (a GPU at its power limit) favoured one of the two by
@@ -55,10 +46,5 @@ PairedTimes time_pairs_abba(int reps, double max_seconds, TimeEntry&& time_entry
   }
   return t;
 }
-
-// The same for two CUDA entries, timed by time_pairs_abba (see time_kernel_beside).
-PairedTimes time_pair_on_device(Context& ctx, const KernelEntry& entry, const KernelEntry& reference,
-                                const GemmProblem& host_problem, int warmup, int reps,
-                                double max_seconds);
 
 }  // namespace gemmkit::detail

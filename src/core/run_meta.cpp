@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/bench_device.hpp"
+#include "gemmkit/context.hpp"
 #include "gemmkit/openblas.hpp"
 #include "gemmkit_commit.hpp"  // generated at build time (cmake/git_commit.cmake)
 
@@ -65,9 +66,9 @@ RunMeta run_meta(const Context* context) {
     meta.device_note = q.message;
     return meta;
   }
-  const int index = context ? 0 : 0;  // MERGE: context->device()
+  const int index = context && context->backend() == Backend::cuda ? context->device() : 0;
   for (const DeviceInfo& d : q.devices)
-    if (d.index == (index < 0 ? 0 : index)) meta.gpu = d;
+    if (d.index == index) meta.gpu = d;
   if (!meta.gpu) meta.gpu = q.devices.front();
   meta.driver_version = meta.gpu->driver_version;
   meta.cuda_runtime_version = meta.gpu->runtime_version;

@@ -1,6 +1,6 @@
 // The benchmark engine's device half: GEMMs timed through the device API on a stream of the
-// engine's own, under events on that stream, each timed run after an L2 flush whose scratch
-// comes from the context's workspace pool (nothing kept in statics).
+// engine's own, under events on that stream, each timed run after an L2 flush (nothing kept
+// in statics).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -9,6 +9,7 @@
 
 #include "core/bench_device.hpp"
 #include "cuda/check.hpp"
+#include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/event.hpp"
 
@@ -25,7 +26,7 @@ int cublas_version() {
 
 BenchStream::BenchStream(Context& ctx) {
   if (ctx.backend() != Backend::cuda) return;
-  GEMMKIT_CUDA_CHECK(cudaSetDevice(ctx.device()));
+  const cuda::DeviceScope scope(ctx.device());
   cudaStream_t stream = nullptr;
   GEMMKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   stream_ = stream;
@@ -80,27 +81,27 @@ class DeviceProblem {
 };
 
 // Launches GEMMs of one kernel set on the engine's stream, timing each between two events
-// recorded on that stream. One workspace from the context holds the L2-flush scratch (twice
-// the device's L2, at least 64 MiB: nvbench flushes the same way) and, after it, the kernels'
-// own scratch.
+// recorded on that stream. Its scratch holds the L2 flush's bytes (twice the device's L2, at
+// least 64 MiB: nvbench flushes the same way) and, after them, the kernels' own workspace.
+// It is the timer's: not the context's pool, which keeps a buffer per stream for the
+// context's life, and the engine's stream lives for one run.
 class Timer {
  public:
   Timer(Context& ctx, cudaStream_t stream, const GemmProblem& problem,
         std::initializer_list<const KernelEntry*> entries)
-      : ctx_(ctx), stream_(stream) {
-    flush_bytes_ = round_up(std::max<std::size_t>(2 * std::size_t(ctx.device_info().l2_cache_bytes),
-                                                  std::size_t(64) << 20));
+      : ctx_(ctx), stream_(stream), flush_bytes_(flush_bytes(ctx)) {
     for (const KernelEntry* e : entries)
-      if (e) kernel_bytes_ = std::max(kernel_bytes_, gemm_workspace_bytes(ctx, problem, options(*e)));
-    const Workspace all = ctx.workspace(stream, flush_bytes_ + kernel_bytes_);
-    flush_ = all.data;
-    kernel_ = {kernel_bytes_ ? static_cast<unsigned char*>(all.data) + flush_bytes_ : nullptr, kernel_bytes_};
+      if (e)
+        kernel_bytes_ = std::max(kernel_bytes_,
+                                 round_up(e->workspace_for(e->batched ? problem : batch_item(problem, 0), ctx)));
+    scratch_ = cuda::DeviceBuffer<unsigned char>(flush_bytes_ + kernel_bytes_);
+    if (kernel_bytes_) kernel_ = {scratch_.data() + flush_bytes_, kernel_bytes_};
   }
 
   // Seconds of one run under events on the stream. `flush` first overwrites the scratch, so
   // operands that fit in L2 are read from memory, outside the timed pair.
   double run(const KernelEntry& entry, const GemmProblem& device_problem, bool flush) {
-    if (flush) GEMMKIT_CUDA_CHECK(cudaMemsetAsync(flush_, ++flush_value_, flush_bytes_, stream_));
+    if (flush) GEMMKIT_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), ++flush_value_, flush_bytes_, stream_));
     GEMMKIT_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
     launch(entry, device_problem);
     GEMMKIT_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
@@ -109,19 +110,18 @@ class Timer {
     return seconds;
   }
   void launch(const KernelEntry& entry, const GemmProblem& device_problem) {
-    gemm(ctx_, device_problem, stream_, kernel_, options(entry));
+    launch_gemm(ctx_, entry, device_problem, stream_, kernel_);
   }
 
  private:
-  static GemmOptions options(const KernelEntry& entry) {
-    GemmOptions o;
-    o.kernel = entry.name;
-    return o;
+  static std::size_t flush_bytes(const Context& ctx) {
+    return round_up(std::max<std::size_t>(2 * std::size_t(ctx.device_info().l2_cache_bytes),
+                                          std::size_t(64) << 20));
   }
   Context& ctx_;
   cudaStream_t stream_;
   std::size_t flush_bytes_ = 0, kernel_bytes_ = 0;
-  void* flush_ = nullptr;
+  cuda::DeviceBuffer<unsigned char> scratch_;
   Workspace kernel_;
   unsigned char flush_value_ = 0;
   cuda::Event start_, stop_;
@@ -134,7 +134,7 @@ class Timer {
 PairedTimes time_gemm_on_device(Context& ctx, Stream stream, const KernelEntry& entry,
                                 const KernelEntry* reference, const GemmProblem& host,
                                 const TimingOptions& options) {
-  GEMMKIT_CUDA_CHECK(cudaSetDevice(ctx.device()));
+  const cuda::DeviceScope scope(ctx.device());
   DeviceProblem device(host, stream);
   Timer timer(ctx, stream, device.get(), {&entry, reference});
   const GemmProblem& p = device.get();
@@ -169,13 +169,11 @@ PairedTimes time_gemm_on_device(Context& ctx, Stream stream, const KernelEntry& 
 }
 
 double device_copy_seconds(Context& ctx, Stream stream, std::size_t bytes, int warmup, int reps) {
-  GEMMKIT_CUDA_CHECK(cudaSetDevice(ctx.device()));
-  const Workspace ws = ctx.workspace(stream, 2 * round_up(bytes));
-  unsigned char* from = static_cast<unsigned char*>(ws.data);
-  unsigned char* to = from + round_up(bytes);
-  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(from, 1, bytes, stream));
+  const cuda::DeviceScope scope(ctx.device());
+  const cuda::DeviceBuffer<unsigned char> from(bytes), to(bytes);
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(from.data(), 1, bytes, stream));
   const auto copy = [&] {
-    GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream));
+    GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice, stream));
   };
   for (int i = 0; i < warmup; ++i) copy();
   cuda::Event start, stop;

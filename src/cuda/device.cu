@@ -8,7 +8,6 @@
 #include "cuda/context.hpp"
 #include "cuda/launch.hpp"
 #include "cuda/device_buffer.hpp"
-#include "cuda/event.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/memory.hpp"
 
@@ -167,16 +166,12 @@ class DeviceProblem {
     problem_.c = c_.data();
   }
   const GemmProblem& get() const { return problem_; }
-  // Puts the host's C back on the device, for a run that must start from C0 again.
-  void restore_c() { c_.copy_from_host(static_cast<const unsigned char*>(host_.c), c_.size()); }
   void copy_c_back() const { c_.copy_to_host(static_cast<unsigned char*>(host_.c), c_.size()); }
 
  private:
   GemmProblem host_, problem_;
   cuda::DeviceBuffer<unsigned char> a_, b_, c_;
 };
-
-using cuda::Event;
 
 // The launch through the device API's path, with the workspace from ctx's pool.
 void launch(Context& ctx, const KernelEntry& entry, const GemmProblem& p) {
@@ -193,91 +188,6 @@ void run_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& ho
   launch(ctx, entry, device.get());
   GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   device.copy_c_back();
-}
-
-namespace {
-
-// Overwrites twice the L2 cache of the context's device, so that the next launch reads its
-// operands from memory, as it would if they did not fit in L2. The scratch belongs to one
-// timing call. (nvbench flushes L2 the same way.)
-class L2Flush {
- public:
-  explicit L2Flush(const Context& ctx)
-      : scratch_(std::max<std::size_t>(2 * std::size_t(ctx.device_info().l2_cache_bytes),
-                                        std::size_t(64) << 20)) {}
-  void operator()() {
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), ++value_, scratch_.bytes()));
-  }
-
- private:
-  cuda::DeviceBuffer<unsigned char> scratch_;
-  unsigned char value_ = 0;
-};
-
-// Seconds of one launch under CUDA events. `flush` first clears L2, outside the timed pair.
-double timed_launch(Context& ctx, const KernelEntry& entry, const GemmProblem& device_problem,
-                    L2Flush* flush, const Event& start, const Event& stop) {
-  if (flush) (*flush)();
-  GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get()));
-  launch(ctx, entry, device_problem);
-  GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get()));
-  const double seconds = cuda::elapsed_seconds(start, stop);
-  GEMMKIT_CUDA_CHECK(cudaGetLastError());
-  return seconds;
-}
-
-}  // namespace
-
-std::vector<double> time_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& host,
-                                   int warmup, int reps, double max_seconds) {
-  const cuda::DeviceScope scope(ctx.device());
-  DeviceProblem device(host);
-  L2Flush flush(ctx);
-  Event start, stop;
-  // Warm-up runs (clocks, lazy module loading, cuBLAS heuristics) are timed only to spend at
-  // most half the budget on them: one run of a slow rung at a large size can take seconds.
-  double spent = 0;
-  for (int i = 0; i < warmup && spent < max_seconds / 2; ++i)
-    spent += timed_launch(ctx, entry, device.get(), nullptr, start, stop);
-  GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<double> seconds;
-  double total = 0;
-  while (int(seconds.size()) < std::max(reps, 1) && (seconds.empty() || total < max_seconds)) {
-    // Every timed run starts with a cold L2: otherwise operands that fit in the 60 MiB L2
-    // (every f32 size up to about 2048) would be read from cache.
-    seconds.push_back(timed_launch(ctx, entry, device.get(), &flush, start, stop));
-    total += seconds.back();
-  }
-  device.copy_c_back();
-  return seconds;
-}
-
-// Both run on the same device copies of A, B and C, so where those landed in memory is the
-// same for both.
-PairedTimes time_pair_on_device(Context& ctx, const KernelEntry& entry,
-                                const KernelEntry& reference, const GemmProblem& host, int warmup,
-                                int reps, double max_seconds) {
-  const cuda::DeviceScope scope(ctx.device());
-  DeviceProblem device(host);
-  L2Flush flush(ctx);
-  Event start, stop;
-  double spent = 0;
-  for (int i = 0; i < warmup && spent < max_seconds; ++i) {
-    spent += timed_launch(ctx, entry, device.get(), nullptr, start, stop);
-    spent += timed_launch(ctx, reference, device.get(), nullptr, start, stop);
-  }
-  GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
-  const PairedTimes t = time_pairs_abba(
-      reps, max_seconds,
-      [&] { return timed_launch(ctx, entry, device.get(), &flush, start, stop); },
-      [&] { return timed_launch(ctx, reference, device.get(), &flush, start, stop); });
-  // The reference may have written C last: one more run of the entry, from C0 again, leaves
-  // the entry's own result for verification.
-  device.restore_c();
-  launch(ctx, entry, device.get());
-  GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
-  device.copy_c_back();
-  return t;
 }
 
 }  // namespace detail

@@ -21,16 +21,6 @@ void cuda_launch_gemm(Context&, const KernelEntry&, const GemmProblem&, Stream, 
   require_cuda_device();
 }
 void run_on_device(Context&, const KernelEntry&, const GemmProblem&) { require_cuda_device(); }
-std::vector<double> time_on_device(Context&, const KernelEntry&, const GemmProblem&, int, int,
-                                   double) {
-  require_cuda_device();
-  return {};
-}
-PairedTimes time_pair_on_device(Context&, const KernelEntry&, const KernelEntry&,
-                                const GemmProblem&, int, int, double) {
-  require_cuda_device();
-  return {};
-}
 }  // namespace detail
 
 namespace walks_detail {
