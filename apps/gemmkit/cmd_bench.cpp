@@ -371,7 +371,8 @@ void add_bench(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--batch", o->batch,
                   "Time a strided batch of this many products per shape, stored one after "
-                  "another (the reference runs its batched call; GFLOP/s count every product)")
+                  "another; kernels without a batched launch (see gemmkit list) run them one "
+                  "after another. GFLOP/s count every product; every product is verified")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--json", o->json_path, "Write results (with GPU, date, commit) as JSON");
   cmd->add_option("--csv", o->csv_path, "Write results as CSV");
