@@ -176,7 +176,11 @@ gk_status gk_context_create(gk_backend backend, int device, gk_context* out) {
 }
 
 gk_status gk_context_destroy(gk_context ctx) {
-  return guarded("gk_context_destroy", [&] { delete ctx; });
+  // Context's destructor does not wait for the device; releasing the pool first does.
+  const gk_status status =
+      guarded("gk_context_destroy", [&] { if (ctx) ctx->context.release_workspaces(); });
+  delete ctx;
+  return status;
 }
 
 gk_status gk_context_backend(gk_context ctx, gk_backend* out) {

@@ -185,8 +185,8 @@ static void test_gemm_ex(gk_context ctx) {
   const int32_t a[6] = {1, -2, 3, 4, 5, -6}; /* 2 x 3 */
   const int32_t b[6] = {7, 8, -9, 10, 11, 12}; /* 3 x 2 */
   int32_t c[4] = {1, 2, 3, 4};
-  const int32_t expected[4] = {2 * (7 - 18 + 33) + 1, 2 * (8 - 20 + 36) + 2,
-                               2 * (28 + 45 - 66) + 3, 2 * (32 + 50 - 72) + 4};
+  /* A B = {{58, 24}, {-83, 10}}; C = 2 A B + C */
+  const int32_t expected[4] = {2 * 58 + 1, 2 * 24 + 2, 2 * -83 + 3, 2 * 10 + 4};
   const char* ran = NULL;
   size_t bytes = 99;
   CHECK_OK(gk_gemm_ex(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 3, 2.0, GK_I32, a, 3, 0, b, 2, 0,
@@ -199,7 +199,7 @@ static void test_gemm_ex(gk_context ctx) {
   CHECK_OK(gk_gemm_ex(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 3, 1.0, GK_I32, a, 3, 0, b, 2, 0,
                       0.0, GK_I32, c, 2, 0, 1, NULL, NULL, 0, &ran, NULL));
   CHECK(ran != NULL && strncmp(ran, "cpu_", 4) == 0);
-  CHECK(c[0] == 22 && c[3] == -10);
+  CHECK(c[0] == 58 && c[1] == 24 && c[2] == -83 && c[3] == 10);
   CHECK_OK(gk_gemm_ex(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 3, 1.0, GK_I32, a, 3, 0, b, 2, 0,
                       0.0, GK_I32, c, 2, 0, 1, "auto", NULL, 0, NULL, NULL));
 
