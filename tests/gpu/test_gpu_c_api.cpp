@@ -182,6 +182,12 @@ TEST(GpuCApi, CudaContextErrors) {
                        x, 2, 0, 0.0, GK_F32, x, 2, 0, 1, "cpu_naive", nullptr, 0, nullptr, nullptr),
             GK_ERROR_USAGE);
   EXPECT_NE(std::string(gk_last_error()).find("cpu_naive"), std::string::npos) << gk_last_error();
+  // Host memory on a CUDA context: refused before anything is queued.
+  EXPECT_EQ(gk_gemm(context.ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 2, 1.0, GK_F32, x, 2, x, 2,
+                    0.0, x, 2, nullptr),
+            GK_ERROR_USAGE);
+  EXPECT_NE(std::string(gk_last_error()).find("not device memory"), std::string::npos) << gk_last_error();
+  EXPECT_EQ(x[3], 4.0f);
   // A device index that does not exist.
   gk_context other = nullptr;
   EXPECT_EQ(gk_context_create(GK_BACKEND_CUDA, 1 << 20, &other), GK_ERROR_DEVICE) << gk_last_error();
