@@ -13,6 +13,10 @@
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/registry.hpp"
 
+#if __has_include("gemmkit/version.hpp")
+#include "gemmkit/version.hpp"  // GEMMKIT_VERSION, where the package generates it
+#endif
+
 #ifdef GEMMKIT_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
