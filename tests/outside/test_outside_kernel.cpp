@@ -19,32 +19,35 @@ namespace {
 
 std::atomic<int> outside_runs{0};
 
-// What a reader's first kernel looks like: an f64 triple loop on the row-major problem the
+// What a reader's first kernel looks like: a triple loop on the row-major problem the
 // library hands it (column-major problems arrive swapped).
+template <class T>
 void outside_run(const GemmProblem& p, const KernelLaunch&) {
   ++outside_runs;
-  const auto* a = static_cast<const double*>(p.a);
-  const auto* b = static_cast<const double*>(p.b);
-  auto* c = static_cast<double*>(p.c);
+  const auto* a = static_cast<const T*>(p.a);
+  const auto* b = static_cast<const T*>(p.b);
+  auto* c = static_cast<T*>(p.c);
   for (std::int64_t i = 0; i < p.m; ++i)
     for (std::int64_t j = 0; j < p.n; ++j) {
-      double sum = 0;
+      T sum = 0;
       for (std::int64_t q = 0; q < p.k; ++q)
         sum += (p.trans_a ? a[q * p.lda + i] : a[i * p.lda + q]) *
                (p.trans_b ? b[j * p.ldb + q] : b[q * p.ldb + j]);
-      double& out = c[i * p.ldc + j];
-      out = p.alpha * sum + (p.beta == 0 ? 0.0 : p.beta * out);
+      T& out = c[i * p.ldc + j];
+      out = T(p.alpha) * sum + (p.beta == 0 ? T(0) : T(p.beta) * out);
     }
 }
 
-KernelEntry outside_entry(std::string name) {
+// The test's kernel (f64), or with `f32` one of the many extra ones: f32, a dtype that the
+// tests looping over every f64 or i64 CPU kernel do not run (they stay correct kernels).
+KernelEntry outside_entry(std::string name, bool f32 = false) {
   KernelEntry e;
   e.name = std::move(name);
   e.backend = Backend::cpu;
   e.rung = 99;
-  e.summary = "a test's own f64 triple loop, registered from outside src/";
-  e.dtypes = {DType::f64};
-  e.run = outside_run;
+  e.summary = "a test's own triple loop, registered from outside src/";
+  e.dtypes = {f32 ? DType::f32 : DType::f64};
+  e.run = f32 ? outside_run<float> : outside_run<double>;
   return e;
 }
 
@@ -56,7 +59,8 @@ const KernelEntry* register_once() {
   static const KernelEntry* naive_before = [] {
     const KernelEntry* naive = Registry::instance().find("cpu_naive");
     register_kernel(outside_entry(kOutside));
-    for (int i = 0; i < 100; ++i) register_kernel(outside_entry("test_outside_filler_" + std::to_string(i)));
+    for (int i = 0; i < 64; ++i)
+      register_kernel(outside_entry("test_outside_filler_" + std::to_string(i), true));
     return naive;
   }();
   return naive_before;
@@ -179,8 +183,8 @@ TEST(OutsideKernel, ConcurrentRegistrationsAndLookups) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([t] {
-      for (int i = 0; i < 50; ++i)
-        register_kernel(outside_entry("test_thread_" + std::to_string(t) + "_" + std::to_string(i)));
+      for (int i = 0; i < 25; ++i)
+        register_kernel(outside_entry("test_thread_" + std::to_string(t) + "_" + std::to_string(i), true));
     });
   for (int t = 0; t < 2; ++t)
     threads.emplace_back([&] {
@@ -190,6 +194,6 @@ TEST(OutsideKernel, ConcurrentRegistrationsAndLookups) {
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(lookups_failed, 0);
   for (int t = 0; t < 4; ++t)
-    for (int i = 0; i < 50; ++i)
+    for (int i = 0; i < 25; ++i)
       EXPECT_NE(Registry::instance().find("test_thread_" + std::to_string(t) + "_" + std::to_string(i)), nullptr);
 }
