@@ -35,8 +35,8 @@ struct DeviceGemm {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     auto upload = [&](std::int64_t count, std::vector<float>& values) {
-      std::vector<__nv_bfloat16> bits(std::size_t(count));
-      values.resize(std::size_t(count));
+      std::vector<__nv_bfloat16> bits(static_cast<std::size_t>(count));
+      values.resize(static_cast<std::size_t>(count));
       for (std::size_t i = 0; i < bits.size(); ++i) {
         bits[i] = __float2bfloat16_rn(u(rng));
         values[i] = __bfloat162float(bits[i]);
@@ -73,7 +73,7 @@ struct DeviceGemm {
   double residual(const std::vector<float>& out) const {
     std::mt19937_64 rng(99);
     std::normal_distribution<double> g;
-    std::vector<double> x(std::size_t(n)), bx(std::size_t(k), 0.0), bx_abs(std::size_t(k), 0.0);
+    std::vector<double> x(static_cast<std::size_t>(n)), bx(static_cast<std::size_t>(k), 0.0), bx_abs(static_cast<std::size_t>(k), 0.0);
     for (double& v : x) v = g(rng);
     for (std::int64_t q = 0; q < k; ++q)
       for (std::int64_t j = 0; j < n; ++j) {
@@ -99,9 +99,10 @@ const KernelEntry* rung19(const Context& ctx) {
   return e && ctx.compute_capability() >= e->min_compute_capability ? e : nullptr;
 }
 
-// Shapes whose last round of cluster tiles rung 19 splits by K on a 132-SM GPU (66
-// clusters of two): 96 and 90 cluster tiles leave 30 and 24.
-constexpr std::int64_t kShapes[2][3] = {{3072, 4096, 2048}, {2816, 4352, 1536}};
+// Shapes whose last round of cluster tiles (256 x 256 each) rung 19 splits by K on a
+// 132-SM GPU (66 clusters of two): 16 x 6 = 96 and 10 x 10 = 100 cluster tiles leave last
+// rounds of 30 and 34.
+constexpr std::int64_t kShapes[2][3] = {{4096, 1536, 2048}, {2560, 2560, 1536}};
 
 TEST(GpuDeviceApi, StreamKOnTwoStreamsAndTwoThreadsGivesTheBitsOfARunAlone) {
   SKIP_WITHOUT_DEVICE();
