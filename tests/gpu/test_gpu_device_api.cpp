@@ -7,7 +7,9 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -252,6 +254,41 @@ TEST(GpuDeviceApi, EveryEntryRunsOnAUserStream) {
   cudaFree(db);
   cudaFree(dc);
   cudaStreamDestroy(stream);
+}
+
+}  // namespace
+
+namespace {
+
+// Each device gets its own context; a call makes its context's device current and gives
+// the caller's current device back. With one device, device 0 is checked that way alone.
+TEST(GpuDeviceApi, EachDeviceItsOwnContext) {
+  SKIP_WITHOUT_DEVICE();
+  int count = 0;
+  CUDA_OK(cudaGetDeviceCount(&count));
+  for (int d = 0; d < std::min(count, 2); ++d) {
+    CUDA_OK(cudaSetDevice(d));
+    DeviceGemm g(300, 200, 136, 10 + d);
+    // Leave the other device current: the call must switch to d and back.
+    CUDA_OK(cudaSetDevice(count > 1 ? 1 - d : 0));
+    Context ctx(Backend::cuda, d);
+    EXPECT_EQ(ctx.device(), d);
+    gemm(ctx, g.problem());
+    int current = -1;
+    CUDA_OK(cudaGetDevice(&current));
+    EXPECT_EQ(current, count > 1 ? 1 - d : 0) << "the caller's device was not restored";
+    CUDA_OK(cudaSetDevice(d));
+    CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_LT(g.residual(g.result()), 1e-5) << "device " << d;
+  }
+  if (count < 2) std::printf("[   NOTE   ] one device: the two-device case ran on device 0 only\n");
+  CUDA_OK(cudaSetDevice(0));
+  try {
+    Context missing(Backend::cuda, count);
+    ADD_FAILURE() << "a context of device " << count << " was made";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::device) << e.what();
+  }
 }
 
 }  // namespace
