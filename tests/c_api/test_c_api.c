@@ -180,6 +180,22 @@ static void test_strided_batch(gk_context ctx) {
   }
 }
 
+/* Empty products: k = 0 scales C by beta (0: zeroes it, NaNs included); m = 0 touches nothing. */
+static void test_empty_products(gk_context ctx) {
+  double c[6] = {1, -2, 3, -4, 5, 0}, a[1] = {7}, b[1] = {9};
+  c[5] = nan("");
+  CHECK_OK(gk_gemm(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 3, 0, 1.0, GK_F64, a, 1, b, 3, 2.0, c, 3,
+                   NULL));
+  CHECK(c[0] == 2 && c[1] == -4 && c[4] == 10 && isnan(c[5]));
+  CHECK_OK(gk_gemm(ctx, GK_COL_MAJOR, GK_OP_N, GK_OP_N, 2, 3, 0, 1.0, GK_F64, a, 2, b, 1, 0.0, c, 2,
+                   NULL));
+  CHECK(c[0] == 0 && c[3] == 0 && c[5] == 0);
+  c[0] = 42;
+  CHECK_OK(gk_gemm(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 0, 3, 4, 1.0, GK_F64, NULL, 4, NULL, 3, 0.0,
+                   c, 3, NULL));
+  CHECK(c[0] == 42);
+}
+
 /* gk_gemm_ex: a named kernel, the kernel that ran, integers, bf16 inputs with C in f32. */
 static void test_gemm_ex(gk_context ctx) {
   const int32_t a[6] = {1, -2, 3, 4, 5, -6}; /* 2 x 3 */
@@ -355,6 +371,7 @@ int main(void) {
 
   test_products(ctx);
   test_strided_batch(ctx);
+  test_empty_products(ctx);
   test_gemm_ex(ctx);
   test_errors(ctx);
   test_status_names();
