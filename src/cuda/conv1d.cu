@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda/check.hpp"
+#include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
 #include "core/splitmix.hpp"
 #include "cuda/device_timing.hpp"
@@ -228,6 +229,7 @@ std::size_t cuda_workspace_bytes(std::string_view kernel, const Conv1dProblem& p
 }
 
 void cuda_run(std::string_view kernel, const Conv1dProblem& p, const KernelLaunch& launch) {
+  const cuda::DeviceScope scope(launch.context.device());
   if (p.dtype == DType::f32)
     cuda::launch_rung<float>(kernel, static_cast<const float*>(p.x), p.n, static_cast<const float*>(p.mask),
                              int(p.width), static_cast<float*>(p.y), launch.workspace.data,
@@ -241,6 +243,7 @@ void cuda_run(std::string_view kernel, const Conv1dProblem& p, const KernelLaunc
 template <class T>
 void run_host_on_device(Context& ctx, std::string_view kernel, const T* x, std::int64_t n, const T* mask,
                         std::int64_t width, T* y) {
+  const cuda::DeviceScope scope(ctx.device());
   cuda::DeviceBuffer<T> dx{std::size_t(n)}, dy{std::size_t(n)};
   dx.copy_from_host(x, std::size_t(n));
   conv1d(ctx, dx.data(), n, mask, width, dy.data(), nullptr, kernel);

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cuda/check.hpp"
+#include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
 #include "core/splitmix.hpp"
 #include "cuda/device_timing.hpp"
@@ -185,8 +186,7 @@ class ReducePlan {
   // is asked once per context and kernel.
   template <class KernelFn>
   void vec16_grid(const Context& ctx, int sms, KernelFn fn) {
-    // cached() only fills the context's cache of device facts: logically const.
-    const int per_sm = const_cast<Context&>(ctx).cached(reinterpret_cast<const void*>(fn), [fn] {
+    const int per_sm = ctx.cached(reinterpret_cast<const void*>(fn), [fn] {
       int blocks = 0;
       GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, kThreads, 0));
       return blocks;
@@ -314,12 +314,14 @@ namespace reduce_detail {
 
 std::size_t cuda_workspace_bytes(std::string_view kernel, const ReduceProblem& problem,
                                  const Context& ctx) {
+  const cuda::DeviceScope scope(ctx.device());  // occupancy is asked of the context's device
   return with_problem_op(problem, [&](auto op) {
     return ReducePlan<decltype(op)>(kernel_id(kernel), problem.n, ctx).workspace_bytes();
   });
 }
 
 void cuda_run(std::string_view kernel, const ReduceProblem& problem, const KernelLaunch& launch) {
+  const cuda::DeviceScope scope(launch.context.device());
   with_problem_op(problem, [&](auto op) {
     using Op = decltype(op);
     using T = typename Op::Value;
@@ -331,6 +333,7 @@ void cuda_run(std::string_view kernel, const ReduceProblem& problem, const Kerne
 
 template <class T>
 T run_host_on_device(Context& ctx, const T* x, std::size_t n, ReduceOp op, std::string_view kernel) {
+  const cuda::DeviceScope scope(ctx.device());
   DeviceBuffer<T> device(n), result(1);
   if (n) device.copy_from_host(x, n);
   reduce(ctx, device.data(), n, op, result.data(), nullptr, kernel);

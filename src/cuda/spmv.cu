@@ -7,7 +7,9 @@
 #include <limits>
 #include <functional>
 #include <memory>
+#include <optional>
 
+#include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/device_timing.hpp"
 #include "cuda/kernels/spmv/01_scalar.cuh"
@@ -165,7 +167,9 @@ CusparseLayout cusparse_layout(const SpmvProblem& p, bool alg2, const Context& c
   if (!cusparse_runs(p)) return l;
   l.buffer = p.offsets_64bit ? align_up(std::size_t(p.nnz) * sizeof(std::int64_t)) : 0;
   const auto product = cusparse_product(p, p.col_indices, alg2);
-  cuda::with_cusparse(ctx, nullptr, [&](cusparseHandle_t h) { l.buffer_bytes = product->buffer_bytes(h); });
+  // The size query needs the context's handle, made on first use: a cache, logically const.
+  const cuda::CusparseCall call(const_cast<Context&>(ctx), nullptr);
+  l.buffer_bytes = product->buffer_bytes(call.get());
   l.bytes = l.buffer + align_up(l.buffer_bytes);
   return l;
 }
@@ -217,7 +221,8 @@ void launch_variant(const SpmvProblem& p, const Variant& v, const Context& ctx, 
       const CusparseLayout l = cusparse_layout(p, v.alg2, ctx);
       const void* cols = cusparse_columns(p, l, ws, s);
       const auto product = cusparse_product(p, cols, v.alg2);
-      cuda::with_cusparse(ctx, s, [&](cusparseHandle_t h) { product->run(h, ws + l.buffer); });
+      const cuda::CusparseCall call(const_cast<Context&>(ctx), s);
+      product->run(call.get(), ws + l.buffer);
       return;
     }
   }
@@ -300,19 +305,15 @@ struct DeviceCsr {
 };
 
 template <class T, class Offset>
-std::vector<T> run_once(const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o) {
+std::vector<T> run_once(Context& ctx, const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o) {
+  const cuda::DeviceScope scope(ctx.device());
   const DeviceCsr<T, Offset> d(a);
   DeviceBuffer<T> dx(x.size()), dy(std::size_t(a.rows));
   if (!x.empty()) dx.copy_from_host(x.data(), x.size());
   SpmvProblem p = d.problem(dx.data(), dy.data());
   p.stats = csr_stats(a);
   p.group_size = o.group_size;
-  if (o.context) {
-    spmv(*o.context, p, nullptr, o.kernel);
-  } else {
-    Context ctx(Backend::cuda);
-    spmv(ctx, p, nullptr, o.kernel);
-  }
+  spmv(ctx, p, nullptr, o.kernel);
   std::vector<T> y(std::size_t(a.rows));
   if (!y.empty()) dy.copy_to_host(y.data(), y.size());  // waits: a fault surfaces here
   return y;
@@ -401,10 +402,8 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
       if (v.kind == Variant::Kind::cusparse && cusparse_runs(problem)) {
         const CusparseLayout l = cusparse_layout(problem, v.alg2, ctx);
         product = cusparse_product(problem, cusparse_columns(problem, l, ws, nullptr), v.alg2);
-        cuda::with_cusparse(ctx, nullptr, [&](cusparseHandle_t h) { product->preprocess(h, ws + l.buffer); });
-        launch = [&, l] {
-          cuda::with_cusparse(ctx, nullptr, [&](cusparseHandle_t h) { product->run(h, ws + l.buffer); });
-        };
+        product->preprocess(cuda::CusparseCall(ctx, nullptr).get(), ws + l.buffer);
+        launch = [&, l] { product->run(cuda::CusparseCall(ctx, nullptr).get(), ws + l.buffer); };
       }
       if (!y.empty()) GEMMKIT_CUDA_CHECK(cudaMemset(dy.data(), 0xff, dy.bytes()));  // NaN: unwritten rows show
       launch();
@@ -442,10 +441,12 @@ bool spmv_cuda_available() { return cuda_device_available(); }
 namespace spmv_detail {
 
 std::size_t cuda_workspace_bytes(std::string_view kernel, const SpmvProblem& problem, const Context& ctx) {
+  const cuda::DeviceScope scope(ctx.device());
   return variant_workspace(problem, variant_for(kernel, problem), ctx);
 }
 
 void cuda_run(std::string_view kernel, const SpmvProblem& problem, const KernelLaunch& launch) {
+  const cuda::DeviceScope scope(launch.context.device());
   const Variant v = variant_for(kernel, problem);
   auto* ws = static_cast<unsigned char*>(launch.workspace.data);
   with_types(problem, [&](auto t, auto offset) {
@@ -460,8 +461,10 @@ std::vector<T> spmv_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, const S
   check_x(a, x);
   if (o.kernel != "auto") spmv_registry().get(o.kernel);  // an unknown name before any device work
   if (a.rows == 0) return {};
+  std::optional<Context> own;
+  Context& ctx = o.context ? *o.context : own.emplace(Backend::cuda);
   const bool wide = o.force_64bit_offsets || a.nnz() > std::numeric_limits<std::int32_t>::max();
-  return wide ? run_once<T, std::int64_t>(a, x, o) : run_once<T, std::int32_t>(a, x, o);
+  return wide ? run_once<T, std::int64_t>(ctx, a, x, o) : run_once<T, std::int32_t>(ctx, a, x, o);
 }
 
 template <class T>

@@ -74,12 +74,4 @@ void CusparseSpmv::run(cusparseHandle_t handle, void* buffer) const {
                                       s.y, s.type, s.alg, buffer));
 }
 
-void with_cusparse(const Context& ctx, cudaStream_t stream, const std::function<void(cusparseHandle_t)>& f) {
-  // TODO(after the device-API merge): the context's lazily created handle and its lock.
-  (void)ctx;
-  (void)stream;
-  (void)f;
-  fail(ErrorCategory::internal, "with_cusparse: not wired to the context yet");
-}
-
 }  // namespace gemmkit::cuda

@@ -1,7 +1,7 @@
 // cuSPARSE's cusparseSpMV on device CSR arrays: the reference entries of the SpMV ladder.
 // CusparseSpmv holds the descriptors of one product (host objects, cheap to make) and no
 // device memory: the work buffer is the caller's (a call's workspace), the handle the
-// context's.
+// context's (cuda::CusparseCall, bound to the call's stream).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,9 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 
-#include "gemmkit/context.hpp"
 
 namespace gemmkit::cuda {
 
@@ -37,9 +35,5 @@ class CusparseSpmv {
   struct Impl;
   Impl* impl_;
 };
-
-// Runs f(handle) with the context's cuSPARSE handle bound to `stream`, holding the handle
-// for the duration (a handle is one stream at a time, whichever host thread calls).
-void with_cusparse(const Context& ctx, cudaStream_t stream, const std::function<void(cusparseHandle_t)>& f);
 
 }  // namespace gemmkit::cuda

@@ -120,7 +120,9 @@ TEST(ReduceKernels, ListAndNames) {
   // The auto kernel of the GPU is the CUDA entry with the highest priority.
   const int auto_priority = reduce_registry().find(kReduceAutoKernel)->auto_priority;
   for (const auto& e : k) {
-    if (e.backend == Backend::cuda && e.name != kReduceAutoKernel) EXPECT_LT(e.auto_priority, auto_priority) << e.name;
+    if (e.backend == Backend::cuda && e.name != kReduceAutoKernel) {
+      EXPECT_LT(e.auto_priority, auto_priority) << e.name;
+    }
   }
   EXPECT_EQ(reduce_registry().find("nope"), nullptr);
   for (const char* op : {"sum", "min", "max", "norm2"})
