@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -122,13 +123,16 @@ class OperationRegistry {
   std::vector<Entry> entries_;
 };
 
-// Runs `entry` on `ctx`: the workspace from the caller when given (checked for size), else
-// from the context's pool for `stream`.
+// Runs `entry` on `ctx`: the workspace from the caller when given (checked for size and
+// alignment), else from the context's pool for `stream`.
 template <class Problem>
 void run_operation(const OperationKernel<Problem>& entry, Context& ctx, const Problem& problem,
                    Stream stream, Workspace workspace) {
   const std::size_t need = entry.workspace_for(problem, ctx);
   if (workspace.data) {
+    if (reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
+      fail(ErrorCategory::usage, "kernel '" + entry.name + "': the caller's workspace is not " +
+                                     std::to_string(kWorkspaceAlignment) + "-byte aligned");
     if (workspace.bytes < need)
       fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs " + std::to_string(need) +
                                      " bytes of workspace; the caller's has " +
