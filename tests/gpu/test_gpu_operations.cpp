@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda/device_buffer.hpp"
@@ -203,6 +204,38 @@ TEST(GpuDeviceApi, Conv1dTwoMasksOnTwoStreamsAtOnceF32) {
 TEST(GpuDeviceApi, Conv1dTwoMasksOnTwoStreamsAtOnceF64) {
   SKIP_WITHOUT_DEVICE();
   for (std::int64_t w : {5, 64, 65}) conv1d_on_two_streams<double>(w);
+}
+
+// Two host threads share one context, each on its own stream with its own mask.
+TEST(GpuDeviceApi, Conv1dTwoThreadsOneContext) {
+  SKIP_WITHOUT_DEVICE();
+  Context ctx(Backend::cuda);
+  const std::int64_t n = (std::int64_t(1) << 20) + 3, width = 33;
+  const auto x = random_values<float>(std::size_t(n), 81);
+  const auto d = upload(x);
+  const std::vector<std::vector<float>> masks = {random_values<float>(std::size_t(width), 82),
+                                                 random_values<float>(std::size_t(width), 83)};
+  std::vector<DeviceBuffer<float>> ys;
+  for (int t = 0; t < 2; ++t) ys.emplace_back(std::size_t(n));
+  std::string errors[2];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        UserStream s;
+        for (int i = 0; i < 10; ++i)
+          for (const char* kernel : {"constant_mask", "tiled", "streaming"})
+            conv1d(ctx, d.data(), n, masks[t].data(), width, ys[t].data(), s.get(), kernel);
+        s.sync();
+      } catch (const std::exception& e) {
+        errors[t] = e.what();
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(errors[t], "") << "thread " << t;
+    expect_convolution(x, masks[t], download(ys[t], std::size_t(n)), "thread " + std::to_string(t));
+  }
 }
 
 // Wider than one launch's parameters: the global-memory rungs stage the taps in several
