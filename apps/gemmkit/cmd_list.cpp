@@ -36,18 +36,20 @@ void add_list(CLI::App& app) {
   cmd->callback([json, operation] {
     const std::vector<CatalogueEntry> entries = catalogue(*operation);
     if (*json) {
-      nlohmann::json out = nlohmann::json::array();
+      nlohmann::json rows = nlohmann::json::array();
       for (const CatalogueEntry& e : entries) {
         nlohmann::json dtypes = nlohmann::json::array();
         for (DType d : e.dtypes) dtypes.push_back(dtype_name(d));
-        out.push_back({{"operation", e.operation}, {"name", e.name}, {"backend", backend_name(e.backend)},
+        rows.push_back({{"operation", e.operation}, {"name", e.name}, {"backend", backend_name(e.backend)},
                        {"rung", e.rung}, {"role", kernel_role_name(e.role)}, {"dtypes", dtypes},
                        {"accuracy", e.accuracy ? nlohmann::json(dtype_name(*e.accuracy))
                                                : nlohmann::json(nullptr)},
                        {"min_compute_capability", e.min_compute_capability},
-                       {"auto", e.auto_priority > 0}, {"available", availability(e)},
+                       {"auto", e.auto_priority > 0}, {"batched", e.batched},
+                       {"available", availability(e)},
                        {"summary", e.summary}});
       }
+      const nlohmann::json out = {{"meta", meta_json()}, {"rows", rows}};
       std::printf("%s\n", out.dump(2).c_str());
       return;
     }
@@ -55,15 +57,16 @@ void add_list(CLI::App& app) {
     for (const CatalogueEntry& e : entries) {
       if (e.operation != current) {  // one table per operation, GEMM first
         std::printf("%s%s\n", current.empty() ? "" : "\n", e.operation.c_str());
-        std::printf("%-22s %-5s %4s %-10s %-16s %-6s %-4s %-10s %s\n", "kernel", "back", "rung", "role",
-                    "dtypes", "min_cc", "auto", "available", "summary");
+        std::printf("%-22s %-5s %4s %-10s %-16s %-6s %-4s %-7s %-10s %s\n", "kernel", "back", "rung",
+                    "role", "dtypes", "min_cc", "auto", "batched", "available", "summary");
         current = e.operation;
       }
-      std::printf("%-22s %-5s %4d %-10s %-16s %-6s %-4s %-10s %s\n", e.name.c_str(),
+      std::printf("%-22s %-5s %4d %-10s %-16s %-6s %-4s %-7s %-10s %s\n", e.name.c_str(),
                   std::string(backend_name(e.backend)).c_str(), e.rung,
                   std::string(kernel_role_name(e.role)).c_str(), dtype_list(e).c_str(),
                   e.min_compute_capability ? std::to_string(e.min_compute_capability).c_str() : "-",
-                  e.auto_priority > 0 ? "yes" : "-", availability(e).c_str(), e.summary.c_str());
+                  e.auto_priority > 0 ? "yes" : "-", e.batched ? "yes" : "-", availability(e).c_str(),
+                  e.summary.c_str());
     }
     if (!cuda_compiled()) std::printf("(this build has no CUDA backend: no nvcc at configure time)\n");
   });

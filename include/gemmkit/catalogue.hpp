@@ -25,6 +25,7 @@ struct CatalogueEntry {
   std::optional<DType> accuracy;  // GEMM only: computes in less precision than the dtype
   int min_compute_capability = 0;
   int auto_priority = 0;  // > 0: "auto" may choose it
+  bool batched = false;   // GEMM only: runs a strided batch in one launch
 };
 
 std::string_view kernel_role_name(KernelRole role);  // "ladder" or "reference"

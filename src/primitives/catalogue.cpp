@@ -42,7 +42,7 @@ std::vector<CatalogueEntry> catalogue(std::string_view operation) {
     for (Backend b : {Backend::cpu, Backend::cuda})
       for (const KernelEntry* e : Registry::instance().of_backend(b))
         out.push_back({"gemm", e->name, e->backend, e->rung, e->role, e->summary, e->dtypes, e->accuracy,
-                       e->min_compute_capability, e->auto_priority});
+                       e->min_compute_capability, e->auto_priority, e->batched});
   if (wanted("reduce")) add_operation(out, reduce_registry());
   if (wanted("spmv")) add_operation(out, spmv_registry());
   if (wanted("conv1d")) add_operation(out, conv1d_registry());

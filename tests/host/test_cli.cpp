@@ -192,7 +192,7 @@ TEST_F(Cli, ListAndDevice) {
     EXPECT_NE(r.out.find(k), std::string::npos) << k;
   r = run("list --json");
   ASSERT_EQ(r.status, 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = nlohmann::json::parse(r.out).at("rows");
   ASSERT_TRUE(j.is_array());
   EXPECT_GE(j.size(), 4u);
   // Without a device, 'device' exits 1 with the sentence of every command (the JSON still

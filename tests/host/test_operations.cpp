@@ -14,6 +14,7 @@
 #include "gemmkit/catalogue.hpp"
 #include "gemmkit/conv1d.hpp"
 #include "gemmkit/reduce.hpp"
+#include "gemmkit/run_meta.hpp"
 #include "gemmkit/sparse.hpp"
 #include "host/cli_test_support.hpp"
 #include "host/io_test_support.hpp"
@@ -195,13 +196,15 @@ class ListCli : public CliTest {};
 TEST_F(ListCli, JsonListsEveryOperationsKernels) {
   const CliResult r = run("list --json");
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc.at("meta").at("schema_version"), kResultSchemaVersion);
+  const auto& j = doc.at("rows");
   ASSERT_TRUE(j.is_array());
   std::map<std::string, int> per_operation;
   for (const auto& e : j) {
     ++per_operation[e.at("operation").get<std::string>()];
     for (const char* key : {"name", "backend", "rung", "role", "dtypes", "min_compute_capability", "auto",
-                            "available", "summary"})
+                            "batched", "available", "summary"})
       EXPECT_TRUE(e.contains(key)) << key;
   }
   for (const auto& [op, names] : std::map<std::string, std::size_t>{
@@ -225,7 +228,7 @@ TEST_F(ListCli, TableIsGroupedAndFilteredByOperation) {
 
   r = run("list --operation conv1d --json");
   ASSERT_EQ(r.status, 0) << r.err;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = nlohmann::json::parse(r.out).at("rows");
   ASSERT_EQ(j.size(), catalogue("conv1d").size());
   for (const auto& e : j) EXPECT_EQ(e.at("operation"), "conv1d");
   expect_error(run("list --operation fft"), 2, "unknown operation 'fft'");
