@@ -12,6 +12,7 @@
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/openblas.hpp"
+#include "gemmkit/version.hpp"
 #include "gemmkit_commit.hpp"
 
 namespace gemmkit::cli {
