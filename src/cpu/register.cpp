@@ -14,7 +14,8 @@ KernelEntry cpu_entry(std::string name, int rung, std::string summary, std::vect
   e.summary = std::move(summary);
   e.dtypes = std::move(dtypes);
   e.auto_priority = auto_priority;
-  e.run = std::move(run);
+  // CPU kernels run on the calling thread; the launch's stream and workspace do not apply.
+  e.run = [run = std::move(run)](const GemmProblem& p, const KernelLaunch&) { run(p); };
   return e;
 }
 
