@@ -4,7 +4,8 @@
 # programs (the device API with gemmkit::gemmkit, with gemmkit::core alone and with the
 # shared library; the C API from C when gemmkit.h is installed), checks that the GEMM-only
 # program needs neither GMP nor cuSPARSE, builds a program from gemmkit.pc with pkg-config,
-# and runs the installed CLI. Uses a CUDA device when there is one, else the CPU context.
+# runs the installed CLI, and checks that gemmkit as a subproject (add_subdirectory) adds
+# no flags and no build type. Uses a CUDA device when there is one, else the CPU context.
 #   scripts/test_consumer.sh [BUILD_DIR]    (default build/release, already built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,4 +62,23 @@ if "${python:-python3}" -c 'import matplotlib' 2>/dev/null; then
      --reps 1 --warmup 0 --plot "$work/plot.png" >/dev/null)
   [ -s "$work/plot.png" ] && echo "bench --plot: the installed plot script ran"
 fi
+echo "== as a subproject (add_subdirectory): no flags, no build type, libraries only"
+mkdir -p "$work/sub"
+cat > "$work/sub/CMakeLists.txt" <<END
+cmake_minimum_required(VERSION 3.25)
+project(sub CXX)
+add_subdirectory("$PWD" gemmkit)
+add_executable(app app.cpp)
+target_link_libraries(app PRIVATE gemmkit::core)
+END
+echo 'int main() { return 0; }' > "$work/sub/app.cpp"
+cmake -S "$work/sub" -B "$work/sub/build" -G Ninja -DGEMMKIT_CUDA=OFF >/dev/null
+sub_fail() { echo "test_consumer: as a subproject, gemmkit $*" >&2; exit 1; }
+grep -q '^CMAKE_BUILD_TYPE:STRING=$' "$work/sub/build/CMakeCache.txt" || sub_fail "set a build type"
+app_compile=$(ninja -C "$work/sub/build" -t commands app | grep -- ' -c .*app\.cpp$')
+! grep -qE ' -W[a-z]| -fsanitize' <<<"$app_compile" || sub_fail "added flags to the project's target: $app_compile"
+! ninja -C "$work/sub/build" -t targets all | grep -qE '^(bin/gemmkit|tests/gemmkit_host_tests):' ||
+  sub_fail "builds the CLI or the tests"
+echo "ok: no warning flags, no build type, no CLI or tests"
+
 echo "consumer: all passed"
