@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the release build (host tests, command-line tests, and the
-# GPU tests, which skip themselves visibly without a CUDA device), then the host tests
+# GPU tests, which skip themselves visibly without a CUDA device), then installs it into a
+# temporary prefix and builds and runs examples/consumer against it (scripts/test_consumer.sh),
+# then the host tests
 # again under AddressSanitizer + UndefinedBehaviorSanitizer (a CPU-only build), then the
 # libFuzzer harnesses of the readers and the command line for a bounded time
 # ($GEMMKIT_FUZZ_SECONDS each, default 30; any finding fails). --quick skips both.
@@ -17,6 +19,9 @@ echo "== release build and tests"
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
+
+echo "== install, and a consumer of the installed package"
+scripts/test_consumer.sh build/release
 
 if [ "$quick" -eq 0 ]; then
   echo "== sanitizer build (ASan + UBSan) and host tests"

@@ -6,6 +6,7 @@
 
 #include "cli.hpp"
 #include "gemmkit/error.hpp"
+#include "version_text.hpp"
 
 namespace gemmkit::cli {
 namespace {
@@ -33,7 +34,7 @@ void print_error(const std::string& message) {
 int run(int argc, char** argv) {
   CLI::App app{"gemmkit: matrix multiplication toolkit (CPU and CUDA backends)\n"
                "Files are chosen by extension: .npy, .mtx, .csv/.txt."};
-  app.set_version_flag("--version", std::string("gemmkit ") + GEMMKIT_VERSION);
+  app.set_version_flag("--version", version_text);
   app.require_subcommand(1);
   app.fallthrough(false);
   add_multiply(app);

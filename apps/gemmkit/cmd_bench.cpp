@@ -16,6 +16,7 @@
 
 #include "cli.hpp"
 #include "gemmkit/bench.hpp"
+#include "share_path.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/registry.hpp"
@@ -182,11 +183,7 @@ int run_program(const std::vector<std::string>& argv, bool quiet) {
 // Runs the plot script on the JSON results, with the configured Python (Debian's, where
 // python3-matplotlib lives) or else the first python3 on PATH that has matplotlib.
 void plot(const std::string& png_path, const nlohmann::json& results) {
-  // The source tree's script, unless the environment names another (a relocated binary).
-  const char* override_script = std::getenv("GEMMKIT_PLOT_SCRIPT");
-  const std::string script = override_script ? override_script : GEMMKIT_PLOT_SCRIPT;
-  if (!std::filesystem::exists(script))
-    fail(ErrorCategory::usage, "plot script " + quoted_path(script) + " not found (set GEMMKIT_PLOT_SCRIPT)");
+  const std::string script = plot_script_path();
   std::string python;
   for (const char* candidate : {GEMMKIT_PYTHON, "python3"})
     if (run_program({candidate, "-c", "import matplotlib"}, true) == 0) {

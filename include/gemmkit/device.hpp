@@ -81,4 +81,12 @@ void require_cuda_device();  // throws unless cuda_device_available()
 // Compute capability of the current device (e.g. 90), or 0 if there is none.
 int current_compute_capability();
 
+// The CUDA software this process runs with, as each library reports it: the runtime and the
+// driver in CUDA's encoding (12080 is 12.8), cuBLAS as 10000 * major + 100 * minor + patch.
+// All 0 in a build without CUDA; the driver 0 where none is installed. Needs no device.
+struct CudaVersions {
+  int runtime = 0, driver = 0, cublas = 0;
+};
+CudaVersions cuda_versions();
+
 }  // namespace gemmkit

@@ -12,9 +12,6 @@
 
 namespace gemmkit::detail {
 
-// cuBLAS's version (major*10000 + minor*100 + patch), 0 in a build without CUDA.
-int cublas_version();
-
 // A stream of the engine's own, on ctx's device (nullptr for the CPU context): the work it
 // times runs on it, apart from anything else queued on the device. Synchronised and
 // destroyed with the object.

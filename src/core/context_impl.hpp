@@ -28,6 +28,9 @@ struct Context::Impl {
   void* cublas = nullptr;
   std::mutex cublas_mutex;
   void* cusparse = nullptr;
+  // Frees `cusparse`; set with it by src/cuda/spmv_handle.cu, in gemmkit_primitives, so
+  // that gemmkit_core (GEMM only) does not link cuSPARSE.
+  void (*cusparse_destroy)(void*) = nullptr;
   std::mutex cusparse_mutex;
 };
 

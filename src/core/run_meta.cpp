@@ -10,7 +10,9 @@
 
 #include "core/bench_device.hpp"
 #include "gemmkit/context.hpp"
+#include "gemmkit/device.hpp"
 #include "gemmkit/openblas.hpp"
+#include "gemmkit/version.hpp"
 #include "gemmkit_commit.hpp"  // generated at build time (cmake/git_commit.cmake)
 
 namespace gemmkit {
@@ -60,7 +62,7 @@ RunMeta run_meta(const Context* context) {
   meta.openblas_threading = blas.threading;
   meta.openblas_threads = blas.threads;
   meta.cuda_build = cuda_compiled();
-  meta.cublas_version = detail::cublas_version();
+  meta.cublas_version = cuda_versions().cublas;
   const DeviceQuery q = query_devices();
   if (q.devices.empty()) {
     meta.device_note = q.message;

@@ -15,15 +15,6 @@
 
 namespace gemmkit::detail {
 
-int cublas_version() {
-  int major = 0, minor = 0, patch = 0;
-  if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
-      cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
-      cublasGetProperty(PATCH_LEVEL, &patch) != CUBLAS_STATUS_SUCCESS)
-    return 0;
-  return major * 10000 + minor * 100 + patch;
-}
-
 BenchStream::BenchStream(Context& ctx) {
   if (ctx.backend() != Backend::cuda) return;
   const cuda::DeviceScope scope(ctx.device());

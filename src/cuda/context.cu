@@ -40,19 +40,6 @@ CublasCall::CublasCall(Context& ctx, Stream stream, Workspace workspace)
   GEMMKIT_CUBLAS_CHECK(cublasSetWorkspace(handle_, workspace.data, workspace.bytes));
 }
 
-CusparseCall::CusparseCall(Context& ctx, Stream stream) : lock_(ctx.impl().cusparse_mutex) {
-  Context::Impl& impl = ctx.impl();
-  if (!impl.cusparse) {
-    cusparseHandle_t h = nullptr;
-    if (cusparseCreate(&h) != CUSPARSE_STATUS_SUCCESS)
-      fail(ErrorCategory::device, "cusparseCreate failed");
-    impl.cusparse = h;
-  }
-  handle_ = static_cast<cusparseHandle_t>(impl.cusparse);
-  if (cusparseSetStream(handle_, stream) != CUSPARSE_STATUS_SUCCESS)
-    fail(ErrorCategory::device, "cusparseSetStream failed");
-}
-
 }  // namespace cuda
 
 namespace detail {
@@ -91,7 +78,7 @@ void cuda_context_close(Context::Impl& impl) {
   free_workspaces(impl);
   cudaGetLastError();  // a failure here must not surface in the caller's next CUDA call
   if (impl.cublas) cublasDestroy(static_cast<cublasHandle_t>(impl.cublas));
-  if (impl.cusparse) cusparseDestroy(static_cast<cusparseHandle_t>(impl.cusparse));
+  if (impl.cusparse) impl.cusparse_destroy(impl.cusparse);
   cudaSetDevice(previous);
 }
 

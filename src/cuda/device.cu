@@ -108,6 +108,18 @@ int current_compute_capability() {
   return major * 10 + minor;
 }
 
+CudaVersions cuda_versions() {
+  CudaVersions v;
+  cudaRuntimeGetVersion(&v.runtime);
+  cudaDriverGetVersion(&v.driver);  // leaves 0 when there is no driver library
+  cudaGetLastError();
+  int major = 0, minor = 0, patch = 0;
+  if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+      cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+      cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
+    v.cublas = major * 10000 + minor * 100 + patch;
+  return v;
+}
 
 namespace detail {
 namespace {

@@ -4,8 +4,6 @@
 
 namespace gemmkit::detail {
 
-int cublas_version() { return 0; }
-
 BenchStream::BenchStream(Context&) {}
 BenchStream::~BenchStream() = default;
 

@@ -2,7 +2,6 @@
 #include "core/dispatch.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/memory.hpp"
-#include "graph/modular_int8.hpp"
 
 namespace gemmkit {
 
@@ -13,6 +12,7 @@ DeviceQuery query_devices() {
 }
 bool cuda_device_available() { return false; }
 int current_compute_capability() { return 0; }
+CudaVersions cuda_versions() { return {}; }
 std::optional<DeviceMemory> device_memory() { return std::nullopt; }
 
 namespace detail {
@@ -22,20 +22,5 @@ void cuda_launch_gemm(Context&, const KernelEntry&, const GemmProblem&, Stream, 
 }
 void run_on_device(Context&, const KernelEntry&, const GemmProblem&) { require_cuda_device(); }
 }  // namespace detail
-
-namespace walks_detail {
-bool gpu_int8_powers_available() { return false; }
-Int8PowersReport gpu_int8_powers(const Graph&, const std::vector<std::uint32_t>&,
-                                 const std::vector<PowerStep>&, const std::vector<std::int64_t>&,
-                                 const std::vector<std::int64_t>&, std::vector<std::uint32_t>&,
-                                 const std::function<void(const std::string&)>&) {
-  require_cuda_device();  // throws: no CUDA in this build
-  return {};
-}
-GemmReferenceTimes gpu_reference_gemm_times(std::int64_t) {
-  require_cuda_device();  // throws: no CUDA in this build
-  return {};
-}
-}  // namespace walks_detail
 
 }  // namespace gemmkit

@@ -1,0 +1,14 @@
+// Files installed beside the command line (share/gemmkit/), found from where the running
+// binary is, so that no build path is compiled into an installed binary.
+#pragma once
+
+#include <string>
+
+namespace gemmkit::cli {
+
+// The plot script: $GEMMKIT_PLOT_SCRIPT when set, else ../share/gemmkit/plot.py from the
+// directory of the running binary (the installed layout; the build tree has the same one).
+// A usage error says where it looked when the script is not there.
+std::string plot_script_path();
+
+}  // namespace gemmkit::cli

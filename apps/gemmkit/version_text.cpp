@@ -1,0 +1,28 @@
+#include "version_text.hpp"
+
+#include "gemmkit/device.hpp"
+#include "gemmkit/run_meta.hpp"
+#include "gemmkit/version.hpp"
+
+namespace gemmkit::cli {
+namespace {
+
+// CUDA's encoding (12080) as "12.8".
+std::string cuda_version(int v) {
+  return v == 0 ? "none" : std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+}  // namespace
+
+std::string version_text() {
+  const RunMeta meta = run_meta();
+  std::string text = std::string("gemmkit ") + GEMMKIT_VERSION + "\ncommit " + meta.commit +
+                     (meta.dirty ? "-dirty" : "") + "\n";
+  if (!cuda_compiled()) return text + "CUDA: none (this gemmkit was built without the CUDA backend)";
+  const CudaVersions v = cuda_versions();
+  return text + "CUDA runtime " + cuda_version(v.runtime) + ", driver " + cuda_version(v.driver) +
+         ", cuBLAS " + std::to_string(v.cublas / 10000) + "." + std::to_string(v.cublas / 100 % 100) +
+         "." + std::to_string(v.cublas % 100);
+}
+
+}  // namespace gemmkit::cli

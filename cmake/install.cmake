@@ -1,0 +1,57 @@
+# Install rules and package files: headers, the libraries, the CLI and its plot script,
+# gemmkitConfig.cmake (+ version file, targets) and gemmkit.pc. Included by the top
+# CMakeLists.txt when GEMMKIT_INSTALL is on.
+include(CMakePackageConfigHelpers)
+set(GEMMKIT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gemmkit)
+
+# include/gemmkit/*.hpp, include/gemmkit.h (the C API) and the generated version header.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ ${PROJECT_BINARY_DIR}/include/
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+
+set(gemmkit_install_targets gemmkit_core gemmkit_primitives gemmkit_walks gemmkit)
+if(GEMMKIT_SHARED)
+  list(APPEND gemmkit_install_targets gemmkit_shared)
+endif()
+install(TARGETS ${gemmkit_install_targets} EXPORT gemmkitTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+if(GEMMKIT_CLI)
+  install(TARGETS gemmkit_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/bench/plot.py DESTINATION ${CMAKE_INSTALL_DATADIR}/gemmkit)
+endif()
+
+install(EXPORT gemmkitTargets NAMESPACE gemmkit:: DESTINATION ${GEMMKIT_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gemmkitConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/gemmkitConfig.cmake
+                              INSTALL_DESTINATION ${GEMMKIT_CMAKE_DIR})
+# Before 1.0 a new minor version may break the API: only the same major.minor is compatible.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/gemmkitConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/gemmkitConfig.cmake ${PROJECT_BINARY_DIR}/gemmkitConfigVersion.cmake
+        DESTINATION ${GEMMKIT_CMAKE_DIR})
+
+# gemmkit.pc: the shared library, which brings its own dependencies (its run path finds
+# them). Without one (GEMMKIT_SHARED off), the static parts and what they need.
+set(GEMMKIT_PC_CFLAGS "")
+if(GEMMKIT_HAVE_CUDA)
+  set(GEMMKIT_PC_CFLAGS " -DGEMMKIT_HAVE_CUDA=1")
+endif()
+if(GEMMKIT_SHARED)
+  set(GEMMKIT_PC_LIBS "-lgemmkit")
+else()
+  set(GEMMKIT_PC_LIBS "-lgemmkit_walks -lgemmkit_primitives -lgemmkit_core")
+  foreach(lib IN LISTS OpenBLAS_LIBRARIES)
+    get_filename_component(dir ${lib} DIRECTORY)
+    string(APPEND GEMMKIT_PC_LIBS " ${lib} -Wl,-rpath,${dir}")
+  endforeach()
+  if(GEMMKIT_HAVE_CUDA)
+    string(APPEND GEMMKIT_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR}"
+                                  " -lcusparse -lcublas -lcudart")
+  endif()
+  string(APPEND GEMMKIT_PC_LIBS " -lgmp ${OpenMP_CXX_FLAGS}")
+endif()
+# Relative to the .pc file, so that `cmake --install --prefix` anywhere gives a working one.
+file(RELATIVE_PATH GEMMKIT_PC_PREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" GEMMKIT_PC_PREFIX "${GEMMKIT_PC_PREFIX}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/gemmkit.pc.in ${PROJECT_BINARY_DIR}/gemmkit.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/gemmkit.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
