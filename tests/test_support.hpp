@@ -18,11 +18,19 @@
 #include <variant>
 
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/registry.hpp"
 #include "gemmkit/matrix.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/verify.hpp"
 
 namespace gemmkit::test {
+
+// What a CPU kernel's run() is called with in tests that call an entry directly.
+inline const KernelLaunch& cpu_launch() {
+  static Context context(Backend::cpu);
+  static const KernelLaunch launch{context};
+  return launch;
+}
 
 struct ProblemSpec {
   DType dtype = DType::f32;  // f32, f64, i32, i64, f16, bf16 or tf32 (stored as f32)

@@ -1,17 +1,26 @@
-// The one GEMM contract: C = alpha * op(A) * op(B) + beta * C, row-major, any M, N, K >= 0,
-// any leading dimensions. op(A) is M x K, op(B) is K x N, C is M x N. A transposed operand
-// is stored as its transpose (A^T stored K x M, row-major). beta == 0 means C is write-only:
-// NaNs already in C do not propagate.
+// The one GEMM contract: C = alpha * op(A) * op(B) + beta * C, any M, N, K >= 0, any leading
+// dimensions, row-major (C's rows contiguous) or column-major (as BLAS and cuBLAS store).
+// op(A) is M x K, op(B) is K x N, C is M x N. A transposed operand is stored as its
+// transpose (A^T stored K x M). beta == 0 means C is write-only: NaNs already in C do not
+// propagate. A strided batch runs `batch` such products, matrix i of each operand at
+// pointer + i * stride (elements).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "gemmkit/context.hpp"
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/matrix.hpp"
 
 namespace gemmkit {
+
+struct KernelEntry;
+
+// How the matrices are stored. Column-major problems are run as the row-major problem
+// C^T = op(B)^T op(A)^T on the same memory (no copies): see as_row_major().
+enum class Layout { row_major, col_major };
 
 // A type-erased problem, as kernels and the registry see it. Pointers refer to memory of
 // the backend that runs it (host memory for CPU kernels, device memory for CUDA kernels).
@@ -30,17 +39,36 @@ struct GemmProblem {
   // C's element type when it differs from the inputs': only f32 for f16/bf16 inputs (the
   // tensor cores sum in FP32 anyway). nullopt: C has the input dtype.
   std::optional<DType> out_dtype;
+  Layout layout = Layout::row_major;
+  // Strided batch: `batch` products; operand i starts `stride_*` elements after operand
+  // i - 1. A stride of 0 reuses one A (or B) for every product; C's stride must keep the
+  // outputs apart (at least C's span) when batch > 1.
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 
   DType c_dtype() const { return out_dtype.value_or(dtype); }
 
-  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+  double flops() const { return 2.0 * double(batch) * double(m) * double(n) * double(k); }
   // Stored shape of A and B: rows x cols as laid out in memory.
   std::int64_t a_rows() const { return trans_a ? k : m; }
   std::int64_t a_cols() const { return trans_a ? m : k; }
   std::int64_t b_rows() const { return trans_b ? n : k; }
   std::int64_t b_cols() const { return trans_b ? k : n; }
-  std::string shape_string() const;  // "MxNxK" with transposes, e.g. "300x100x200 (A^T)"
+  // "MxNxK" with transposes, layout and batch, e.g. "300x100x200 (A^T)", "64 x 512x512x512"
+  std::string shape_string() const;
+  // Elements of memory each stored operand spans (one matrix, then the whole batch).
+  std::int64_t a_span() const;
+  std::int64_t b_span() const;
+  std::int64_t c_span() const;
 };
+
+// The same problem as kernels see it: row-major. A column-major problem becomes the
+// row-major product C^T (N x M) = op(B)^T op(A)^T with A and B swapped; row-major problems
+// come back unchanged.
+GemmProblem as_row_major(const GemmProblem& problem);
+
+// Matrix i of a strided batch as a problem of its own (batch 1).
+GemmProblem batch_item(const GemmProblem& problem, std::int64_t i);
 
 // Throws a usage error if the problem is inconsistent (negative sizes, leading dimension
 // smaller than a stored width, null pointer for a non-empty operand, non-integer alpha/beta
@@ -81,18 +109,40 @@ GemmProblem make_problem(MatrixView<const T> a, bool trans_a, MatrixView<const T
 GemmProblem make_problem(const AnyMatrix& a, bool trans_a, const AnyMatrix& b, bool trans_b,
                          AnyMatrix& c, double alpha = 1.0, double beta = 0.0);
 
-enum class Backend { cpu, cuda };
-std::string_view backend_name(Backend backend);
-
 // What the high-level entry point should use. An empty kernel name means "auto": the
 // fastest kernel of the backend that accepts the problem.
 struct GemmOptions {
-  std::optional<Backend> backend;  // nullopt: CUDA when a device is present, else CPU
-  std::string kernel;              // "" or "auto": chosen by the dispatcher
+  // Host API: nullopt is CUDA when a device is present, else CPU. Device API: must be the
+  // context's backend or nullopt.
+  std::optional<Backend> backend{};
+  std::string kernel{};  // "" or "auto": chosen by the dispatcher
+  // Host API only: the context to run in (nullptr: one made for the call, which costs a
+  // cuBLAS handle; pass one to reuse its handles and workspaces across calls).
+  Context* context = nullptr;
 };
 
+// ---- device API: operands in the context's memory, nothing copied ----------------------
+// Pointers are device memory of ctx's device (host memory for the CPU context). The call
+// validates the problem, checks the kernel's dtype, preconditions and the device's compute
+// capability, and queues the work on `stream` without waiting for it (CPU: runs it). Usage
+// errors (exit 2) for an invalid problem or a kernel that refuses it; nothing is queued then.
+
+// The kernel a call with these options runs: options.kernel, or the auto choice.
+const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& problem,
+                                      const GemmOptions& options = {});
+// Device bytes of workspace a call needs (0 for most kernels).
+std::size_t gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem,
+                                 const GemmOptions& options = {});
+// Workspace from the context's pool (per stream). Returns the kernel that ran.
+const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream = nullptr,
+                        const GemmOptions& options = {});
+// Workspace from the caller (at least gemm_workspace_bytes()).
+const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
+                        Workspace workspace, const GemmOptions& options = {});
+
+// ---- host API: operands in host memory --------------------------------------------------
 // Runs a host-memory problem on the chosen backend and kernel (copying to and from the
-// device for CUDA kernels). Returns the name of the kernel that ran.
+// device for CUDA kernels, and waiting for it). Returns the name of the kernel that ran.
 std::string gemm(const GemmProblem& host_problem, const GemmOptions& options = {});
 
 }  // namespace gemmkit

@@ -12,6 +12,13 @@
 
 namespace gemmkit {
 
+// What a launcher runs with besides the problem.
+struct KernelLaunch {
+  Context& context;
+  Stream stream = nullptr;
+  Workspace workspace;  // at least the entry's workspace_bytes(problem), or empty when 0
+};
+
 enum class KernelRole {
   ladder,     // one of our own kernels, a rung of the ladder
   reference,  // a vendor library (OpenBLAS, cuBLAS): the speed baseline
@@ -31,13 +38,23 @@ struct KernelEntry {
   int auto_priority = 0;
   // Accepts f16/bf16 inputs with C in f32 (GemmProblem::out_dtype).
   bool half_inputs_f32_output = false;
+  // Runs a strided batch (GemmProblem::batch) itself, in one launch; otherwise the library
+  // runs the batch's products one after another.
+  bool batched = false;
   // Returns why the kernel cannot run this problem, or nullopt if it can. Leave empty when
-  // every valid problem of a supported dtype is accepted.
+  // every valid problem of a supported dtype is accepted. Problems arrive row-major.
   std::function<std::optional<std::string>(const GemmProblem&)> precondition;
-  // Runs a validated problem whose pointers are in the backend's memory.
-  std::function<void(const GemmProblem&)> run;
+  // Device bytes of scratch a launch of this problem needs (empty: none). The launcher
+  // gets them in KernelLaunch::workspace; it keeps no memory of its own between calls.
+  std::function<std::size_t(const GemmProblem&, const Context&)> workspace_bytes;
+  // Queues a validated row-major problem, whose pointers are in the backend's memory, on
+  // launch.stream (CPU kernels run it). Batched only when `batched` is set.
+  std::function<void(const GemmProblem&, const KernelLaunch&)> run;
 
   bool supports(DType dtype) const;
+  std::size_t workspace_for(const GemmProblem& problem, const Context& ctx) const {
+    return workspace_bytes ? workspace_bytes(problem, ctx) : 0;
+  }
   // nullopt if the kernel accepts the problem (dtype supported and precondition met).
   std::optional<std::string> rejects(const GemmProblem& problem) const;
 };

@@ -9,9 +9,19 @@
 
 namespace gemmkit::detail {
 
-// Copies a host-memory problem to the device, runs a CUDA entry on it, copies C back.
+// Runs a validated row-major problem in ctx's memory on `entry` (chosen for it): the batch
+// in one call when the entry is batched, else one product at a time. Nothing is checked
+// here; the device API checks before calling it.
+void launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& problem,
+                 Stream stream, Workspace workspace);
+// Its CUDA half: makes ctx's device current, checks that the operands are memory the
+// device can read, and queues the entry's launches on `stream`.
+void cuda_launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& problem,
+                      Stream stream, Workspace workspace);
+
+// Copies a host-memory problem to ctx's device, runs a CUDA entry on it, copies C back.
 // In a build without CUDA it throws the device error of require_cuda_device().
-void run_on_device(const KernelEntry& entry, const GemmProblem& host_problem);
+void run_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& host_problem);
 
 // Times a CUDA entry on a host-memory problem: copies the operands once, then runs it
 // `warmup` times (stopping early once they took max_seconds / 2) and up to `reps` times under
@@ -19,7 +29,7 @@ void run_on_device(const KernelEntry& entry, const GemmProblem& host_problem);
 // run it overwrites a scratch buffer of twice the device's L2 size (allocated once, on first
 // use), outside the event pair, so operands that fit in L2 are still read from memory.
 // Copies the last result back into host C.
-std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& host_problem,
+std::vector<double> time_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& host_problem,
                                    int warmup, int reps, double max_seconds);
 
 // Timed pairs in ABBA order (entry, reference, reference, entry, entry, ...) until `reps`
@@ -47,7 +57,7 @@ PairedTimes time_pairs_abba(int reps, double max_seconds, TimeEntry&& time_entry
 }
 
 // The same for two CUDA entries, timed by time_pairs_abba (see time_kernel_beside).
-PairedTimes time_pair_on_device(const KernelEntry& entry, const KernelEntry& reference,
+PairedTimes time_pair_on_device(Context& ctx, const KernelEntry& entry, const KernelEntry& reference,
                                 const GemmProblem& host_problem, int warmup, int reps,
                                 double max_seconds);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <variant>
 
 #include "core/dispatch.hpp"
@@ -12,22 +14,74 @@
 
 namespace gemmkit {
 
-std::string_view backend_name(Backend backend) {
-  return backend == Backend::cpu ? "cpu" : "cuda";
-}
-
 std::string GemmProblem::shape_string() const {
   std::string s = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-  if (trans_a && trans_b) return s + " (A^T, B^T)";
-  if (trans_a) return s + " (A^T)";
-  if (trans_b) return s + " (B^T)";
-  return s;
+  if (batch != 1) s = std::to_string(batch) + " x " + s;
+  std::string notes;
+  if (trans_a) notes += "A^T";
+  if (trans_b) notes += notes.empty() ? "B^T" : ", B^T";
+  if (layout == Layout::col_major) notes += notes.empty() ? "column-major" : ", column-major";
+  return notes.empty() ? s : s + " (" + notes + ")";
 }
 
-void validate(const GemmProblem& p) {
+namespace {
+// Elements a stored rows x cols matrix with leading dimension ld spans: the last row is only
+// as wide as the stored width. Row-major; a column-major problem is mapped first.
+std::int64_t matrix_span(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
+}
+std::int64_t batch_span(std::int64_t one, std::int64_t batch, std::int64_t stride) {
+  return one == 0 || batch == 0 ? 0 : (batch - 1) * stride + one;
+}
+}  // namespace
+
+std::int64_t GemmProblem::a_span() const {
+  const GemmProblem p = as_row_major(*this);
+  return batch_span(matrix_span(p.a_rows(), p.a_cols(), p.lda), batch, stride_a);
+}
+std::int64_t GemmProblem::b_span() const {
+  const GemmProblem p = as_row_major(*this);
+  return batch_span(matrix_span(p.b_rows(), p.b_cols(), p.ldb), batch, stride_b);
+}
+std::int64_t GemmProblem::c_span() const {
+  const GemmProblem p = as_row_major(*this);
+  return batch_span(matrix_span(p.m, p.n, p.ldc), batch, stride_c);
+}
+
+// Column-major C (M x N) read row-major is the N x M matrix C^T, and C^T = op(B)^T op(A)^T.
+// A column-major matrix read row-major is its transpose, so each operand's storage, read
+// row-major, is already op()^T of itself when its flag is clear, and op() when it is set:
+// the row-major problem is N x M x K with A and B swapped and each keeping its own flag.
+GemmProblem as_row_major(const GemmProblem& p) {
+  if (p.layout == Layout::row_major) return p;
+  GemmProblem q = p;
+  q.layout = Layout::row_major;
+  q.m = p.n;
+  q.n = p.m;
+  q.a = p.b, q.lda = p.ldb, q.trans_a = p.trans_b, q.stride_a = p.stride_b;
+  q.b = p.a, q.ldb = p.lda, q.trans_b = p.trans_a, q.stride_b = p.stride_a;
+  return q;
+}
+
+GemmProblem batch_item(const GemmProblem& p, std::int64_t i) {
+  GemmProblem q = p;
+  q.batch = 1;
+  const std::size_t in = dtype_size(p.dtype), out = dtype_size(p.c_dtype());
+  if (p.a) q.a = static_cast<const unsigned char*>(p.a) + std::size_t(i * p.stride_a) * in;
+  if (p.b) q.b = static_cast<const unsigned char*>(p.b) + std::size_t(i * p.stride_b) * in;
+  if (p.c) q.c = static_cast<unsigned char*>(p.c) + std::size_t(i * p.stride_c) * out;
+  return q;
+}
+
+void validate(const GemmProblem& problem) {
   auto bad = [&](const std::string& what) {
-    fail(ErrorCategory::usage, "invalid GEMM " + p.shape_string() + ": " + what);
+    fail(ErrorCategory::usage, "invalid GEMM " + problem.shape_string() + ": " + what);
   };
+  if (problem.batch < 0) bad("negative batch count");
+  if (problem.stride_a < 0 || problem.stride_b < 0 || problem.stride_c < 0) bad("negative stride");
+  // Leading dimensions are checked on the row-major form: for a column-major problem they
+  // then read "the stored height" of its matrices.
+  const GemmProblem p = as_row_major(problem);
   if (p.m < 0 || p.n < 0 || p.k < 0) bad("negative size");
   // A stored a_rows x a_cols needs lda >= a_cols (and >= 1), likewise B and C.
   if (p.lda < std::max<std::int64_t>(1, p.a_cols()))
@@ -36,6 +90,10 @@ void validate(const GemmProblem& p) {
     bad("ldb " + std::to_string(p.ldb) + " < stored width of B " + std::to_string(p.b_cols()));
   if (p.ldc < std::max<std::int64_t>(1, p.n))
     bad("ldc " + std::to_string(p.ldc) + " < width of C " + std::to_string(p.n));
+  if (p.batch > 1 && p.m > 0 && p.n > 0 && p.stride_c < matrix_span(p.m, p.n, p.ldc))
+    bad("stride_c " + std::to_string(p.stride_c) + " < the " +
+        std::to_string(matrix_span(p.m, p.n, p.ldc)) +
+        " elements one C spans: the batch's outputs would overlap");
   if (p.m > 0 && p.n > 0 && p.c == nullptr) bad("C is null");
   if (p.m > 0 && p.n > 0 && p.k > 0 && (p.a == nullptr || p.b == nullptr)) bad("A or B is null");
   if (!std::isfinite(p.alpha) || !std::isfinite(p.beta)) bad("alpha and beta must be finite");
@@ -78,67 +136,149 @@ GemmProblem make_problem(const AnyMatrix& a, bool trans_a, const AnyMatrix& b, b
 
 namespace {
 
-bool device_can_run(const KernelEntry& entry) {
-  return entry.backend == Backend::cpu ||
-         current_compute_capability() >= entry.min_compute_capability;
+bool device_can_run(const KernelEntry& entry, const Context& ctx) {
+  return entry.backend == Backend::cpu || ctx.compute_capability() >= entry.min_compute_capability;
 }
 
-// The accepting kernel of `backend` with the highest auto priority, or nullptr.
-const KernelEntry* choose_kernel(Backend backend, const GemmProblem& p) {
+// The accepting kernel of ctx's backend with the highest auto priority, or nullptr.
+const KernelEntry* auto_kernel(const Context& ctx, const GemmProblem& p) {
   const KernelEntry* best = nullptr;
-  for (const KernelEntry* e : Registry::instance().of_backend(backend)) {
-    if (e->auto_priority <= 0 || e->rejects(p) || !device_can_run(*e)) continue;
+  for (const KernelEntry* e : Registry::instance().of_backend(ctx.backend())) {
+    if (e->auto_priority <= 0 || e->rejects(p) || !device_can_run(*e, ctx)) continue;
     if (!best || e->auto_priority > best->auto_priority) best = e;
   }
   return best;
 }
 
+std::string dtype_text(const GemmProblem& p) { return std::string(dtype_name(p.dtype)); }
+
 }  // namespace
 
-std::string gemm(const GemmProblem& p, const GemmOptions& options) {
-  validate(p);
-  const bool explicit_kernel = !options.kernel.empty() && options.kernel != "auto";
-  const KernelEntry* entry = nullptr;
-  if (explicit_kernel) {
-    entry = &Registry::instance().get(options.kernel);
-    if (options.backend && *options.backend != entry->backend)
-      fail(ErrorCategory::usage, "kernel '" + entry->name + "' belongs to the " +
-                                     std::string(backend_name(entry->backend)) +
-                                     " backend, not " + std::string(backend_name(*options.backend)));
-    if (auto why = entry->rejects(p))
-      fail(ErrorCategory::usage, "kernel '" + entry->name + "' cannot run " + p.shape_string() +
-                                     " " + std::string(dtype_name(p.dtype)) + ": " + *why);
-  } else {
-    Backend backend = Backend::cpu;
-    if (options.backend) {
-      backend = *options.backend;
-      // Without a device no CUDA kernel accepts anything: say that, not "no kernel accepts".
-      if (backend == Backend::cuda) require_cuda_device();
-    } else if (cuda_device_available() && choose_kernel(Backend::cuda, p)) {
-      backend = Backend::cuda;
-    }
-    entry = choose_kernel(backend, p);
-    if (!entry)
-      fail(ErrorCategory::usage, "no " + std::string(backend_name(backend)) +
-                                     " kernel in this build accepts a " +
-                                     std::string(dtype_name(p.dtype)) + " GEMM of " +
-                                     p.shape_string());
+const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& problem,
+                                      const GemmOptions& options) {
+  const GemmProblem p = as_row_major(problem);
+  if (options.backend && *options.backend != ctx.backend())
+    fail(ErrorCategory::usage, "the " + std::string(backend_name(*options.backend)) +
+                                   " backend was asked of a " +
+                                   std::string(backend_name(ctx.backend())) + " context");
+  if (options.kernel.empty() || options.kernel == "auto") {
+    if (const KernelEntry* e = auto_kernel(ctx, p)) return *e;
+    fail(ErrorCategory::usage, "no " + std::string(backend_name(ctx.backend())) +
+                                   " kernel in this build accepts a " + dtype_text(p) +
+                                   " GEMM of " + problem.shape_string());
   }
-  if (entry->backend == Backend::cuda) {
-    require_cuda_device();
-    if (!device_can_run(*entry))
-      fail(ErrorCategory::usage, "kernel '" + entry->name + "' needs compute capability " +
-                                     std::to_string(entry->min_compute_capability) +
-                                     ", the device has " +
-                                     std::to_string(current_compute_capability()));
+  const KernelEntry& entry = Registry::instance().get(options.kernel);
+  if (entry.backend != ctx.backend())
+    fail(ErrorCategory::usage, "kernel '" + entry.name + "' belongs to the " +
+                                   std::string(backend_name(entry.backend)) + " backend, not " +
+                                   std::string(backend_name(ctx.backend())));
+  if (auto why = entry.rejects(p))
+    fail(ErrorCategory::usage, "kernel '" + entry.name + "' cannot run " + problem.shape_string() +
+                                   " " + dtype_text(p) + ": " + *why);
+  if (!device_can_run(entry, ctx))
+    fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs compute capability " +
+                                   std::to_string(entry.min_compute_capability) +
+                                   ", the device has " + std::to_string(ctx.compute_capability()));
+  return entry;
+}
+
+std::size_t gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem,
+                                 const GemmOptions& options) {
+  validate(problem);
+  const GemmProblem p = as_row_major(problem);
+  // A kernel that does not batch runs the products one after another on the same stream,
+  // so one product's workspace serves them all.
+  const KernelEntry& entry = choose_gemm_kernel(ctx, p, options);
+  return entry.workspace_for(entry.batched ? p : batch_item(p, 0), ctx);
+}
+
+namespace detail {
+
+void launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& p, Stream stream,
+                 Workspace workspace) {
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  if (entry.backend == Backend::cuda) {
+    cuda_launch_gemm(ctx, entry, p, stream, workspace);
+    return;
+  }
+  const KernelLaunch launch{ctx, stream, workspace};
+  if (entry.batched) {
+    entry.run(p, launch);
+  } else {
+    for (std::int64_t i = 0; i < p.batch; ++i) entry.run(batch_item(p, i), launch);
+  }
+}
+
+}  // namespace detail
+
+const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
+                        Workspace workspace, const GemmOptions& options) {
+  validate(problem);
+  const GemmProblem p = as_row_major(problem);
+  const KernelEntry& entry = choose_gemm_kernel(ctx, p, options);
+  const std::size_t needed = entry.workspace_for(entry.batched ? p : batch_item(p, 0), ctx);
+  if (workspace.bytes < needed)
+    fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs " + std::to_string(needed) +
+                                   " bytes of workspace for " + problem.shape_string() + ", " +
+                                   std::to_string(workspace.bytes) + " were given");
+  if (needed > 0 && reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
+    fail(ErrorCategory::usage, "the workspace must start on a " +
+                                   std::to_string(kWorkspaceAlignment) + "-byte boundary");
+  detail::launch_gemm(ctx, entry, p, stream, workspace);
+  return entry;
+}
+
+const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
+                        const GemmOptions& options) {
+  validate(problem);
+  const GemmProblem p = as_row_major(problem);
+  const KernelEntry& entry = choose_gemm_kernel(ctx, p, options);
+  const std::size_t needed = entry.workspace_for(entry.batched ? p : batch_item(p, 0), ctx);
+  const Workspace workspace = needed > 0 ? ctx.workspace(stream, needed) : Workspace{};
+  detail::launch_gemm(ctx, entry, p, stream, workspace);
+  return entry;
+}
+
+std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
+  validate(problem);
+  const GemmProblem p = as_row_major(problem);
+  const bool explicit_kernel = !options.kernel.empty() && options.kernel != "auto";
+  // The backend: the kernel's, the one asked for, or CUDA when a device takes the problem.
+  Backend backend = Backend::cpu;
+  if (explicit_kernel) {
+    backend = Registry::instance().get(options.kernel).backend;
+  } else if (options.backend) {
+    backend = *options.backend;
+  } else if (options.context) {
+    backend = options.context->backend();
+  } else if (cuda_device_available()) {
+    Context probe(Backend::cuda);
+    if (auto_kernel(probe, p)) backend = Backend::cuda;
+  }
+  if (options.backend && *options.backend != backend)
+    fail(ErrorCategory::usage, "kernel '" + options.kernel + "' belongs to the " +
+                                   std::string(backend_name(backend)) + " backend, not " +
+                                   std::string(backend_name(*options.backend)));
+  // Without a device no CUDA kernel accepts anything: say that, not "no kernel accepts".
+  if (backend == Backend::cuda) require_cuda_device();
+  std::optional<Context> own;
+  Context* ctx = options.context;
+  if (!ctx || ctx->backend() != backend) ctx = &own.emplace(backend);
+  GemmOptions chosen = options;
+  chosen.backend.reset();
+  const KernelEntry& entry = choose_gemm_kernel(*ctx, p, chosen);
+  if (entry.backend == Backend::cuda) {
     // The device copies of A, B and C (DeviceProblem in src/cuda/device.cu).
     require_device_memory(estimate_gemm_memory(p, VerifyMode::none).device,
-                          "kernel '" + entry->name + "' on " + p.shape_string());
-    detail::run_on_device(*entry, p);
-  } else if (p.m > 0 && p.n > 0) {
-    entry->run(p);
+                          "kernel '" + entry.name + "' on " + problem.shape_string());
+    detail::run_on_device(*ctx, entry, p);
+  } else {
+    const std::size_t needed = entry.workspace_for(entry.batched ? p : batch_item(p, 0), *ctx);
+    if (needed > 0)
+      fail(ErrorCategory::internal, "CPU kernel '" + entry.name + "' asks for device workspace");
+    detail::launch_gemm(*ctx, entry, p, nullptr, {});
   }
-  return entry->name;
+  return entry.name;
 }
 
 }  // namespace gemmkit

@@ -85,9 +85,10 @@ HostMemory host_memory() {
 
 GemmMemory estimate_gemm_memory(const GemmProblem& p, VerifyMode mode) {
   GemmMemory result;
-  const std::uint64_t a = matrix_bytes(p.a_rows(), std::max<std::int64_t>(p.lda, 1), p.dtype);
-  const std::uint64_t b = matrix_bytes(p.b_rows(), std::max<std::int64_t>(p.ldb, 1), p.dtype);
-  const std::uint64_t c = matrix_bytes(p.m, std::max<std::int64_t>(p.ldc, 1), p.c_dtype());
+  // Spans of the stored operands, the whole batch (a row-major problem's matrices).
+  const std::uint64_t a = matrix_bytes(1, p.a_span(), p.dtype);
+  const std::uint64_t b = matrix_bytes(1, p.b_span(), p.dtype);
+  const std::uint64_t c = matrix_bytes(1, p.c_span(), p.c_dtype());
   result.device = saturating_add(saturating_add(a, b), c);
   if (mode != VerifyMode::none || is_integer(p.dtype)) {
     // Reference blocks of 2^18 entries (double-double or 128-bit: 4 MiB) and the panel of B,

@@ -13,8 +13,13 @@ std::optional<std::string> KernelEntry::rejects(const GemmProblem& problem) cons
     return "dtype " + std::string(dtype_name(problem.dtype)) + " is not supported";
   if (problem.c_dtype() != problem.dtype && !half_inputs_f32_output)
     return "C in " + std::string(dtype_name(problem.c_dtype())) + " is not supported";
-  if (precondition) return precondition(problem);
-  return std::nullopt;
+  if (!precondition) return std::nullopt;
+  if (batched || problem.batch <= 1) return precondition(problem);
+  // Run one product at a time: every product must be accepted. What preconditions check
+  // (sizes, and alignments of pointers that advance by fixed strides) holds for every
+  // product when it holds for the first two.
+  if (auto why = precondition(batch_item(problem, 0))) return why;
+  return precondition(batch_item(problem, 1));
 }
 
 const Registry& Registry::instance() {

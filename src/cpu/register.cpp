@@ -14,7 +14,8 @@ KernelEntry cpu_entry(std::string name, int rung, std::string summary, std::vect
   e.summary = std::move(summary);
   e.dtypes = std::move(dtypes);
   e.auto_priority = auto_priority;
-  e.run = std::move(run);
+  // CPU kernels run on the calling thread; the launch's stream and workspace do not apply.
+  e.run = [run = std::move(run)](const GemmProblem& p, const KernelLaunch&) { run(p); };
   return e;
 }
 
@@ -28,6 +29,7 @@ void register_cpu_kernels(Registry& registry) {
                                    "OpenBLAS sgemm/dgemm, row-major, transposes passed through",
                                    floats, 40, cpu::openblas_gemm);
   openblas.role = KernelRole::reference;
+  openblas.batched = true;  // strided batches: see batch.cpp
   openblas.precondition = cpu::openblas_rejects;
   registry.add(std::move(openblas));
   // The tensor-core dtypes on the CPU: what the GPU computes (exact products, FP32 sums).
@@ -37,6 +39,7 @@ void register_cpu_kernels(Registry& registry) {
                                   {DType::f16, DType::bf16, DType::tf32}, 40, cpu::widened_gemm);
   widened.role = KernelRole::reference;
   widened.half_inputs_f32_output = true;
+  widened.batched = true;
   widened.precondition = cpu::openblas_rejects;
   registry.add(std::move(widened));
   registry.add(cpu_entry("cpu_naive", 1,
@@ -46,10 +49,12 @@ void register_cpu_kernels(Registry& registry) {
                          "the triple loop with __restrict pointers and a register accumulator "
                          "(hostmult1)",
                          all, 20, cpu::restrict_gemm));
-  registry.add(cpu_entry("cpu_blocked", 3,
-                         "BLIS-style packing and cache blocking, AVX2 register tiles, OpenMP; "
-                         "exact wrapping integers",
-                         all, 30, cpu::blocked_gemm));
+  KernelEntry blocked = cpu_entry("cpu_blocked", 3,
+                                  "BLIS-style packing and cache blocking, AVX2 register tiles, "
+                                  "OpenMP; exact wrapping integers",
+                                  all, 30, cpu::blocked_gemm);
+  blocked.batched = true;
+  registry.add(std::move(blocked));
 }
 
 }  // namespace gemmkit::detail

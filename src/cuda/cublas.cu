@@ -8,18 +8,9 @@
 
 namespace gemmkit::cuda {
 
-CublasHandle::CublasHandle() { GEMMKIT_CUBLAS_CHECK(cublasCreate(&handle_)); }
-CublasHandle::~CublasHandle() { cublasDestroy(handle_); }
-
-cublasHandle_t cublas_handle() {
-  // Created on first use and deliberately never destroyed: destroying it during static
-  // teardown can run after the CUDA runtime has shut down.
-  static CublasHandle* handle = new CublasHandle();
-  return handle->get();
-}
-
-void cublas_gemm(const GemmProblem& p, cublasMath_t math_mode) {
-  cublasHandle_t h = cublas_handle();
+void cublas_gemm(const GemmProblem& p, const KernelLaunch& l, cublasMath_t math_mode) {
+  const CublasCall call(l.context, l.stream, l.workspace);
+  cublasHandle_t h = call.get();
   GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, math_mode));
   const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -54,8 +45,9 @@ void cublas_gemm(const GemmProblem& p, cublasMath_t math_mode) {
 
 // f16, bf16 (C in the input type or f32) and tf32 (f32 throughout) on tensor cores, summed
 // in FP32.
-void cublas_gemm_tensor(const GemmProblem& p) {
-  cublasHandle_t h = cublas_handle();
+void cublas_gemm_tensor(const GemmProblem& p, const KernelLaunch& l) {
+  const CublasCall call(l.context, l.stream, l.workspace);
+  cublasHandle_t h = call.get();
   GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -77,6 +69,13 @@ void cublas_gemm_tensor(const GemmProblem& p) {
         p.stride_a, &beta, p.c, out, p.ldc, p.stride_c, p.batch, compute, CUBLAS_GEMM_DEFAULT));
 }
 
+namespace {
+// Each call lends cuBLAS the workspace it asks for, from the call's stream's pool entry.
+std::size_t cublas_workspace(const GemmProblem&, const Context& ctx) {
+  return cublas_workspace_bytes(ctx);
+}
+}  // namespace
+
 void register_cublas_kernels(Registry& registry) {
   registry.add({.name = "cuda_cublas",
                 .backend = Backend::cuda,
@@ -88,7 +87,10 @@ void register_cublas_kernels(Registry& registry) {
                 .auto_priority = 100,
                 .batched = true,
                 .precondition = {},
-                .run = [](const GemmProblem& p) { cublas_gemm(p, CUBLAS_PEDANTIC_MATH); }});
+                .workspace_bytes = cublas_workspace,
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                  cublas_gemm(p, l, CUBLAS_PEDANTIC_MATH);
+                }});
   // TF32 tensor cores on FP32 data: the speed a user gets from cuBLAS by allowing TF32.
   // Not chosen automatically: it is less accurate than the FP32 contract.
   registry.add({.name = "cuda_cublas_tf32",
@@ -102,9 +104,10 @@ void register_cublas_kernels(Registry& registry) {
                 .auto_priority = 0,
                 .batched = true,
                 .precondition = {},
-                .run = [](const GemmProblem& p) {
-                  if (p.dtype == DType::tf32) cublas_gemm_tensor(p);
-                  else cublas_gemm(p, CUBLAS_TF32_TENSOR_OP_MATH);
+                .workspace_bytes = cublas_workspace,
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                  if (p.dtype == DType::tf32) cublas_gemm_tensor(p, l);
+                  else cublas_gemm(p, l, CUBLAS_TF32_TENSOR_OP_MATH);
                 }});
   // Half-precision references: the speed the tensor-core rungs are measured against.
   for (const DType dtype : {DType::bf16, DType::f16})
@@ -120,6 +123,7 @@ void register_cublas_kernels(Registry& registry) {
                   .half_inputs_f32_output = true,
                   .batched = true,
                   .precondition = {},
+                  .workspace_bytes = cublas_workspace,
                   .run = cublas_gemm_tensor});
 }
 

@@ -17,6 +17,6 @@ void register_hopper_kernels(Registry& registry);     // ladder_hopper.cu: rungs
 
 // Rung 14's kernel in one tuned configuration (ladder_warptile.cu). Rung 15 runs it when a
 // problem has no partial wave to split.
-void run_tuned_config(TunedConfig config, const GemmProblem& p);
+void run_tuned_config(TunedConfig config, const GemmProblem& p, const KernelLaunch& launch);
 
 }  // namespace gemmkit::cuda

@@ -3,8 +3,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <functional>
-#include <mutex>
 #include <string>
 
 #include "cuda/device_buffer.hpp"
@@ -74,49 +72,35 @@ CUtensorMap batched_operand_map(const void* base, bool mn_major, std::int64_t mn
                    kBk);
 }
 
-// Device memory kept between calls and grown when a larger problem needs it: allocating
-// and freeing in every call would synchronise the device each time. Never freed, like
-// flush_l2's scratch in device.cu; one host thread at a time may use it.
-class Scratch {
- public:
-  // At least `bytes`; on_new(pointer), if given, runs when the memory is newly allocated.
-  void* get(std::size_t bytes, const std::function<void(void*)>& on_new = nullptr) {
-    std::lock_guard lock(mutex_);
-    if (!buffer_ || buffer_->size() < bytes) {
-      delete buffer_;
-      buffer_ = nullptr;
-      buffer_ = new DeviceBuffer<unsigned char>(bytes);  // an OOM error says what is free
-      if (on_new) on_new(buffer_->data());
-    }
-    return buffer_->data();
-  }
-
- private:
-  std::mutex mutex_;
-  DeviceBuffer<unsigned char>* buffer_ = nullptr;
-};
-
 // ---- tf32: K-major copies ------------------------------------------------------------
 
 // tf32 wgmma reads K-major operands only (A as stored, B transposed). The problem on
 // K-major operands: MN-major ones are first transposed into the workspace, rows padded to
 // whole 16 bytes for TMA. At 8192^3 the copies cost about 5% of the multiply. T is the
 // element type; 16-bit types are read in any layout and pass through.
+// Bytes of the K-major copies, rounded up to the workspace alignment: the start of the
+// workspace's stream-K part.
+std::size_t tf32_copy_bytes(const GemmProblem& p) {
+  if (p.dtype != DType::tf32) return 0;
+  const std::int64_t ld = ceil_div(p.k, 4) * 4;
+  const std::size_t floats = (p.trans_a ? std::size_t(p.m * ld) : 0) +
+                             (!p.trans_b ? std::size_t(p.n * ld) : 0);
+  return (floats * sizeof(float) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
 template <class T>
-GemmProblem with_k_major_tf32(const GemmProblem& p) {
+GemmProblem with_k_major_tf32(const GemmProblem& p, const KernelLaunch& l) {
   const bool copy_a = p.trans_a, copy_b = !p.trans_b;
   if (!std::is_same_v<T, float> || (!copy_a && !copy_b)) return p;
   const std::int64_t ld = ceil_div(p.k, 4) * 4;
   const std::size_t a_count = copy_a ? std::size_t(p.m * ld) : 0;
-  const std::size_t b_count = copy_b ? std::size_t(p.n * ld) : 0;
-  static Scratch& scratch = *new Scratch;
-  float* workspace = static_cast<float*>(scratch.get((a_count + b_count) * sizeof(float)));
+  float* workspace = static_cast<float*>(l.workspace.data);  // tf32_copy_bytes(p) of it
   // Transposes stored (rows, cols) into (cols, rows) at `out`.
   auto transpose = [&](const void* in, std::int64_t rows, std::int64_t cols, std::int64_t ld_in,
                        float* out) {
     const dim3 grid(unsigned(ceil_div(cols, 32)),
                     unsigned(std::min<std::int64_t>(ceil_div(rows, 32), 65535)));
-    kernels::transpose_f32<<<grid, dim3(32, 8)>>>(static_cast<const float*>(in), rows, cols, ld_in,
+    kernels::transpose_f32<<<grid, dim3(32, 8), 0, l.stream>>>(static_cast<const float*>(in), rows, cols, ld_in,
                                                   out, ld);
     check_launch("transpose_f32");
   };
@@ -170,121 +154,29 @@ struct ClusterLaunch {
 };
 
 template <class Kernel, class... Args>
-void launch_clustered(Kernel kernel, int blocks, int threads, int smem_bytes, int cluster_m,
-                      const Args&... args) {
-  const ClusterLaunch launch(blocks, threads, smem_bytes, cluster_m);
+void launch_clustered(Kernel kernel, cudaStream_t stream, int blocks, int threads, int smem_bytes,
+                      int cluster_m, const Args&... args) {
+  ClusterLaunch launch(blocks, threads, smem_bytes, cluster_m);
+  launch.config.stream = stream;
   GEMMKIT_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, args...));
 }
 
 // Clusters of Kernel the device runs at once (one per SM pair for rung 19). Asked once per
 // kernel: the query costs host time inside every timed call otherwise.
 template <auto Kernel, int Threads, int SmemBytes, int ClusterM>
-int resident_clusters() {
-  static const int resident = [] {
-    allow_dynamic_smem<Kernel, SmemBytes>();
+int resident_clusters(const Context& ctx) {
+  return ctx.cached(&fact_key<ResidentBlocks, Kernel>, [&] {
+    allow_dynamic_smem<Kernel, SmemBytes>(ctx);
     const ClusterLaunch launch(ClusterM * 256, Threads, SmemBytes, ClusterM);
     int clusters = 0;
     GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, Kernel, &launch.config));
     if (clusters < 1)
       fail(ErrorCategory::device, "wgmma_ws_kernel does not fit on this device's multiprocessors");
     return clusters;
-  }();
-  return resident;
+  });
 }
 
 // ---- rung 19 ---------------------------------------------------------------------------
-
-// Stream-K for the last round of tiles when it would leave many clusters idle: between a
-// quarter and two thirds of them busy in it, and at least two K-blocks per cluster.
-// Otherwise every tile goes whole (sk_tiles = 0). Measured on the H200, bf16 (cuBLAS =
-// 100%, paired): 8192^3, last round 34 of 66 clusters: 102.6% against 100.8-102.1% whole;
-// 4096^3, 58 of 66: 95.1% against 99.3-99.7% whole: so nearly full a round costs little
-// when left idle (the busy SMs run the faster) while the partial sums cost 4%.
-template <class Cfg>
-kernels::StreamK stream_k_plan(std::int64_t cluster_tiles, int clusters, std::int64_t k_tiles) {
-  kernels::StreamK sk;
-  sk.dp_tiles = int(cluster_tiles);
-  const std::int64_t last_round = cluster_tiles % clusters;
-  if (cluster_tiles <= clusters || 4 * last_round < clusters || 3 * last_round > 2 * clusters ||
-      last_round * k_tiles < 2 * clusters)
-    return sk;
-  sk.dp_tiles = int(cluster_tiles - last_round);
-  sk.sk_tiles = int(last_round);
-  // Per (cluster, block, consumer): 128 x 128 floats of partial sums and a flag. The flags
-  // are zeroed once, when the memory is new; each launch then sets them to its own number.
-  const std::size_t slots = std::size_t(clusters) * Cfg::kClusterM * Cfg::kConsumers;
-  const std::size_t partial_bytes = slots * 128 * 128 * sizeof(float);
-  static Scratch& scratch = *new Scratch;
-  static unsigned launches = 0;
-  const std::size_t bytes = partial_bytes + slots * sizeof(unsigned);
-  auto* base = static_cast<unsigned char*>(scratch.get(bytes, [&](void* fresh) {
-    GEMMKIT_CUDA_CHECK(cudaMemset(fresh, 0, bytes));
-    launches = 0;
-  }));
-  sk.partials = reinterpret_cast<float*>(base);
-  sk.flags = reinterpret_cast<unsigned*>(base + partial_bytes);
-  if (++launches == 0) ++launches;  // 0 is what a fresh flag holds
-  sk.launch = launches;
-  return sk;
-}
-
-template <class Cfg>
-void run_wgmma_ws_config(const GemmProblem& p) {
-  using T = typename Cfg::Element;
-  constexpr int kWsClusterM = Cfg::kClusterM;
-  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
-  const TensorArgs<T> g = tensor_args<T>(p);
-  const kernels::WsBatch batch{int(p.batch), p.stride_a == 0, p.stride_b == 0, p.stride_c};
-  with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
-    constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
-    constexpr auto kernel = kernels::wgmma_ws_kernel<Cfg, MnA, MnB>;
-    const CUtensorMap map_a =
-        batched_operand_map<T>(p.a, MnA, p.m, p.k, p.lda, p.batch, p.stride_a, Cfg::BM);
-    // B is copied in halves of 128 rows (one per block of a pair).
-    const CUtensorMap map_b =
-        batched_operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, p.batch, p.stride_b, Cfg::BN / 2);
-    const CUtensorMap map_c = output_map<T>(p, g);
-    // The tile space: every matrix's cluster tiles (ws_one_launch keeps it in int range).
-    const std::int64_t cluster_tiles =
-        ceil_div(ceil_div(p.m, Cfg::BM), kWsClusterM) * ceil_div(p.n, Cfg::BN) * p.batch;
-    const int resident =
-        resident_clusters<kernel, Cfg::kThreads, Cfg::kSmemBytes, kWsClusterM>();
-    int clusters = int(std::min<std::int64_t>(cluster_tiles, resident));
-    const kernels::StreamK sk = stream_k_plan<Cfg>(cluster_tiles, clusters, ceil_div(p.k, Cfg::BK));
-    // Without stream-K, as few clusters as give the same number of rounds, so that every
-    // round is as full as the last: at 4096^3, 64 clusters (rounds of 8 x 8 cluster tiles,
-    // one half of a tile group each) rather than 66 (rounds that straddle the groups, the
-    // last with 58 tiles). +0.7% of cuBLAS there (bf16, H200).
-    if (sk.sk_tiles == 0)
-      clusters = int(ceil_div(cluster_tiles, ceil_div(cluster_tiles, std::int64_t(clusters))));
-    launch_clustered(kernel, clusters * kWsClusterM, Cfg::kThreads, Cfg::kSmemBytes, kWsClusterM,
-                     map_a, map_b, map_c, g, sk, batch);
-  });
-  check_launch("wgmma_ws_kernel");
-}
-
-template <class T>
-void run_wgmma_ws(const GemmProblem& p) {
-  run_wgmma_ws_config<kernels::WgmmaWsConfig<T>>(p);
-}
-
-// ---- rung 18 ---------------------------------------------------------------------------
-
-template <class T>
-void run_wgmma_tma(const GemmProblem& p) {
-  if (p.m == 0 || p.n == 0) return;
-  using Cfg = kernels::WgmmaTmaConfig<T>;
-  const TensorArgs<T> g = tensor_args<T>(p);
-  with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
-    constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
-    const CUtensorMap map_a = operand_map<T>(p.a, MnA, p.m, p.k, p.lda, Cfg::BM);
-    const CUtensorMap map_b = operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, Cfg::BN);
-    const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)));
-    launch_with_smem<kernels::wgmma_tma_kernel<T, MnA, MnB>, Cfg::kSmemBytes>(
-        grid, dim3(Cfg::kThreads), map_a, map_b, g);
-  });
-  check_launch("wgmma_tma_kernel");
-}
 
 // Whether rung 19 runs a strided batch in one launch: when its rank-3 tensor maps can
 // address it (each batched operand's stride on 16 bytes and at least one matrix, rows x ld,
@@ -305,15 +197,130 @@ bool ws_one_launch(const GemmProblem& p) {
          addressable(p.stride_b, p.b_rows(), p.ldb) && tiles <= INT_MAX;
 }
 
+// Stream-K for the last round of tiles when it would leave many clusters idle: between a
+// quarter and two thirds of them busy in it, and at least two K-blocks per cluster.
+// Otherwise every tile goes whole (sk_tiles = 0). Measured on the H200, bf16 (cuBLAS =
+// 100%, paired): 8192^3, last round 34 of 66 clusters: 102.6% against 100.8-102.1% whole;
+// 4096^3, 58 of 66: 95.1% against 99.3-99.7% whole: so nearly full a round costs little
+// when left idle (the busy SMs run the faster) while the partial sums cost 4%.
+//
+// Per (cluster, block, consumer) the plan needs 128 x 128 floats of partial sums and a flag,
+// in the workspace after the tf32 copies. The flags are zeroed on the stream before each
+// launch that uses them, so a launch waits only for flags its own blocks set.
+struct WsPlan {
+  int clusters = 0;
+  kernels::StreamK sk;
+  std::size_t slots = 0;  // (cluster, block, consumer) triples with partial sums
+  std::size_t stream_k_bytes = 0;
+};
+
+template <class Cfg>
+WsPlan plan_wgmma_ws(const GemmProblem& p, int resident) {
+  WsPlan plan;
+  // The tile space: every matrix's cluster tiles when the batch runs in one launch.
+  const std::int64_t cluster_tiles = ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) *
+                                     ceil_div(p.n, Cfg::BN) * (ws_one_launch(p) ? p.batch : 1);
+  const std::int64_t k_tiles = ceil_div(p.k, Cfg::BK);
+  plan.clusters = int(std::min<std::int64_t>(cluster_tiles, resident));
+  kernels::StreamK& sk = plan.sk;
+  sk.dp_tiles = int(cluster_tiles);
+  const std::int64_t last_round = cluster_tiles % plan.clusters;
+  if (cluster_tiles <= plan.clusters || 4 * last_round < plan.clusters ||
+      3 * last_round > 2 * plan.clusters || last_round * k_tiles < 2 * plan.clusters) {
+    // Without stream-K, as few clusters as give the same number of rounds, so that every
+    // round is as full as the last: at 4096^3, 64 clusters (rounds of 8 x 8 cluster tiles,
+    // one half of a tile group each) rather than 66 (rounds that straddle the groups, the
+    // last with 58 tiles). +0.7% of cuBLAS there (bf16, H200).
+    plan.clusters = int(ceil_div(cluster_tiles, ceil_div(cluster_tiles, std::int64_t(plan.clusters))));
+    return plan;
+  }
+  sk.dp_tiles = int(cluster_tiles - last_round);
+  sk.sk_tiles = int(last_round);
+  plan.slots = std::size_t(plan.clusters) * Cfg::kClusterM * Cfg::kConsumers;
+  plan.stream_k_bytes = plan.slots * (128 * 128 * sizeof(float) + sizeof(unsigned));
+  return plan;
+}
+
+template <class Cfg, bool MnA, bool MnB>
+int ws_resident(const Context& ctx) {
+  return resident_clusters<kernels::wgmma_ws_kernel<Cfg, MnA, MnB>, Cfg::kThreads,
+                           Cfg::kSmemBytes, Cfg::kClusterM>(ctx);
+}
+
+// Every instantiation has the same threads and shared memory, so the same residency; the
+// launcher checks that the workspace it got is as large as this said.
+template <class Cfg>
+std::size_t wgmma_ws_stream_k_bytes(const GemmProblem& p, const Context& ctx) {
+  return plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, false, false>(ctx)).stream_k_bytes;
+}
+
+// `scratch`: the workspace after the tf32 copies.
+template <class Cfg>
+void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace scratch) {
+  using T = typename Cfg::Element;
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  const TensorArgs<T> g = tensor_args<T>(p);
+  const kernels::WsBatch batch{int(p.batch), p.stride_a == 0, p.stride_b == 0, p.stride_c};
+  with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
+    constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
+    constexpr auto kernel = kernels::wgmma_ws_kernel<Cfg, MnA, MnB>;
+    const CUtensorMap map_a =
+        batched_operand_map<T>(p.a, MnA, p.m, p.k, p.lda, p.batch, p.stride_a, Cfg::BM);
+    // B is copied in halves of 128 rows (one per block of a pair).
+    const CUtensorMap map_b =
+        batched_operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, p.batch, p.stride_b, Cfg::BN / 2);
+    const CUtensorMap map_c = output_map<T>(p, g);
+    WsPlan plan = plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, MnA, MnB>(l.context));
+    if (plan.stream_k_bytes > 0) {
+      if (scratch.bytes < plan.stream_k_bytes)
+        fail(ErrorCategory::internal, "cuda_wgmma_ws: the workspace is smaller than declared");
+      const std::size_t partial_bytes = plan.slots * 128 * 128 * sizeof(float);
+      auto* base = static_cast<unsigned char*>(scratch.data);
+      plan.sk.partials = reinterpret_cast<float*>(base);
+      plan.sk.flags = reinterpret_cast<unsigned*>(base + partial_bytes);
+      plan.sk.launch = 1;
+      GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), l.stream));
+    }
+    launch_clustered(kernel, l.stream, plan.clusters * Cfg::kClusterM, Cfg::kThreads,
+                     Cfg::kSmemBytes, Cfg::kClusterM, map_a, map_b, map_c, g, plan.sk, batch);
+  });
+  check_launch("wgmma_ws_kernel");
+}
+
+// ---- rung 18 ---------------------------------------------------------------------------
+
+template <class T>
+void run_wgmma_tma(const GemmProblem& p, const KernelLaunch& l) {
+  if (p.m == 0 || p.n == 0) return;
+  using Cfg = kernels::WgmmaTmaConfig<T>;
+  const TensorArgs<T> g = tensor_args<T>(p);
+  with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
+    constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
+    const CUtensorMap map_a = operand_map<T>(p.a, MnA, p.m, p.k, p.lda, Cfg::BM);
+    const CUtensorMap map_b = operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, Cfg::BN);
+    const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)));
+    launch_with_smem<kernels::wgmma_tma_kernel<T, MnA, MnB>, Cfg::kSmemBytes>(
+        l, grid, dim3(Cfg::kThreads), map_a, map_b, g);
+  });
+  check_launch("wgmma_tma_kernel");
+}
+
 template <class T> struct WsRunner {
-  static void run(const GemmProblem& p) {
-    if (ws_one_launch(p)) return run_wgmma_ws<T>(with_k_major_tf32<T>(p));
-    for (std::int64_t i = 0; i < p.batch; ++i)
-      run_wgmma_ws<T>(with_k_major_tf32<T>(batch_item(p, i)));
+  static void run(const GemmProblem& p, const KernelLaunch& l) {
+    if (!ws_one_launch(p)) {  // matrix by matrix, on the same stream and workspace
+      for (std::int64_t i = 0; i < p.batch; ++i) run(batch_item(p, i), l);
+      return;
+    }
+    const std::size_t copies = tf32_copy_bytes(p);
+    const Workspace stream_k{static_cast<unsigned char*>(l.workspace.data) + copies,
+                             l.workspace.bytes > copies ? l.workspace.bytes - copies : 0};
+    run_wgmma_ws_config<kernels::WgmmaWsConfig<T>>(with_k_major_tf32<T>(p, l), l, stream_k);
   }
 };
 template <class T> struct TmaRunner {
-  static void run(const GemmProblem& p) { run_wgmma_tma<T>(with_k_major_tf32<T>(p)); }
+  static void run(const GemmProblem& p, const KernelLaunch& l) {
+    run_wgmma_tma<T>(with_k_major_tf32<T>(p, l), l);
+  }
 };
 
 // What TMA and the grid need: 16-byte aligned operands with 16-byte row pitches, sizes in
@@ -337,6 +344,17 @@ std::optional<std::string> hopper_precondition(const GemmProblem& p) {
   return std::nullopt;
 }
 
+// The tf32 copies, then the stream-K partial sums and flags.
+std::size_t wgmma_ws_workspace_bytes(const GemmProblem& p, const Context& ctx) {
+  switch (p.dtype) {
+    case DType::bf16: return wgmma_ws_stream_k_bytes<kernels::WgmmaWsConfig<__nv_bfloat16>>(p, ctx);
+    case DType::f16: return wgmma_ws_stream_k_bytes<kernels::WgmmaWsConfig<__half>>(p, ctx);
+    case DType::tf32:
+      return tf32_copy_bytes(p) + wgmma_ws_stream_k_bytes<kernels::WgmmaWsConfig<float>>(p, ctx);
+    default: return 0;
+  }
+}
+
 }  // namespace
 
 void register_hopper_kernels(Registry& registry) {
@@ -351,6 +369,7 @@ void register_hopper_kernels(Registry& registry) {
                 .auto_priority = 0,
                 .half_inputs_f32_output = true,
                 .precondition = hopper_precondition,
+                .workspace_bytes = [](const GemmProblem& p, const Context&) { return tf32_copy_bytes(p); },
                 .run = by_tensor_dtype<TmaRunner>});
   registry.add({.name = "cuda_wgmma_ws",
                 .backend = Backend::cuda,
@@ -365,6 +384,7 @@ void register_hopper_kernels(Registry& registry) {
                 .half_inputs_f32_output = true,
                 .batched = true,
                 .precondition = hopper_precondition,
+                .workspace_bytes = wgmma_ws_workspace_bytes,
                 .run = by_tensor_dtype<WsRunner>});
 }
 

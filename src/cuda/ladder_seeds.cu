@@ -50,73 +50,73 @@ dim3 to_dim3(Grid grid) { return dim3(unsigned(grid.x), unsigned(grid.y)); }
 // ---- launchers ------------------------------------------------------------------------
 
 template <class T>
-void run_row_per_thread(const GemmProblem& p) {
+void run_row_per_thread(const GemmProblem& p, const KernelLaunch& l) {
   if (empty_output(p)) return;
   const GemmArgs<T> g = gemm_args<T>(p);
   with_transposes(p, [&](auto ta, auto tb) {
     kernels::row_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, T>
-        <<<to_dim3(row_per_thread_grid(p)), line_block, 0, 0>>>(g);
+        <<<to_dim3(row_per_thread_grid(p)), line_block, 0, l.stream>>>(g);
   });
   check_launch("row_per_thread_kernel");
 }
 
 template <class T>
-void run_column_per_thread(const GemmProblem& p) {
+void run_column_per_thread(const GemmProblem& p, const KernelLaunch& l) {
   if (empty_output(p)) return;
   const GemmArgs<T> g = gemm_args<T>(p);
   with_transposes(p, [&](auto ta, auto tb) {
     kernels::column_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, T>
-        <<<to_dim3(column_per_thread_grid(p)), line_block, 0, 0>>>(g);
+        <<<to_dim3(column_per_thread_grid(p)), line_block, 0, l.stream>>>(g);
   });
   check_launch("column_per_thread_kernel");
 }
 
 template <class T>
-void run_naive(const GemmProblem& p) {
+void run_naive(const GemmProblem& p, const KernelLaunch& l) {
   if (empty_output(p)) return;
   const GemmArgs<T> g = gemm_args<T>(p);
   const dim3 block(kernels::naive_block, kernels::naive_block);
   with_transposes(p, [&](auto ta, auto tb) {
     kernels::naive_kernel<decltype(ta)::value, decltype(tb)::value, T>
-        <<<to_dim3(tile_grid(p, kernels::naive_block)), block, 0, 0>>>(g);
+        <<<to_dim3(tile_grid(p, kernels::naive_block)), block, 0, l.stream>>>(g);
   });
   check_launch("naive_kernel");
 }
 
 template <class T>
-void run_restrict(const GemmProblem& p) {
+void run_restrict(const GemmProblem& p, const KernelLaunch& l) {
   if (empty_output(p)) return;
   const GemmArgs<T> g = gemm_args<T>(p);
   const dim3 block(kernels::restrict_block, kernels::restrict_block);
   with_transposes(p, [&](auto ta, auto tb) {
     kernels::restrict_kernel<decltype(ta)::value, decltype(tb)::value, T>
-        <<<to_dim3(tile_grid(p, kernels::restrict_block)), block, 0, 0>>>(
+        <<<to_dim3(tile_grid(p, kernels::restrict_block)), block, 0, l.stream>>>(
             g.m, g.n, g.k, g.alpha, g.beta, g.a, g.lda, g.b, g.ldb, g.c, g.ldc);
   });
   check_launch("restrict_kernel");
 }
 
 template <int TILE, class T>
-void run_tiled(const GemmProblem& p) {
+void run_tiled(const GemmProblem& p, const KernelLaunch& l) {
   if (empty_output(p)) return;
   const GemmArgs<T> g = gemm_args<T>(p);
   const dim3 block(TILE, TILE);
   with_transposes(p, [&](auto ta, auto tb) {
     kernels::tiled_kernel<TILE, decltype(ta)::value, decltype(tb)::value, T>
-        <<<to_dim3(tile_grid(p, TILE)), block, 0, 0>>>(g);
+        <<<to_dim3(tile_grid(p, TILE)), block, 0, l.stream>>>(g);
   });
   check_launch("tiled_kernel");
 }
 
 template <class T>
-void run_tiled_unrolled(const GemmProblem& p) {
+void run_tiled_unrolled(const GemmProblem& p, const KernelLaunch& l) {
   if (empty_output(p)) return;
   const GemmArgs<T> g = gemm_args<T>(p);
   constexpr int tile = kernels::unrolled_tile;
   const dim3 block(tile, tile);
   with_transposes(p, [&](auto ta, auto tb) {
     kernels::tiled_unrolled_kernel<decltype(ta)::value, decltype(tb)::value, T>
-        <<<to_dim3(tile_grid(p, tile)), block, 0, 0>>>(g);
+        <<<to_dim3(tile_grid(p, tile)), block, 0, l.stream>>>(g);
   });
   check_launch("tiled_unrolled_kernel");
 }
@@ -124,17 +124,17 @@ void run_tiled_unrolled(const GemmProblem& p) {
 // The entry's run function: calls launch(T{}, p) with T the problem's element type (f32 or
 // f64; the registry sends no other), so one generic lambda covers both instantiations.
 template <class Launch>
-std::function<void(const GemmProblem&)> for_each_dtype(Launch launch) {
-  return [launch](const GemmProblem& p) {
-    if (p.dtype == DType::f64) launch(double{}, p);
-    else if (p.dtype == DType::f32) launch(float{}, p);
+std::function<void(const GemmProblem&, const KernelLaunch&)> for_each_dtype(Launch launch) {
+  return [launch](const GemmProblem& p, const KernelLaunch& l) {
+    if (p.dtype == DType::f64) launch(double{}, p, l);
+    else if (p.dtype == DType::f32) launch(float{}, p, l);
     else fail(ErrorCategory::internal, "seed kernels: unsupported dtype");
   };
 }
 
 KernelEntry seed_entry(std::string name, int rung, std::string summary,
                        std::function<std::optional<std::string>(const GemmProblem&)> precondition,
-                       std::function<void(const GemmProblem&)> run) {
+                       std::function<void(const GemmProblem&, const KernelLaunch&)> run) {
   return {.name = std::move(name),
           .backend = Backend::cuda,
           .rung = rung,
@@ -154,36 +154,36 @@ void register_seed_kernels(Registry& registry) {
   registry.add(seed_entry(
       "cuda_row_per_thread", 1, "one thread per row of C: m threads, strided A reads",
       [](const GemmProblem& p) { return fits(p, row_per_thread_grid(p)); },
-      for_each_dtype([](auto t, const GemmProblem& p) { run_row_per_thread<decltype(t)>(p); })));
+      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_row_per_thread<decltype(t)>(p, l); })));
   registry.add(seed_entry(
       "cuda_col_per_thread", 2, "one thread per column of C: n threads, coalesced B and C",
       [](const GemmProblem& p) { return fits(p, column_per_thread_grid(p)); },
-      for_each_dtype([](auto t, const GemmProblem& p) { run_column_per_thread<decltype(t)>(p); })));
+      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_column_per_thread<decltype(t)>(p, l); })));
   registry.add(seed_entry(
       "cuda_naive", 3, "one thread per element of C in 16x16 blocks (the textbook kernel)",
       [](const GemmProblem& p) { return fits(p, tile_grid(p, kernels::naive_block)); },
-      for_each_dtype([](auto t, const GemmProblem& p) { run_naive<decltype(t)>(p); })));
+      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_naive<decltype(t)>(p, l); })));
   registry.add(seed_entry(
       "cuda_restrict", 4, "naive kernel with const __restrict__ operands, k loop unrolled by 8",
       [](const GemmProblem& p) { return fits(p, tile_grid(p, kernels::restrict_block)); },
-      for_each_dtype([](auto t, const GemmProblem& p) { run_restrict<decltype(t)>(p); })));
+      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_restrict<decltype(t)>(p, l); })));
   registry.add(seed_entry(
       "cuda_tiled8", 5, "8x8 tiles of op(A) and op(B) staged in shared memory per k step",
       [](const GemmProblem& p) { return fits(p, tile_grid(p, 8)); },
-      for_each_dtype([](auto t, const GemmProblem& p) { run_tiled<8, decltype(t)>(p); })));
+      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled<8, decltype(t)>(p, l); })));
   registry.add(seed_entry(
       "cuda_tiled16", 5, "16x16 tiles of op(A) and op(B) staged in shared memory per k step",
       [](const GemmProblem& p) { return fits(p, tile_grid(p, 16)); },
-      for_each_dtype([](auto t, const GemmProblem& p) { run_tiled<16, decltype(t)>(p); })));
+      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled<16, decltype(t)>(p, l); })));
   registry.add(seed_entry(
       "cuda_tiled32", 5, "32x32 tiles of op(A) and op(B) staged in shared memory per k step",
       [](const GemmProblem& p) { return fits(p, tile_grid(p, 32)); },
-      for_each_dtype([](auto t, const GemmProblem& p) { run_tiled<32, decltype(t)>(p); })));
+      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled<32, decltype(t)>(p, l); })));
   registry.add(seed_entry(
       "cuda_tiled_unrolled", 6,
       "32x32 tiles, loops unrolled, no bank conflicts for transposed operands",
       [](const GemmProblem& p) { return fits(p, tile_grid(p, kernels::unrolled_tile)); },
-      for_each_dtype([](auto t, const GemmProblem& p) { run_tiled_unrolled<decltype(t)>(p); })));
+      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled_unrolled<decltype(t)>(p, l); })));
 }
 
 }  // namespace gemmkit::cuda

@@ -50,13 +50,13 @@ std::optional<std::string> coalesced_fits(const GemmProblem& p) {
 }
 
 template <class T>
-void run_coalesced(const GemmProblem& p) {
+void run_coalesced(const GemmProblem& p, const KernelLaunch& l) {
   if (p.m == 0 || p.n == 0) return;
   const auto g = gemm_args<T>(p);
   const dim3 grid(unsigned(ceil_div(p.n, coalesced_tile)), unsigned(ceil_div(p.m, coalesced_tile)));
   const dim3 block(coalesced_tile * coalesced_tile);
   with_transposes(p, [&](auto ta, auto tb) {
-    k::coalesced_kernel<decltype(ta)::value, decltype(tb)::value, T><<<grid, block, 0, 0>>>(g);
+    k::coalesced_kernel<decltype(ta)::value, decltype(tb)::value, T><<<grid, block, 0, l.stream>>>(g);
     check_launch("cuda_coalesced");
   });
 }
@@ -71,7 +71,7 @@ std::optional<std::string> blocktile_1d_fits(const GemmProblem& p) {
 }
 
 template <class T>
-void run_blocktile_1d(const GemmProblem& p) {
+void run_blocktile_1d(const GemmProblem& p, const KernelLaunch& l) {
   using namespace bt1;
   if (p.m == 0 || p.n == 0) return;
   const auto g = gemm_args<T>(p);
@@ -79,7 +79,7 @@ void run_blocktile_1d(const GemmProblem& p) {
   const dim3 block(BM * BN / TM);
   with_transposes(p, [&](auto ta, auto tb) {
     k::blocktile_1d_kernel<decltype(ta)::value, decltype(tb)::value, T, BM, BN, BK, TM>
-        <<<grid, block, 0, 0>>>(g);
+        <<<grid, block, 0, l.stream>>>(g);
     check_launch("cuda_blocktile_1d");
   });
 }
@@ -99,13 +99,13 @@ dim3 blocktile_2d_grid(const GemmProblem& p) {
 }
 
 template <class T>
-void run_blocktile_2d(const GemmProblem& p) {
+void run_blocktile_2d(const GemmProblem& p, const KernelLaunch& l) {
   using namespace bt2;
   if (p.m == 0 || p.n == 0) return;
   const auto g = gemm_args<T>(p);
   with_transposes(p, [&](auto ta, auto tb) {
     k::blocktile_2d_kernel<decltype(ta)::value, decltype(tb)::value, T, BM, BN, BK, TM, TN>
-        <<<blocktile_2d_grid(p), threads, 0, 0>>>(g);
+        <<<blocktile_2d_grid(p), threads, 0, l.stream>>>(g);
     check_launch("cuda_blocktile_2d");
   });
 }
@@ -113,7 +113,7 @@ void run_blocktile_2d(const GemmProblem& p) {
 // Rungs 10 and 11 share their configuration and differ only in the kernel. Each operand
 // takes the float4 path only where vec4_ok holds; otherwise the scalar instantiation runs.
 template <template <bool, bool, bool, bool, bool> class Kernel>
-void run_vec4_family(const GemmProblem& p, const char* name) {
+void run_vec4_family(const GemmProblem& p, const KernelLaunch& l, const char* name) {
   if (p.m == 0 || p.n == 0) return;
   if (p.dtype != DType::f32) fail(ErrorCategory::internal, std::string(name) + ": f32 only");
   const auto g = gemm_args<float>(p);
@@ -123,7 +123,7 @@ void run_vec4_family(const GemmProblem& p, const char* name) {
       with_bool(vec4_ok(p.b, p.ldb), [&](auto vb) {
         with_bool(vec4_ok(p.c, p.ldc), [&](auto vc) {
           Kernel<decltype(ta)::value, decltype(tb)::value, decltype(va)::value,
-                 decltype(vb)::value, decltype(vc)::value>::launch(grid, bt2::threads, g);
+                 decltype(vb)::value, decltype(vc)::value>::launch(l.stream, grid, bt2::threads, g);
           check_launch(name);
         });
       });
@@ -134,15 +134,15 @@ void run_vec4_family(const GemmProblem& p, const char* name) {
 // Kernel templates cannot be template template arguments; these wrappers can.
 template <bool TA, bool TB, bool VA, bool VB, bool VC>
 struct VectorizedLaunch {
-  static void launch(dim3 grid, int threads, const kernels::GemmArgs<float>& g) {
-    k::vectorized_kernel<TA, TB, VA, VB, VC><<<grid, threads, 0, 0>>>(g);
+  static void launch(cudaStream_t stream, dim3 grid, int threads, const kernels::GemmArgs<float>& g) {
+    k::vectorized_kernel<TA, TB, VA, VB, VC><<<grid, threads, 0, stream>>>(g);
   }
 };
 
 template <bool TA, bool TB, bool VA, bool VB, bool VC>
 struct BankConflictFreeLaunch {
-  static void launch(dim3 grid, int threads, const kernels::GemmArgs<float>& g) {
-    k::bank_conflict_free_kernel<TA, TB, VA, VB, VC><<<grid, threads, 0, 0>>>(g);
+  static void launch(cudaStream_t stream, dim3 grid, int threads, const kernels::GemmArgs<float>& g) {
+    k::bank_conflict_free_kernel<TA, TB, VA, VB, VC><<<grid, threads, 0, stream>>>(g);
   }
 };
 
@@ -159,9 +159,9 @@ void register_simt_kernels(Registry& registry) {
                 .min_compute_capability = 50,
                 .auto_priority = 0,
                 .precondition = coalesced_fits,
-                .run = [](const GemmProblem& p) {
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
                   with_float_dtype(p, "cuda_coalesced",
-                                   [&](auto t) { run_coalesced<decltype(t)>(p); });
+                                   [&](auto t) { run_coalesced<decltype(t)>(p, l); });
                 }});
   registry.add({.name = "cuda_blocktile_1d",
                 .backend = Backend::cuda,
@@ -173,9 +173,9 @@ void register_simt_kernels(Registry& registry) {
                 .min_compute_capability = 50,
                 .auto_priority = 0,
                 .precondition = blocktile_1d_fits,
-                .run = [](const GemmProblem& p) {
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
                   with_float_dtype(p, "cuda_blocktile_1d",
-                                   [&](auto t) { run_blocktile_1d<decltype(t)>(p); });
+                                   [&](auto t) { run_blocktile_1d<decltype(t)>(p, l); });
                 }});
   registry.add({.name = "cuda_blocktile_2d",
                 .backend = Backend::cuda,
@@ -187,9 +187,9 @@ void register_simt_kernels(Registry& registry) {
                 .min_compute_capability = 50,
                 .auto_priority = 0,
                 .precondition = blocktile_2d_fits,
-                .run = [](const GemmProblem& p) {
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
                   with_float_dtype(p, "cuda_blocktile_2d",
-                                   [&](auto t) { run_blocktile_2d<decltype(t)>(p); });
+                                   [&](auto t) { run_blocktile_2d<decltype(t)>(p, l); });
                 }});
   registry.add({.name = "cuda_vectorized",
                 .backend = Backend::cuda,
@@ -201,8 +201,8 @@ void register_simt_kernels(Registry& registry) {
                 .min_compute_capability = 50,
                 .auto_priority = 0,
                 .precondition = blocktile_2d_fits,
-                .run = [](const GemmProblem& p) {
-                  run_vec4_family<VectorizedLaunch>(p, "cuda_vectorized");
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                  run_vec4_family<VectorizedLaunch>(p, l, "cuda_vectorized");
                 }});
   registry.add({.name = "cuda_bank_conflict_free",
                 .backend = Backend::cuda,
@@ -214,8 +214,8 @@ void register_simt_kernels(Registry& registry) {
                 .min_compute_capability = 50,
                 .auto_priority = 0,
                 .precondition = blocktile_2d_fits,
-                .run = [](const GemmProblem& p) {
-                  run_vec4_family<BankConflictFreeLaunch>(p, "cuda_bank_conflict_free");
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                  run_vec4_family<BankConflictFreeLaunch>(p, l, "cuda_bank_conflict_free");
                 }});
 }
 

@@ -1,6 +1,5 @@
 // Launcher and registry entries for rung 15: rung 14's tuned configurations with the
 // partial last wave split by K iterations (stream-K, src/cuda/stream_k_schedule.hpp).
-#include <map>
 #include <string>
 
 #include "cuda/device_buffer.hpp"
@@ -18,44 +17,19 @@ using kernels::GemmArgs;
 // and the fix-up cost more than the extra parallelism gains.
 constexpr int kMinItersPerBlock = 8;
 
-// Device memory the blocks of a launch share: partial tiles, flags and the block counter.
-// Kept per device and grown on demand (allocating ~17 MB per call would cost more than the
-// tail it saves); never freed, like the cuBLAS handle, because freeing it during static
-// teardown can run after the CUDA runtime has shut down. Launches on one stream run one
-// after another, so they can share it.
-kernels::StreamKWorkspace workspace(std::size_t partial_floats, int sk_blocks) {
-  struct Buffers {
-    DeviceBuffer<float> partials;
-    DeviceBuffer<int> counters;  // sk_blocks flags, then the block counter
-  };
-  static std::map<int, Buffers*> per_device;
-  int device = 0;
-  GEMMKIT_CUDA_CHECK(cudaGetDevice(&device));
-  Buffers*& b = per_device[device];
-  if (!b) b = new Buffers;
-  if (b->partials.size() < partial_floats) b->partials = DeviceBuffer<float>(partial_floats);
-  const std::size_t counters = std::size_t(sk_blocks) + 1;
-  if (b->counters.size() < counters) b->counters = DeviceBuffer<int>(counters);
-  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(b->counters.data(), 0, counters * sizeof(int)));
-  return {b->partials.data(), b->counters.data(), b->counters.data() + sk_blocks};
-}
-
-// Blocks of Kernel the device runs at once: one wave. Asked once per kernel (the first
-// device it runs on): the query costs host time inside every timed call otherwise.
+// Blocks of Kernel the device runs at once: one wave. Asked once per kernel and context:
+// the query costs host time inside every timed call otherwise.
 template <auto Kernel, int Threads, int SmemBytes>
-int resident_blocks() {
-  static const int resident = [] {
-    allow_dynamic_smem<Kernel, SmemBytes>();
-    int device = 0, sms = 0, per_sm = 0;
-    GEMMKIT_CUDA_CHECK(cudaGetDevice(&device));
-    GEMMKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+int resident_blocks(const Context& ctx) {
+  return ctx.cached(&fact_key<ResidentBlocks, Kernel>, [&] {
+    allow_dynamic_smem<Kernel, SmemBytes>(ctx);
+    int per_sm = 0;
     GEMMKIT_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, Threads, SmemBytes));
     if (per_sm < 1)
       fail(ErrorCategory::device, "stream_k_kernel does not fit on a multiprocessor of this device");
-    return sms * per_sm;
-  }();
-  return resident;
+    return ctx.device_info().sm_count * per_sm;
+  });
 }
 
 // Rung 15 is stream-K over rung 14's 128x256 tile, the configuration that runs the large
@@ -63,26 +37,52 @@ int resident_blocks() {
 using StreamKConfig = Tile128x256;
 constexpr TunedConfig kTunedConfig = TunedConfig::tile_128x256;
 
-void run_stream_k(const GemmProblem& p) {
+template <auto Kernel>
+StreamKSchedule schedule(const GemmProblem& p, const Context& ctx) {
+  using Cfg = StreamKConfig;
+  const std::int64_t tiles = ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN);
+  const std::int64_t k_tiles = ceil_div(p.k, Cfg::BK);
+  const int resident = resident_blocks<Kernel, Cfg::kThreads, Cfg::kSmemBytes>(ctx);
+  return make_stream_k_schedule(tiles, k_tiles, resident, kMinItersPerBlock);
+}
+
+// Workspace: the stream-K blocks' partial tiles (floats), then their flags and the block
+// counter (ints), zeroed on the stream before each launch.
+std::size_t partial_bytes(const StreamKSchedule& s) {
+  using Cfg = StreamKConfig;
+  return std::size_t(s.sk_blocks) * Cfg::kThreads * Cfg::TM * Cfg::TN * sizeof(float);
+}
+std::size_t workspace_bytes(const StreamKSchedule& s) {
+  return s.sk_blocks == 0 ? 0 : partial_bytes(s) + (std::size_t(s.sk_blocks) + 1) * sizeof(int);
+}
+
+// Every instantiation has the same threads and shared memory, so the same schedule.
+std::size_t stream_k_workspace_bytes(const GemmProblem& p, const Context& ctx) {
+  using Cfg = StreamKConfig;
+  return workspace_bytes(schedule<kernels::stream_k_kernel<Cfg, false, false, false, false>>(p, ctx));
+}
+
+void run_stream_k(const GemmProblem& p, const KernelLaunch& l) {
   using Cfg = StreamKConfig;
   if (p.m == 0 || p.n == 0) return;
   const GemmArgs<float> g = gemm_args<float>(p);
-  const std::int64_t tiles = ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN);
-  const std::int64_t k_tiles = ceil_div(p.k, Cfg::BK);
   with_transposes_and_vectors(p, [&](auto ta, auto tb, auto va, auto vb) {
     constexpr auto kernel = kernels::stream_k_kernel<Cfg, decltype(ta)::value, decltype(tb)::value,
                                                      decltype(va)::value, decltype(vb)::value>;
-    const int resident = resident_blocks<kernel, Cfg::kThreads, Cfg::kSmemBytes>();
-    const StreamKSchedule s = make_stream_k_schedule(tiles, k_tiles, resident, kMinItersPerBlock);
+    const StreamKSchedule s = schedule<kernel>(p, l.context);
     if (s.sk_blocks == 0) {
       // Whole waves, or K too short to split: rung 14's kernel, which measured up to 25%
       // faster on such problems than this one running the same tiles (1024x8192x256).
-      run_tuned_config(kTunedConfig, p);
+      run_tuned_config(kTunedConfig, p, l);
       return;
     }
-    const std::size_t partial_floats = std::size_t(s.sk_blocks) * Cfg::kThreads * Cfg::TM * Cfg::TN;
-    const kernels::StreamKWorkspace w = workspace(partial_floats, s.sk_blocks);
-    launch_with_smem<kernel, Cfg::kSmemBytes>(dim3(s.blocks()), dim3(Cfg::kThreads), g, s, w);
+    if (l.workspace.bytes < workspace_bytes(s))
+      fail(ErrorCategory::internal, "cuda_stream_k: the workspace is smaller than declared");
+    auto* base = static_cast<unsigned char*>(l.workspace.data);
+    int* counters = reinterpret_cast<int*>(base + partial_bytes(s));  // sk_blocks flags, then the counter
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(counters, 0, (std::size_t(s.sk_blocks) + 1) * sizeof(int), l.stream));
+    const kernels::StreamKWorkspace w{reinterpret_cast<float*>(base), counters, counters + s.sk_blocks};
+    launch_with_smem<kernel, Cfg::kSmemBytes>(l, dim3(s.blocks()), dim3(Cfg::kThreads), g, s, w);
     check_launch("stream_k_kernel");
   });
 }
@@ -106,6 +106,7 @@ void register_stream_k_kernels(Registry& registry) {
                 .min_compute_capability = 80,
                 .auto_priority = 0,
                 .precondition = fits,
+                .workspace_bytes = stream_k_workspace_bytes,
                 .run = run_stream_k});
 }
 

@@ -17,20 +17,20 @@ namespace {
 using kernels::TensorArgs;
 
 template <class T>
-void run_wmma(const GemmProblem& p) {
+void run_wmma(const GemmProblem& p, const KernelLaunch& l) {
   if (p.m == 0 || p.n == 0) return;
   using Cfg = kernels::WmmaConfig<T>;
   const TensorArgs<T> g = tensor_args<T>(p);
   const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)));
   with_transposes(p, [&](auto ta, auto tb) {
     constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
-    launch_with_smem<kernels::wmma_kernel<T, TA, TB>, Cfg::kSmemBytes>(grid, dim3(Cfg::kThreads), g);
+    launch_with_smem<kernels::wmma_kernel<T, TA, TB>, Cfg::kSmemBytes>(l, grid, dim3(Cfg::kThreads), g);
   });
   check_launch("wmma_kernel");
 }
 
 template <class T>
-void run_mma_sync(const GemmProblem& p) {
+void run_mma_sync(const GemmProblem& p, const KernelLaunch& l) {
   if (p.m == 0 || p.n == 0) return;
   using Cfg = kernels::MmaSyncConfig<T>;
   const TensorArgs<T> g = tensor_args<T>(p);
@@ -44,8 +44,7 @@ void run_mma_sync(const GemmProblem& p) {
     constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
     auto launch = [&](auto va, auto vb) {
       constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value;
-      launch_with_smem<kernels::mma_sync_kernel<T, TA, TB, VA, VB>, Cfg::kSmemBytes>(
-          grid, dim3(Cfg::kThreads), g);
+      launch_with_smem<kernels::mma_sync_kernel<T, TA, TB, VA, VB>, Cfg::kSmemBytes>(l, grid, dim3(Cfg::kThreads), g);
     };
     if (vec_a && vec_b) launch(std::true_type{}, std::true_type{});
     else if (vec_a) launch(std::true_type{}, std::false_type{});
@@ -55,10 +54,10 @@ void run_mma_sync(const GemmProblem& p) {
   check_launch("mma_sync_kernel");
 }
 
-template <class T> struct WmmaRunner { static void run(const GemmProblem& p) { run_wmma<T>(p); } };
-template <class T> struct MmaSyncRunner { static void run(const GemmProblem& p) { run_mma_sync<T>(p); } };
+template <class T> struct WmmaRunner { static void run(const GemmProblem& p, const KernelLaunch& l) { run_wmma<T>(p, l); } };
+template <class T> struct MmaSyncRunner { static void run(const GemmProblem& p, const KernelLaunch& l) { run_mma_sync<T>(p, l); } };
 template <> struct MmaSyncRunner<float> {  // not registered for tf32
-  static void run(const GemmProblem&) { fail(ErrorCategory::internal, "cuda_mma_sync has no tf32 path"); }
+  static void run(const GemmProblem&, const KernelLaunch&) { fail(ErrorCategory::internal, "cuda_mma_sync has no tf32 path"); }
 };
 
 // One 1-D grid of 128 x 128 tiles.

@@ -21,7 +21,7 @@ constexpr std::int64_t kMaxGridZ = 65535;
 // Runs configuration Cfg of the staged (rung 12) or cp.async (rungs 13-14) kernel, a strided
 // batch in one launch (blockIdx.z picks the matrix).
 template <class Cfg, bool Staged>
-void run_warptile(const GemmProblem& p) {
+void run_warptile(const GemmProblem& p, const KernelLaunch& l) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   const GemmArgs<float> g = gemm_args<float>(p);
   const kernels::BatchStrides batch{p.stride_a, p.stride_b, p.stride_c, p.batch};
@@ -32,9 +32,9 @@ void run_warptile(const GemmProblem& p) {
     constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
     constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value;
     if constexpr (Staged)
-      launch_with_smem<kernels::warptile_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(grid, block, g, batch);
+      launch_with_smem<kernels::warptile_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(l, grid, block, g, batch);
     else
-      launch_with_smem<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(grid, block, g, batch);
+      launch_with_smem<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(l, grid, block, g, batch);
   });
   check_launch(Staged ? "warptile_kernel" : "cp_async_kernel");
 }
@@ -49,7 +49,7 @@ struct TunedKernel {
   TunedConfig id;
   const char* name;
   const char* summary;
-  void (*run)(const GemmProblem&);
+  void (*run)(const GemmProblem&, const KernelLaunch&);
   std::optional<std::string> (*fits)(const GemmProblem&);
 };
 
@@ -73,7 +73,9 @@ const TunedKernel& tuned(TunedConfig id) {
 
 }  // namespace
 
-void run_tuned_config(TunedConfig config, const GemmProblem& p) { tuned(config).run(p); }
+void run_tuned_config(TunedConfig config, const GemmProblem& p, const KernelLaunch& l) {
+  tuned(config).run(p, l);
+}
 
 void register_warptile_kernels(Registry& registry) {
   registry.add({.name = "cuda_warptile",
@@ -111,7 +113,9 @@ void register_warptile_kernels(Registry& registry) {
                 .batched = true,
                 .precondition =
                     [](const GemmProblem& p) { return tuned(choose_tuned_config(p)).fits(p); },
-                .run = [](const GemmProblem& p) { tuned(choose_tuned_config(p)).run(p); }});
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                  tuned(choose_tuned_config(p)).run(p, l);
+                }});
   // Every configuration the table can pick is an entry of its own, so the GPU tests check
   // each one and the benchmark shows what the table chose from.
   for (const TunedKernel& t : kTuned)

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "cuda/check.hpp"
+#include "cuda/context.hpp"
 #include "cuda/kernels/common.cuh"
 #include "gemmkit/gemm.hpp"
 
@@ -76,21 +77,12 @@ void with_transposes_and_vectors(const GemmProblem& p, F&& f) {
   });
 }
 
-// Opts Kernel into SmemBytes of dynamic shared memory (above 48 KiB needs it), once.
-template <auto Kernel, int SmemBytes>
-void allow_dynamic_smem() {
-  static const bool configured = [] {
-    GEMMKIT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            SmemBytes));
-    return true;
-  }();
-  (void)configured;
-}
-
+// Launches Kernel with SmemBytes of dynamic shared memory on the launch's stream (the opt-in
+// above 48 KiB is made once per context: see cuda/context.hpp).
 template <auto Kernel, int SmemBytes, class... Args>
-void launch_with_smem(dim3 grid, dim3 block, const Args&... args) {
-  allow_dynamic_smem<Kernel, SmemBytes>();
-  Kernel<<<grid, block, SmemBytes>>>(args...);
+void launch_with_smem(const KernelLaunch& launch, dim3 grid, dim3 block, const Args&... args) {
+  allow_dynamic_smem<Kernel, SmemBytes>(launch.context);
+  Kernel<<<grid, block, SmemBytes, launch.stream>>>(args...);
 }
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }

@@ -11,6 +11,7 @@
 #include "cuda/tensor_map.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/registry.hpp"
 
 namespace gemmkit::cuda {
 
@@ -38,14 +39,14 @@ kernels::TensorArgs<T> tensor_args(const GemmProblem& p) {
           p.c, p.ldc, c_f32, c_pairs, c_tma};
 }
 
-// Runner<T>::run(p) with T the device element type of p.dtype: __nv_bfloat16, __half, or
+// Runner<T>::run(p, launch) with T the device element type of p.dtype: __nv_bfloat16, __half, or
 // float for tf32.
 template <template <class> class Runner>
-void by_tensor_dtype(const GemmProblem& p) {
+void by_tensor_dtype(const GemmProblem& p, const KernelLaunch& launch) {
   switch (p.dtype) {
-    case DType::bf16: Runner<__nv_bfloat16>::run(p); return;
-    case DType::f16: Runner<__half>::run(p); return;
-    case DType::tf32: Runner<float>::run(p); return;
+    case DType::bf16: Runner<__nv_bfloat16>::run(p, launch); return;
+    case DType::f16: Runner<__half>::run(p, launch); return;
+    case DType::tf32: Runner<float>::run(p, launch); return;
     default: fail(ErrorCategory::internal, "tensor-core rung called with an unsupported dtype");
   }
 }

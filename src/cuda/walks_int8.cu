@@ -66,9 +66,10 @@ __global__ void reduce_to_residues(const int* __restrict__ c, int p, int n, std:
 // column-major, so X's row-major buffer is X^T to it and the call is "TN", the layout its
 // int8 tensor-core kernels take. (One call per modulus: the strided-batched call over 50
 // moduli measured 1.8x slower per GEMM on the H200.)
-void int8_gemm(const std::int8_t* x_row, const std::int8_t* y_col, int* z, std::int64_t ld) {
+void int8_gemm(cublasHandle_t h, const std::int8_t* x_row, const std::int8_t* y_col, int* z,
+               std::int64_t ld) {
   const int one = 1, zero = 0;
-  GEMMKIT_CUBLAS_CHECK(cublasGemmEx(cuda::cublas_handle(), CUBLAS_OP_T, CUBLAS_OP_N, int(ld), int(ld),
+  GEMMKIT_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(ld), int(ld),
                                     int(ld), &one, x_row, CUDA_R_8I, int(ld), y_col, CUDA_R_8I, int(ld),
                                     &zero, z, CUDA_R_32I, int(ld), CUBLAS_COMPUTE_32I,
                                     CUBLAS_GEMM_DEFAULT));
@@ -120,6 +121,9 @@ Int8PowersReport gpu_int8_powers(const Graph& g, const std::vector<std::uint32_t
   cuda::DeviceBuffer<std::int8_t> a_col(per_matrix * group), r_col(per_matrix * group),
       r_row(per_matrix * group);
   cuda::DeviceBuffer<int> products(per_matrix * group);
+  // The engine's own context: its cuBLAS handle on the default stream, with a workspace.
+  Context ctx(Backend::cuda);
+  const cuda::CublasCall cublas(ctx, nullptr, ctx.workspace(nullptr, cuda::cublas_workspace_bytes(ctx)));
 
   Int8PowersReport report;
   report.batches = (nq + group - 1) / group;
@@ -151,7 +155,7 @@ Int8PowersReport gpu_int8_powers(const Graph& g, const std::vector<std::uint32_t
     }
     if (q0 == 0) {
       // Untimed warm-up: cuBLAS picks and loads its kernel, and ours loads, on first use.
-      int8_gemm(r_row.data(), r_col.data(), products.data(), ld);
+      int8_gemm(cublas.get(), r_row.data(), r_col.data(), products.data(), ld);
       cudaFuncAttributes attributes;
       GEMMKIT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reduce_to_residues));
       GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
@@ -186,7 +190,7 @@ Int8PowersReport gpu_int8_powers(const Graph& g, const std::vector<std::uint32_t
       const std::int8_t* y = step.kind == PowerStep::square ? r_col.data() : a_col.data();
       for (int b = 0; b < batch; ++b) {
         const std::size_t at = per_matrix * std::size_t(b);
-        int8_gemm(r_row.data() + at, y + at, products.data() + at, ld);
+        int8_gemm(cublas.get(), r_row.data() + at, y + at, products.data() + at, ld);
       }
       GEMMKIT_CUDA_CHECK(cudaEventRecord(middle.get()));
       const dim3 grid(unsigned(ld / 64), unsigned(ld / 64));
@@ -234,14 +238,17 @@ GemmReferenceTimes gpu_reference_gemm_times(std::int64_t n) {
     return s[s.size() / 2];
   };
   GemmReferenceTimes t;
+  // The engine's own context: its cuBLAS handle on the default stream, with a workspace.
+  Context ctx(Backend::cuda);
+  const cuda::CublasCall cublas(ctx, nullptr, ctx.workspace(nullptr, cuda::cublas_workspace_bytes(ctx)));
+  cublasHandle_t h = cublas.get();
   t.int8_seconds = per_gemm([&](std::size_t set) {
-    int8_gemm(a.data() + set * count, b.data() + set * count, c.data() + set * count, ld);
+    int8_gemm(h, a.data() + set * count, b.data() + set * count, c.data() + set * count, ld);
   });
   cuda::DeviceBuffer<double> da(count), db(count), dc(count);
   fill_residue_like<<<1024, 256>>>(da.data(), std::int64_t(count), 3);
   fill_residue_like<<<1024, 256>>>(db.data(), std::int64_t(count), 4);
   const double one = 1.0, zero = 0.0;
-  cublasHandle_t h = cuda::cublas_handle();
   GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   t.fp64_seconds = per_gemm([&](std::size_t) {
     GEMMKIT_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, int(ld), int(ld), int(ld), &one,

@@ -16,15 +16,19 @@ int current_compute_capability() { return 0; }
 std::optional<DeviceMemory> device_memory() { return std::nullopt; }
 
 namespace detail {
-void run_on_device(const KernelEntry&, const GemmProblem&) { require_cuda_device(); }
-std::vector<double> time_on_device(const KernelEntry& entry, const GemmProblem& p, int, int,
+// Each throws the device error: no CUDA in this build.
+void cuda_launch_gemm(Context&, const KernelEntry&, const GemmProblem&, Stream, Workspace) {
+  require_cuda_device();
+}
+void run_on_device(Context&, const KernelEntry&, const GemmProblem&) { require_cuda_device(); }
+std::vector<double> time_on_device(Context&, const KernelEntry&, const GemmProblem&, int, int,
                                    double) {
-  run_on_device(entry, p);  // throws: no CUDA in this build
+  require_cuda_device();
   return {};
 }
-PairedTimes time_pair_on_device(const KernelEntry& entry, const KernelEntry&, const GemmProblem& p,
-                                int, int, double) {
-  run_on_device(entry, p);  // throws: no CUDA in this build
+PairedTimes time_pair_on_device(Context&, const KernelEntry&, const KernelEntry&,
+                                const GemmProblem&, int, int, double) {
+  require_cuda_device();
   return {};
 }
 }  // namespace detail

@@ -22,7 +22,7 @@ void run_and_check(const std::vector<ProblemSpec>& specs, int rounds) {
   for (int r = 0; r < rounds; ++r)
     for (const ProblemSpec& spec : specs) {
       TestProblem t(spec);
-      blocked.run(t.problem());
+      blocked.run(t.problem(), test::cpu_launch());
       EXPECT_TRUE(t.matches_reference()) << "round " << r;
     }
 }

@@ -105,7 +105,7 @@ class CpuKernels : public ::testing::TestWithParam<KernelCase> {
     const GemmProblem p = t.problem();
     validate(p);
     ASSERT_FALSE(entry().rejects(p)) << *entry().rejects(p);
-    entry().run(p);
+    entry().run(p, test::cpu_launch());
     EXPECT_TRUE(t.matches_reference());
   }
 };
@@ -151,7 +151,7 @@ TEST_P(CpuKernels, BetaZeroIgnoresNaNInC) {
   spec.alpha = 1, spec.beta = 0;
   spec.pad = 2;
   TestProblem t(spec);  // C starts as NaN (floats) or garbage (integers)
-  entry().run(t.problem());
+  entry().run(t.problem(), test::cpu_launch());
   EXPECT_TRUE(t.matches_reference());  // a NaN that leaked would make the error NaN
 }
 
@@ -244,7 +244,7 @@ TEST_P(CpuKernelsIntegers, ExactWhenIntermediateProductsWrap) {
     const int128_t type_max = wide ? int128_t{INT64_MAX} : int128_t{INT32_MAX};
     ASSERT_GT(largest_product, type_max) << "the data must make single products wrap";
     SCOPED_TRACE(spec.to_string());
-    entry().run(t.problem());
+    entry().run(t.problem(), test::cpu_launch());
     EXPECT_TRUE(t.matches_reference());
   }
 }
@@ -258,7 +258,7 @@ TEST_P(CpuKernelsIntegers, LargeEntriesStayExact) {
                                                                          : "ints:-15000:15000");
   spec.dtype = GetParam().dtype;
   TestProblem t(spec);
-  entry().run(t.problem());
+  entry().run(t.problem(), test::cpu_launch());
   EXPECT_TRUE(t.matches_reference());
 }
 

@@ -27,7 +27,12 @@ TEST(Memory, GemmEstimateCountsTheDeviceCopiesAndTheCheck) {
   p.dtype = DType::f32, p.m = 100, p.n = 300, p.k = 200;
   p.lda = 200, p.ldb = 300, p.ldc = 301;
   const GemmMemory none = estimate_gemm_memory(p, VerifyMode::none);
-  EXPECT_EQ(none.device, 4u * (100 * 200 + 200 * 300 + 100 * 301));
+  // The spans the device copies take: the last row of each only as wide as its matrix.
+  EXPECT_EQ(none.device, 4u * ((99 * 200 + 200) + (199 * 300 + 300) + (99 * 301 + 300)));
+  p.batch = 3, p.stride_a = 20000, p.stride_b = 60000, p.stride_c = 30100;
+  EXPECT_EQ(estimate_gemm_memory(p, VerifyMode::none).device,
+            4u * ((2 * 20000 + 99 * 200 + 200) + (2 * 60000 + 199 * 300 + 300) + (2 * 30100 + 99 * 301 + 300)));
+  p.batch = 1;
   EXPECT_EQ(none.host, 0u);  // floats with --verify none: nothing is checked
   EXPECT_GT(estimate_gemm_memory(p, VerifyMode::full).host, 0u);
   p.dtype = DType::i64;  // integers are screened for overflow even with none

@@ -80,7 +80,7 @@ struct StreamK {
   int dp_tiles = 0, sk_tiles = 0;
   float* partials = nullptr;  // per (cluster, block rank, consumer): 128 x 128 floats
   unsigned* flags = nullptr;  // per (cluster, block rank, consumer): `launch` once written
-  unsigned launch = 0;        // this launch's number (never 0), so flags need no reset
+  unsigned launch = 0;        // the value a written flag holds (flags start at 0: never 0)
 };
 
 // A strided batch as the kernel walks it (one matrix: count 1).
