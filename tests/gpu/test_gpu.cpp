@@ -587,9 +587,9 @@ TEST(GpuTiming, PairedRunsLeaveTheEntrysResultInC) {
     e.name = name;
     e.backend = Backend::cuda;
     e.dtypes = {DType::f32};
-    e.run = [byte](const GemmProblem& q) {
+    e.run = [byte](const GemmProblem& q, const KernelLaunch& l) {
       const std::size_t bytes = std::size_t((q.m - 1) * q.ldc + q.n) * sizeof(float);
-      ASSERT_EQ(cudaMemsetAsync(q.c, byte, bytes), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(q.c, byte, bytes, l.stream), cudaSuccess);
     };
     return e;
   };

@@ -64,8 +64,9 @@ void run_on_device(Context& ctx, Stream stream, const std::string& kernel, Batch
 
 // Runs the cases that entry e accepts, for each of its dtypes; returns how many ran.
 int run_cases(const KernelEntry& e, const std::vector<BatchCase>& cases) {
-  Context ctx(Backend::cuda);
+  // The stream outlives the context, whose pool frees its workspace on it.
   const TestStream stream;
+  Context ctx(Backend::cuda);
   std::uint64_t seed = std::hash<std::string>{}(e.name);
   int ran = 0, refused = 0;
   for (DType dtype : e.dtypes)
@@ -121,7 +122,7 @@ TEST_P(GpuBatchedKernel, MoreMatricesThanTheGridHasZ) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuBatchedKernel, ::testing::ValuesIn(batched_cuda_entries()),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& param_info) { return param_info.param; });
 
 TEST(GpuBatched, TheReferencesTheTunedSimtRungAndRung19RunBatchesThemselves) {
   for (const char* name : {"cuda_cublas", "cuda_cublas_tf32", "cuda_cublas_bf16",
@@ -147,8 +148,8 @@ TEST(GpuBatched, EntriesWithoutBatchesRunThemMatrixByMatrix) {
 TEST(GpuBatched, DISABLED_BatchedTiming) {
   SKIP_WITHOUT_DEVICE();
   if (current_compute_capability() < 90) GTEST_SKIP() << "rung 19 needs sm_90";
-  Context ctx(Backend::cuda);
   const TestStream stream;
+  Context ctx(Backend::cuda);
   cudaEvent_t start, stop;
   ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
   ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);

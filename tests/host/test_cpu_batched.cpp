@@ -55,7 +55,7 @@ TEST_P(CpuBatchedKernel, EveryMatrixMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, CpuBatchedKernel, ::testing::ValuesIn(batched_cpu_entries()),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& param_info) { return param_info.param; });
 
 // cpu_naive runs one product per call: the library runs the batch matrix by matrix.
 TEST(CpuBatched, AnEntryWithoutBatchesRunsThemMatrixByMatrix) {
