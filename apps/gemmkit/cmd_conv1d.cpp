@@ -65,8 +65,8 @@ void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const V
 
 void list_kernels() {
   std::printf("%-14s %4s  %s\n", "kernel", "rung", "what it adds");
-  for (const auto& k : conv1d_kernels())
-    std::printf("%-14s %4d  %s\n", std::string(k.name).c_str(), k.rung, std::string(k.summary).c_str());
+  for (const auto& k : conv1d_registry().entries())
+    if (k.backend == Backend::cuda) std::printf("%-14s %4d  %s\n", k.name.c_str(), k.rung, k.summary.c_str());
   std::printf("constant-memory rungs (constant_mask, tiled) hold masks of up to %lld taps; "
               "auto runs streaming, or basic for masks whose halo overflows its shared memory\n",
               static_cast<long long>(kConv1dConstantMaskTaps));

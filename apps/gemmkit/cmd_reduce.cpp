@@ -21,12 +21,12 @@ struct ReduceOptions {
 };
 
 void print_kernel_list() {
-  std::printf("%-20s %4s  %s\n", "kernel", "rung", "what it does");
-  std::printf("%-20s %4s  %s\n", "cpu_reference", "-", "CPU: long double, compensated sums (--backend cpu)");
-  for (const auto& k : reduce_kernels())
-    std::printf("%-20s %4s  %s\n", k.name.c_str(), k.rung < 0 ? "ref" : std::to_string(k.rung).c_str(),
-                k.description.c_str());
-  std::printf("auto = %s\n", std::string(kReduceAutoKernel).c_str());
+  std::printf("%-20s %-5s %4s  %s\n", "kernel", "back", "rung", "what it does");
+  for (const auto& k : reduce_registry().entries())
+    std::printf("%-20s %-5s %4s  %s\n", k.name.c_str(), std::string(backend_name(k.backend)).c_str(),
+                k.role == KernelRole::reference ? "ref" : std::to_string(k.rung).c_str(), k.summary.c_str());
+  std::printf("auto = %s on the GPU, cpu_reference on the CPU (--backend cpu)\n",
+              std::string(kReduceAutoKernel).c_str());
 }
 
 std::string format_value(double value, DType dtype) {

@@ -187,18 +187,19 @@ void run_bench(const SpmvOptions& o) {
 
 void run_spmv(const SpmvOptions& o) {
   if (o.list) {
-    for (const auto& k : spmv_kernel_names()) std::printf("%s\n", k.c_str());
+    for (const auto& k : spmv_registry().entries())
+      if (k.backend == Backend::cuda) std::printf("%s\n", k.name.c_str());
     return;
   }
   const std::string dtype = !o.dtype.empty() ? o.dtype : o.bench ? "f32" : "f64";
   if (dtype != "f32" && dtype != "f64")
     fail(ErrorCategory::usage, "unknown dtype '" + dtype + "' for spmv (expected f32 or f64)");
-  if (!is_spmv_kernel(o.kernel))
-    fail(ErrorCategory::usage, "unknown kernel '" + o.kernel + "' (expected auto, " + [] {
-      std::string names;
-      for (const auto& k : spmv_kernel_names()) names += (names.empty() ? "" : ", ") + k;
-      return names;
-    }() + ")");
+  if (o.kernel != "auto") {
+    const SpmvKernel& k = spmv_registry().get(o.kernel);  // a usage error naming the kernels
+    if (k.backend != Backend::cuda)
+      fail(ErrorCategory::usage, "--kernel " + o.kernel + " is the CPU backend's kernel: use --backend cpu "
+                                 "and leave --kernel auto");
+  }
   const std::optional<Backend> backend = parse_backend(o.backend);
   if (!o.output.empty()) output_format(o.output);  // an unknown extension fails before any work
   check_outputs({o.output, o.json_path});

@@ -9,9 +9,10 @@
 // An empty mask is rejected (usage error).
 //
 // Backends: the CPU reference (sums in long double, rounded once), or the GPU ladder (see
-// conv1d_kernels(); docs/conv1d.md). No CUDA header is included here.
+// conv1d_registry(); docs/conv1d.md). No CUDA header is included here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,33 +20,65 @@
 #include <vector>
 
 #include "gemmkit/dtype.hpp"
-#include "gemmkit/gemm.hpp"
+#include "gemmkit/context.hpp"
+#include "gemmkit/operation.hpp"
 
 namespace gemmkit {
 
-// Taps the constant-memory rungs hold (the same count for f32 and f64: 16 KiB + 32 KiB of the
-// 64 KiB of constant memory). Wider masks are refused by those rungs, and `auto` serves
-// them from global memory.
-inline constexpr std::int64_t kConv1dConstantMaskTaps = 4096;
+// Taps the constant-memory rungs hold (the same count for f32 and f64): the mask travels in
+// the launch's parameters, which CUDA 12.1+ allows 32764 bytes of on Volta and later; 4088
+// f64 taps and the other arguments fit. Wider masks are refused by those rungs, and `auto`
+// serves them from global memory.
+inline constexpr std::int64_t kConv1dConstantMaskTaps = 4088;
 
-// The GPU ladder, in rung order.
-struct Conv1dKernelInfo {
-  std::string_view name;
-  int rung;
-  std::string_view summary;
+// ---- the kernels -------------------------------------------------------------------------
+// A convolution as kernels see it: x and y (n values of dtype, f32 or f64) in the memory of
+// the backend that runs it (device memory for CUDA kernels); the mask's `width` taps always
+// in host memory. The taps are small and read during the call: the constant-memory rungs
+// carry them in the launch's parameters (no upload that another stream could overwrite),
+// the others stage them into the call's workspace in stream order.
+struct Conv1dProblem {
+  DType dtype = DType::f32;
+  const void* x = nullptr;
+  std::int64_t n = 0;
+  const void* mask = nullptr;  // host memory
+  std::int64_t width = 0;
+  void* y = nullptr;
 };
-const std::vector<Conv1dKernelInfo>& conv1d_kernels();
+using Conv1dKernel = OperationKernel<Conv1dProblem>;
+// cpu_reference, then the GPU ladder in rung order: basic, constant_mask, tiled, streaming.
+const OperationRegistry<Conv1dProblem>& conv1d_registry();
 
-// Why `kernel` cannot convolve with a mask of `width` taps in `dtype` (an unknown name, a mask
-// wider than constant memory or shared memory holds), or nullopt when it can.
+// Why GPU rung `kernel` cannot convolve with a mask of `width` taps in `dtype` (an unknown
+// name, a mask wider than constant memory or shared memory holds), or nullopt when it can.
 std::optional<std::string> conv1d_kernel_rejection(std::string_view kernel, DType dtype,
                                                    std::int64_t width);
-// What `--kernel auto` runs on the GPU: the fastest rung that takes the width.
+// What `--kernel auto` runs on the GPU for 16-byte-aligned x: the fastest rung that takes
+// the width.
 std::string_view conv1d_auto_kernel(DType dtype, std::int64_t width);
 
+// ---- device API --------------------------------------------------------------------------
+// x and y in ctx's memory (device memory of its device; host memory for the CPU context),
+// the mask in host memory (the caller may reuse it as soon as the call returns). Checks the
+// kernel ("auto": the fastest that accepts the problem) and queues the convolution on
+// `stream` without waiting. Scratch comes from `workspace` when given (at least
+// conv1d_workspace_bytes), else from the context's pool. Returns the kernel that ran.
+std::size_t conv1d_workspace_bytes(const Context& ctx, DType dtype, std::int64_t n,
+                                   std::int64_t width, std::string_view kernel = "auto");
+const Conv1dKernel& conv1d(Context& ctx, const Conv1dProblem& problem, Stream stream,
+                           std::string_view kernel = "auto", Workspace workspace = {});
+template <class T>
+const Conv1dKernel& conv1d(Context& ctx, const T* x, std::int64_t n, const T* mask,
+                           std::int64_t width, T* y, Stream stream,
+                           std::string_view kernel = "auto", Workspace workspace = {}) {
+  return conv1d(ctx, Conv1dProblem{dtype_of<T>, x, n, mask, width, y}, stream, kernel, workspace);
+}
+
+// ---- host API: x, mask and y in host memory ----------------------------------------------
 struct Conv1dOptions {
   std::optional<Backend> backend;  // nullopt: the GPU when there is one, else the CPU
   std::string kernel = "auto";     // a GPU rung's name, or "auto"
+  Context* context = nullptr;      // the context to run in (nullptr: one made for the call)
 };
 
 // What ran: the backend and the kernel ("cpu_reference" on the CPU).

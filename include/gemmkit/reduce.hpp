@@ -1,8 +1,9 @@
 // Parallel reduction of a vector: sum, min, max and the Euclidean norm, over f32 and f64.
 // A CPU reference (long double with compensation), a ladder of CUDA kernels chosen by name
 // (the seeds' reduce0..reduce4, then warp shuffles, then 16-byte loads with a deterministic
-// second pass), and CUB's DeviceReduce as the reference entry. No CUDA header here: device
-// pointers are plain pointers.
+// second pass), and CUB's DeviceReduce as the reference entry, all in reduce_registry(). The
+// device API takes device pointers, a Context and a stream; the host API copies. No CUDA
+// header here: device pointers are plain pointers.
 //
 // Semantics, identical on every backend and kernel:
 //   sum    IEEE sum; NaN in, NaN out; +Inf and -Inf together give NaN. Empty: 0.
@@ -23,7 +24,8 @@
 #include <vector>
 
 #include "gemmkit/dtype.hpp"
-#include "gemmkit/gemm.hpp"  // Backend
+#include "gemmkit/context.hpp"
+#include "gemmkit/operation.hpp"
 
 namespace gemmkit {
 
@@ -32,16 +34,20 @@ enum class ReduceOp { sum, min, max, norm2 };
 std::optional<ReduceOp> parse_reduce_op(std::string_view text);
 std::string_view reduce_op_name(ReduceOp op);
 
-// One GPU kernel of the ladder (or the CUB reference). Rung -1 marks the reference.
-struct ReduceKernelInfo {
-  std::string name;
-  int rung = 0;
-  std::string description;
+// ---- the kernels -------------------------------------------------------------------------
+// A reduction as kernels see it. x: n values of dtype (f32 or f64); result: one value of
+// dtype. Both in the memory of the backend that runs it (device memory for CUDA kernels).
+struct ReduceProblem {
+  DType dtype = DType::f32;
+  ReduceOp op = ReduceOp::sum;
+  const void* x = nullptr;
+  std::size_t n = 0;
+  void* result = nullptr;
 };
-// In ladder order, CUB last.
-const std::vector<ReduceKernelInfo>& reduce_kernels();
-const ReduceKernelInfo* find_reduce_kernel(std::string_view name);
-// What --kernel auto picks: our fastest rung.
+using ReduceKernel = OperationKernel<ReduceProblem>;
+// cpu_reference, then the CUDA ladder (reduce0_fold .. vec16_two_pass) and CUB (reference).
+const OperationRegistry<ReduceProblem>& reduce_registry();
+// What --kernel auto picks on the GPU: our fastest rung.
 inline constexpr std::string_view kReduceAutoKernel = "vec16_two_pass";
 
 // ---- CPU reference ----
@@ -65,14 +71,24 @@ T reduce_cpu(const T* x, std::size_t n, ReduceOp op);
 double reduce_sum_error_height(std::size_t n);
 double reduce_sum_error_bound(std::size_t n, double sum_abs, DType dtype);
 
-// ---- CUDA ----
+// ---- device API ------------------------------------------------------------------------
+// x and result are in ctx's memory (device memory of its device; host memory for the CPU
+// context). The call checks the kernel ("auto": the context's fastest) and queues the
+// reduction on `stream` without waiting: *result is written in stream order. Any alignment
+// of x. Scratch comes from `workspace` when given (at least reduce_workspace_bytes), else
+// from the context's pool. Returns the kernel that ran.
+std::size_t reduce_workspace_bytes(const Context& ctx, std::size_t n, DType dtype, ReduceOp op,
+                                   std::string_view kernel = "auto");
+const ReduceKernel& reduce(Context& ctx, const ReduceProblem& problem, Stream stream,
+                           std::string_view kernel = "auto", Workspace workspace = {});
+template <class T>
+const ReduceKernel& reduce(Context& ctx, const T* x, std::size_t n, ReduceOp op, T* result,
+                           Stream stream, std::string_view kernel = "auto",
+                           Workspace workspace = {}) {
+  return reduce(ctx, ReduceProblem{dtype_of<T>, op, x, n, result}, stream, kernel, workspace);
+}
+
 bool reduce_cuda_available();  // built with CUDA and a device is present
-// Reduces n values at device address x (any alignment) with kernel `name` ("auto" allowed).
-template <class T>
-T reduce_cuda_device(const T* x, std::size_t n, ReduceOp op, std::string_view kernel);
-// Copies n host values to the device, then reduces them there.
-template <class T>
-T reduce_cuda(const T* x, std::size_t n, ReduceOp op, std::string_view kernel);
 
 // ---- dispatch ----
 struct ReduceChoice {
@@ -80,10 +96,15 @@ struct ReduceChoice {
   std::string kernel;  // "cpu_reference" on the CPU
 };
 // backend nullopt = auto (the GPU when there is one); kernel "auto" or a name from
-// reduce_kernels() (CUDA only). Throws a usage error for an impossible combination.
+// reduce_registry(). Throws a usage error for an impossible combination.
 ReduceChoice choose_reduce(std::optional<Backend> backend, std::string_view kernel);
+
+// ---- host API: x in host memory ----
+// Runs the choice (copying x to the device and the result back for CUDA, and waiting) in
+// `ctx`, or in a context made for the call when ctx is null.
 template <class T>
-T reduce(const T* x, std::size_t n, ReduceOp op, const ReduceChoice& choice);
+T reduce(const T* x, std::size_t n, ReduceOp op, const ReduceChoice& choice,
+         Context* ctx = nullptr);
 
 // ---- benchmark ----
 struct ReduceBenchRow {

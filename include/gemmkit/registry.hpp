@@ -2,6 +2,7 @@
 // dispatcher and the tests all read it, so a kernel exists once it is registered here.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -65,7 +66,8 @@ class Registry {
   static const Registry& instance();
 
   void add(KernelEntry entry);  // throws an internal error on a duplicate name
-  const std::vector<KernelEntry>& entries() const { return entries_; }
+  // A deque: entries added later (register_kernel) leave references to earlier ones valid.
+  const std::deque<KernelEntry>& entries() const { return entries_; }
   const KernelEntry* find(std::string_view name) const;  // nullptr if unknown
   // Entries of one backend in ladder order (references first).
   std::vector<const KernelEntry*> of_backend(Backend backend) const;
@@ -73,8 +75,18 @@ class Registry {
   const KernelEntry& get(std::string_view name) const;
 
  private:
-  std::vector<KernelEntry> entries_;
+  std::deque<KernelEntry> entries_;
+  friend void register_kernel(KernelEntry entry);
 };
+
+// Adds a kernel of the calling program (not of gemmkit's src/) to the process-wide registry,
+// so that `gemm(..., {.kernel = name})`, auto choice (when auto_priority > 0) and the
+// benchmark engine see it like a built-in kernel. Usage errors: an empty or duplicate name
+// (the built-in names included), "auto", no run function, no dtype, no summary, a CUDA
+// kernel without min_compute_capability. Thread-safe against other registrations and
+// against find/get/of_backend; iterating entries() while another thread registers is not,
+// so register at start-up.
+void register_kernel(KernelEntry entry);
 
 namespace detail {
 // Each backend contributes its entries through one of these.

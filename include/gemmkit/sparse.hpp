@@ -10,11 +10,17 @@
 // builder here guarantees it and validate_csr checks it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "gemmkit/context.hpp"
+#include "gemmkit/dtype.hpp"
 #include "gemmkit/io.hpp"
+#include "gemmkit/operation.hpp"
 
 namespace gemmkit {
 
@@ -86,14 +92,32 @@ struct CsrStats {
 template <class T>
 CsrStats csr_stats(const CsrMatrix<T>& a);
 
-// ---- GPU ladder -------------------------------------------------------------------------
-// Kernel names, in ladder order: "scalar" (one thread per row, the seeds' kernel), "vector"
-// (a warp per row), "vector_groups" (2..32 threads per row, chosen from the mean row
-// length), "merge_path" (the merged sequence of row ends and nonzeros split evenly), then
+// ---- the kernels -------------------------------------------------------------------------
+// y = A x as kernels see it: A in CSR form, x (cols values) and y (rows values), all in the
+// memory of the backend that runs it (device memory for CUDA kernels). Row offsets are
+// 32-bit or 64-bit (the CUDA backend narrows them to 32 bits whenever nnz fits: 4 bytes per
+// row less to stream), column indices 32-bit, values f32 or f64.
+struct SpmvProblem {
+  DType dtype = DType::f64;
+  std::int64_t rows = 0, cols = 0, nnz = 0;
+  const void* row_offsets = nullptr;  // rows + 1 entries: std::int32_t or std::int64_t
+  bool offsets_64bit = false;
+  const std::int32_t* col_indices = nullptr;  // nnz entries, sorted within each row
+  const void* values = nullptr;               // nnz entries of dtype
+  const void* x = nullptr;
+  void* y = nullptr;
+  // csr_stats of the matrix, when the caller has them: "auto" then chooses from them
+  // (choose_spmv_kernel); without them "auto" runs merge_path, which no row pattern defeats.
+  std::optional<CsrStats> stats;
+  int group_size = 0;  // vector_groups: threads per row; 0 = spmv_group_size(nnz / rows)
+};
+using SpmvKernel = OperationKernel<SpmvProblem>;
+// cpu_reference, then the GPU ladder: "scalar" (one thread per row, the seeds' kernel),
+// "vector" (a warp per row), "vector_groups" (2..32 threads per row, chosen from the mean
+// row length), "merge_path" (the merged sequence of row ends and nonzeros split evenly), and
 // the vendor references "cusparse" (CUSPARSE_SPMV_ALG_DEFAULT) and "cusparse_alg2"
-// (CUSPARSE_SPMV_CSR_ALG2). "auto" picks one of ours with choose_spmv_kernel.
-std::vector<std::string> spmv_kernel_names();
-bool is_spmv_kernel(const std::string& name);  // one of the above or "auto"
+// (CUSPARSE_SPMV_CSR_ALG2).
+const OperationRegistry<SpmvProblem>& spmv_registry();
 
 // The auto choice, from statistics alone (documented in docs/spmv.md).
 std::string choose_spmv_kernel(const CsrStats& stats);
@@ -101,10 +125,53 @@ std::string choose_spmv_kernel(const CsrStats& stats);
 // lane): 2, 4, 8, 16 or 32.
 int spmv_group_size(double mean_row_length);
 
+// ---- device API --------------------------------------------------------------------------
+// The problem's arrays in ctx's memory (device memory of its device; host memory for the CPU
+// context). Checks the kernel ("auto": see SpmvProblem::stats) and queues y = A x on
+// `stream` without waiting. Scratch (merge_path's partition, cuSPARSE's buffer) comes from
+// `workspace` when given (at least spmv_workspace_bytes), else from the context's pool.
+// cuSPARSE runs through the context's handle. Returns the kernel that ran.
+std::size_t spmv_workspace_bytes(const Context& ctx, const SpmvProblem& problem,
+                                 std::string_view kernel = "auto");
+const SpmvKernel& spmv(Context& ctx, const SpmvProblem& problem, Stream stream,
+                       std::string_view kernel = "auto", Workspace workspace = {});
+
+// A typed view of a CSR matrix in device memory, for the typed call below.
+template <class T>
+struct CsrDeviceView {
+  std::int64_t rows = 0, cols = 0, nnz = 0;
+  const void* row_offsets = nullptr;  // std::int32_t or std::int64_t (offsets_64bit)
+  bool offsets_64bit = false;
+  const std::int32_t* col_indices = nullptr;
+  const T* values = nullptr;
+};
+template <class T>
+SpmvProblem make_spmv_problem(const CsrDeviceView<T>& a, const T* x, T* y) {
+  SpmvProblem p;
+  p.dtype = dtype_of<T>;
+  p.rows = a.rows;
+  p.cols = a.cols;
+  p.nnz = a.nnz;
+  p.row_offsets = a.row_offsets;
+  p.offsets_64bit = a.offsets_64bit;
+  p.col_indices = a.col_indices;
+  p.values = a.values;
+  p.x = x;
+  p.y = y;
+  return p;
+}
+template <class T>
+const SpmvKernel& spmv(Context& ctx, const CsrDeviceView<T>& a, const T* x, T* y, Stream stream,
+                       std::string_view kernel = "auto", Workspace workspace = {}) {
+  return spmv(ctx, make_spmv_problem(a, x, y), stream, kernel, workspace);
+}
+
+// ---- host API ----------------------------------------------------------------------------
 struct SpmvRunOptions {
   std::string kernel = "auto";
   bool force_64bit_offsets = false;  // tests: exercise the wide-offset kernels at small sizes
   int group_size = 0;                // vector_groups: 0 = from the mean row length
+  Context* context = nullptr;        // the context to run in (nullptr: one made for the call)
 };
 
 bool spmv_cuda_available();  // built with CUDA and a device present

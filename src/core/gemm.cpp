@@ -79,17 +79,22 @@ void validate(const GemmProblem& problem) {
   };
   if (problem.batch < 0) bad("negative batch count");
   if (problem.stride_a < 0 || problem.stride_b < 0 || problem.stride_c < 0) bad("negative stride");
-  // Leading dimensions are checked on the row-major form: for a column-major problem they
-  // then read "the stored height" of its matrices.
   const GemmProblem p = as_row_major(problem);
   if (p.m < 0 || p.n < 0 || p.k < 0) bad("negative size");
-  // A stored a_rows x a_cols needs lda >= a_cols (and >= 1), likewise B and C.
-  if (p.lda < std::max<std::int64_t>(1, p.a_cols()))
-    bad("lda " + std::to_string(p.lda) + " < stored width of A " + std::to_string(p.a_cols()));
-  if (p.ldb < std::max<std::int64_t>(1, p.b_cols()))
-    bad("ldb " + std::to_string(p.ldb) + " < stored width of B " + std::to_string(p.b_cols()));
-  if (p.ldc < std::max<std::int64_t>(1, p.n))
-    bad("ldc " + std::to_string(p.ldc) + " < width of C " + std::to_string(p.n));
+  // A stored a_rows x a_cols needs lda >= a_cols (and >= 1), likewise B and C; column-major:
+  // lda >= a_rows. Checked in the caller's layout, so that the message names the caller's
+  // lda (the row-major form swaps A and B).
+  const bool row = problem.layout == Layout::row_major;
+  auto check_ld = [&](const char* ld_name, std::int64_t ld, const char* stored, const char* matrix,
+                      std::int64_t rows, std::int64_t cols) {
+    const std::int64_t needed = row ? cols : rows;
+    if (ld < std::max<std::int64_t>(1, needed))
+      bad(std::string(ld_name) + " " + std::to_string(ld) + " < " + stored +
+          (row ? "width of " : "height of ") + matrix + " " + std::to_string(needed));
+  };
+  check_ld("lda", problem.lda, "stored ", "A", problem.a_rows(), problem.a_cols());
+  check_ld("ldb", problem.ldb, "stored ", "B", problem.b_rows(), problem.b_cols());
+  check_ld("ldc", problem.ldc, "", "C", problem.m, problem.n);
   if (p.batch > 1 && p.m > 0 && p.n > 0 && p.stride_c < matrix_span(p.m, p.n, p.ldc))
     bad("stride_c " + std::to_string(p.stride_c) + " < the " +
         std::to_string(matrix_span(p.m, p.n, p.ldc)) +

@@ -1,6 +1,8 @@
 #include "gemmkit/registry.hpp"
 
 #include <algorithm>
+#include <mutex>
+#include <shared_mutex>
 
 namespace gemmkit {
 
@@ -22,8 +24,23 @@ std::optional<std::string> KernelEntry::rejects(const GemmProblem& problem) cons
   return precondition(batch_item(problem, 1));
 }
 
-const Registry& Registry::instance() {
-  static const Registry registry = [] {
+namespace {
+
+// Guards every registry against register_kernel: lookups share it, registration owns it.
+std::shared_mutex& registry_mutex() {
+  static std::shared_mutex mutex;
+  return mutex;
+}
+
+const KernelEntry* find_in(const std::deque<KernelEntry>& entries, std::string_view name) {
+  for (const auto& e : entries)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+// The process-wide registry; only register_kernel changes it after it is made.
+Registry& process_registry() {
+  static Registry registry = [] {
     Registry r;
     detail::register_cpu_kernels(r);
 #ifdef GEMMKIT_HAVE_CUDA
@@ -34,21 +51,41 @@ const Registry& Registry::instance() {
   return registry;
 }
 
+}  // namespace
+
+const Registry& Registry::instance() { return process_registry(); }
+
 void Registry::add(KernelEntry entry) {
-  if (find(entry.name))
+  if (find_in(entries_, entry.name))
     fail(ErrorCategory::internal, "kernel '" + entry.name + "' is registered twice");
   if (!entry.run) fail(ErrorCategory::internal, "kernel '" + entry.name + "' has no launcher");
   entries_.push_back(std::move(entry));
 }
 
+void register_kernel(KernelEntry entry) {
+  auto bad = [&](const std::string& why) {
+    fail(ErrorCategory::usage, "cannot register kernel '" + entry.name + "': " + why);
+  };
+  if (entry.name.empty() || entry.name == "auto") bad("the name must be non-empty and not 'auto'");
+  if (!entry.run) bad("it has no run function");
+  if (entry.dtypes.empty()) bad("it declares no dtype");
+  if (entry.summary.empty()) bad("it has no summary (gemmkit list shows it)");
+  if (entry.backend == Backend::cuda && entry.min_compute_capability <= 0)
+    bad("a CUDA kernel needs min_compute_capability (e.g. 80)");
+  Registry& registry = process_registry();
+  const std::unique_lock lock(registry_mutex());
+  if (find_in(registry.entries_, entry.name)) bad("a kernel of that name is already registered");
+  registry.entries_.push_back(std::move(entry));
+}
+
 const KernelEntry* Registry::find(std::string_view name) const {
-  for (const auto& e : entries_)
-    if (e.name == name) return &e;
-  return nullptr;
+  const std::shared_lock lock(registry_mutex());
+  return find_in(entries_, name);
 }
 
 const KernelEntry& Registry::get(std::string_view name) const {
-  if (const KernelEntry* e = find(name)) return *e;
+  const std::shared_lock lock(registry_mutex());
+  if (const KernelEntry* e = find_in(entries_, name)) return *e;
   std::string known;
   for (const auto& e : entries_) known += (known.empty() ? "" : ", ") + e.name;
   fail(ErrorCategory::usage, "unknown kernel '" + std::string(name) + "' (known: " + known +
@@ -57,8 +94,11 @@ const KernelEntry& Registry::get(std::string_view name) const {
 
 std::vector<const KernelEntry*> Registry::of_backend(Backend backend) const {
   std::vector<const KernelEntry*> out;
-  for (const auto& e : entries_)
-    if (e.backend == backend) out.push_back(&e);
+  {
+    const std::shared_lock lock(registry_mutex());
+    for (const auto& e : entries_)
+      if (e.backend == backend) out.push_back(&e);
+  }
   // References first, then the ladder in rung order.
   std::stable_sort(out.begin(), out.end(), [](const KernelEntry* a, const KernelEntry* b) {
     if ((a->role == KernelRole::reference) != (b->role == KernelRole::reference))

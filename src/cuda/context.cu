@@ -72,9 +72,13 @@ void cuda_context_open(Context::Impl& impl, int device) {
 }
 
 namespace {
+// The streams the workspaces were used on may be gone by now (a caller's streams are often
+// destroyed before the context), so this waits for the device and frees synchronously
+// rather than in the order of a stream.
 void free_workspaces(Context::Impl& impl) {
+  cudaDeviceSynchronize();
   for (auto& [stream, w] : impl.workspaces)
-    if (w.data) cudaFreeAsync(w.data, stream);  // in stream order: after the stream's work
+    if (w.data) cudaFree(w.data);
   impl.workspaces.clear();
 }
 }  // namespace
@@ -85,6 +89,7 @@ void cuda_context_close(Context::Impl& impl) {
   cudaGetDevice(&previous);
   cudaSetDevice(impl.device);
   free_workspaces(impl);
+  cudaGetLastError();  // a failure here must not surface in the caller's next CUDA call
   if (impl.cublas) cublasDestroy(static_cast<cublasHandle_t>(impl.cublas));
   if (impl.cusparse) cusparseDestroy(static_cast<cusparseHandle_t>(impl.cusparse));
   cudaSetDevice(previous);

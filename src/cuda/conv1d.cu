@@ -1,16 +1,20 @@
-// conv1d on the device: a launcher per rung (configuration worked out once, so the benchmark's
-// timed loop only launches), the host-memory entry point, and the benchmark that times every
-// rung beside the device-to-device copy in the same run.
+// conv1d on the device: the launcher of every rung on the caller's stream (the mask carried in
+// launch parameters, or staged into the call's workspace; nothing kept between calls), the
+// host API's device path, and the benchmark that times every rung beside the
+// device-to-device copy in the same run.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/check.hpp"
+#include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
 #include "core/splitmix.hpp"
 #include "cuda/device_timing.hpp"
@@ -33,78 +37,106 @@ static_assert(kernels::conv1d_streaming_tile<float> == conv1d_detail::kStreaming
                   kernels::conv1d_streaming_tile<double> == conv1d_detail::kStreamingTile<double>,
               "the host's shared-memory check must use the kernel's tile");
 
-// Copies `width` taps from device memory into the constant-memory buffer of T. The buffer is
-// one per process: launches that use it must not overlap with another mask's upload.
-template <class T>
-void upload_constant_mask(const T* device_mask, int width) {
-  const std::size_t bytes = std::size_t(width) * sizeof(T);
-  if constexpr (std::is_same_v<T, float>)
-    GEMMKIT_CUDA_CHECK(cudaMemcpyToSymbol(kernels::conv1d_mask_f32, device_mask, bytes, 0,
-                                          cudaMemcpyDeviceToDevice));
-  else
-    GEMMKIT_CUDA_CHECK(cudaMemcpyToSymbol(kernels::conv1d_mask_f64, device_mask, bytes, 0,
-                                          cudaMemcpyDeviceToDevice));
+constexpr int kMaxTaps = int(kConv1dConstantMaskTaps);
+
+// Calls f(std::integral_constant<int, K>{}) with the smallest parameter capacity K that holds
+// `taps` taps (taps <= kConv1dConstantMaskTaps).
+template <class F>
+void with_capacity(int taps, F&& f) {
+  using kernels::conv1d_mask_capacities;
+  if (taps <= conv1d_mask_capacities[0]) f(std::integral_constant<int, conv1d_mask_capacities[0]>{});
+  else if (taps <= conv1d_mask_capacities[1]) f(std::integral_constant<int, conv1d_mask_capacities[1]>{});
+  else f(std::integral_constant<int, conv1d_mask_capacities[2]>{});
 }
 
-// One rung, configured for one problem; calling it enqueues the kernel on the default stream.
-template <class T>
-struct Conv1dLaunch {
-  std::string kernel;
-  const T* x = nullptr;
-  const T* mask = nullptr;  // device memory
-  T* y = nullptr;
-  std::int64_t n = 0;
-  int width = 0;
-  unsigned grid = 0;
-  std::size_t shared_bytes = 0;
+template <class T, int kTaps>
+kernels::Conv1dMaskParams<T, kTaps> pack_taps(const T* host, int count) {
+  kernels::Conv1dMaskParams<T, kTaps> params{};
+  std::copy(host, host + count, params.taps);
+  return params;
+}
 
-  void operator()() const {
-    if (n == 0) return;
-    if (kernel == "basic")
-      kernels::conv1d_basic_kernel<T><<<grid, kThreadsPerBlock>>>(x, mask, y, n, width);
-    else if (kernel == "constant_mask")
-      kernels::conv1d_constant_mask_kernel<T><<<grid, kThreadsPerBlock>>>(x, y, n, width);
-    else if (kernel == "tiled")
-      kernels::conv1d_tiled_kernel<T><<<grid, kThreadsPerBlock, shared_bytes>>>(x, y, n, width);
-    else
-      kernels::conv1d_streaming_kernel<T><<<grid, kThreadsPerBlock, shared_bytes>>>(x, mask, y, n, width);
-    check_launch(kernel.c_str());
-  }
-};
+// Writes the taps, which arrive as the launch's parameters, to global memory.
+template <class T, int kTaps>
+__global__ void stage_taps_kernel(const __grid_constant__ kernels::Conv1dMaskParams<T, kTaps> params,
+                                  T* dst, int count) {
+  const int i = int(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) dst[i] = params.taps[i];
+}
 
-// The launch of `kernel` (which conv1d_kernel_rejection has accepted for this width) on device
-// buffers; uploads the mask to constant memory for the rungs that read it there.
+// The host mask into device memory at `dst`, in stream order and without waiting: each
+// launch carries up to kMaxTaps taps in its parameters, so the caller's buffer may be reused
+// at once and no pinned staging buffer or host synchronisation is needed.
 template <class T>
-Conv1dLaunch<T> plan_launch(std::string_view kernel, const T* x, const T* mask, T* y,
-                            std::int64_t n, int width) {
-  Conv1dLaunch<T> launch{std::string(kernel), x, mask, y, n, width};
-  if (kernel == "constant_mask" || kernel == "tiled") upload_constant_mask(mask, width);
-  if (n == 0) return launch;
-  if (kernel == "streaming") {
-    // x must be 16-byte aligned for the vector loads; cudaMalloc gives 256 bytes.
-    if (reinterpret_cast<std::uintptr_t>(x) % 16 != 0)
-      fail(ErrorCategory::internal, "conv1d streaming: input not 16-byte aligned");
-    constexpr int vec = 16 / int(sizeof(T));
-    const int left = width / 2, right = width - 1 - left;
-    launch.shared_bytes = std::size_t((left + vec - 1) / vec * vec + kernels::conv1d_streaming_tile<T> +
-                                      (right + vec - 1) / vec * vec) * sizeof(T);
-    int device = 0, sms = 0, blocks_per_sm = 0;
-    GEMMKIT_CUDA_CHECK(cudaGetDevice(&device));
-    GEMMKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks_per_sm, kernels::conv1d_streaming_kernel<T>, kThreadsPerBlock, launch.shared_bytes));
-    const std::int64_t tiles = ceil_div(n, kernels::conv1d_streaming_tile<T>);
-    // As many blocks as are resident at once (each loops over tiles), never more than tiles.
-    launch.grid = unsigned(std::min<std::int64_t>(tiles, std::int64_t(sms) * std::max(blocks_per_sm, 1)));
-    return launch;
+void stage_taps(const T* host, int width, T* dst, cudaStream_t s) {
+  for (int offset = 0; offset < width; offset += kMaxTaps) {
+    const int count = std::min(kMaxTaps, width - offset);
+    with_capacity(count, [&](auto capacity) {
+      constexpr int K = decltype(capacity)::value;
+      stage_taps_kernel<T, K><<<unsigned(ceil_div(count, kThreadsPerBlock)), kThreadsPerBlock, 0, s>>>(
+          pack_taps<T, K>(host + offset, count), dst + offset, count);
+      check_launch("conv1d stage_taps_kernel");
+    });
   }
-  const std::int64_t blocks = ceil_div(n, kThreadsPerBlock);  // one thread per output
+}
+
+// Blocks for one thread per output (rungs 1-3).
+unsigned output_grid(std::string_view kernel, std::int64_t n) {
+  const std::int64_t blocks = ceil_div(n, kThreadsPerBlock);
   if (blocks > INT_MAX)
     fail(ErrorCategory::usage, "conv1d kernel '" + std::string(kernel) + "': " + std::to_string(n) +
                                    " outputs need more blocks than a grid holds (use streaming)");
-  launch.grid = unsigned(blocks);
-  if (kernel == "tiled") launch.shared_bytes = std::size_t(kThreadsPerBlock + width - 1) * sizeof(T);
-  return launch;
+  return unsigned(blocks);
+}
+
+// Dynamic shared memory of one streaming block: the tile and its halos rounded out to vectors.
+template <class T>
+std::size_t streaming_shared_bytes(int width) {
+  constexpr int vec = 16 / int(sizeof(T));
+  const int left = width / 2, right = width - 1 - left;
+  return std::size_t((left + vec - 1) / vec * vec + kernels::conv1d_streaming_tile<T> +
+                     (right + vec - 1) / vec * vec) * sizeof(T);
+}
+
+// Queues rung `kernel` (accepted for this problem) on `s`. The global-memory rungs read the
+// taps staged in `workspace` (width values of T).
+template <class T>
+void launch_rung(std::string_view kernel, const T* x, std::int64_t n, const T* host_mask, int width,
+                 T* y, void* workspace, const Context& ctx, cudaStream_t s) {
+  if (n == 0) return;
+  if (kernel == "constant_mask" || kernel == "tiled") {
+    const unsigned grid = output_grid(kernel, n);
+    with_capacity(width, [&](auto capacity) {
+      constexpr int K = decltype(capacity)::value;
+      const auto mask = pack_taps<T, K>(host_mask, width);
+      if (kernel == "constant_mask") {
+        kernels::conv1d_constant_mask_kernel<T, K><<<grid, kThreadsPerBlock, 0, s>>>(x, y, n, width, mask);
+      } else {
+        const std::size_t shared = std::size_t(kThreadsPerBlock + width - 1) * sizeof(T);
+        kernels::conv1d_tiled_kernel<T, K><<<grid, kThreadsPerBlock, shared, s>>>(x, y, n, width, mask);
+      }
+    });
+    check_launch(std::string(kernel).c_str());
+    return;
+  }
+  T* taps = static_cast<T*>(workspace);
+  stage_taps(host_mask, width, taps, s);
+  if (kernel == "basic") {
+    kernels::conv1d_basic_kernel<T><<<output_grid(kernel, n), kThreadsPerBlock, 0, s>>>(x, taps, y, n, width);
+    check_launch("basic");
+    return;
+  }
+  // streaming: as many blocks as are resident at once (each loops over tiles), never more
+  // than tiles. x is 16-byte aligned (the entry's precondition).
+  const std::size_t shared = streaming_shared_bytes<T>(width);
+  int blocks_per_sm = 0;
+  GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks_per_sm, kernels::conv1d_streaming_kernel<T>, kThreadsPerBlock, shared));
+  const std::int64_t tiles = ceil_div(n, kernels::conv1d_streaming_tile<T>);
+  const std::int64_t resident = std::int64_t(std::max(ctx.device_info().sm_count, 1)) * std::max(blocks_per_sm, 1);
+  const unsigned grid = unsigned(std::min<std::int64_t>(tiles, resident));
+  kernels::conv1d_streaming_kernel<T><<<grid, kThreadsPerBlock, shared, s>>>(x, taps, y, n, width);
+  check_launch("streaming");
 }
 
 // ---- benchmark data --------------------------------------------------------------------
@@ -124,13 +156,12 @@ __global__ void fill_uniform_kernel(T* x, std::int64_t n, std::uint64_t seed) {
 template <class T>
 Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps, std::uint64_t seed) {
   Conv1dBench report{dtype_of<T>, n, width, warmup, reps, {}};
-  DeviceBuffer<T> x{std::size_t(n)}, y{std::size_t(n)}, mask{std::size_t(width)};
+  DeviceBuffer<T> x{std::size_t(n)}, y{std::size_t(n)};
   fill_uniform_kernel<T><<<1024, 256>>>(x.data(), n, seed);
   check_launch("fill_uniform_kernel");
   std::vector<T> host_x(static_cast<std::size_t>(n)), host_mask(static_cast<std::size_t>(width)),
       host_y(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < width; ++j) host_mask[j] = T(uniform_pm1(seed + 1, std::uint64_t(j)));
-  mask.copy_from_host(host_mask.data(), host_mask.size());
   x.copy_to_host(host_x.data(), host_x.size());
 
   // Outputs checked against the CPU reference: both ends (the zero padding) and a random
@@ -142,7 +173,9 @@ Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps
     sample.push_back(std::int64_t(splitmix64(seed + 7 + k) % std::uint64_t(n)));
 
   const double bytes = 2.0 * double(n) * sizeof(T);
-  for (const auto& info : conv1d_kernels()) {
+  Context ctx(Backend::cuda);
+  for (const auto& info : conv1d_registry().entries()) {
+    if (info.backend != Backend::cuda) continue;
     Conv1dBenchRow row;
     row.kernel = std::string(info.name);
     row.bytes = bytes;
@@ -152,7 +185,11 @@ Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps
       continue;
     }
     GEMMKIT_CUDA_CHECK(cudaMemset(y.data(), 0xff, y.bytes()));  // NaN: a rung must write every output
-    const Conv1dLaunch<T> launch = plan_launch<T>(info.name, x.data(), mask.data(), y.data(), n, int(width));
+    DeviceBuffer<unsigned char> workspace(conv1d_workspace_bytes(ctx, dtype_of<T>, n, width, info.name));
+    const auto launch = [&] {
+      conv1d(ctx, x.data(), n, host_mask.data(), width, y.data(), nullptr, info.name,
+             Workspace{workspace.data(), workspace.bytes()});
+    };
     const DeviceTiming t = time_on_device(launch, warmup, reps);
     row.median_s = t.median_s;
     row.min_s = t.min_s;
@@ -185,20 +222,38 @@ Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps
 
 namespace conv1d_detail {
 
-template <class T>
-void run_on_device(std::string_view kernel, const T* x, std::int64_t n, const T* mask,
-                   std::int64_t width, T* y) {
-  cuda::DeviceBuffer<T> dx{std::size_t(n)}, dmask{std::size_t(width)}, dy{std::size_t(n)};
-  dx.copy_from_host(x, std::size_t(n));
-  dmask.copy_from_host(mask, std::size_t(width));
-  cuda::plan_launch<T>(kernel, dx.data(), dmask.data(), dy.data(), n, int(width))();
-  dy.copy_to_host(y, std::size_t(n));  // synchronises: a fault in the kernel surfaces here
+std::size_t cuda_workspace_bytes(std::string_view kernel, const Conv1dProblem& problem, const Context&) {
+  // The global-memory rungs read the taps from the workspace; the others carry them.
+  if (kernel == "basic" || kernel == "streaming") return std::size_t(problem.width) * dtype_size(problem.dtype);
+  return 0;
 }
 
-template void run_on_device<float>(std::string_view, const float*, std::int64_t, const float*,
-                                   std::int64_t, float*);
-template void run_on_device<double>(std::string_view, const double*, std::int64_t, const double*,
-                                    std::int64_t, double*);
+void cuda_run(std::string_view kernel, const Conv1dProblem& p, const KernelLaunch& launch) {
+  const cuda::DeviceScope scope(launch.context.device());
+  if (p.dtype == DType::f32)
+    cuda::launch_rung<float>(kernel, static_cast<const float*>(p.x), p.n, static_cast<const float*>(p.mask),
+                             int(p.width), static_cast<float*>(p.y), launch.workspace.data,
+                             launch.context, launch.stream);
+  else
+    cuda::launch_rung<double>(kernel, static_cast<const double*>(p.x), p.n, static_cast<const double*>(p.mask),
+                              int(p.width), static_cast<double*>(p.y), launch.workspace.data,
+                              launch.context, launch.stream);
+}
+
+template <class T>
+void run_host_on_device(Context& ctx, std::string_view kernel, const T* x, std::int64_t n, const T* mask,
+                        std::int64_t width, T* y) {
+  const cuda::DeviceScope scope(ctx.device());
+  cuda::DeviceBuffer<T> dx{std::size_t(n)}, dy{std::size_t(n)};
+  dx.copy_from_host(x, std::size_t(n));
+  conv1d(ctx, dx.data(), n, mask, width, dy.data(), nullptr, kernel);
+  dy.copy_to_host(y, std::size_t(n));  // waits: a fault in the kernel surfaces here
+}
+
+template void run_host_on_device<float>(Context&, std::string_view, const float*, std::int64_t, const float*,
+                                        std::int64_t, float*);
+template void run_host_on_device<double>(Context&, std::string_view, const double*, std::int64_t,
+                                         const double*, std::int64_t, double*);
 
 }  // namespace conv1d_detail
 

@@ -1,5 +1,6 @@
-// Launchers of the reduction ladder and of CUB's DeviceReduce, the device entry points by
-// kernel name, and the benchmark (every rung, CUB and the D2D copy in one process).
+// Launchers of the reduction ladder and of CUB's DeviceReduce on the caller's stream and
+// workspace (nothing allocated, nothing kept between calls), the host API's device path, and
+// the benchmark (every rung, CUB and the D2D copy in one process).
 #include <cub/device/device_reduce.cuh>
 #include <cuda/std/functional>
 
@@ -8,6 +9,7 @@
 #include <cstring>
 
 #include "cuda/check.hpp"
+#include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
 #include "core/splitmix.hpp"
 #include "cuda/device_timing.hpp"
@@ -20,6 +22,7 @@
 #include "cuda/kernels/reduce/06_vec16_two_pass.cuh"
 #include "gemmkit/device.hpp"
 #include "gemmkit/reduce.hpp"
+#include "primitives/reduce_device.hpp"
 
 namespace gemmkit {
 namespace {
@@ -49,15 +52,12 @@ constexpr int kThreads = 256;                   // block size of every first pas
 constexpr unsigned kSeedGrid = 256;             // rungs 1-2: the seeds' 256 x 256 threads
 constexpr std::size_t kSeedThreads = std::size_t(kSeedGrid) * kThreads;
 
-int sm_count() {
-  int device = 0, sms = 0;
-  GEMMKIT_CUDA_CHECK(cudaGetDevice(&device));
-  GEMMKIT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 unsigned blocks_for(std::size_t threads) {
   return static_cast<unsigned>(std::max<std::size_t>(1, (threads + kThreads - 1) / kThreads));
+}
+
+std::size_t align_up(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
 // For CUB's norm2: x -> x*x in double.
@@ -66,19 +66,39 @@ struct SquareToDouble {
   __host__ __device__ double operator()(T x) const { return double(x) * double(x); }
 };
 
-// One kernel for one length: its workspace, allocated once, and its launches. launch()
-// enqueues everything on the default stream and leaves the final accumulator at result().
+// The final accumulator turned into the answer, on the device: sqrt for norm2, rounded to T.
+template <class Op>
+__global__ void finish_kernel(const typename Op::Acc* acc, typename Op::Value* result) {
+  if constexpr (std::is_same_v<Op, SumSquaresOp<typename Op::Value>>)
+    *result = static_cast<typename Op::Value>(sqrt(*acc));
+  else
+    *result = static_cast<typename Op::Value>(*acc);
+}
+
+// An empty input: the identity (after finish: norm2 of nothing is 0).
+template <class Op>
+__global__ void identity_kernel(typename Op::Value* result) {
+  *result = static_cast<typename Op::Value>(Op::identity());
+}
+
+// One kernel for one length on one context: the grid sizes and the workspace it needs, and
+// its launches. It owns no memory: launch() gets the workspace and the stream, enqueues
+// everything there and leaves the answer (type T) at `result`.
 template <class Op>
 class ReducePlan {
  public:
   using T = typename Op::Value;
   using Acc = typename Op::Acc;
+  // The last pass writes the answer itself when it needs no conversion; else it writes an
+  // accumulator into the workspace and finish_kernel converts it.
+  static constexpr bool kDirect = std::is_same_v<Acc, T> && !std::is_same_v<Op, SumSquaresOp<T>>;
 
-  ReducePlan(Kernel kernel, std::size_t n) : kernel_(kernel), n_(n), sms_(sm_count()) {
+  ReducePlan(Kernel kernel, std::size_t n, const Context& ctx) : kernel_(kernel), n_(n) {
+    const int sms = std::max(ctx.device_info().sm_count, 1);
     // Grids of rungs 3-5 are a whole number of blocks per SM, and at least 64 blocks
     // (16384 threads: the error bound in reduce.hpp counts on it).
-    per_sm4_ = std::max(4u * unsigned(sms_), 64u);
-    per_sm8_ = std::max(8u * unsigned(sms_), 64u);
+    per_sm4_ = std::max(4u * unsigned(sms), 64u);
+    per_sm8_ = std::max(8u * unsigned(sms), 64u);
     std::size_t scratch = 1;
     switch (kernel_) {
       case Kernel::fold: scratch = std::max<std::size_t>(1, (n + 1) / 2); break;
@@ -87,149 +107,138 @@ class ReducePlan {
       case Kernel::any_blocks:
       case Kernel::unrolled: scratch = per_sm4_; break;
       case Kernel::warp_shuffle: scratch = per_sm8_; break;
-      case Kernel::vec16: vec16_grid(&vec16_partials<Op, 4, true>); scratch = vec_blocks_; break;
-      case Kernel::vec16_unroll2: vec16_grid(&vec16_partials<Op, 2, true>); scratch = vec_blocks_; break;
-      case Kernel::vec16_unroll8: vec16_grid(&vec16_partials<Op, 8, true>); scratch = vec_blocks_; break;
-      case Kernel::vec16_ldg: vec16_grid(&vec16_partials<Op, 4, false>); scratch = vec_blocks_; break;
-      case Kernel::cub: break;
+      case Kernel::vec16: vec16_grid(ctx, sms, &vec16_partials<Op, 4, true>); scratch = vec_blocks_; break;
+      case Kernel::vec16_unroll2: vec16_grid(ctx, sms, &vec16_partials<Op, 2, true>); scratch = vec_blocks_; break;
+      case Kernel::vec16_unroll8: vec16_grid(ctx, sms, &vec16_partials<Op, 8, true>); scratch = vec_blocks_; break;
+      case Kernel::vec16_ldg: vec16_grid(ctx, sms, &vec16_partials<Op, 4, false>); scratch = vec_blocks_; break;
+      case Kernel::cub: scratch = 0; break;
     }
-    scratch_ = DeviceBuffer<Acc>(scratch);
-    result_ = DeviceBuffer<Acc>(1);
-    if (kernel_ == Kernel::cub) {
-      std::size_t bytes = 0;
-      cub_call(nullptr, bytes, nullptr);
-      cub_temp_ = DeviceBuffer<unsigned char>(std::max<std::size_t>(bytes, 1));
-      cub_bytes_ = bytes;
-    }
+    // Layout: [final accumulator][scratch partials][CUB's temporary storage], each aligned.
+    scratch_offset_ = align_up(sizeof(Acc));
+    cub_offset_ = scratch_offset_ + align_up(scratch * sizeof(Acc));
+    if (kernel_ == Kernel::cub && n_ > 0) cub_call(nullptr, cub_bytes_, nullptr, nullptr, nullptr);
+    bytes_ = cub_offset_ + cub_bytes_;
   }
 
-  void launch(const T* x) {
+  std::size_t workspace_bytes() const { return bytes_; }
+
+  void launch(const T* x, T* answer, void* workspace, cudaStream_t s) const {
     if (n_ == 0) {  // nothing to read: the identity
-      const Acc identity = Op::identity();
-      GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(result_.data(), &identity, sizeof(Acc), cudaMemcpyHostToDevice));
-      GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(0));
+      identity_kernel<Op><<<1, 1, 0, s>>>(answer);
+      GEMMKIT_CUDA_CHECK(cudaGetLastError());
       return;
     }
-    Acc* scratch = scratch_.data();
-    Acc* result = result_.data();
+    auto* base = static_cast<unsigned char*>(workspace);
+    Acc* scratch = reinterpret_cast<Acc*>(base + scratch_offset_);
+    Acc* result = kDirect ? reinterpret_cast<Acc*>(answer) : reinterpret_cast<Acc*>(base);
     switch (kernel_) {
       case Kernel::fold: {
         std::size_t len = n_, half = (len + 1) / 2;
-        fold_halves<Op, true><<<blocks_for(half), kThreads>>>(x, half == 1 ? result : scratch, len, half);
+        fold_halves<Op, true><<<blocks_for(half), kThreads, 0, s>>>(x, half == 1 ? result : scratch, len, half);
         for (len = half; len > 1; len = half) {
           half = (len + 1) / 2;
-          fold_halves<Op, false><<<blocks_for(half), kThreads>>>(scratch, half == 1 ? result : scratch, len, half);
+          fold_halves<Op, false><<<blocks_for(half), kThreads, 0, s>>>(scratch, half == 1 ? result : scratch, len, half);
         }
         break;
       }
       case Kernel::grid_stride:
-        grid_stride_partials<Op, true><<<kSeedGrid, kThreads>>>(x, scratch, n_);
-        grid_stride_partials<Op, false><<<1, kThreads>>>(scratch, scratch + kSeedThreads, kSeedThreads);
-        grid_stride_partials<Op, false><<<1, 1>>>(scratch + kSeedThreads, result, kThreads);
+        grid_stride_partials<Op, true><<<kSeedGrid, kThreads, 0, s>>>(x, scratch, n_);
+        grid_stride_partials<Op, false><<<1, kThreads, 0, s>>>(scratch, scratch + kSeedThreads, kSeedThreads);
+        grid_stride_partials<Op, false><<<1, 1, 0, s>>>(scratch + kSeedThreads, result, kThreads);
         break;
       case Kernel::shared_tree:
-        shared_tree_partials<Op, true><<<kSeedGrid, kThreads, kThreads * sizeof(Acc)>>>(x, scratch, n_);
-        shared_tree_partials<Op, false><<<1, kSeedGrid, kSeedGrid * sizeof(Acc)>>>(scratch, result, kSeedGrid);
+        shared_tree_partials<Op, true><<<kSeedGrid, kThreads, kThreads * sizeof(Acc), s>>>(x, scratch, n_);
+        shared_tree_partials<Op, false><<<1, kSeedGrid, kSeedGrid * sizeof(Acc), s>>>(scratch, result, kSeedGrid);
         break;
       case Kernel::any_blocks: {
         const unsigned second = std::min(per_sm4_, 1024u);
-        any_block_partials<Op, true><<<per_sm4_, kThreads, kThreads * sizeof(Acc)>>>(x, scratch, n_);
-        any_block_partials<Op, false><<<1, second, second * sizeof(Acc)>>>(scratch, result, per_sm4_);
+        any_block_partials<Op, true><<<per_sm4_, kThreads, kThreads * sizeof(Acc), s>>>(x, scratch, n_);
+        any_block_partials<Op, false><<<1, second, second * sizeof(Acc), s>>>(scratch, result, per_sm4_);
         break;
       }
       case Kernel::unrolled:
-        unrolled_partials<Op, true, kThreads><<<per_sm4_, kThreads>>>(x, scratch, n_);
-        unrolled_partials<Op, false, 512><<<1, 512>>>(scratch, result, per_sm4_);
+        unrolled_partials<Op, true, kThreads><<<per_sm4_, kThreads, 0, s>>>(x, scratch, n_);
+        unrolled_partials<Op, false, 512><<<1, 512, 0, s>>>(scratch, result, per_sm4_);
         break;
       case Kernel::warp_shuffle:
-        warp_shuffle_partials<Op, true><<<per_sm8_, kThreads>>>(x, scratch, n_);
-        warp_shuffle_partials<Op, false><<<1, 1024>>>(scratch, result, per_sm8_);
+        warp_shuffle_partials<Op, true><<<per_sm8_, kThreads, 0, s>>>(x, scratch, n_);
+        warp_shuffle_partials<Op, false><<<1, 1024, 0, s>>>(scratch, result, per_sm8_);
         break;
-      case Kernel::vec16: vec16_launch<4, true>(x); break;
-      case Kernel::vec16_unroll2: vec16_launch<2, true>(x); break;
-      case Kernel::vec16_unroll8: vec16_launch<8, true>(x); break;
-      case Kernel::vec16_ldg: vec16_launch<4, false>(x); break;
+      case Kernel::vec16: vec16_launch<4, true>(x, scratch, result, s); break;
+      case Kernel::vec16_unroll2: vec16_launch<2, true>(x, scratch, result, s); break;
+      case Kernel::vec16_unroll8: vec16_launch<8, true>(x, scratch, result, s); break;
+      case Kernel::vec16_ldg: vec16_launch<4, false>(x, scratch, result, s); break;
       case Kernel::cub: {
         std::size_t bytes = cub_bytes_;
-        cub_call(cub_temp_.data(), bytes, x);
+        cub_call(base + cub_offset_, bytes, x, result, s);
         break;
       }
     }
     GEMMKIT_CUDA_CHECK(cudaGetLastError());
-  }
-
-  Acc result() const {
-    Acc value;
-    GEMMKIT_CUDA_CHECK(cudaMemcpy(&value, result_.data(), sizeof(Acc), cudaMemcpyDeviceToHost));
-    return value;
+    if constexpr (!kDirect) {
+      finish_kernel<Op><<<1, 1, 0, s>>>(result, answer);
+      GEMMKIT_CUDA_CHECK(cudaGetLastError());
+    }
   }
 
  private:
-  // One wave: as many blocks as are resident at once, fewer when n is small.
+  // One wave: as many blocks as are resident at once, fewer when n is small. The occupancy
+  // is asked once per context and kernel.
   template <class KernelFn>
-  void vec16_grid(KernelFn fn) {
-    int per_sm = 0;
-    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, kThreads, 0));
-    const std::size_t wave = std::size_t(std::max(per_sm, 1)) * sms_;
+  void vec16_grid(const Context& ctx, int sms, KernelFn fn) {
+    const int per_sm = ctx.cached(reinterpret_cast<const void*>(fn), [fn] {
+      int blocks = 0;
+      GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, kThreads, 0));
+      return blocks;
+    });
+    const std::size_t wave = std::size_t(std::max(per_sm, 1)) * sms;
     const std::size_t needed = blocks_for((n_ + Vec16<T>::kLanes - 1) / Vec16<T>::kLanes);
     vec_blocks_ = unsigned(std::min(wave, needed));
   }
 
   template <int kUnroll, bool kStreaming>
-  void vec16_launch(const T* x) {
-    vec16_partials<Op, kUnroll, kStreaming><<<vec_blocks_, kThreads>>>(x, n_, scratch_.data());
-    warp_shuffle_partials<Op, false><<<1, 1024>>>(scratch_.data(), result_.data(), vec_blocks_);
+  void vec16_launch(const T* x, Acc* scratch, Acc* result, cudaStream_t s) const {
+    vec16_partials<Op, kUnroll, kStreaming><<<vec_blocks_, kThreads, 0, s>>>(x, n_, scratch);
+    warp_shuffle_partials<Op, false><<<1, 1024, 0, s>>>(scratch, result, vec_blocks_);
   }
 
-  void cub_call(void* temp, std::size_t& bytes, const T* x) {
-    Acc* out = result_.data();
+  void cub_call(void* temp, std::size_t& bytes, const T* x, Acc* out, cudaStream_t s) const {
     cudaError_t status;
     if constexpr (std::is_same_v<Op, SumOp<T>>)
-      status = cub::DeviceReduce::Sum(temp, bytes, x, out, n_);
+      status = cub::DeviceReduce::Sum(temp, bytes, x, out, n_, s);
     else if constexpr (std::is_same_v<Op, MinOp<T>>)
-      status = cub::DeviceReduce::Min(temp, bytes, x, out, n_);
+      status = cub::DeviceReduce::Min(temp, bytes, x, out, n_, s);
     else if constexpr (std::is_same_v<Op, MaxOp<T>>)
-      status = cub::DeviceReduce::Max(temp, bytes, x, out, n_);
+      status = cub::DeviceReduce::Max(temp, bytes, x, out, n_, s);
     else
       status = cub::DeviceReduce::TransformReduce(temp, bytes, x, out, n_, ::cuda::std::plus<>{},
-                                                  SquareToDouble<T>{}, 0.0);
+                                                  SquareToDouble<T>{}, 0.0, s);
     GEMMKIT_CUDA_CHECK(status);
   }
 
   Kernel kernel_;
   std::size_t n_;
-  int sms_;
   unsigned per_sm4_ = 0, per_sm8_ = 0, vec_blocks_ = 1;
-  DeviceBuffer<Acc> scratch_, result_;
-  DeviceBuffer<unsigned char> cub_temp_;
-  std::size_t cub_bytes_ = 0;
+  std::size_t scratch_offset_ = 0, cub_offset_ = 0, cub_bytes_ = 0, bytes_ = 0;
 };
 
-// The accumulator turned into the answer: sqrt for norm2, then rounded to T once.
-template <class Op>
-typename Op::Value finish(typename Op::Acc acc) {
-  if constexpr (std::is_same_v<Op, SumSquaresOp<typename Op::Value>>)
-    return static_cast<typename Op::Value>(std::sqrt(acc));
-  else
-    return acc;
-}
-
-template <class Op>
-typename Op::Value run_once(Kernel kernel, const typename Op::Value* x, std::size_t n) {
-  ReducePlan<Op> plan(kernel, n);
-  plan.launch(x);
-  return finish<Op>(plan.result());
-}
-
-template <class T>
-T dispatch_op(Kernel kernel, const T* x, std::size_t n, ReduceOp op) {
+// Calls f(Op{}) with the operation's type for `op` and value type T.
+template <class T, class F>
+decltype(auto) with_op(ReduceOp op, F&& f) {
   switch (op) {
-    case ReduceOp::sum: return run_once<SumOp<T>>(kernel, x, n);
-    case ReduceOp::min: return run_once<MinOp<T>>(kernel, x, n);
-    case ReduceOp::max: return run_once<MaxOp<T>>(kernel, x, n);
-    case ReduceOp::norm2: return run_once<SumSquaresOp<T>>(kernel, x, n);
+    case ReduceOp::sum: return f(SumOp<T>{});
+    case ReduceOp::min: return f(MinOp<T>{});
+    case ReduceOp::max: return f(MaxOp<T>{});
+    case ReduceOp::norm2: break;
   }
-  return T(0);
+  return f(SumSquaresOp<T>{});
+}
+
+// ... and with T from the problem's dtype (f32 or f64, checked by the caller).
+template <class F>
+decltype(auto) with_problem_op(const ReduceProblem& p, F&& f) {
+  if (p.dtype == DType::f32) return with_op<float>(p.op, std::forward<F>(f));
+  return with_op<double>(p.op, std::forward<F>(f));
 }
 
 // Values in [-1, 1) from a hash of (seed, index): mixed signs, reproducible, made on the GPU.
@@ -244,34 +253,39 @@ __global__ void fill_uniform(T* x, std::size_t n, std::uint64_t seed) {
 
 template <class Op>
 void bench_kernels(ReduceBenchReport& report, const typename Op::Value* x, int warmup, int reps) {
-  using Acc = typename Op::Acc;
+  using T = typename Op::Value;
   std::vector<std::pair<std::string, int>> entries;
-  for (const auto& k : reduce_kernels()) entries.emplace_back(k.name, k.rung);
+  for (const auto& k : reduce_registry().entries())
+    if (k.backend == Backend::cuda) entries.emplace_back(k.name, k.role == KernelRole::reference ? -1 : k.rung);
   // Variants of rung 6, timed for the record (how much the unroll and the cache hint matter).
   for (const char* variant : {"vec16_unroll2", "vec16_unroll8", "vec16_ldg"}) entries.emplace_back(variant, 6);
+  Context ctx(Backend::cuda);
+  DeviceBuffer<T> answer(1);
   for (const auto& [name, rung] : entries) {
-    ReducePlan<Op> plan(kernel_id(name), report.n);
+    const ReducePlan<Op> plan(kernel_id(name), report.n, ctx);
+    DeviceBuffer<unsigned char> workspace(plan.workspace_bytes());
+    const auto launch = [&] { plan.launch(x, answer.data(), workspace.data(), nullptr); };
     bool same = true;
     bool first = true;
-    Acc first_value{};
+    T first_value{};
     // Each timed launch is followed (outside the timing) by a look at its bits: the
     // median and the determinism check come from the same runs.
     std::vector<double> seconds;
-    for (int i = 0; i < warmup; ++i) plan.launch(x);
+    for (int i = 0; i < warmup; ++i) launch();
     GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
     cuda::Event start, stop;
     for (int i = 0; i < std::max(reps, 1); ++i) {
       GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get()));
-      plan.launch(x);
+      launch();
       GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get()));
       seconds.push_back(cuda::elapsed_seconds(start, stop));
-      const Acc value = plan.result();
+      T value;
+      answer.copy_to_host(&value, 1);
       if (first) first_value = value, first = false;
-      else same = same && std::memcmp(&value, &first_value, sizeof(Acc)) == 0;
+      else same = same && std::memcmp(&value, &first_value, sizeof(T)) == 0;
     }
     const cuda::DeviceTiming t = cuda::summarize(seconds);
-    report.rows.push_back({name, rung, t.median_s, t.min_s, t.reps,
-                           static_cast<double>(finish<Op>(first_value)), same});
+    report.rows.push_back({name, rung, t.median_s, t.min_s, t.reps, static_cast<double>(first_value), same});
   }
 }
 
@@ -296,22 +310,42 @@ void bench_typed(ReduceBenchReport& report, int warmup, int reps, std::uint64_t 
 
 bool reduce_cuda_available() { return cuda_device_available(); }
 
-template <class T>
-T reduce_cuda_device(const T* x, std::size_t n, ReduceOp op, std::string_view kernel) {
-  return dispatch_op(kernel_id(kernel), x, n, op);
+namespace reduce_detail {
+
+std::size_t cuda_workspace_bytes(std::string_view kernel, const ReduceProblem& problem,
+                                 const Context& ctx) {
+  const cuda::DeviceScope scope(ctx.device());  // occupancy is asked of the context's device
+  return with_problem_op(problem, [&](auto op) {
+    return ReducePlan<decltype(op)>(kernel_id(kernel), problem.n, ctx).workspace_bytes();
+  });
+}
+
+void cuda_run(std::string_view kernel, const ReduceProblem& problem, const KernelLaunch& launch) {
+  const cuda::DeviceScope scope(launch.context.device());
+  with_problem_op(problem, [&](auto op) {
+    using Op = decltype(op);
+    using T = typename Op::Value;
+    ReducePlan<Op>(kernel_id(kernel), problem.n, launch.context)
+        .launch(static_cast<const T*>(problem.x), static_cast<T*>(problem.result),
+                launch.workspace.data, launch.stream);
+  });
 }
 
 template <class T>
-T reduce_cuda(const T* x, std::size_t n, ReduceOp op, std::string_view kernel) {
-  DeviceBuffer<T> device(n);
+T run_host_on_device(Context& ctx, const T* x, std::size_t n, ReduceOp op, std::string_view kernel) {
+  const cuda::DeviceScope scope(ctx.device());
+  DeviceBuffer<T> device(n), result(1);
   if (n) device.copy_from_host(x, n);
-  return reduce_cuda_device(device.data(), n, op, kernel);
+  reduce(ctx, device.data(), n, op, result.data(), nullptr, kernel);
+  T value;
+  result.copy_to_host(&value, 1);  // waits for the reduction; a fault in it surfaces here
+  return value;
 }
 
-template float reduce_cuda_device<float>(const float*, std::size_t, ReduceOp, std::string_view);
-template double reduce_cuda_device<double>(const double*, std::size_t, ReduceOp, std::string_view);
-template float reduce_cuda<float>(const float*, std::size_t, ReduceOp, std::string_view);
-template double reduce_cuda<double>(const double*, std::size_t, ReduceOp, std::string_view);
+template float run_host_on_device<float>(Context&, const float*, std::size_t, ReduceOp, std::string_view);
+template double run_host_on_device<double>(Context&, const double*, std::size_t, ReduceOp, std::string_view);
+
+}  // namespace reduce_detail
 
 ReduceBenchReport reduce_bench(std::size_t n, DType dtype, ReduceOp op, int warmup, int reps,
                                std::uint64_t seed) {

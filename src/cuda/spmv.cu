@@ -1,12 +1,15 @@
-// The SpMV ladder on the device: upload (row offsets narrowed to 32 bits when nnz fits),
-// launchers for every rung, one-shot y = A x, and the benchmark that times every rung beside
-// cuSPARSE and the device copy in one process.
+// The SpMV ladder on the device: launchers for every rung on the caller's stream and
+// workspace (nothing allocated, nothing kept between calls), the host API's device path
+// (upload with row offsets narrowed to 32 bits when nnz fits), and the benchmark that times
+// every rung beside cuSPARSE and the device copy in one process.
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
+#include <functional>
 #include <memory>
+#include <optional>
 
+#include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/device_timing.hpp"
 #include "cuda/kernels/spmv/01_scalar.cuh"
@@ -16,6 +19,7 @@
 #include "cuda/spmv_cusparse.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/sparse.hpp"
+#include "primitives/spmv_device.hpp"
 
 namespace gemmkit {
 namespace {
@@ -24,6 +28,249 @@ using cuda::DeviceBuffer;
 constexpr int kBlock = 256;           // threads per block of every rung
 constexpr int kDefaultItems = 9;      // merge_path items per thread (odd: fewer bank conflicts)
 
+// The matrix as the launchers see it: typed views of device arrays.
+template <class T, class Offset>
+struct Csr {
+  std::int64_t rows = 0, cols = 0, nnz = 0;
+  const Offset* offsets = nullptr;
+  const std::int32_t* col_indices = nullptr;
+  const T* values = nullptr;
+  const T* x = nullptr;
+  T* y = nullptr;
+};
+
+template <class T, class Offset>
+Csr<T, Offset> typed(const SpmvProblem& p) {
+  return {p.rows, p.cols, p.nnz, static_cast<const Offset*>(p.row_offsets), p.col_indices,
+          static_cast<const T*>(p.values), static_cast<const T*>(p.x), static_cast<T*>(p.y)};
+}
+
+// Calls f(T{}, Offset{}) for the problem's value and offset types.
+template <class F>
+decltype(auto) with_types(const SpmvProblem& p, F&& f) {
+  if (p.dtype == DType::f32)
+    return p.offsets_64bit ? f(float{}, std::int64_t{}) : f(float{}, std::int32_t{});
+  return p.offsets_64bit ? f(double{}, std::int64_t{}) : f(double{}, std::int32_t{});
+}
+
+struct Variant {
+  enum class Kind { scalar, vector, groups, merge, cusparse } kind = Kind::scalar;
+  std::string name;
+  int group = 0;                  // groups: threads per row
+  int items = kDefaultItems;      // merge: items per thread
+  bool streaming = false;         // merge: values and columns loaded evict-first
+  bool partition_timed = false;   // merge (benchmark): the partition counted in every run
+  bool alg2 = false;              // cusparse: CSR_ALG2 instead of the default
+};
+
+unsigned grid_for(std::int64_t threads) {
+  const std::int64_t blocks = (threads + kBlock - 1) / kBlock;
+  if (blocks > std::numeric_limits<int>::max())
+    fail(ErrorCategory::usage, "spmv: the matrix has too many rows for one launch of this kernel");
+  return unsigned(std::max<std::int64_t>(blocks, 1));
+}
+
+std::size_t align_up(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
+// merge_path's workspace: the partition (tiles + 1 rows and nonzeros) and the carries.
+struct MergeLayout {
+  std::int64_t tiles = 0;
+  std::size_t tile_row = 0, tile_nz = 0, carry_row = 0, carry_sum = 0, bytes = 0;  // offsets
+  MergeLayout(std::int64_t rows, std::int64_t nnz, int items, std::size_t value_size) {
+    const std::int64_t tile_items = std::int64_t(kBlock) * items;
+    tiles = (rows + nnz + tile_items - 1) / tile_items;
+    const std::size_t edges = std::size_t(tiles + 1) * sizeof(std::int64_t);
+    const std::size_t carries = std::size_t(std::max<std::int64_t>(tiles, 1));
+    tile_nz = align_up(edges);
+    carry_row = tile_nz + align_up(edges);
+    carry_sum = carry_row + align_up(carries * sizeof(std::int64_t));
+    bytes = carry_sum + align_up(carries * value_size);
+  }
+};
+
+template <class T>
+MergeLayout merge_layout(const SpmvProblem& p, const Variant& v) {
+  return MergeLayout(p.rows, p.nnz, v.items, sizeof(T));
+}
+
+template <class T, class Offset>
+void merge_partition(const Csr<T, Offset>& a, const MergeLayout& m, int items, unsigned char* ws, cudaStream_t s) {
+  const std::int64_t tile_items = std::int64_t(kBlock) * items;
+  cuda::spmv::merge_path_partition_kernel<Offset><<<grid_for(m.tiles + 1), kBlock, 0, s>>>(
+      a.rows, a.nnz, a.offsets, tile_items, m.tiles, reinterpret_cast<std::int64_t*>(ws + m.tile_row),
+      reinterpret_cast<std::int64_t*>(ws + m.tile_nz));
+  GEMMKIT_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T, class Offset, int ITEMS, bool kStreaming>
+void merge_launch(const Csr<T, Offset>& a, const MergeLayout& m, unsigned char* ws, cudaStream_t s) {
+  if (m.tiles > std::numeric_limits<int>::max())
+    fail(ErrorCategory::usage, "spmv: the matrix has too many nonzeros for one merge_path launch");
+  auto* tile_row = reinterpret_cast<std::int64_t*>(ws + m.tile_row);
+  auto* tile_nz = reinterpret_cast<std::int64_t*>(ws + m.tile_nz);
+  auto* carry_row = reinterpret_cast<std::int64_t*>(ws + m.carry_row);
+  auto* carry_sum = reinterpret_cast<T*>(ws + m.carry_sum);
+  cuda::spmv::merge_path_kernel<T, Offset, kBlock, ITEMS, kStreaming><<<unsigned(m.tiles), kBlock, 0, s>>>(
+      a.rows, a.nnz, a.offsets, a.col_indices, a.values, a.x, a.y, tile_row, tile_nz, carry_row, carry_sum);
+  GEMMKIT_CUDA_CHECK(cudaGetLastError());
+  cuda::spmv::merge_path_fixup_kernel<T><<<grid_for(m.tiles), kBlock, 0, s>>>(m.tiles, a.rows, carry_row,
+                                                                              carry_sum, a.y);
+}
+
+template <class T, class Offset>
+void merge_run(const Csr<T, Offset>& a, const MergeLayout& m, const Variant& v, unsigned char* ws, cudaStream_t s) {
+  if (m.tiles == 0) return;
+  switch (v.items * 2 + v.streaming) {
+    case 5 * 2: return merge_launch<T, Offset, 5, false>(a, m, ws, s);
+    case 7 * 2: return merge_launch<T, Offset, 7, false>(a, m, ws, s);
+    case 7 * 2 + 1: return merge_launch<T, Offset, 7, true>(a, m, ws, s);
+    case 9 * 2: return merge_launch<T, Offset, 9, false>(a, m, ws, s);
+    case 9 * 2 + 1: return merge_launch<T, Offset, 9, true>(a, m, ws, s);
+    default: fail(ErrorCategory::internal, "merge_path: no instance for " + std::to_string(v.items) + " items");
+  }
+}
+
+template <class T, class Offset>
+void launch_groups(const Csr<T, Offset>& a, int g, cudaStream_t s) {
+  const unsigned grid = grid_for(a.rows * g);
+  const auto args = [&](auto kernel) {
+    kernel<<<grid, kBlock, 0, s>>>(a.rows, a.offsets, a.col_indices, a.values, a.x, a.y);
+  };
+  switch (g) {
+    case 2: args(cuda::spmv::vector_groups_kernel<T, Offset, 2>); break;
+    case 4: args(cuda::spmv::vector_groups_kernel<T, Offset, 4>); break;
+    case 8: args(cuda::spmv::vector_groups_kernel<T, Offset, 8>); break;
+    case 16: args(cuda::spmv::vector_groups_kernel<T, Offset, 16>); break;
+    case 32: args(cuda::spmv::vector_groups_kernel<T, Offset, 32>); break;
+    default: fail(ErrorCategory::usage, "vector_groups: group size " + std::to_string(g) + " is not 2, 4, 8, 16 or 32");
+  }
+}
+
+// cuSPARSE's workspace: the column indices widened to 64 bits when the offsets are (it
+// wants one index type), then its own buffer.
+struct CusparseLayout {
+  std::size_t wide_cols = 0, buffer = 0, buffer_bytes = 0, bytes = 0;  // offsets and sizes
+};
+
+bool cusparse_runs(const SpmvProblem& p) { return p.rows > 0 && p.cols > 0 && p.nnz > 0; }
+
+// The descriptors of the problem; `cols` is what cuSPARSE reads as column indices.
+std::unique_ptr<cuda::CusparseSpmv> cusparse_product(const SpmvProblem& p, const void* cols, bool alg2) {
+  return std::make_unique<cuda::CusparseSpmv>(p.rows, p.cols, p.nnz, p.row_offsets, cols, p.offsets_64bit,
+                                              p.values, p.dtype == DType::f64, p.x, p.y, alg2);
+}
+
+CusparseLayout cusparse_layout(const SpmvProblem& p, bool alg2, const Context& ctx) {
+  CusparseLayout l;
+  if (!cusparse_runs(p)) return l;
+  l.buffer = p.offsets_64bit ? align_up(std::size_t(p.nnz) * sizeof(std::int64_t)) : 0;
+  const auto product = cusparse_product(p, p.col_indices, alg2);
+  // The size query needs the context's handle, made on first use: a cache, logically const.
+  const cuda::CusparseCall call(const_cast<Context&>(ctx), nullptr);
+  l.buffer_bytes = product->buffer_bytes(call.get());
+  l.bytes = l.buffer + align_up(l.buffer_bytes);
+  return l;
+}
+
+__global__ void widen_kernel(const std::int32_t* narrow, std::int64_t* wide, std::int64_t count) {
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    wide[i] = narrow[i];
+}
+
+// The column indices cuSPARSE reads: the matrix's own, or with 64-bit offsets a widened copy
+// made in the workspace on `s`.
+const void* cusparse_columns(const SpmvProblem& p, const CusparseLayout& l, unsigned char* ws, cudaStream_t s) {
+  if (!p.offsets_64bit) return p.col_indices;
+  auto* wide = reinterpret_cast<std::int64_t*>(ws + l.wide_cols);
+  widen_kernel<<<unsigned(std::min<std::int64_t>((p.nnz + kBlock - 1) / kBlock, 4096)), kBlock, 0, s>>>(
+      p.col_indices, wide, p.nnz);
+  GEMMKIT_CUDA_CHECK(cudaGetLastError());
+  return wide;
+}
+
+// y = A x on `s` (merge_path partitions first when the variant says so).
+template <class T, class Offset>
+void launch_variant(const SpmvProblem& p, const Variant& v, const Context& ctx, unsigned char* ws,
+                    cudaStream_t s) {
+  const Csr<T, Offset> a = typed<T, Offset>(p);
+  if (a.rows == 0) return;
+  switch (v.kind) {
+    case Variant::Kind::scalar:
+      cuda::spmv::scalar_kernel<T, Offset><<<grid_for(a.rows), kBlock, 0, s>>>(a.rows, a.offsets, a.col_indices,
+                                                                                a.values, a.x, a.y);
+      break;
+    case Variant::Kind::vector:
+      cuda::spmv::vector_kernel<T, Offset><<<grid_for(a.rows * 32), kBlock, 0, s>>>(a.rows, a.offsets,
+                                                                                     a.col_indices, a.values, a.x, a.y);
+      break;
+    case Variant::Kind::groups: launch_groups(a, v.group, s); break;
+    case Variant::Kind::merge: {
+      const MergeLayout m = merge_layout<T>(p, v);
+      if (v.partition_timed) merge_partition(a, m, v.items, ws, s);
+      merge_run(a, m, v, ws, s);
+      break;
+    }
+    case Variant::Kind::cusparse: {
+      if (!cusparse_runs(p)) {  // nothing to multiply: y = 0
+        GEMMKIT_CUDA_CHECK(cudaMemsetAsync(a.y, 0, std::size_t(a.rows) * sizeof(T), s));
+        return;
+      }
+      const CusparseLayout l = cusparse_layout(p, v.alg2, ctx);
+      const void* cols = cusparse_columns(p, l, ws, s);
+      const auto product = cusparse_product(p, cols, v.alg2);
+      const cuda::CusparseCall call(const_cast<Context&>(ctx), s);
+      product->run(call.get(), ws + l.buffer);
+      return;
+    }
+  }
+  GEMMKIT_CUDA_CHECK(cudaGetLastError());
+}
+
+std::size_t variant_workspace(const SpmvProblem& p, const Variant& v, const Context& ctx) {
+  if (v.kind == Variant::Kind::merge)
+    return p.dtype == DType::f32 ? merge_layout<float>(p, v).bytes : merge_layout<double>(p, v).bytes;
+  if (v.kind == Variant::Kind::cusparse) return cusparse_layout(p, v.alg2, ctx).bytes;
+  return 0;
+}
+
+Variant variant_for(std::string_view kernel, double mean_row_length, int group_size) {
+  Variant v;
+  v.name = std::string(kernel);
+  if (kernel == "scalar") v.kind = Variant::Kind::scalar;
+  else if (kernel == "vector") v.kind = Variant::Kind::vector;
+  else if (kernel == "vector_groups") {
+    v.kind = Variant::Kind::groups;
+    v.group = group_size ? group_size : spmv_group_size(mean_row_length);
+  } else if (kernel == "merge_path") {
+    v.kind = Variant::Kind::merge;
+    v.streaming = true;  // measured: 9 items, evict-first loads (docs/spmv.md)
+    v.partition_timed = true;  // a call partitions its matrix
+  }
+  else if (kernel == "cusparse") v.kind = Variant::Kind::cusparse;
+  else if (kernel == "cusparse_alg2") {
+    v.kind = Variant::Kind::cusparse;
+    v.alg2 = true;
+  } else {
+    fail(ErrorCategory::usage, "unknown spmv kernel '" + std::string(kernel) + "' (see gemmkit list --operation spmv)");
+  }
+  return v;
+}
+
+Variant variant_for(std::string_view kernel, const SpmvProblem& p) {
+  return variant_for(kernel, p.rows ? double(p.nnz) / double(p.rows) : 0.0, p.group_size);
+}
+
+template <class T>
+void check_x(const CsrMatrix<T>& a, const std::vector<T>& x) {
+  if (std::int64_t(x.size()) != a.cols)
+    fail(ErrorCategory::usage, "spmv: x has " + std::to_string(x.size()) + " entries but the matrix has " +
+                                   std::to_string(a.cols) + " columns");
+}
+
+// The CSR arrays on the device, row offsets narrowed to Offset.
 template <class T, class Offset>
 struct DeviceCsr {
   std::int64_t rows = 0, cols = 0, nnz = 0;
@@ -41,198 +288,34 @@ struct DeviceCsr {
     }
   }
   std::int64_t bytes() const { return std::int64_t(offsets.bytes() + col_indices.bytes() + values.bytes()); }
+  SpmvProblem problem(const T* x, T* y) const {
+    SpmvProblem p;
+    p.dtype = dtype_of<T>;
+    p.rows = rows;
+    p.cols = cols;
+    p.nnz = nnz;
+    p.row_offsets = offsets.data();
+    p.offsets_64bit = sizeof(Offset) == 8;
+    p.col_indices = col_indices.data();
+    p.values = values.data();
+    p.x = x;
+    p.y = y;
+    return p;
+  }
 };
-
-struct Variant {
-  enum class Kind { scalar, vector, groups, merge, cusparse } kind = Kind::scalar;
-  std::string name;
-  int group = 0;                  // groups: threads per row
-  int items = kDefaultItems;      // merge: items per thread
-  bool streaming = false;         // merge: values and columns loaded evict-first
-  bool partition_timed = false;   // merge: the partition counted in every run
-  bool alg2 = false;              // cusparse: CSR_ALG2 instead of the default
-};
-
-unsigned grid_for(std::int64_t threads) {
-  const std::int64_t blocks = (threads + kBlock - 1) / kBlock;
-  if (blocks > std::numeric_limits<int>::max())
-    fail(ErrorCategory::usage, "spmv: the matrix has too many rows for one launch of this kernel");
-  return unsigned(std::max<std::int64_t>(blocks, 1));
-}
 
 template <class T, class Offset>
-class Runner {
- public:
-  Runner(const DeviceCsr<T, Offset>& a, const T* x, T* y) : a_(a), x_(x), y_(y) {}
-
-  // Everything that depends on the matrix alone, outside the timed region: the merge-path
-  // partition, cuSPARSE's handle, buffer and preprocess.
-  void prepare(const Variant& v) {
-    if (v.kind == Variant::Kind::merge) plan(v.items);
-    if (v.kind == Variant::Kind::cusparse && a_.nnz > 0 && a_.cols > 0 && !cusparse_[v.alg2]) {
-      const void* cols = a_.col_indices.data();
-      const bool wide = sizeof(Offset) == 8;
-      if (wide && !wide_cols_.size()) {  // cuSPARSE wants one index type: widen the columns
-        std::vector<std::int32_t> narrow(std::size_t(a_.nnz));
-        a_.col_indices.copy_to_host(narrow.data(), narrow.size());
-        const std::vector<std::int64_t> widened(narrow.begin(), narrow.end());
-        wide_cols_ = DeviceBuffer<std::int64_t>(widened.size());
-        wide_cols_.copy_from_host(widened.data(), widened.size());
-      }
-      if (wide) cols = wide_cols_.data();
-      cusparse_[v.alg2] = std::make_unique<cuda::CusparseSpmv>(
-          a_.rows, a_.cols, a_.nnz, a_.offsets.data(), cols, wide, a_.values.data(), sizeof(T) == 8, x_, y_, v.alg2);
-    }
-  }
-
-  void launch(const Variant& v) {
-    if (a_.rows == 0) return;
-    const std::int64_t rows = a_.rows;
-    const Offset* off = a_.offsets.data();
-    const std::int32_t* cols = a_.col_indices.data();
-    const T* vals = a_.values.data();
-    switch (v.kind) {
-      case Variant::Kind::scalar:
-        cuda::spmv::scalar_kernel<T, Offset><<<grid_for(rows), kBlock>>>(rows, off, cols, vals, x_, y_);
-        break;
-      case Variant::Kind::vector:
-        cuda::spmv::vector_kernel<T, Offset><<<grid_for(rows * 32), kBlock>>>(rows, off, cols, vals, x_, y_);
-        break;
-      case Variant::Kind::groups:
-        launch_groups(v.group, rows, off, cols, vals);
-        break;
-      case Variant::Kind::merge: {
-        auto& p = plan(v.items);
-        if (v.partition_timed) partition(p);
-        launch_merge(p, v.streaming);
-        break;
-      }
-      case Variant::Kind::cusparse:
-        if (!cusparse_[v.alg2]) {  // nothing to multiply: y = 0
-          GEMMKIT_CUDA_CHECK(cudaMemsetAsync(y_, 0, std::size_t(rows) * sizeof(T)));
-          return;
-        }
-        cusparse_[v.alg2]->run();
-        return;
-    }
-    GEMMKIT_CUDA_CHECK(cudaGetLastError());
-  }
-
- private:
-  struct MergePlan {
-    int items = 0;
-    std::int64_t tiles = 0;
-    DeviceBuffer<std::int64_t> tile_row, tile_nz, carry_row;
-    DeviceBuffer<T> carry_sum;
-  };
-
-  MergePlan& plan(int items) {
-    auto& p = plans_[items];
-    if (!p) {
-      p = std::make_unique<MergePlan>();
-      p->items = items;
-      const std::int64_t tile_items = std::int64_t(kBlock) * items;
-      p->tiles = (a_.rows + a_.nnz + tile_items - 1) / tile_items;
-      p->tile_row = DeviceBuffer<std::int64_t>(std::size_t(p->tiles) + 1);
-      p->tile_nz = DeviceBuffer<std::int64_t>(std::size_t(p->tiles) + 1);
-      p->carry_row = DeviceBuffer<std::int64_t>(std::size_t(std::max<std::int64_t>(p->tiles, 1)));
-      p->carry_sum = DeviceBuffer<T>(std::size_t(std::max<std::int64_t>(p->tiles, 1)));
-      partition(*p);
-    }
-    return *p;
-  }
-
-  void partition(MergePlan& p) {
-    const std::int64_t tile_items = std::int64_t(kBlock) * p.items;
-    cuda::spmv::merge_path_partition_kernel<Offset><<<grid_for(p.tiles + 1), kBlock>>>(
-        a_.rows, a_.nnz, a_.offsets.data(), tile_items, p.tiles, p.tile_row.data(), p.tile_nz.data());
-    GEMMKIT_CUDA_CHECK(cudaGetLastError());
-  }
-
-  template <int ITEMS, bool kStreaming>
-  void merge_launch(MergePlan& p) {
-    if (p.tiles > std::numeric_limits<int>::max())
-      fail(ErrorCategory::usage, "spmv: the matrix has too many nonzeros for one merge_path launch");
-    cuda::spmv::merge_path_kernel<T, Offset, kBlock, ITEMS, kStreaming><<<unsigned(p.tiles), kBlock>>>(
-        a_.rows, a_.nnz, a_.offsets.data(), a_.col_indices.data(), a_.values.data(), x_, y_,
-        p.tile_row.data(), p.tile_nz.data(), p.carry_row.data(), p.carry_sum.data());
-    GEMMKIT_CUDA_CHECK(cudaGetLastError());
-    cuda::spmv::merge_path_fixup_kernel<T><<<grid_for(p.tiles), kBlock>>>(
-        p.tiles, a_.rows, p.carry_row.data(), p.carry_sum.data(), y_);
-  }
-
-  void launch_merge(MergePlan& p, bool streaming) {
-    if (p.tiles == 0) return;
-    switch (p.items * 2 + streaming) {
-      case 5 * 2: return merge_launch<5, false>(p);
-      case 7 * 2: return merge_launch<7, false>(p);
-      case 7 * 2 + 1: return merge_launch<7, true>(p);
-      case 9 * 2: return merge_launch<9, false>(p);
-      case 9 * 2 + 1: return merge_launch<9, true>(p);
-      default: fail(ErrorCategory::internal, "merge_path: no instance for " + std::to_string(p.items) + " items");
-    }
-  }
-
-  void launch_groups(int g, std::int64_t rows, const Offset* off, const std::int32_t* cols, const T* vals) {
-    const unsigned grid = grid_for(rows * g);
-    switch (g) {
-      case 2: cuda::spmv::vector_groups_kernel<T, Offset, 2><<<grid, kBlock>>>(rows, off, cols, vals, x_, y_); break;
-      case 4: cuda::spmv::vector_groups_kernel<T, Offset, 4><<<grid, kBlock>>>(rows, off, cols, vals, x_, y_); break;
-      case 8: cuda::spmv::vector_groups_kernel<T, Offset, 8><<<grid, kBlock>>>(rows, off, cols, vals, x_, y_); break;
-      case 16: cuda::spmv::vector_groups_kernel<T, Offset, 16><<<grid, kBlock>>>(rows, off, cols, vals, x_, y_); break;
-      case 32: cuda::spmv::vector_groups_kernel<T, Offset, 32><<<grid, kBlock>>>(rows, off, cols, vals, x_, y_); break;
-      default: fail(ErrorCategory::usage, "vector_groups: group size " + std::to_string(g) + " is not 2, 4, 8, 16 or 32");
-    }
-  }
-
-  const DeviceCsr<T, Offset>& a_;
-  const T* x_;
-  T* y_;
-  std::map<int, std::unique_ptr<MergePlan>> plans_;
-  std::unique_ptr<cuda::CusparseSpmv> cusparse_[2];
-  DeviceBuffer<std::int64_t> wide_cols_;
-};
-
-Variant variant_for(const std::string& kernel, const CsrStats& stats, int group_size) {
-  Variant v;
-  v.name = kernel;
-  if (kernel == "scalar") v.kind = Variant::Kind::scalar;
-  else if (kernel == "vector") v.kind = Variant::Kind::vector;
-  else if (kernel == "vector_groups") {
-    v.kind = Variant::Kind::groups;
-    v.group = group_size ? group_size : spmv_group_size(stats.mean_row_length);
-  } else if (kernel == "merge_path") {
-    v.kind = Variant::Kind::merge;
-    v.streaming = true;  // measured: 9 items, evict-first loads (docs/spmv.md)
-  }
-  else if (kernel == "cusparse") v.kind = Variant::Kind::cusparse;
-  else if (kernel == "cusparse_alg2") {
-    v.kind = Variant::Kind::cusparse;
-    v.alg2 = true;
-  } else {
-    fail(ErrorCategory::usage, "unknown spmv kernel '" + kernel + "' (see gemmkit spmv --list)");
-  }
-  return v;
-}
-
-template <class T>
-void check_x(const CsrMatrix<T>& a, const std::vector<T>& x) {
-  if (std::int64_t(x.size()) != a.cols)
-    fail(ErrorCategory::usage, "spmv: x has " + std::to_string(x.size()) + " entries but the matrix has " +
-                                   std::to_string(a.cols) + " columns");
-}
-
-template <class T, class Offset>
-std::vector<T> run_once(const CsrMatrix<T>& a, const std::vector<T>& x, const Variant& v) {
+std::vector<T> run_once(Context& ctx, const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o) {
+  const cuda::DeviceScope scope(ctx.device());
   const DeviceCsr<T, Offset> d(a);
   DeviceBuffer<T> dx(x.size()), dy(std::size_t(a.rows));
   if (!x.empty()) dx.copy_from_host(x.data(), x.size());
-  Runner<T, Offset> runner(d, dx.data(), dy.data());
-  runner.prepare(v);
-  runner.launch(v);
-  GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  SpmvProblem p = d.problem(dx.data(), dy.data());
+  p.stats = csr_stats(a);
+  p.group_size = o.group_size;
+  spmv(ctx, p, nullptr, o.kernel);
   std::vector<T> y(std::size_t(a.rows));
-  if (!y.empty()) dy.copy_to_host(y.data(), y.size());
+  if (!y.empty()) dy.copy_to_host(y.data(), y.size());  // waits: a fault surfaces here
   return y;
 }
 
@@ -266,32 +349,39 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
   DeviceBuffer<T> dx(x.size()), dy(std::size_t(a.rows));
   if (!x.empty()) dx.copy_from_host(x.data(), x.size());
   result.device_bytes = d.bytes() + std::int64_t(dx.bytes() + dy.bytes());
-  Runner<T, Offset> runner(d, dx.data(), dy.data());
+  const SpmvProblem problem = d.problem(dx.data(), dy.data());
+  Context ctx(Backend::cuda);
 
+  const auto variant = [&](const char* kernel) { return variant_for(kernel, stats.mean_row_length, 0); };
   std::vector<Variant> variants;
-  for (const char* k : {"scalar", "vector", "vector_groups", "merge_path"}) variants.push_back(variant_for(k, stats, 0));
+  for (const char* k : {"scalar", "vector", "vector_groups", "merge_path"}) variants.push_back(variant(k));
   if (tune) {
     for (int g : {2, 4, 8, 16, 32}) {
-      Variant v = variant_for("vector_groups", stats, g);
+      Variant v = variant_for("vector_groups", stats.mean_row_length, g);
       v.name = "vector_groups/g" + std::to_string(g);
       variants.push_back(v);
     }
     for (int items : {5, 7, 9})
       for (bool streaming : {false, true}) {
         if (items == 5 && streaming) continue;
-        Variant v = variant_for("merge_path", stats, 0);
+        Variant v = variant("merge_path");
         v.items = items;
         v.streaming = streaming;
         v.name = "merge_path/i" + std::to_string(items) + (streaming ? "cs" : "");
         variants.push_back(v);
       }
-    Variant v = variant_for("merge_path", stats, 0);
-    v.partition_timed = true;
+  }
+  // merge_path timed without its partition (done once per matrix, like cuSPARSE's
+  // preprocess), and with it: what one device-API call costs.
+  for (Variant& v : variants)
+    if (v.kind == Variant::Kind::merge) v.partition_timed = false;
+  if (tune) {
+    Variant v = variant("merge_path");
     v.name = "merge_path+partition";
     variants.push_back(v);
   }
-  variants.push_back(variant_for("cusparse", stats, 0));
-  variants.push_back(variant_for("cusparse_alg2", stats, 0));
+  variants.push_back(variant("cusparse"));
+  variants.push_back(variant("cusparse_alg2"));
 
   std::vector<T> y(std::size_t(a.rows));
   for (const Variant& v : variants) {
@@ -299,9 +389,24 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
     e.kernel = v.name;
     if (v.kind == Variant::Kind::groups) e.note = std::to_string(v.group) + " threads per row";
     try {
-      runner.prepare(v);
+      DeviceBuffer<unsigned char> workspace(variant_workspace(problem, v, ctx));
+      unsigned char* ws = workspace.data();
+      // Outside the timing: the merge partition, cuSPARSE's analysis.
+      if (v.kind == Variant::Kind::merge) {
+        const MergeLayout m = merge_layout<T>(problem, v);
+        if (m.tiles > 0) merge_partition(typed<T, Offset>(problem), m, v.items, ws, nullptr);
+      }
+      // cuSPARSE timed as before: one set of descriptors, analysed once, then the multiply.
+      std::function<void()> launch = [&] { launch_variant<T, Offset>(problem, v, ctx, ws, nullptr); };
+      std::unique_ptr<cuda::CusparseSpmv> product;
+      if (v.kind == Variant::Kind::cusparse && cusparse_runs(problem)) {
+        const CusparseLayout l = cusparse_layout(problem, v.alg2, ctx);
+        product = cusparse_product(problem, cusparse_columns(problem, l, ws, nullptr), v.alg2);
+        product->preprocess(cuda::CusparseCall(ctx, nullptr).get(), ws + l.buffer);
+        launch = [&, l] { product->run(cuda::CusparseCall(ctx, nullptr).get(), ws + l.buffer); };
+      }
       if (!y.empty()) GEMMKIT_CUDA_CHECK(cudaMemset(dy.data(), 0xff, dy.bytes()));  // NaN: unwritten rows show
-      runner.launch(v);
+      launch();
       GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
       if (!y.empty()) dy.copy_to_host(y.data(), y.size());
       e.max_scaled_error = max_scaled_error(a, y, ref, abs_sums);
@@ -312,7 +417,7 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
         e.note = std::to_string(n) + " reps only: one thread walks each row, up to " +
                  std::to_string(stats.max_row_length) + " entries";
       }
-      const cuda::DeviceTiming t = cuda::time_on_device([&] { runner.launch(v); }, w, n);
+      const cuda::DeviceTiming t = cuda::time_on_device(launch, w, n);
       e.median_s = t.median_s;
       e.min_s = t.min_s;
       e.reps = t.reps;
@@ -333,15 +438,33 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
 
 bool spmv_cuda_available() { return cuda_device_available(); }
 
+namespace spmv_detail {
+
+std::size_t cuda_workspace_bytes(std::string_view kernel, const SpmvProblem& problem, const Context& ctx) {
+  const cuda::DeviceScope scope(ctx.device());
+  return variant_workspace(problem, variant_for(kernel, problem), ctx);
+}
+
+void cuda_run(std::string_view kernel, const SpmvProblem& problem, const KernelLaunch& launch) {
+  const cuda::DeviceScope scope(launch.context.device());
+  const Variant v = variant_for(kernel, problem);
+  auto* ws = static_cast<unsigned char*>(launch.workspace.data);
+  with_types(problem, [&](auto t, auto offset) {
+    launch_variant<decltype(t), decltype(offset)>(problem, v, launch.context, ws, launch.stream);
+  });
+}
+
+}  // namespace spmv_detail
+
 template <class T>
 std::vector<T> spmv_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o) {
   check_x(a, x);
-  const CsrStats stats = csr_stats(a);
-  const std::string kernel = o.kernel == "auto" ? choose_spmv_kernel(stats) : o.kernel;
-  const Variant v = variant_for(kernel, stats, o.group_size);
+  if (o.kernel != "auto") spmv_registry().get(o.kernel);  // an unknown name before any device work
   if (a.rows == 0) return {};
+  std::optional<Context> own;
+  Context& ctx = o.context ? *o.context : own.emplace(Backend::cuda);
   const bool wide = o.force_64bit_offsets || a.nnz() > std::numeric_limits<std::int32_t>::max();
-  return wide ? run_once<T, std::int64_t>(a, x, v) : run_once<T, std::int32_t>(a, x, v);
+  return wide ? run_once<T, std::int64_t>(ctx, a, x, o) : run_once<T, std::int32_t>(ctx, a, x, o);
 }
 
 template <class T>

@@ -7,14 +7,20 @@
 namespace gemmkit {
 
 namespace conv1d_detail {
-template <class T>
-void run_on_device(std::string_view, const T*, std::int64_t, const T*, std::int64_t, T*) {
+std::size_t cuda_workspace_bytes(std::string_view, const Conv1dProblem&, const Context&) {
   fail(ErrorCategory::device, no_device_message());
 }
-template void run_on_device<float>(std::string_view, const float*, std::int64_t, const float*,
-                                   std::int64_t, float*);
-template void run_on_device<double>(std::string_view, const double*, std::int64_t, const double*,
-                                    std::int64_t, double*);
+void cuda_run(std::string_view, const Conv1dProblem&, const KernelLaunch&) {
+  fail(ErrorCategory::device, no_device_message());
+}
+template <class T>
+void run_host_on_device(Context&, std::string_view, const T*, std::int64_t, const T*, std::int64_t, T*) {
+  fail(ErrorCategory::device, no_device_message());
+}
+template void run_host_on_device<float>(Context&, std::string_view, const float*, std::int64_t,
+                                        const float*, std::int64_t, float*);
+template void run_host_on_device<double>(Context&, std::string_view, const double*, std::int64_t,
+                                         const double*, std::int64_t, double*);
 }  // namespace conv1d_detail
 
 Conv1dBench conv1d_bench(DType, std::int64_t, std::int64_t, int, int, std::uint64_t) {

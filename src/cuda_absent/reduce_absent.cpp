@@ -2,6 +2,7 @@
 #include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/reduce.hpp"
+#include "primitives/reduce_device.hpp"
 
 namespace gemmkit {
 
@@ -12,18 +13,16 @@ namespace {
 
 bool reduce_cuda_available() { return false; }
 
+namespace reduce_detail {
+std::size_t cuda_workspace_bytes(std::string_view, const ReduceProblem&, const Context&) { no_cuda(); }
+void cuda_run(std::string_view, const ReduceProblem&, const KernelLaunch&) { no_cuda(); }
 template <class T>
-T reduce_cuda_device(const T*, std::size_t, ReduceOp, std::string_view) {
+T run_host_on_device(Context&, const T*, std::size_t, ReduceOp, std::string_view) {
   no_cuda();
 }
-template <class T>
-T reduce_cuda(const T*, std::size_t, ReduceOp, std::string_view) {
-  no_cuda();
-}
-template float reduce_cuda_device<float>(const float*, std::size_t, ReduceOp, std::string_view);
-template double reduce_cuda_device<double>(const double*, std::size_t, ReduceOp, std::string_view);
-template float reduce_cuda<float>(const float*, std::size_t, ReduceOp, std::string_view);
-template double reduce_cuda<double>(const double*, std::size_t, ReduceOp, std::string_view);
+template float run_host_on_device<float>(Context&, const float*, std::size_t, ReduceOp, std::string_view);
+template double run_host_on_device<double>(Context&, const double*, std::size_t, ReduceOp, std::string_view);
+}  // namespace reduce_detail
 
 ReduceBenchReport reduce_bench(std::size_t, DType, ReduceOp, int, int, std::uint64_t) {
   no_cuda();

@@ -1,10 +1,20 @@
 // The GPU SpMV of a build made without nvcc: it says so instead of failing.
 #include "gemmkit/device.hpp"
 #include "gemmkit/sparse.hpp"
+#include "primitives/spmv_device.hpp"
 
 namespace gemmkit {
 
 bool spmv_cuda_available() { return false; }
+
+namespace spmv_detail {
+std::size_t cuda_workspace_bytes(std::string_view, const SpmvProblem&, const Context&) {
+  fail(ErrorCategory::device, no_device_message());
+}
+void cuda_run(std::string_view, const SpmvProblem&, const KernelLaunch&) {
+  fail(ErrorCategory::device, no_device_message());
+}
+}  // namespace spmv_detail
 
 template <class T>
 std::vector<T> spmv_cuda(const CsrMatrix<T>&, const std::vector<T>&, const SpmvRunOptions&) {

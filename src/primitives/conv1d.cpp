@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "gemmkit/device.hpp"
@@ -12,18 +13,6 @@
 #include "primitives/conv1d_device.hpp"
 
 namespace gemmkit {
-
-const std::vector<Conv1dKernelInfo>& conv1d_kernels() {
-  static const std::vector<Conv1dKernelInfo> kernels = {
-      {"basic", 1, "the seeds' kernel: one thread per output, mask in global memory"},
-      {"constant_mask", 2, "the seeds' second kernel: the mask in constant memory"},
-      {"tiled", 3, "a block's inputs and halo cells staged once in shared memory"},
-      {"streaming", 4,
-       "16-byte loads, 8 (f32) / 4 (f64) outputs per thread, next tile prefetched, grid sized "
-       "to the SMs"},
-  };
-  return kernels;
-}
 
 namespace {
 
@@ -38,14 +27,7 @@ std::int64_t streaming_shared_bytes(DType dtype, std::int64_t width) {
   return (round_up(left, vec) + tile + round_up(right, vec)) * size;
 }
 
-const Conv1dKernelInfo* find_kernel(std::string_view name) {
-  for (const auto& k : conv1d_kernels())
-    if (k.name == name) return &k;
-  return nullptr;
-}
-
-template <class T>
-void check_arguments(const T* x, std::int64_t n, const T* mask, std::int64_t width, const T* y) {
+void check_arguments(const void* x, std::int64_t n, const void* mask, std::int64_t width, const void* y) {
   if (width < 1) fail(ErrorCategory::usage, "conv1d: the mask is empty (it needs at least one tap)");
   if (width > INT_MAX)
     fail(ErrorCategory::usage, "conv1d: a mask of " + std::to_string(width) +
@@ -58,10 +40,12 @@ void check_arguments(const T* x, std::int64_t n, const T* mask, std::int64_t wid
 
 std::optional<std::string> conv1d_kernel_rejection(std::string_view kernel, DType dtype,
                                                    std::int64_t width) {
-  if (!find_kernel(kernel)) {
+  const Conv1dKernel* entry = conv1d_registry().find(kernel);
+  if (!entry || entry->backend != Backend::cuda) {
     std::string names;
-    for (const auto& k : conv1d_kernels()) names += (names.empty() ? "" : ", ") + std::string(k.name);
-    return "unknown conv1d kernel '" + std::string(kernel) + "' (expected auto, " + names + ")";
+    for (const auto& k : conv1d_registry().entries())
+      if (k.backend == Backend::cuda) names += ", " + k.name;
+    return "unknown conv1d kernel '" + std::string(kernel) + "' (expected auto" + names + ")";
   }
   if (dtype != DType::f32 && dtype != DType::f64)
     return "conv1d runs in f32 or f64, not " + std::string(dtype_name(dtype));
@@ -78,6 +62,93 @@ std::optional<std::string> conv1d_kernel_rejection(std::string_view kernel, DTyp
            " KiB of shared memory, which a mask of " + std::to_string(width) +
            " taps overflows (use --kernel auto or basic)";
   return std::nullopt;
+}
+
+namespace {
+
+Conv1dKernel cuda_entry(std::string name, int rung, std::string summary, int auto_priority) {
+  Conv1dKernel e;
+  e.name = name;
+  e.backend = Backend::cuda;
+  e.rung = rung;
+  e.summary = std::move(summary);
+  e.dtypes = {DType::f32, DType::f64};
+  e.min_compute_capability = 70;  // launches carry up to 32 KiB of parameters (the mask)
+  e.auto_priority = auto_priority;
+  e.precondition = [name](const Conv1dProblem& p) -> std::optional<std::string> {
+    if (auto why = conv1d_kernel_rejection(name, p.dtype, p.width)) return why;
+    // The streaming rung's 16-byte loads; cudaMalloc gives 256-byte alignment.
+    if (name == "streaming" && reinterpret_cast<std::uintptr_t>(p.x) % 16 != 0)
+      return std::string("kernel 'streaming' reads x in 16-byte vectors: x must be 16-byte aligned");
+    return std::nullopt;
+  };
+  e.workspace_bytes = [name](const Conv1dProblem& p, const Context& ctx) {
+    return conv1d_detail::cuda_workspace_bytes(name, p, ctx);
+  };
+  e.run = [name](const Conv1dProblem& p, const KernelLaunch& launch) {
+    conv1d_detail::cuda_run(name, p, launch);
+  };
+  return e;
+}
+
+OperationRegistry<Conv1dProblem> make_registry() {
+  OperationRegistry<Conv1dProblem> r("conv1d");
+  Conv1dKernel cpu;
+  cpu.name = "cpu_reference";
+  cpu.role = KernelRole::reference;
+  cpu.summary = "each output summed in long double, rounded once";
+  cpu.dtypes = {DType::f32, DType::f64};
+  cpu.auto_priority = 1;
+  cpu.run = [](const Conv1dProblem& p, const KernelLaunch&) {
+    if (p.dtype == DType::f32)
+      conv1d_reference(static_cast<const float*>(p.x), p.n, static_cast<const float*>(p.mask), p.width,
+                       static_cast<float*>(p.y));
+    else
+      conv1d_reference(static_cast<const double*>(p.x), p.n, static_cast<const double*>(p.mask), p.width,
+                       static_cast<double*>(p.y));
+  };
+  r.add(std::move(cpu));
+  // auto: streaming wherever its halo fits; beyond that the work is dominated by the w
+  // multiply-adds per output, and the basic rung takes any width.
+  r.add(cuda_entry("basic", 1, "the seeds' kernel: one thread per output, mask in global memory", 1));
+  r.add(cuda_entry("constant_mask", 2,
+                   "the seeds' second kernel: the mask in constant memory (the launch's parameters)", 0));
+  r.add(cuda_entry("tiled", 3, "a block's inputs and halo cells staged once in shared memory", 0));
+  r.add(cuda_entry("streaming", 4,
+                   "16-byte loads, 8 (f32) / 4 (f64) outputs per thread, next tile prefetched, grid "
+                   "sized to the SMs",
+                   10));
+  return r;
+}
+
+void validate(const Conv1dProblem& p) {
+  if (p.dtype != DType::f32 && p.dtype != DType::f64)
+    fail(ErrorCategory::usage, "conv1d runs in f32 or f64, not " + std::string(dtype_name(p.dtype)));
+  check_arguments(p.x, p.n, p.mask, p.width, p.y);
+}
+
+}  // namespace
+
+const OperationRegistry<Conv1dProblem>& conv1d_registry() {
+  static const OperationRegistry<Conv1dProblem> registry = make_registry();
+  return registry;
+}
+
+std::size_t conv1d_workspace_bytes(const Context& ctx, DType dtype, std::int64_t n,
+                                   std::int64_t width, std::string_view kernel) {
+  // Sizes do not depend on the pointers; validation needs them non-null (and x aligned).
+  alignas(16) double placeholder[2] = {0, 0};
+  const Conv1dProblem p{dtype, placeholder, n, placeholder, width, placeholder};
+  validate(p);
+  return conv1d_registry().choose(ctx, p, kernel).workspace_for(p, ctx);
+}
+
+const Conv1dKernel& conv1d(Context& ctx, const Conv1dProblem& problem, Stream stream,
+                           std::string_view kernel, Workspace workspace) {
+  validate(problem);
+  const Conv1dKernel& entry = conv1d_registry().choose(ctx, problem, kernel);
+  run_operation(entry, ctx, problem, stream, workspace);
+  return entry;
 }
 
 std::string_view conv1d_auto_kernel(DType dtype, std::int64_t width) {
@@ -143,8 +214,13 @@ Conv1dRun conv1d(const T* x, std::int64_t n, const T* mask, std::int64_t width, 
     return {Backend::cpu, "cpu_reference"};
   }
   const std::string kernel = named ? options.kernel : std::string(conv1d_auto_kernel(dtype, width));
-  require_cuda_device();
-  if (n > 0) conv1d_detail::run_on_device<T>(kernel, x, n, mask, width, y);
+  if (options.context) {
+    if (n > 0) conv1d_detail::run_host_on_device<T>(*options.context, kernel, x, n, mask, width, y);
+  } else {
+    require_cuda_device();
+    Context ctx(Backend::cuda);
+    if (n > 0) conv1d_detail::run_host_on_device<T>(ctx, kernel, x, n, mask, width, y);
+  }
   return {Backend::cuda, kernel};
 }
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "gemmkit/conv1d.hpp"
+
 namespace gemmkit::conv1d_detail {
 
 // Threads per block of every rung, and the outputs one block of the streaming rung makes per
@@ -22,10 +24,16 @@ template <class T>
 long double reference_at(const T* x, std::int64_t n, const T* mask, std::int64_t width,
                          std::int64_t i);
 
-// Copies x and mask to the device, runs the named rung (already checked to accept the
-// width), copies y back. n >= 1.
+// Workspace bytes and the launch of GPU rung `kernel` for a validated problem that the rung
+// accepts (x and y in device memory, the mask on the host).
+std::size_t cuda_workspace_bytes(std::string_view kernel, const Conv1dProblem& problem,
+                                 const Context& ctx);
+void cuda_run(std::string_view kernel, const Conv1dProblem& problem, const KernelLaunch& launch);
+
+// The host API's CUDA path: copies x to the device, runs the device API with `kernel` (already
+// checked to accept the width), copies y back. n >= 1.
 template <class T>
-void run_on_device(std::string_view kernel, const T* x, std::int64_t n, const T* mask,
-                   std::int64_t width, T* y);
+void run_host_on_device(Context& ctx, std::string_view kernel, const T* x, std::int64_t n,
+                        const T* mask, std::int64_t width, T* y);
 
 }  // namespace gemmkit::conv1d_detail

@@ -8,6 +8,7 @@
 
 #include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
+#include "primitives/reduce_device.hpp"
 
 namespace gemmkit {
 
@@ -29,37 +30,99 @@ std::string_view reduce_op_name(ReduceOp op) {
   return "?";
 }
 
-const std::vector<ReduceKernelInfo>& reduce_kernels() {
-  static const std::vector<ReduceKernelInfo> kernels = {
-      {"reduce0_fold", 0,
-       "seeds' reduce0: fold the top half onto the bottom half, one launch per halving "
-       "(any length: the odd middle value has no partner)"},
-      {"reduce1_grid_stride", 1,
-       "seeds' reduce1: thread-linear grid-stride sums in registers; 3 launches "
-       "(256x256 threads, 1 block, 1 thread)"},
-      {"reduce2_shared_tree", 2,
-       "seeds' reduce2: block tree in shared memory (power-of-two blocks), one value per "
-       "block, then one block"},
-      {"reduce3_any_blocks", 3,
-       "seeds' reduce3: tree rounded up to a power of two, so 4 blocks per SM and a "
-       "second pass of exactly that many threads"},
-      {"reduce4_unrolled", 4,
-       "seeds' reduce4: tree unrolled at compile time, the last warp with __syncwarp"},
-      {"warp_shuffle", 5,
-       "__shfl_down_sync within warps, one shared slot per warp, one barrier"},
-      {"vec16_two_pass", 6,
-       "16-byte loads, 4 in flight per thread, one wave of blocks (SMs x occupancy); "
-       "deterministic second pass over the block results in a fixed order"},
-      {"cub", -1,
-       "reference: cub::DeviceReduce::Sum/Min/Max, TransformReduce (squares, double) for norm2"},
+namespace {
+
+ReduceKernel cuda_entry(std::string name, int rung, std::string summary, int auto_priority = 0,
+                        KernelRole role = KernelRole::ladder) {
+  ReduceKernel e;
+  e.name = name;
+  e.backend = Backend::cuda;
+  e.rung = rung;
+  e.role = role;
+  e.summary = std::move(summary);
+  e.dtypes = {DType::f32, DType::f64};
+  e.min_compute_capability = 50;
+  e.auto_priority = auto_priority;
+  e.workspace_bytes = [name](const ReduceProblem& p, const Context& ctx) {
+    return reduce_detail::cuda_workspace_bytes(name, p, ctx);
   };
-  return kernels;
+  e.run = [name](const ReduceProblem& p, const KernelLaunch& launch) {
+    reduce_detail::cuda_run(name, p, launch);
+  };
+  return e;
 }
 
-const ReduceKernelInfo* find_reduce_kernel(std::string_view name) {
-  for (const auto& k : reduce_kernels())
-    if (k.name == name) return &k;
-  return nullptr;
+OperationRegistry<ReduceProblem> make_registry() {
+  OperationRegistry<ReduceProblem> r("reduce");
+  ReduceKernel cpu;
+  cpu.name = "cpu_reference";
+  cpu.backend = Backend::cpu;
+  cpu.role = KernelRole::reference;
+  cpu.summary = "long double, Neumaier-compensated sums, rounded once";
+  cpu.dtypes = {DType::f32, DType::f64};
+  cpu.auto_priority = 1;
+  cpu.run = [](const ReduceProblem& p, const KernelLaunch&) {
+    if (p.dtype == DType::f32)
+      *static_cast<float*>(p.result) = reduce_cpu(static_cast<const float*>(p.x), p.n, p.op);
+    else
+      *static_cast<double*>(p.result) = reduce_cpu(static_cast<const double*>(p.x), p.n, p.op);
+  };
+  r.add(std::move(cpu));
+  r.add(cuda_entry("reduce0_fold", 0,
+                   "seeds' reduce0: fold the top half onto the bottom half, one launch per halving "
+                   "(any length: the odd middle value has no partner)"));
+  r.add(cuda_entry("reduce1_grid_stride", 1,
+                   "seeds' reduce1: thread-linear grid-stride sums in registers; 3 launches "
+                   "(256x256 threads, 1 block, 1 thread)"));
+  r.add(cuda_entry("reduce2_shared_tree", 2,
+                   "seeds' reduce2: block tree in shared memory (power-of-two blocks), one value "
+                   "per block, then one block"));
+  r.add(cuda_entry("reduce3_any_blocks", 3,
+                   "seeds' reduce3: tree rounded up to a power of two, so 4 blocks per SM and a "
+                   "second pass of exactly that many threads"));
+  r.add(cuda_entry("reduce4_unrolled", 4,
+                   "seeds' reduce4: tree unrolled at compile time, the last warp with __syncwarp"));
+  r.add(cuda_entry("warp_shuffle", 5,
+                   "__shfl_down_sync within warps, one shared slot per warp, one barrier"));
+  r.add(cuda_entry(std::string(kReduceAutoKernel), 6,
+                   "16-byte loads, 4 in flight per thread, one wave of blocks (SMs x occupancy); "
+                   "deterministic second pass over the block results in a fixed order",
+                   /*auto_priority=*/10));
+  r.add(cuda_entry("cub", 0,
+                   "reference: cub::DeviceReduce::Sum/Min/Max, TransformReduce (squares, double) "
+                   "for norm2",
+                   0, KernelRole::reference));
+  return r;
+}
+
+void validate(const ReduceProblem& p) {
+  if (p.dtype != DType::f32 && p.dtype != DType::f64)
+    fail(ErrorCategory::usage, "reduce runs in f32 or f64, not " + std::string(dtype_name(p.dtype)));
+  if (!p.result || (p.n > 0 && !p.x)) fail(ErrorCategory::usage, "reduce: null data pointer");
+}
+
+}  // namespace
+
+const OperationRegistry<ReduceProblem>& reduce_registry() {
+  static const OperationRegistry<ReduceProblem> registry = make_registry();
+  return registry;
+}
+
+std::size_t reduce_workspace_bytes(const Context& ctx, std::size_t n, DType dtype, ReduceOp op,
+                                   std::string_view kernel) {
+  // Sizes do not depend on the pointers; validation only needs them non-null.
+  double placeholder = 0;
+  const ReduceProblem p{dtype, op, &placeholder, n, &placeholder};
+  validate(p);
+  return reduce_registry().choose(ctx, p, kernel).workspace_for(p, ctx);
+}
+
+const ReduceKernel& reduce(Context& ctx, const ReduceProblem& problem, Stream stream,
+                           std::string_view kernel, Workspace workspace) {
+  validate(problem);
+  const ReduceKernel& entry = reduce_registry().choose(ctx, problem, kernel);
+  run_operation(entry, ctx, problem, stream, workspace);
+  return entry;
 }
 
 // ---- CPU reference ----
@@ -141,36 +204,28 @@ double reduce_sum_error_bound(std::size_t n, double sum_abs, DType dtype) {
 
 ReduceChoice choose_reduce(std::optional<Backend> backend, std::string_view kernel) {
   const bool auto_kernel = kernel.empty() || kernel == "auto";
-  if (!auto_kernel && kernel != "cpu_reference" && !find_reduce_kernel(kernel)) {
-    std::string names;
-    for (const auto& k : reduce_kernels()) names += (names.empty() ? "" : ", ") + k.name;
-    fail(ErrorCategory::usage, "reduce: unknown kernel '" + std::string(kernel) +
-                                   "' (known: auto, cpu_reference, " + names + ")");
-  }
-  if (!backend) {
-    if (kernel == "cpu_reference") backend = Backend::cpu;
-    else if (!auto_kernel || reduce_cuda_available()) backend = Backend::cuda;
-    else backend = Backend::cpu;
-  }
-  if (*backend == Backend::cpu) {
-    if (!auto_kernel && kernel != "cpu_reference")
-      fail(ErrorCategory::usage, "reduce: kernel '" + std::string(kernel) +
-                                     "' is a CUDA kernel; the CPU backend has only cpu_reference");
-    return {Backend::cpu, "cpu_reference"};
-  }
-  if (kernel == "cpu_reference")
-    fail(ErrorCategory::usage, "reduce: cpu_reference runs on the CPU backend, not cuda");
+  const ReduceKernel* named = auto_kernel ? nullptr : &reduce_registry().get(kernel);
+  if (!backend) backend = named ? named->backend
+                                : reduce_cuda_available() ? Backend::cuda : Backend::cpu;
+  if (named && named->backend != *backend)
+    fail(ErrorCategory::usage,
+         "reduce: kernel '" + named->name + "' runs on the " + std::string(backend_name(named->backend)) +
+             " backend, not " + std::string(backend_name(*backend)) +
+             (*backend == Backend::cpu ? " (the CPU backend has only cpu_reference)" : ""));
+  if (*backend == Backend::cpu) return {Backend::cpu, "cpu_reference"};
   require_cuda_device();
   return {Backend::cuda, auto_kernel ? std::string(kReduceAutoKernel) : std::string(kernel)};
 }
 
 template <class T>
-T reduce(const T* x, std::size_t n, ReduceOp op, const ReduceChoice& choice) {
+T reduce(const T* x, std::size_t n, ReduceOp op, const ReduceChoice& choice, Context* ctx) {
   if (choice.backend == Backend::cpu) return reduce_cpu(x, n, op);
-  return reduce_cuda(x, n, op, choice.kernel);
+  if (ctx) return reduce_detail::run_host_on_device(*ctx, x, n, op, choice.kernel);
+  Context own(Backend::cuda);
+  return reduce_detail::run_host_on_device(own, x, n, op, choice.kernel);
 }
 
-template float reduce<float>(const float*, std::size_t, ReduceOp, const ReduceChoice&);
-template double reduce<double>(const double*, std::size_t, ReduceOp, const ReduceChoice&);
+template float reduce<float>(const float*, std::size_t, ReduceOp, const ReduceChoice&, Context*);
+template double reduce<double>(const double*, std::size_t, ReduceOp, const ReduceChoice&, Context*);
 
 }  // namespace gemmkit

@@ -1,6 +1,7 @@
 // CSR matrices on the host: building from Matrix Market entries, checking, the long-double
 // CPU reference of y = A x, the seeded benchmark generators and the auto kernel choice.
 #include "gemmkit/sparse.hpp"
+#include "primitives/spmv_device.hpp"
 
 #include <unistd.h>
 
@@ -127,19 +128,28 @@ CsrMatrix<T> read_csr(const std::string& path) {
   return io::reporting_memory(path, [&] { return csr_from_entries<T>(entries, io::quoted_path(path)); });
 }
 
+namespace {
+// y = A x row by row, each row accumulated in long double and rounded once to T.
+template <class T, class Offset>
+void reference_rows(std::int64_t rows, const Offset* offsets, const std::int32_t* cols, const T* values,
+                    const T* x, T* y) {
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    long double sum = 0;
+    for (std::int64_t j = offsets[r]; j < offsets[r + 1]; ++j)
+      sum += static_cast<long double>(values[j]) * static_cast<long double>(x[cols[j]]);
+    y[r] = static_cast<T>(sum);
+  }
+}
+}  // namespace
+
 template <class T>
 std::vector<T> spmv_reference(const CsrMatrix<T>& a, const std::vector<T>& x) {
   if (static_cast<std::int64_t>(x.size()) != a.cols)
     fail(ErrorCategory::usage, "spmv: x has " + std::to_string(x.size()) + " entries but the matrix has " +
                                    std::to_string(a.cols) + " columns");
   std::vector<T> y(static_cast<std::size_t>(a.rows));
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (std::int64_t r = 0; r < a.rows; ++r) {
-    long double sum = 0;
-    for (std::int64_t j = a.row_offsets[r]; j < a.row_offsets[r + 1]; ++j)
-      sum += static_cast<long double>(a.values[j]) * static_cast<long double>(x[a.col_indices[j]]);
-    y[r] = static_cast<T>(sum);
-  }
+  reference_rows(a.rows, a.row_offsets.data(), a.col_indices.data(), a.values.data(), x.data(), y.data());
   return y;
 }
 
@@ -263,13 +273,106 @@ CsrStats csr_stats(const CsrMatrix<T>& a) {
   return s;
 }
 
-std::vector<std::string> spmv_kernel_names() {
-  return {"scalar", "vector", "vector_groups", "merge_path", "cusparse", "cusparse_alg2"};
+namespace {
+
+SpmvKernel cuda_entry(std::string name, int rung, std::string summary, int auto_priority = 0,
+                      KernelRole role = KernelRole::ladder) {
+  SpmvKernel e;
+  e.name = name;
+  e.backend = Backend::cuda;
+  e.rung = rung;
+  e.role = role;
+  e.summary = std::move(summary);
+  e.dtypes = {DType::f32, DType::f64};
+  e.min_compute_capability = 50;
+  e.auto_priority = auto_priority;
+  e.workspace_bytes = [name](const SpmvProblem& p, const Context& ctx) {
+    return spmv_detail::cuda_workspace_bytes(name, p, ctx);
+  };
+  e.run = [name](const SpmvProblem& p, const KernelLaunch& launch) { spmv_detail::cuda_run(name, p, launch); };
+  return e;
 }
 
-bool is_spmv_kernel(const std::string& name) {
-  const auto names = spmv_kernel_names();
-  return name == "auto" || std::find(names.begin(), names.end(), name) != names.end();
+template <class T>
+void run_cpu(const SpmvProblem& p) {
+  const auto* values = static_cast<const T*>(p.values);
+  const auto* x = static_cast<const T*>(p.x);
+  auto* y = static_cast<T*>(p.y);
+  if (p.offsets_64bit)
+    reference_rows(p.rows, static_cast<const std::int64_t*>(p.row_offsets), p.col_indices, values, x, y);
+  else
+    reference_rows(p.rows, static_cast<const std::int32_t*>(p.row_offsets), p.col_indices, values, x, y);
+}
+
+OperationRegistry<SpmvProblem> make_registry() {
+  OperationRegistry<SpmvProblem> r("spmv");
+  SpmvKernel cpu;
+  cpu.name = "cpu_reference";
+  cpu.role = KernelRole::reference;
+  cpu.summary = "every row accumulated in long double, rounded once (OpenMP over rows)";
+  cpu.dtypes = {DType::f32, DType::f64};
+  cpu.auto_priority = 1;
+  cpu.run = [](const SpmvProblem& p, const KernelLaunch&) {
+    if (p.dtype == DType::f32) run_cpu<float>(p);
+    else run_cpu<double>(p);
+  };
+  r.add(std::move(cpu));
+  r.add(cuda_entry("scalar", 1, "the seeds' kernel: one thread per row"));
+  r.add(cuda_entry("vector", 2, "a warp per row, shuffle reduction"));
+  r.add(cuda_entry("vector_groups", 3,
+                   "2-32 threads per row, chosen from the mean row length (about 4 nonzeros per lane)"));
+  // Without statistics "auto" runs merge_path: load-balanced, no row pattern defeats it.
+  r.add(cuda_entry("merge_path", 4,
+                   "the merged sequence of row ends and nonzeros split evenly over blocks; carries "
+                   "fixed up after",
+                   10));
+  r.add(cuda_entry("cusparse", 0, "reference: cusparseSpMV, CUSPARSE_SPMV_ALG_DEFAULT", 0,
+                   KernelRole::reference));
+  r.add(cuda_entry("cusparse_alg2", 0, "reference: cusparseSpMV, CUSPARSE_SPMV_CSR_ALG2", 0,
+                   KernelRole::reference));
+  return r;
+}
+
+void validate(const SpmvProblem& p) {
+  if (p.dtype != DType::f32 && p.dtype != DType::f64)
+    fail(ErrorCategory::usage, "spmv runs in f32 or f64, not " + std::string(dtype_name(p.dtype)));
+  if (p.rows < 0 || p.cols < 0 || p.nnz < 0)
+    fail(ErrorCategory::usage, "spmv: negative size (rows " + std::to_string(p.rows) + ", cols " +
+                                   std::to_string(p.cols) + ", nnz " + std::to_string(p.nnz) + ")");
+  if (p.cols > std::numeric_limits<std::int32_t>::max())
+    fail(ErrorCategory::usage, "spmv: " + std::to_string(p.cols) + " columns do not fit 32-bit column indices");
+  if (!p.offsets_64bit && p.nnz > std::numeric_limits<std::int32_t>::max())
+    fail(ErrorCategory::usage, "spmv: " + std::to_string(p.nnz) + " nonzeros need 64-bit row offsets");
+  if (!p.row_offsets || (p.nnz > 0 && (!p.col_indices || !p.values)) || (p.cols > 0 && !p.x) ||
+      (p.rows > 0 && !p.y))
+    fail(ErrorCategory::usage, "spmv: null data pointer");
+}
+
+// "auto" with statistics: the documented choice; otherwise the name as given.
+std::string kernel_name(const Context& ctx, const SpmvProblem& p, std::string_view kernel) {
+  if ((kernel.empty() || kernel == "auto") && ctx.backend() == Backend::cuda && p.stats)
+    return choose_spmv_kernel(*p.stats);
+  return std::string(kernel);
+}
+
+}  // namespace
+
+const OperationRegistry<SpmvProblem>& spmv_registry() {
+  static const OperationRegistry<SpmvProblem> registry = make_registry();
+  return registry;
+}
+
+std::size_t spmv_workspace_bytes(const Context& ctx, const SpmvProblem& problem, std::string_view kernel) {
+  validate(problem);
+  return spmv_registry().choose(ctx, problem, kernel_name(ctx, problem, kernel)).workspace_for(problem, ctx);
+}
+
+const SpmvKernel& spmv(Context& ctx, const SpmvProblem& problem, Stream stream, std::string_view kernel,
+                       Workspace workspace) {
+  validate(problem);
+  const SpmvKernel& entry = spmv_registry().choose(ctx, problem, kernel_name(ctx, problem, kernel));
+  run_operation(entry, ctx, problem, stream, workspace);
+  return entry;
 }
 
 int spmv_group_size(double mean_row_length) {

@@ -7,7 +7,9 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -35,8 +37,8 @@ struct DeviceGemm {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     auto upload = [&](std::int64_t count, std::vector<float>& values) {
-      std::vector<__nv_bfloat16> bits(std::size_t(count));
-      values.resize(std::size_t(count));
+      std::vector<__nv_bfloat16> bits(static_cast<std::size_t>(count));
+      values.resize(static_cast<std::size_t>(count));
       for (std::size_t i = 0; i < bits.size(); ++i) {
         bits[i] = __float2bfloat16_rn(u(rng));
         values[i] = __bfloat162float(bits[i]);
@@ -73,7 +75,7 @@ struct DeviceGemm {
   double residual(const std::vector<float>& out) const {
     std::mt19937_64 rng(99);
     std::normal_distribution<double> g;
-    std::vector<double> x(std::size_t(n)), bx(std::size_t(k), 0.0), bx_abs(std::size_t(k), 0.0);
+    std::vector<double> x(static_cast<std::size_t>(n)), bx(static_cast<std::size_t>(k), 0.0), bx_abs(static_cast<std::size_t>(k), 0.0);
     for (double& v : x) v = g(rng);
     for (std::int64_t q = 0; q < k; ++q)
       for (std::int64_t j = 0; j < n; ++j) {
@@ -99,9 +101,10 @@ const KernelEntry* rung19(const Context& ctx) {
   return e && ctx.compute_capability() >= e->min_compute_capability ? e : nullptr;
 }
 
-// Shapes whose last round of cluster tiles rung 19 splits by K on a 132-SM GPU (66
-// clusters of two): 96 and 90 cluster tiles leave 30 and 24.
-constexpr std::int64_t kShapes[2][3] = {{3072, 4096, 2048}, {2816, 4352, 1536}};
+// Shapes whose last round of cluster tiles (256 x 256 each) rung 19 splits by K on a
+// 132-SM GPU (66 clusters of two): 16 x 6 = 96 and 10 x 10 = 100 cluster tiles leave last
+// rounds of 30 and 34.
+constexpr std::int64_t kShapes[2][3] = {{4096, 1536, 2048}, {2560, 2560, 1536}};
 
 TEST(GpuDeviceApi, StreamKOnTwoStreamsAndTwoThreadsGivesTheBitsOfARunAlone) {
   SKIP_WITHOUT_DEVICE();
@@ -251,6 +254,41 @@ TEST(GpuDeviceApi, EveryEntryRunsOnAUserStream) {
   cudaFree(db);
   cudaFree(dc);
   cudaStreamDestroy(stream);
+}
+
+}  // namespace
+
+namespace {
+
+// Each device gets its own context; a call makes its context's device current and gives
+// the caller's current device back. With one device, device 0 is checked that way alone.
+TEST(GpuDeviceApi, EachDeviceItsOwnContext) {
+  SKIP_WITHOUT_DEVICE();
+  int count = 0;
+  CUDA_OK(cudaGetDeviceCount(&count));
+  for (int d = 0; d < std::min(count, 2); ++d) {
+    CUDA_OK(cudaSetDevice(d));
+    DeviceGemm g(300, 200, 136, 10 + d);
+    // Leave the other device current: the call must switch to d and back.
+    CUDA_OK(cudaSetDevice(count > 1 ? 1 - d : 0));
+    Context ctx(Backend::cuda, d);
+    EXPECT_EQ(ctx.device(), d);
+    gemm(ctx, g.problem());
+    int current = -1;
+    CUDA_OK(cudaGetDevice(&current));
+    EXPECT_EQ(current, count > 1 ? 1 - d : 0) << "the caller's device was not restored";
+    CUDA_OK(cudaSetDevice(d));
+    CUDA_OK(cudaDeviceSynchronize());
+    EXPECT_LT(g.residual(g.result()), 1e-5) << "device " << d;
+  }
+  if (count < 2) std::printf("[   NOTE   ] one device: the two-device case ran on device 0 only\n");
+  CUDA_OK(cudaSetDevice(0));
+  try {
+    Context missing(Backend::cuda, count);
+    ADD_FAILURE() << "a context of device " << count << " was made";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::device) << e.what();
+  }
 }
 
 }  // namespace

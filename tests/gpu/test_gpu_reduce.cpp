@@ -33,6 +33,26 @@ cuda::DeviceBuffer<T> upload(const std::vector<T>& x) {
   return d;
 }
 
+// The CUDA kernels of the registry (the ladder and CUB).
+std::vector<const ReduceKernel*> cuda_kernels() {
+  std::vector<const ReduceKernel*> out;
+  for (const auto& k : reduce_registry().entries())
+    if (k.backend == Backend::cuda) out.push_back(&k);
+  return out;
+}
+
+// One reduction of device memory through the device API, on the default stream; the result
+// read back.
+template <class T>
+T reduce_device(const T* x, std::size_t n, ReduceOp op, const std::string& kernel) {
+  Context ctx(Backend::cuda);
+  cuda::DeviceBuffer<T> result(1);
+  reduce(ctx, x, n, op, result.data(), nullptr, kernel);
+  T value;
+  result.copy_to_host(&value, 1);
+  return value;
+}
+
 template <class T>
 constexpr DType dtype_v = std::is_same_v<T, float> ? DType::f32 : DType::f64;
 
@@ -60,13 +80,13 @@ void check_all_kernels(const std::vector<T>& x, std::size_t offset, const std::s
     const T* host = x.data() + offset;
     const long double ref = reduce_reference_wide(host, n, op);
     const double tol = tolerance(x, host, n, op, ref);
-    for (const auto& k : reduce_kernels()) {
-      const T got = reduce_cuda_device(device.data() + offset, n, op, k.name);
+    for (const ReduceKernel* k : cuda_kernels()) {
+      const T got = reduce_device(device.data() + offset, n, op, k->name);
       if (op == ReduceOp::min || op == ReduceOp::max)
-        ASSERT_EQ(got, static_cast<T>(ref)) << what << " n=" << n << " " << reduce_op_name(op) << " " << k.name;
+        ASSERT_EQ(got, static_cast<T>(ref)) << what << " n=" << n << " " << reduce_op_name(op) << " " << k->name;
       else
         ASSERT_LE(std::fabs(static_cast<long double>(got) - ref), tol)
-            << what << " n=" << n << " " << reduce_op_name(op) << " " << k.name << " got " << got
+            << what << " n=" << n << " " << reduce_op_name(op) << " " << k->name << " got " << got
             << " ref " << static_cast<double>(ref);
     }
   }
@@ -106,11 +126,11 @@ TEST(GpuReduce, LargeF32SumWithinTheStatedBound) {
   double sum_abs = 0;
   for (float v : x) sum_abs += std::fabs(v);
   const double bound = reduce_sum_error_bound(n, sum_abs, DType::f32);
-  for (const auto& k : reduce_kernels()) {
-    const float got = reduce_cuda_device(device.data(), n, ReduceOp::sum, k.name);
+  for (const ReduceKernel* k : cuda_kernels()) {
+    const float got = reduce_device(device.data(), n, ReduceOp::sum, k->name);
     const double err = std::fabs(double(got) - double(ref));
-    EXPECT_LE(err, bound) << k.name;
-    std::printf("[ reduce ] n=%zu %-20s |error| = %.3g, bound %.3g, sum|x| u = %.3g\n", n, k.name.c_str(),
+    EXPECT_LE(err, bound) << k->name;
+    std::printf("[ reduce ] n=%zu %-20s |error| = %.3g, bound %.3g, sum|x| u = %.3g\n", n, k->name.c_str(),
                 err, bound, sum_abs * std::ldexp(1.0, -24));
   }
 }
@@ -125,11 +145,11 @@ TEST(GpuReduce, NaNAndInfinities) {
       auto x = adversarial<float>(n, n + at);
       x[at] = nan;
       const auto device = upload(x);
-      for (const auto& k : reduce_kernels()) {
+      for (const ReduceKernel* k : cuda_kernels()) {
         for (ReduceOp op : {ReduceOp::sum, ReduceOp::min, ReduceOp::max, ReduceOp::norm2}) {
-          if (k.name == "cub" && (op == ReduceOp::min || op == ReduceOp::max)) continue;  // CUB: unspecified
-          EXPECT_TRUE(std::isnan(reduce_cuda_device(device.data(), n, op, k.name)))
-              << k.name << " " << reduce_op_name(op) << " n=" << n << " NaN at " << at;
+          if (k->name == "cub" && (op == ReduceOp::min || op == ReduceOp::max)) continue;  // CUB: unspecified
+          EXPECT_TRUE(std::isnan(reduce_device(device.data(), n, op, k->name)))
+              << k->name << " " << reduce_op_name(op) << " n=" << n << " NaN at " << at;
         }
       }
     }
@@ -137,13 +157,13 @@ TEST(GpuReduce, NaNAndInfinities) {
     y[n / 3] = -inf;
     y[n - 1] = inf;
     const auto device = upload(y);
-    for (const auto& k : reduce_kernels()) {
+    for (const ReduceKernel* k : cuda_kernels()) {
       if (n > 1) {
-        EXPECT_EQ(reduce_cuda_device(device.data(), n, ReduceOp::min, k.name), -inf) << k.name;
-        EXPECT_TRUE(std::isnan(reduce_cuda_device(device.data(), n, ReduceOp::sum, k.name))) << k.name;
+        EXPECT_EQ(reduce_device(device.data(), n, ReduceOp::min, k->name), -inf) << k->name;
+        EXPECT_TRUE(std::isnan(reduce_device(device.data(), n, ReduceOp::sum, k->name))) << k->name;
       }
-      EXPECT_EQ(reduce_cuda_device(device.data(), n, ReduceOp::max, k.name), inf) << k.name;
-      EXPECT_EQ(reduce_cuda_device(device.data(), n, ReduceOp::norm2, k.name), inf) << k.name;
+      EXPECT_EQ(reduce_device(device.data(), n, ReduceOp::max, k->name), inf) << k->name;
+      EXPECT_EQ(reduce_device(device.data(), n, ReduceOp::norm2, k->name), inf) << k->name;
     }
   }
 }
@@ -154,9 +174,9 @@ TEST(GpuReduce, Norm2OfLargeF32) {
   std::vector<float> x(100001, 1e30f);
   const auto device = upload(x);
   const float expected = static_cast<float>(1e30 * std::sqrt(100001.0));
-  for (const auto& k : reduce_kernels())
-    EXPECT_NEAR(reduce_cuda_device(device.data(), x.size(), ReduceOp::norm2, k.name), expected, expected * 1e-6)
-        << k.name;
+  for (const ReduceKernel* k : cuda_kernels())
+    EXPECT_NEAR(reduce_device(device.data(), x.size(), ReduceOp::norm2, k->name), expected, expected * 1e-6)
+        << k->name;
 }
 
 // The same input gives the same bits, run after run, for every kernel of ours.
@@ -165,13 +185,13 @@ TEST(GpuReduce, BitIdenticalRunToRun) {
   const std::size_t n = (std::size_t(1) << 24) + 5;
   const auto x = adversarial<float>(n, 4242);
   const auto device = upload(x);
-  for (const auto& k : reduce_kernels()) {
-    if (k.name == "cub") continue;
+  for (const ReduceKernel* k : cuda_kernels()) {
+    if (k->name == "cub") continue;
     for (ReduceOp op : {ReduceOp::sum, ReduceOp::norm2}) {
-      const float first = reduce_cuda_device(device.data(), n, op, k.name);
+      const float first = reduce_device(device.data(), n, op, k->name);
       for (int run = 0; run < 3; ++run) {
-        const float again = reduce_cuda_device(device.data(), n, op, k.name);
-        EXPECT_EQ(std::memcmp(&first, &again, sizeof first), 0) << k.name << " run " << run;
+        const float again = reduce_device(device.data(), n, op, k->name);
+        EXPECT_EQ(std::memcmp(&first, &again, sizeof first), 0) << k->name << " run " << run;
       }
     }
   }

@@ -70,7 +70,7 @@ TEST_F(Conv1dCli, EvenWidthPrintsToStdoutAndJson) {
 TEST_F(Conv1dCli, ListNamesEveryRung) {
   const CliResult r = run("--list");
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* k : {"basic", "constant_mask", "tiled", "streaming", "4096"})
+  for (const char* k : {"basic", "constant_mask", "tiled", "streaming", "4088"})
     EXPECT_NE(r.out.find(k), std::string::npos) << k << " not in " << r.out;
 }
 
@@ -101,7 +101,7 @@ TEST_F(Conv1dCli, BadInputsExitTwoWithOneLineAndNoOutput) {
   // The constant-memory rungs refuse masks wider than their buffer, naming width and cap.
   const CliResult refused = run(x + " " + path("wide.csv") + out + " --kernel constant_mask");
   expect_error(refused, 2, "5000");
-  EXPECT_NE(refused.err.find("4096"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("4088"), std::string::npos) << refused.err;
   EXPECT_EQ(read_file(path("y.csv")), "keep me\n");
   for (const auto& name : listing()) EXPECT_EQ(name.find(".tmp"), std::string::npos) << name;
 }

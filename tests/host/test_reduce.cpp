@@ -109,11 +109,22 @@ TEST(ReduceErrorBound, HeightAndBound) {
 }
 
 TEST(ReduceKernels, ListAndNames) {
-  ASSERT_GE(reduce_kernels().size(), 8u);
-  EXPECT_EQ(reduce_kernels().front().name, "reduce0_fold");
-  EXPECT_EQ(reduce_kernels().back().name, "cub");
-  EXPECT_NE(find_reduce_kernel(kReduceAutoKernel), nullptr);
-  EXPECT_EQ(find_reduce_kernel("nope"), nullptr);
+  const auto& k = reduce_registry().entries();
+  ASSERT_GE(k.size(), 9u);
+  EXPECT_EQ(k.front().name, "cpu_reference");
+  EXPECT_EQ(k.front().backend, Backend::cpu);
+  EXPECT_EQ(k[1].name, "reduce0_fold");
+  EXPECT_EQ(k.back().name, "cub");
+  EXPECT_EQ(k.back().role, KernelRole::reference);
+  ASSERT_NE(reduce_registry().find(kReduceAutoKernel), nullptr);
+  // The auto kernel of the GPU is the CUDA entry with the highest priority.
+  const int auto_priority = reduce_registry().find(kReduceAutoKernel)->auto_priority;
+  for (const auto& e : k) {
+    if (e.backend == Backend::cuda && e.name != kReduceAutoKernel) {
+      EXPECT_LT(e.auto_priority, auto_priority) << e.name;
+    }
+  }
+  EXPECT_EQ(reduce_registry().find("nope"), nullptr);
   for (const char* op : {"sum", "min", "max", "norm2"})
     EXPECT_EQ(reduce_op_name(*parse_reduce_op(op)), op);
   EXPECT_FALSE(parse_reduce_op("mean"));
@@ -163,7 +174,7 @@ TEST_F(ReduceCli, JsonAndOutputFile) {
 TEST_F(ReduceCli, ListNamesEveryKernel) {
   const auto r = run("reduce --list");
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const auto& k : reduce_kernels()) EXPECT_NE(r.out.find(k.name), std::string::npos) << k.name;
+  for (const auto& k : reduce_registry().entries()) EXPECT_NE(r.out.find(k.name), std::string::npos) << k.name;
 }
 
 TEST_F(ReduceCli, BadInputsExitTwoWithOneLine) {

@@ -150,9 +150,8 @@ TEST_F(SpmvHost, GroupSizeFollowsTheMeanRowLength) {
   EXPECT_EQ(spmv_group_size(17), 4);
   EXPECT_EQ(spmv_group_size(64), 16);
   EXPECT_EQ(spmv_group_size(1000), 32);
-  EXPECT_TRUE(is_spmv_kernel("auto"));
-  EXPECT_TRUE(is_spmv_kernel("merge_path"));
-  EXPECT_FALSE(is_spmv_kernel("csr5"));
+  EXPECT_NE(spmv_registry().find("merge_path"), nullptr);
+  EXPECT_EQ(spmv_registry().find("csr5"), nullptr);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // output that needs it). Here a block first copies the inputs its outputs need, its own
 // blockDim.x plus w-1 halo cells, into shared memory once, with zeros ("ghost cells") where
 // the window runs past either end, so the tap loop reads shared memory and needs no bounds
-// checks. The mask stays in constant memory (rung 2).
+// checks. The mask stays in constant memory (rung 2: the launch's parameters).
 #pragma once
 
 #include <cstdint>
@@ -12,8 +12,9 @@
 namespace gemmkit::cuda::kernels {
 
 // Dynamic shared memory: (blockDim.x + width - 1) values of T.
-template <class T>
-__global__ void conv1d_tiled_kernel(const T* x, T* y, std::int64_t n, int width) {
+template <class T, int kTaps>
+__global__ void conv1d_tiled_kernel(const T* x, T* y, std::int64_t n, int width,
+                                    const __grid_constant__ Conv1dMaskParams<T, kTaps> mask) {
   extern __shared__ __align__(16) unsigned char conv1d_tiled_smem[];
   T* tile = reinterpret_cast<T*>(conv1d_tiled_smem);
   const std::int64_t block_start = std::int64_t(blockIdx.x) * blockDim.x;
@@ -27,7 +28,7 @@ __global__ void conv1d_tiled_kernel(const T* x, T* y, std::int64_t n, int width)
   const std::int64_t i = block_start + threadIdx.x;
   if (i >= n) return;
   T sum = 0;
-  for (int j = 0; j < width; ++j) sum += tile[threadIdx.x + j] * constant_tap<T>(j);
+  for (int j = 0; j < width; ++j) sum += tile[threadIdx.x + j] * mask.taps[j];
   y[i] = sum;
 }
 
