@@ -202,8 +202,11 @@ void blocked(const GemmProblem& p) {
   const Operand<U> a = op_a<U>(p), b = op_b<U>(p);
   U* const c = static_cast<U*>(p.c);
 
-  // Small problems are not worth waking a second thread for.
-  const int threads = p.flops() < 2.0 * 64 * 64 * 64 ? 1 : std::max(1, omp_get_max_threads());
+  // Small problems are not worth waking a second thread for; a matrix of a batch run side by
+  // side (inside a parallel region) has its thread only.
+  const int threads = p.flops() < 2.0 * 64 * 64 * 64 || omp_in_parallel()
+                          ? 1
+                          : std::max(1, omp_get_max_threads());
   // Row blocks: a multiple of the thread count, of equal height (a multiple of MR) at most MC.
   const std::int64_t row_blocks = round_up(ceil_div(m, Tiles::mc), threads);
   const std::int64_t mc = std::min<std::int64_t>(round_up(ceil_div(m, row_blocks), MR), Tiles::mc);
@@ -276,7 +279,9 @@ void blocked(const GemmProblem& p) {
 }  // namespace
 
 void blocked_gemm(const GemmProblem& problem) {
-  with_compute_type(problem.dtype, "cpu_blocked", [&]<class U>() { blocked<U>(problem); });
+  with_compute_type(problem.dtype, "cpu_blocked", [&]<class U>() {
+    run_batch(problem, batch_side_by_side(problem), blocked<U>);
+  });
 }
 
 }  // namespace gemmkit::cpu

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -21,6 +22,18 @@ void openblas_gemm(const GemmProblem& problem);
 void widened_gemm(const GemmProblem& problem);  // f16, bf16, tf32 through SGEMM
 // cblas takes int sizes: why a problem is too large for it, or nullopt.
 std::optional<std::string> openblas_rejects(const GemmProblem& problem);
+
+// Whether a batch of OpenBLAS calls may run side by side (the OpenMP build of OpenBLAS).
+bool openblas_runs_side_by_side(const GemmProblem& problem);
+
+// Strided batches (batch.cpp). Whether the matrices of a batch should run side by side on
+// the OpenMP threads, one thread each, rather than one after another with every thread.
+bool batch_side_by_side(const GemmProblem& problem);
+// Runs item() on each matrix of the batch (batch_item), side by side on OpenMP threads or
+// one after another. item() must be safe to call from several threads at once; an
+// exception from any matrix is rethrown.
+void run_batch(const GemmProblem& problem, bool side_by_side,
+               const std::function<void(const GemmProblem&)>& item);
 
 // Register and cache blocking of cpu_blocked for compute type U (see blocked.cpp): an
 // (mr, nr) register tile, an (mc, kc) block of op(A) kept in L2, a (kc, nc) panel of op(B)

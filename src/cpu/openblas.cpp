@@ -20,7 +20,9 @@ std::optional<std::string> openblas_rejects(const GemmProblem& p) {
   return std::nullopt;
 }
 
-void openblas_gemm(const GemmProblem& p) {
+namespace {
+
+void openblas_one(const GemmProblem& p) {
   const CBLAS_TRANSPOSE ta = p.trans_a ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE tb = p.trans_b ? CblasTrans : CblasNoTrans;
   const auto m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
@@ -40,6 +42,18 @@ void openblas_gemm(const GemmProblem& p) {
       fail(ErrorCategory::internal,
            "cpu_openblas was given a " + std::string(dtype_name(p.dtype)) + " problem");
   }
+}
+
+}  // namespace
+
+bool openblas_runs_side_by_side(const GemmProblem& p) {
+  // OpenBLAS's OpenMP build runs a call made inside a parallel region on the calling thread
+  // alone; its pthreads build would start its own threads under each of ours.
+  return openblas_get_parallel() == 2 && batch_side_by_side(p);
+}
+
+void openblas_gemm(const GemmProblem& p) {
+  run_batch(p, openblas_runs_side_by_side(p), openblas_one);
 }
 
 }  // namespace gemmkit::cpu

@@ -29,6 +29,7 @@ void register_cpu_kernels(Registry& registry) {
                                    "OpenBLAS sgemm/dgemm, row-major, transposes passed through",
                                    floats, 40, cpu::openblas_gemm);
   openblas.role = KernelRole::reference;
+  openblas.batched = true;  // strided batches: see batch.cpp
   openblas.precondition = cpu::openblas_rejects;
   registry.add(std::move(openblas));
   // The tensor-core dtypes on the CPU: what the GPU computes (exact products, FP32 sums).
@@ -38,6 +39,7 @@ void register_cpu_kernels(Registry& registry) {
                                   {DType::f16, DType::bf16, DType::tf32}, 40, cpu::widened_gemm);
   widened.role = KernelRole::reference;
   widened.half_inputs_f32_output = true;
+  widened.batched = true;
   widened.precondition = cpu::openblas_rejects;
   registry.add(std::move(widened));
   registry.add(cpu_entry("cpu_naive", 1,
@@ -47,10 +49,12 @@ void register_cpu_kernels(Registry& registry) {
                          "the triple loop with __restrict pointers and a register accumulator "
                          "(hostmult1)",
                          all, 20, cpu::restrict_gemm));
-  registry.add(cpu_entry("cpu_blocked", 3,
-                         "BLIS-style packing and cache blocking, AVX2 register tiles, OpenMP; "
-                         "exact wrapping integers",
-                         all, 30, cpu::blocked_gemm));
+  KernelEntry blocked = cpu_entry("cpu_blocked", 3,
+                                  "BLIS-style packing and cache blocking, AVX2 register tiles, "
+                                  "OpenMP; exact wrapping integers",
+                                  all, 30, cpu::blocked_gemm);
+  blocked.batched = true;
+  registry.add(std::move(blocked));
 }
 
 }  // namespace gemmkit::detail

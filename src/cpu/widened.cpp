@@ -47,7 +47,9 @@ std::vector<float> widened(DType dtype, const void* data, std::int64_t rows, std
 
 }  // namespace
 
-void widened_gemm(const GemmProblem& p) {
+namespace {
+
+void widened_one(const GemmProblem& p) {
   const std::vector<float> a = widened(p.dtype, p.a, p.a_rows(), p.a_cols(), p.lda);
   const std::vector<float> b = widened(p.dtype, p.b, p.b_rows(), p.b_cols(), p.ldb);
   const DType c_dtype = p.c_dtype();
@@ -73,6 +75,13 @@ void widened_gemm(const GemmProblem& p) {
       if (c_dtype == DType::f16) static_cast<Half*>(p.c)[i * p.ldc + j] = Half(x);
       else static_cast<BFloat16*>(p.c)[i * p.ldc + j] = BFloat16(x);
     }
+}
+
+}  // namespace
+
+// Side by side, each matrix's widening loops run on its own thread (no nested parallelism).
+void widened_gemm(const GemmProblem& p) {
+  run_batch(p, openblas_runs_side_by_side(p), widened_one);
 }
 
 }  // namespace gemmkit::cpu

@@ -19,9 +19,10 @@ enum class TunedConfig { tile_128x256, tile_64x128, tile_64x64 };
 // - below that, smaller tiles keep every SM busy: 64x128 down to ~100 blocks (1024^3:
 //   96%), then 64x64.
 // The 128x128 tile of rung 13 lost to one of these on every shape measured.
+// A strided batch runs its matrices' blocks side by side, so it counts them all.
 inline TunedConfig choose_tuned_config(const GemmProblem& p) {
   const auto blocks = [&](std::int64_t bm, std::int64_t bn) {
-    return ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn);
+    return ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn) * p.batch;
   };
   if (blocks(64, 128) >= 4096) return TunedConfig::tile_64x128;
   if (blocks(128, 256) >= 120) return TunedConfig::tile_128x256;

@@ -1,6 +1,7 @@
 // cuBLAS behind the row-major interface: the speed references every CUDA kernel is measured
 // against. cuBLAS is column-major; a row-major M x N matrix is the column-major N x M
-// matrix C^T, and C^T = op(B)^T op(A)^T, so swapping the operands needs no copy.
+// matrix C^T, and C^T = op(B)^T op(A)^T, so swapping the operands needs no copy. Strided
+// batches go through the StridedBatched calls in one launch.
 #include "cuda/cublas.hpp"
 
 #include "cuda/ladder.hpp"
@@ -13,17 +14,30 @@ void cublas_gemm(const GemmProblem& p, const KernelLaunch& l, cublasMath_t math_
   GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, math_mode));
   const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  // A batch goes in one strided-batched call, B's stride beside B (the operands swapped).
   if (p.dtype == DType::f32) {
     const float alpha = float(p.alpha), beta = float(p.beta);
-    GEMMKIT_CUBLAS_CHECK(cublasSgemm_64(h, op_b, op_a, p.n, p.m, p.k, &alpha,
-                                        static_cast<const float*>(p.b), p.ldb,
-                                        static_cast<const float*>(p.a), p.lda, &beta,
-                                        static_cast<float*>(p.c), p.ldc));
+    const auto* a = static_cast<const float*>(p.a);
+    const auto* b = static_cast<const float*>(p.b);
+    auto* c = static_cast<float*>(p.c);
+    if (p.batch == 1)
+      GEMMKIT_CUBLAS_CHECK(cublasSgemm_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, b, p.ldb, a,
+                                          p.lda, &beta, c, p.ldc));
+    else
+      GEMMKIT_CUBLAS_CHECK(cublasSgemmStridedBatched_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, b,
+                                                        p.ldb, p.stride_b, a, p.lda, p.stride_a,
+                                                        &beta, c, p.ldc, p.stride_c, p.batch));
   } else if (p.dtype == DType::f64) {
-    GEMMKIT_CUBLAS_CHECK(cublasDgemm_64(h, op_b, op_a, p.n, p.m, p.k, &p.alpha,
-                                        static_cast<const double*>(p.b), p.ldb,
-                                        static_cast<const double*>(p.a), p.lda, &p.beta,
-                                        static_cast<double*>(p.c), p.ldc));
+    const auto* a = static_cast<const double*>(p.a);
+    const auto* b = static_cast<const double*>(p.b);
+    auto* c = static_cast<double*>(p.c);
+    if (p.batch == 1)
+      GEMMKIT_CUBLAS_CHECK(cublasDgemm_64(h, op_b, op_a, p.n, p.m, p.k, &p.alpha, b, p.ldb, a,
+                                          p.lda, &p.beta, c, p.ldc));
+    else
+      GEMMKIT_CUBLAS_CHECK(cublasDgemmStridedBatched_64(h, op_b, op_a, p.n, p.m, p.k, &p.alpha, b,
+                                                        p.ldb, p.stride_b, a, p.lda, p.stride_a,
+                                                        &p.beta, c, p.ldc, p.stride_c, p.batch));
   } else {
     fail(ErrorCategory::internal, "cublas_gemm: unsupported dtype");
   }
@@ -45,9 +59,14 @@ void cublas_gemm_tensor(const GemmProblem& p, const KernelLaunch& l) {
   else fail(ErrorCategory::internal, "cublas_gemm_tensor: unsupported dtype");
   const cudaDataType out = p.c_dtype() == DType::f32 || p.dtype == DType::tf32 ? CUDA_R_32F : in;
   const float alpha = float(p.alpha), beta = float(p.beta);
-  GEMMKIT_CUBLAS_CHECK(cublasGemmEx_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, in, p.ldb, p.a,
-                                       in, p.lda, &beta, p.c, out, p.ldc, compute,
-                                       CUBLAS_GEMM_DEFAULT));
+  if (p.batch == 1)
+    GEMMKIT_CUBLAS_CHECK(cublasGemmEx_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, in, p.ldb,
+                                         p.a, in, p.lda, &beta, p.c, out, p.ldc, compute,
+                                         CUBLAS_GEMM_DEFAULT));
+  else
+    GEMMKIT_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(
+        h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, in, p.ldb, p.stride_b, p.a, in, p.lda,
+        p.stride_a, &beta, p.c, out, p.ldc, p.stride_c, p.batch, compute, CUBLAS_GEMM_DEFAULT));
 }
 
 namespace {
@@ -66,6 +85,7 @@ void register_cublas_kernels(Registry& registry) {
                 .dtypes = {DType::f32, DType::f64},
                 .min_compute_capability = 50,
                 .auto_priority = 100,
+                .batched = true,
                 .precondition = {},
                 .workspace_bytes = cublas_workspace,
                 .run = [](const GemmProblem& p, const KernelLaunch& l) {
@@ -82,6 +102,7 @@ void register_cublas_kernels(Registry& registry) {
                 .accuracy = DType::tf32,
                 .min_compute_capability = 80,
                 .auto_priority = 0,
+                .batched = true,
                 .precondition = {},
                 .workspace_bytes = cublas_workspace,
                 .run = [](const GemmProblem& p, const KernelLaunch& l) {
@@ -100,6 +121,7 @@ void register_cublas_kernels(Registry& registry) {
                   .min_compute_capability = 80,
                   .auto_priority = 100,
                   .half_inputs_f32_output = true,
+                  .batched = true,
                   .precondition = {},
                   .workspace_bytes = cublas_workspace,
                   .run = cublas_gemm_tensor});

@@ -26,6 +26,17 @@ CUtensorMapDataType tensor_map_type() {
   else return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }
 
+// Rung 19's tensor maps are of rank 3, over a strided batch of `batch` matrices at `stride`
+// elements (rows x cols, leading dimension ld). One matrix, or an operand that serves the
+// whole batch (stride 0), is a batch of one (its stride then unused but a valid pitch).
+CUtensorMap batch_map(const void* base, CUtensorMapDataType type, int elem_bytes,
+                      std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch,
+                      std::int64_t stride, int box_rows, int box_cols) {
+  if (batch == 1 || stride == 0) batch = 1, stride = rows * ld;
+  return make_batched_tile_map(base, type, elem_bytes, rows, cols, ld, batch, stride, box_rows,
+                               box_cols);
+}
+
 // Tensor map for TMA stores of C in (64, 128-byte) boxes; an empty one when C is written
 // by ordinary stores.
 template <class T>
@@ -33,7 +44,7 @@ CUtensorMap output_map(const GemmProblem& p, const TensorArgs<T>& g) {
   if (!g.c_tma) return CUtensorMap{};
   const int bytes = c_bytes(p);
   const CUtensorMapDataType type = bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : tensor_map_type<T>();
-  return make_tile_map(p.c, type, bytes, p.m, p.n, p.ldc, 64, 128 / bytes);
+  return batch_map(p.c, type, bytes, p.m, p.n, p.ldc, p.batch, p.stride_c, 64, 128 / bytes);
 }
 
 // Tensor maps for op(A)'s (BM, BK) tiles and op(B)'s (BN, BK) tiles in 128-byte rows.
@@ -46,6 +57,19 @@ CUtensorMap operand_map(const void* base, bool mn_major, std::int64_t mn, std::i
   if (mn_major)  // stored (k, mn)
     return make_tile_map(base, tensor_map_type<T>(), sizeof(T), k, mn, ld, kBk, 64);
   return make_tile_map(base, tensor_map_type<T>(), sizeof(T), mn, k, ld, mn_box_rows, kBk);
+}
+
+// The same for rung 19: matrix z of the batch at base + z * stride (stride 0: one operand
+// for every matrix).
+template <class T>
+CUtensorMap batched_operand_map(const void* base, bool mn_major, std::int64_t mn, std::int64_t k,
+                                std::int64_t ld, std::int64_t batch, std::int64_t stride,
+                                int mn_box_rows) {
+  constexpr int kBk = 128 / sizeof(T);
+  if (mn_major)
+    return batch_map(base, tensor_map_type<T>(), sizeof(T), k, mn, ld, batch, stride, kBk, 64);
+  return batch_map(base, tensor_map_type<T>(), sizeof(T), mn, k, ld, batch, stride, mn_box_rows,
+                   kBk);
 }
 
 // ---- tf32: K-major copies ------------------------------------------------------------
@@ -154,6 +178,25 @@ int resident_clusters(const Context& ctx) {
 
 // ---- rung 19 ---------------------------------------------------------------------------
 
+// Whether rung 19 runs a strided batch in one launch: when its rank-3 tensor maps can
+// address it (each batched operand's stride on 16 bytes and at least one matrix, rows x ld,
+// apart, or 0: one operand for every matrix), its operands need no tf32 copies, and its
+// tiles stay in int range. Other batches run matrix by matrix.
+bool ws_one_launch(const GemmProblem& p) {
+  if (p.batch <= 1) return true;
+  const bool tf32 = p.dtype == DType::tf32;
+  if (tf32 && (p.trans_a || !p.trans_b)) return false;  // with_k_major_tf32 would copy
+  const std::int64_t elem = tf32 ? 4 : 2;
+  const auto addressable = [&](std::int64_t stride, std::int64_t rows, std::int64_t ld) {
+    return stride == 0 || ((stride * elem) % 16 == 0 && stride >= rows * ld);
+  };
+  using Cfg = kernels::WgmmaWsConfig<__nv_bfloat16>;  // every dtype's tiles are this size
+  const std::int64_t tiles =
+      ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) * ceil_div(p.n, Cfg::BN) * p.batch;
+  return addressable(p.stride_a, p.a_rows(), p.lda) &&
+         addressable(p.stride_b, p.b_rows(), p.ldb) && tiles <= INT_MAX;
+}
+
 // Stream-K for the last round of tiles when it would leave many clusters idle: between a
 // quarter and two thirds of them busy in it, and at least two K-blocks per cluster.
 // Otherwise every tile goes whole (sk_tiles = 0). Measured on the H200, bf16 (cuBLAS =
@@ -174,8 +217,9 @@ struct WsPlan {
 template <class Cfg>
 WsPlan plan_wgmma_ws(const GemmProblem& p, int resident) {
   WsPlan plan;
-  const std::int64_t cluster_tiles =
-      ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) * ceil_div(p.n, Cfg::BN);
+  // The tile space: every matrix's cluster tiles when the batch runs in one launch.
+  const std::int64_t cluster_tiles = ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) *
+                                     ceil_div(p.n, Cfg::BN) * (ws_one_launch(p) ? p.batch : 1);
   const std::int64_t k_tiles = ceil_div(p.k, Cfg::BK);
   plan.clusters = int(std::min<std::int64_t>(cluster_tiles, resident));
   kernels::StreamK& sk = plan.sk;
@@ -214,14 +258,17 @@ std::size_t wgmma_ws_stream_k_bytes(const GemmProblem& p, const Context& ctx) {
 template <class Cfg>
 void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace scratch) {
   using T = typename Cfg::Element;
-  if (p.m == 0 || p.n == 0) return;
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   const TensorArgs<T> g = tensor_args<T>(p);
+  const kernels::WsBatch batch{int(p.batch), p.stride_a == 0, p.stride_b == 0, p.stride_c};
   with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
     constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
     constexpr auto kernel = kernels::wgmma_ws_kernel<Cfg, MnA, MnB>;
-    const CUtensorMap map_a = operand_map<T>(p.a, MnA, p.m, p.k, p.lda, Cfg::BM);
+    const CUtensorMap map_a =
+        batched_operand_map<T>(p.a, MnA, p.m, p.k, p.lda, p.batch, p.stride_a, Cfg::BM);
     // B is copied in halves of 128 rows (one per block of a pair).
-    const CUtensorMap map_b = operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, Cfg::BN / 2);
+    const CUtensorMap map_b =
+        batched_operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, p.batch, p.stride_b, Cfg::BN / 2);
     const CUtensorMap map_c = output_map<T>(p, g);
     WsPlan plan = plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, MnA, MnB>(l.context));
     if (plan.stream_k_bytes > 0) {
@@ -235,7 +282,7 @@ void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace 
       GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), l.stream));
     }
     launch_clustered(kernel, l.stream, plan.clusters * Cfg::kClusterM, Cfg::kThreads,
-                     Cfg::kSmemBytes, Cfg::kClusterM, map_a, map_b, map_c, g, plan.sk);
+                     Cfg::kSmemBytes, Cfg::kClusterM, map_a, map_b, map_c, g, plan.sk, batch);
   });
   check_launch("wgmma_ws_kernel");
 }
@@ -260,6 +307,10 @@ void run_wgmma_tma(const GemmProblem& p, const KernelLaunch& l) {
 
 template <class T> struct WsRunner {
   static void run(const GemmProblem& p, const KernelLaunch& l) {
+    if (!ws_one_launch(p)) {  // matrix by matrix, on the same stream and workspace
+      for (std::int64_t i = 0; i < p.batch; ++i) run(batch_item(p, i), l);
+      return;
+    }
     const std::size_t copies = tf32_copy_bytes(p);
     const Workspace stream_k{static_cast<unsigned char*>(l.workspace.data) + copies,
                              l.workspace.bytes > copies ? l.workspace.bytes - copies : 0};
@@ -276,6 +327,12 @@ template <class T> struct TmaRunner {
 // int range, and K > 0 (K = 0 only scales C; other kernels do that). tf32 operands that
 // are copied into K-major form (with_k_major_tf32) may lie anywhere.
 std::optional<std::string> hopper_precondition(const GemmProblem& p) {
+  // Rung 19 takes a batch that its tensor maps cannot address matrix by matrix, so what
+  // matters is every matrix's alignment, which the first two show (the strides are fixed).
+  if (p.batch > 1) {
+    if (auto why = hopper_precondition(batch_item(p, 0))) return why;
+    return hopper_precondition(batch_item(p, 1));
+  }
   const bool tf32 = p.dtype == DType::tf32;
   const int elem = tf32 ? 4 : 2;
   if (p.k == 0) return "K = 0 leaves nothing to multiply";
@@ -325,6 +382,7 @@ void register_hopper_kernels(Registry& registry) {
                 .min_compute_capability = 90,
                 .auto_priority = 30,
                 .half_inputs_f32_output = true,
+                .batched = true,
                 .precondition = hopper_precondition,
                 .workspace_bytes = wgmma_ws_workspace_bytes,
                 .run = by_tensor_dtype<WsRunner>});

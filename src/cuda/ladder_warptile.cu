@@ -1,5 +1,6 @@
 // Launchers and registry entries for rungs 12-14: warp tiling, the cp.async pipeline, and
 // the per-shape choice among tuned cp.async configurations.
+#include <algorithm>
 #include <string>
 
 #include "cuda/autotune_table.hpp"
@@ -13,20 +14,27 @@ namespace {
 
 using kernels::GemmArgs;
 
-// Runs configuration Cfg of the staged (rung 12) or cp.async (rungs 13-14) kernel.
+// The grid's z holds the batch up to this many matrices; the blocks of a larger batch step
+// through it (the hardware limit is 65535).
+constexpr std::int64_t kMaxGridZ = 65535;
+
+// Runs configuration Cfg of the staged (rung 12) or cp.async (rungs 13-14) kernel, a strided
+// batch in one launch (blockIdx.z picks the matrix).
 template <class Cfg, bool Staged>
 void run_warptile(const GemmProblem& p, const KernelLaunch& l) {
-  if (p.m == 0 || p.n == 0) return;
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   const GemmArgs<float> g = gemm_args<float>(p);
-  const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)));
+  const kernels::BatchStrides batch{p.stride_a, p.stride_b, p.stride_c, p.batch};
+  const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)), 1,
+                  unsigned(std::min(p.batch, kMaxGridZ)));
   const dim3 block(Cfg::kThreads);
   with_transposes_and_vectors(p, [&](auto ta, auto tb, auto va, auto vb) {
     constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
     constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value;
     if constexpr (Staged)
-      launch_with_smem<kernels::warptile_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(l, grid, block, g);
+      launch_with_smem<kernels::warptile_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(l, grid, block, g, batch);
     else
-      launch_with_smem<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(l, grid, block, g);
+      launch_with_smem<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(l, grid, block, g, batch);
   });
   check_launch(Staged ? "warptile_kernel" : "cp_async_kernel");
 }
@@ -79,6 +87,7 @@ void register_warptile_kernels(Registry& registry) {
                 .dtypes = {DType::f32},
                 .min_compute_capability = 50,
                 .auto_priority = 0,
+                .batched = true,
                 .precondition = fits<StagedConfig>,
                 .run = run_warptile<StagedConfig, true>});
   registry.add({.name = "cuda_cp_async",
@@ -89,6 +98,7 @@ void register_warptile_kernels(Registry& registry) {
                 .dtypes = {DType::f32},
                 .min_compute_capability = 80,
                 .auto_priority = 0,
+                .batched = true,
                 .precondition = fits<Tile128x128>,
                 .run = run_warptile<Tile128x128, false>});
   registry.add({.name = "cuda_autotuned",
@@ -100,6 +110,7 @@ void register_warptile_kernels(Registry& registry) {
                 .dtypes = {DType::f32},
                 .min_compute_capability = 80,
                 .auto_priority = 90,
+                .batched = true,
                 .precondition =
                     [](const GemmProblem& p) { return tuned(choose_tuned_config(p)).fits(p); },
                 .run = [](const GemmProblem& p, const KernelLaunch& l) {
@@ -116,6 +127,7 @@ void register_warptile_kernels(Registry& registry) {
                   .dtypes = {DType::f32},
                   .min_compute_capability = 80,
                   .auto_priority = 0,
+                  .batched = true,
                   .precondition = t.fits,
                   .run = t.run});
 }

@@ -54,15 +54,17 @@ inline std::optional<std::string> fits_grid(const GemmProblem& p, std::int64_t n
 
 // Calls f(ta, tb, va, vb), four std::bool_constant: the transposes, and whether 16-byte
 // copies may read op(A) and op(B). Those need the operand's start and rows on 16-byte
-// boundaries, and apply only to an operand whose contiguous side is m or n (A when
-// transposed, B when not); elsewhere the flag is forced off so no duplicate kernel exists.
+// boundaries (every matrix's, in a batch), and apply only to an operand whose contiguous
+// side is m or n (A when transposed, B when not); elsewhere the flag is forced off so no
+// duplicate kernel exists.
 template <class F>
 void with_transposes_and_vectors(const GemmProblem& p, F&& f) {
   const auto aligned16 = [](const void* ptr) {
     return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
   };
-  const bool vec_a = p.lda % 4 == 0 && aligned16(p.a);
-  const bool vec_b = p.ldb % 4 == 0 && aligned16(p.b);
+  const bool batched = p.batch > 1;
+  const bool vec_a = p.lda % 4 == 0 && aligned16(p.a) && (!batched || p.stride_a % 4 == 0);
+  const bool vec_b = p.ldb % 4 == 0 && aligned16(p.b) && (!batched || p.stride_b % 4 == 0);
   with_transposes(p, [&](auto ta, auto tb) {
     constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
     using VA = std::bool_constant<TA>;   // 16-byte copies of A when vec_a allows

@@ -25,10 +25,15 @@ template <class T>
 kernels::TensorArgs<T> tensor_args(const GemmProblem& p) {
   const bool c_f32 = p.c_dtype() == DType::f32 && p.dtype != DType::tf32;
   const int bytes = c_bytes(p);
-  const bool c_pairs = p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % (2 * bytes) == 0;
+  // In a strided batch (rung 19), every matrix of C must meet the same conditions.
+  const bool batched = p.batch > 1;
+  const bool c_pairs = p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % (2 * bytes) == 0 &&
+                       (!batched || p.stride_c % 2 == 0);
   // TMA stores clip at the matrix edge in whole 16 bytes (seen on the H200: with N = 3 they
-  // wrote C's padding up to column 7), so they need rows of whole 16 bytes as well.
-  const bool c_tma = p.beta == 0.0 && tma_compatible(p.c, p.ldc, bytes) && (p.n * bytes) % 16 == 0;
+  // wrote C's padding up to column 7), so they need rows of whole 16 bytes as well; a batch
+  // needs C's stride on 16 bytes and at least one matrix (m x ldc) for its rank-3 map.
+  const bool c_tma = p.beta == 0.0 && tma_compatible(p.c, p.ldc, bytes) && (p.n * bytes) % 16 == 0 &&
+                     (!batched || ((p.stride_c * bytes) % 16 == 0 && p.stride_c >= p.m * p.ldc));
   return {int(p.m), int(p.n), int(p.k), float(p.alpha), float(p.beta),
           static_cast<const T*>(p.a), p.lda, static_cast<const T*>(p.b), p.ldb,
           p.c, p.ldc, c_f32, c_pairs, c_tma};

@@ -16,6 +16,14 @@ CUtensorMap make_tile_map(const void* base, CUtensorMapDataType type, int elem_b
                           std::int64_t rows, std::int64_t cols, std::int64_t ld, int box_rows,
                           int box_cols);
 
+// The same for a strided batch of `batch` such matrices, matrix z at base + z * stride
+// elements: a rank-3 map whose outermost coordinate is z (the 3-D TMA copies). stride *
+// elem_bytes must be a multiple of 16 bytes as well.
+CUtensorMap make_batched_tile_map(const void* base, CUtensorMapDataType type, int elem_bytes,
+                                  std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                                  std::int64_t batch, std::int64_t stride, int box_rows,
+                                  int box_cols);
+
 // Whether ptr and ld elements of elem_bytes meet TMA's 16-byte rule.
 inline bool tma_compatible(const void* ptr, std::int64_t ld, int elem_bytes) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * elem_bytes) % 16 == 0;

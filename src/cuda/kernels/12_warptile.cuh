@@ -38,6 +38,22 @@ struct WarpTileConfig {
   static_assert(STAGES >= 2, "at least double buffering");
 };
 
+// A strided batch as the warp-tile kernels walk it: blockIdx.z picks the matrix, and a grid
+// of fewer z than matrices (the z limit is 65535) steps on by gridDim.z.
+struct BatchStrides {
+  std::int64_t a = 0, b = 0, c = 0;  // elements between consecutive matrices (0: shared)
+  std::int64_t count = 1;
+};
+
+// The problem of matrix z of the batch (offsets in 64 bits: z * stride passes 2^31).
+__device__ __forceinline__ GemmArgs<float> item_args(GemmArgs<float> g, const BatchStrides& s,
+                                                     std::int64_t z) {
+  g.a += z * s.a;
+  g.b += z * s.b;
+  g.c += z * s.c;
+  return g;
+}
+
 // Copies one (BK, R) tile of an operand into shared memory laid out (BK, R + 4).
 // KContig: the operand is stored with k contiguous (element (r, k) at base[r * ld + k]),
 // e.g. A not transposed; lanes take 8 consecutive k (one 32-byte sector) of THREADS/8 rows
@@ -232,13 +248,11 @@ __device__ __forceinline__ void warp_tile_epilogue(const GemmArgs<float>& g, int
     }
 }
 
-// Rung 12: staged copies (global -> registers -> shared) with two shared buffers.
+// Rung 12: staged copies (global -> registers -> shared) with two shared buffers. One
+// tile of C per block (blockIdx.x) of matrix blockIdx.z of the batch.
 template <class Cfg, bool TransA, bool TransB, bool VecA, bool VecB>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
-    warptile_kernel(GemmArgs<float> g) {
+__device__ __forceinline__ void warptile_block(const GemmArgs<float>& g, float* smem) {
   static_assert(Cfg::STAGES == 2, "the staged kernel double-buffers");
-  extern __shared__ float4 smem4[];
-  float* smem = reinterpret_cast<float*>(smem4);
   // A (m, k) is k-contiguous unless transposed; B (k, n), seen as (n, k), is k-contiguous
   // only when transposed.
   using CopyA = TileCopy<Cfg::BM, Cfg::BK, Cfg::kThreads, !TransA, VecA>;
@@ -281,6 +295,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     __syncthreads();
   }
   warp_tile_epilogue<Cfg>(g, tile.m0 + a_col, tile.n0 + b_col, acc);
+}
+
+template <class Cfg, bool TransA, bool TransB, bool VecA, bool VecB>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+    warptile_kernel(GemmArgs<float> g, BatchStrides batch) {
+  extern __shared__ float4 smem4[];
+  // Each tile ends with a barrier, so shared memory is free for the next matrix.
+  for (std::int64_t z = blockIdx.z; z < batch.count; z += gridDim.z)
+    warptile_block<Cfg, TransA, TransB, VecA, VecB>(item_args(g, batch, z),
+                                                     reinterpret_cast<float*>(smem4));
 }
 
 }  // namespace gemmkit::cuda::kernels

@@ -148,19 +148,27 @@ __device__ __forceinline__ void multiply_k_tiles(const GemmArgs<float>& g, int m
   cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
 }
 
+// One tile of C per block (blockIdx.x) of matrix blockIdx.z of the batch, and of every
+// gridDim.z-th matrix after it.
 template <class Cfg, bool TransA, bool TransB, bool VecA, bool VecB>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
-    cp_async_kernel(GemmArgs<float> g) {
+    cp_async_kernel(GemmArgs<float> g_batch, BatchStrides batch) {
   extern __shared__ float4 smem4[];
-  const int m_tiles = (g.m + Cfg::BM - 1) / Cfg::BM, n_tiles = (g.n + Cfg::BN - 1) / Cfg::BN;
+  const int m_tiles = (g_batch.m + Cfg::BM - 1) / Cfg::BM;
+  const int n_tiles = (g_batch.n + Cfg::BN - 1) / Cfg::BN;
   const TilePosition tile = grouped_tile(blockIdx.x, m_tiles, n_tiles, Cfg::BM, Cfg::BN);
-  float acc[Cfg::TM][Cfg::TN] = {};
-  multiply_k_tiles<Cfg, TransA, TransB, VecA, VecB>(g, tile.m0, tile.n0, 0,
-                                                    (g.k + Cfg::BK - 1) / Cfg::BK,
-                                                    reinterpret_cast<float*>(smem4), acc);
   int row, col;
   lane_origin<Cfg>(row, col);
-  warp_tile_epilogue<Cfg>(g, tile.m0 + row, tile.n0 + col, acc);
+  for (std::int64_t z = blockIdx.z; z < batch.count; z += gridDim.z) {
+    // Warps may still be reading the previous matrix's last stage.
+    if (z != int(blockIdx.z)) __syncthreads();
+    const GemmArgs<float> g = item_args(g_batch, batch, z);
+    float acc[Cfg::TM][Cfg::TN] = {};
+    multiply_k_tiles<Cfg, TransA, TransB, VecA, VecB>(g, tile.m0, tile.n0, 0,
+                                                      (g.k + Cfg::BK - 1) / Cfg::BK,
+                                                      reinterpret_cast<float*>(smem4), acc);
+    warp_tile_epilogue<Cfg>(g, tile.m0 + row, tile.n0 + col, acc);
+  }
 }
 
 }  // namespace gemmkit::cuda::kernels

@@ -31,6 +31,10 @@
 //     cluster does its share of the later tile first, so the partials a writer waits for
 //     were its neighbours' first stream-K work: nobody waits on a waiter. The clusters
 //     must all be resident at once, which the persistent grid ensures.
+//   - Strided batches in the same launch: the tile space holds every matrix's cluster
+//     tiles, matrix after matrix, so the persistent grid, the rounds and the stream-K share
+//     run over the whole batch. The tensor maps are of rank 3, the matrix the outermost
+//     coordinate (an operand shared by every matrix, stride 0, is read as matrix 0).
 // Edge tiles cost nothing extra: TMA fills what lies outside the matrices with zeros on
 // the way in and clips what lies outside C on the way out.
 #pragma once
@@ -79,6 +83,13 @@ struct StreamK {
   unsigned launch = 0;        // the value a written flag holds (flags start at 0: never 0)
 };
 
+// A strided batch as the kernel walks it (one matrix: count 1).
+struct WsBatch {
+  int count = 1;
+  bool shared_a = false, shared_b = false;  // one A (B) for every matrix: stride 0
+  std::int64_t stride_c = 0;                // elements between matrices of C
+};
+
 // One cluster's piece of work: K-blocks [k_begin, k_end) of cluster tile `tile`.
 struct WorkUnit {
   int tile, k_begin, k_end;
@@ -110,19 +121,23 @@ __device__ __forceinline__ int stream_k_owner_of(long long x, long long iters, i
   return int(((x + 1) * clusters - 1) / iters);
 }
 
-// The id-th cluster tile in the grouped order: (row of cluster tiles, column tile).
+// The id-th cluster tile of the batch: its matrix, then (row of cluster tiles, column
+// tile) in the grouped order within the matrix.
 struct ClusterTile {
-  int row, col;
+  int item, row, col;
 };
 __device__ __forceinline__ ClusterTile cluster_tile(int id, int cluster_rows, int n_tiles,
                                                     int group_rows) {
+  const int per_item = cluster_rows * n_tiles;
+  const int item = id / per_item;
+  id -= item * per_item;
   const int group_size = group_rows * n_tiles;
   const int first_row = (id / group_size) * group_rows;
   const int rows_here = min(cluster_rows - first_row, group_rows);
   const int in_group = id % group_size;
   const int col = in_group / rows_here;
   const bool back = (id / group_size) % 2 == 1;  // odd groups walk their columns backwards
-  return {first_row + in_group % rows_here, back ? n_tiles - 1 - col : col};
+  return {item, first_row + in_group % rows_here, back ? n_tiles - 1 - col : col};
 }
 
 // map_c is used only when g.c_tma.
@@ -131,7 +146,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c,
-                    const TensorArgs<typename Cfg::Element> g, const StreamK sk) {
+                    const TensorArgs<typename Cfg::Element> g, const StreamK sk,
+                    const WsBatch batch) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using T = typename Cfg::Element;
   constexpr int ClusterM = Cfg::kClusterM;
@@ -177,6 +193,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for_each_unit(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
         const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
         const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
+        const int za = batch.shared_a ? 0 : ct.item, zb = batch.shared_b ? 0 : ct.item;
         for (int j = u.k_begin; j < u.k_end; ++j, ++it) {
           const int kt = u.reverse ? u.k_end - 1 - (j - u.k_begin) : j;
           const int s = it % Cfg::kStages;
@@ -185,10 +202,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const int k0 = kt * Cfg::BK;
           // (BM, BK) of A: one K-major box of 128 rows, or two MN-major boxes of 64 columns.
           if constexpr (MnMajorA) {
-            tma_load_2d(stage_a(s), &map_a, &full[s], m0, k0);
-            tma_load_2d(stage_a(s) + Cfg::kBoxBytes, &map_a, &full[s], m0 + 64, k0);
+            tma_load_3d(stage_a(s), &map_a, &full[s], m0, k0, za);
+            tma_load_3d(stage_a(s) + Cfg::kBoxBytes, &map_a, &full[s], m0 + 64, k0, za);
           } else {
-            tma_load_2d(stage_a(s), &map_a, &full[s], k0, m0);
+            tma_load_3d(stage_a(s), &map_a, &full[s], k0, m0, za);
           }
           // (BN, BK) of B in two halves of 128 columns; in a pair, each block copies one
           // half into both blocks.
@@ -198,15 +215,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             const int nh = n0 + h * 128;
             if constexpr (MnMajorB) {
               if constexpr (ClusterM == 2) {
-                tma_load_2d_multicast(dst, &map_b, &full[s], nh, k0, 0b11);
-                tma_load_2d_multicast(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, 0b11);
+                tma_load_3d_multicast(dst, &map_b, &full[s], nh, k0, zb, 0b11);
+                tma_load_3d_multicast(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb, 0b11);
               } else {
-                tma_load_2d(dst, &map_b, &full[s], nh, k0);
-                tma_load_2d(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0);
+                tma_load_3d(dst, &map_b, &full[s], nh, k0, zb);
+                tma_load_3d(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb);
               }
             } else {
-              if constexpr (ClusterM == 2) tma_load_2d_multicast(dst, &map_b, &full[s], k0, nh, 0b11);
-              else tma_load_2d(dst, &map_b, &full[s], k0, nh);
+              if constexpr (ClusterM == 2) tma_load_3d_multicast(dst, &map_b, &full[s], k0, nh, zb, 0b11);
+              else tma_load_3d(dst, &map_b, &full[s], k0, nh, zb);
             }
           }
         }
@@ -296,11 +313,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (g.c_tma) {
         unsigned char* buffer = epilogue + c * Cfg::kEpilogueBytes;
         if (g.c_f32)
-          tma_store_wgmma_tile<float, Cfg::kEpilogueBytes>(&map_c, g.alpha, acc, m0 + c * 64, n0, buffer, 1 + c, signals);
+          tma_store_wgmma_tile<float, Cfg::kEpilogueBytes>(&map_c, g.alpha, acc, m0 + c * 64, n0, ct.item, buffer, 1 + c, signals);
         else
-          tma_store_wgmma_tile<T, Cfg::kEpilogueBytes>(&map_c, g.alpha, acc, m0 + c * 64, n0, buffer, 1 + c, signals);
+          tma_store_wgmma_tile<T, Cfg::kEpilogueBytes>(&map_c, g.alpha, acc, m0 + c * 64, n0, ct.item, buffer, 1 + c, signals);
       } else {
-        store_wgmma_tile(g, acc, m0 + c * 64, n0);
+        TensorArgs<T> item = g;  // C of this tile's matrix
+        item.c = static_cast<unsigned char*>(g.c) +
+                 ct.item * batch.stride_c * (g.c_f32 ? sizeof(float) : sizeof(T));
+        store_wgmma_tile(item, acc, m0 + c * 64, n0);
       }
     });
     if (signals && g.c_tma) bulk_wait();  // the last stores have landed before the block ends

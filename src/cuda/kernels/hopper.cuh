@@ -97,14 +97,37 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorM
       : "memory");
 }
 
-// Copies `src` (a box laid out as tma_load_2d leaves it) to the tensor at (inner, outer);
-// parts of the box outside the tensor are not written. Completion is tracked per thread
-// with bulk groups (bulk_commit / bulk_wait_read).
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int inner,
-                                             int outer) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
+// The same from a rank-3 map (a strided batch): the box of matrix `item` at (inner, outer).
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, std::uint64_t* bar,
+                                            int inner, int outer, int item) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_address(bar)), "r"(inner), "r"(outer),
+      "r"(item)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_3d_multicast(void* dst, const CUtensorMap* map,
+                                                      std::uint64_t* bar, int inner, int outer,
+                                                      int item, std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_address(bar)), "r"(inner), "r"(outer),
+      "r"(item), "h"(cta_mask)
+      : "memory");
+}
+
+// Copies `src` (a box laid out as tma_load_2d leaves it) to matrix `item` of a rank-3 map
+// (a strided batch; 0 for one matrix) at (inner, outer); parts of the box outside the tensor
+// are not written. Completion is tracked per thread with bulk groups (bulk_commit /
+// bulk_wait_read).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int inner,
+                                             int outer, int item) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
                    reinterpret_cast<std::uint64_t>(map)),
-               "r"(smem_address(src)), "r"(inner), "r"(outer)
+               "r"(smem_address(src)), "r"(inner), "r"(outer), "r"(item)
                : "memory");
 }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
@@ -252,7 +275,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TensorArgs<T>& g, const f
   }
 }
 
-// The same outputs (beta == 0) through shared memory and TMA stores: the warpgroup writes
+// The same outputs (beta == 0) through shared memory and TMA stores into matrix `item` of
+// the rank-3 map of C (a strided batch; item 0 of one matrix): the warpgroup writes
 // alpha * acc as Out into `buffer` (BufferBytes, 1024-byte aligned) in the 128-byte-swizzled
 // box layout (64 rows x 128 bytes per box, conflict-free: the eight rows a store instruction
 // touches land in eight different 16-byte chunks), then `leader` hands the boxes to the copy
@@ -263,8 +287,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TensorArgs<T>& g, const f
 template <class Out, int BufferBytes = 32768>
 __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, float alpha,
                                                      const float (&acc)[128], int row0, int col0,
-                                                     unsigned char* buffer, int barrier_id,
-                                                     bool leader) {
+                                                     int item, unsigned char* buffer,
+                                                     int barrier_id, bool leader) {
   constexpr int kBoxCols = 128 / sizeof(Out);  // a 128-byte box row: 64 halves or 32 floats
   constexpr int kHalfBytes = BufferBytes / 2;
   constexpr int kPassCols = kHalfBytes / (64 * sizeof(Out));
@@ -300,7 +324,8 @@ __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, f
       if (leader) {
 #pragma unroll
         for (int box = 0; box < kPassCols / kBoxCols; ++box)
-          tma_store_2d(map_c, half + box * 8192, col0 + pass * kPassCols + box * kBoxCols, row0);
+          tma_store_3d(map_c, half + box * 8192, col0 + pass * kPassCols + box * kBoxCols, row0,
+                       item);
         bulk_commit();
       }
     }
