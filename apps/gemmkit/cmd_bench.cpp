@@ -180,20 +180,31 @@ int run_program(const std::vector<std::string>& argv, bool quiet) {
   return WEXITSTATUS(status);
 }
 
-// Runs the plot script on the JSON results, with the configured Python (Debian's, where
-// python3-matplotlib lives) or else the first python3 on PATH that has matplotlib.
-void plot(const std::string& png_path, const nlohmann::json& results) {
-  const std::string script = plot_script_path();
-  std::string python;
+// What draws the plot: the script and a Python with matplotlib (the configured one, Debian's,
+// where python3-matplotlib lives, or else the first python3 on PATH that has it). Found
+// before the benchmark runs, so that a missing one costs no run.
+struct Plotter {
+  std::string script, python;
+};
+
+Plotter find_plotter(const std::string& png_path) {
+  Plotter p{plot_script_path(), ""};
   for (const char* candidate : {GEMMKIT_PYTHON, "python3"})
     if (run_program({candidate, "-c", "import matplotlib"}, true) == 0) {
-      python = candidate;
+      p.python = candidate;
       break;
     }
-  if (python.empty())
+  if (p.python.empty())
     fail(ErrorCategory::device,  // not the user's input: the plotting environment is missing
          "cannot plot " + quoted_path(png_path) + ": no python3 with matplotlib (scripts/install-deps.sh "
-         "installs python3-matplotlib); no output was written");
+         "installs python3-matplotlib); nothing was run");
+  return p;
+}
+
+// Runs the plot script on the JSON results.
+void plot(const Plotter& plotter, const std::string& png_path, const nlohmann::json& results) {
+  const std::string& script = plotter.script;
+  const std::string& python = plotter.python;
 
   char json_path[] = "/tmp/gemmkit-bench-XXXXXX";
   const int fd = mkstemp(json_path);
@@ -260,6 +271,8 @@ void run_bench(const BenchArgs& o) {
   if (o.layout != "row" && o.layout != "col")
     fail(ErrorCategory::usage, "--layout: '" + o.layout + "' is not row or col");
   if (o.batch < 1) fail(ErrorCategory::usage, "--batch must be positive");
+  const std::optional<Plotter> plotter =
+      o.plot_path.empty() ? std::nullopt : std::optional<Plotter>(find_plotter(o.plot_path));
 
   BenchOptions engine;
   if (o.kernels != "all") {
@@ -311,7 +324,7 @@ void run_bench(const BenchArgs& o) {
   for (const BenchRow& r : rows) results["rows"].push_back(to_json(r, dtype, backend));
   if (!o.json_path.empty()) write_json(o.json_path, results);
   if (!o.csv_path.empty()) write_csv_results(o.csv_path, rows, dtype, backend);
-  if (!o.plot_path.empty()) plot(o.plot_path, results);
+  if (plotter) plot(*plotter, o.plot_path, results);
   if (report.first_failure)
     throw PartialFailure(report.first_failure->category(),
                          std::to_string(report.failed_rows()) + " of " + std::to_string(rows.size()) +

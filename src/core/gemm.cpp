@@ -250,6 +250,7 @@ std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
   const bool explicit_kernel = !options.kernel.empty() && options.kernel != "auto";
   // The backend: the kernel's, the one asked for, or CUDA when a device takes the problem.
   Backend backend = Backend::cpu;
+  std::optional<Context> own;  // the call's context when the caller lends none
   if (explicit_kernel) {
     backend = Registry::instance().get(options.kernel).backend;
   } else if (options.backend) {
@@ -257,8 +258,7 @@ std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
   } else if (options.context) {
     backend = options.context->backend();
   } else if (cuda_device_available()) {
-    Context probe(Backend::cuda);
-    if (auto_kernel(probe, p)) backend = Backend::cuda;
+    if (auto_kernel(own.emplace(Backend::cuda), p)) backend = Backend::cuda;
   }
   if (options.backend && *options.backend != backend)
     fail(ErrorCategory::usage, "kernel '" + options.kernel + "' belongs to the " +
@@ -266,9 +266,9 @@ std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
                                    std::string(backend_name(*options.backend)));
   // Without a device no CUDA kernel accepts anything: say that, not "no kernel accepts".
   if (backend == Backend::cuda) require_cuda_device();
-  std::optional<Context> own;
   Context* ctx = options.context;
-  if (!ctx || ctx->backend() != backend) ctx = &own.emplace(backend);
+  if (!ctx || ctx->backend() != backend)
+    ctx = own && own->backend() == backend ? &*own : &own.emplace(backend);
   GemmOptions chosen = options;
   chosen.backend.reset();
   const KernelEntry& entry = choose_gemm_kernel(*ctx, p, chosen);

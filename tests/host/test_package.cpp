@@ -76,6 +76,8 @@ TEST_F(PackageCli, PlotScriptIsLookedForBesideTheBinary) {
       run_binary(cli, "bench --backend cpu --sizes 8 --reps 1 --warmup 0 --plot " + path("p.png"));
   // Not the build tree's script: the one the copied binary's prefix would have.
   expect_error(r, 2, quoted_path(path("prefix/share/gemmkit/plot.py")));
+  // Found missing before the benchmark ran: no table, no other output.
+  EXPECT_EQ(r.out.find("GFLOP/s"), std::string::npos) << r.out;
 }
 
 TEST_F(PackageCli, PlotScriptBesideTheBinaryIsRun) {
