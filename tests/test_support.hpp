@@ -28,7 +28,7 @@ namespace gemmkit::test {
 // What a CPU kernel's run() is called with in tests that call an entry directly.
 inline const KernelLaunch& cpu_launch() {
   static Context context(Backend::cpu);
-  static const KernelLaunch launch{context};
+  static const KernelLaunch launch{context, nullptr, {}};
   return launch;
 }
 
