@@ -44,23 +44,33 @@ typedef enum gk_status {
   GK_ERROR_OUT_OF_MEMORY = 4,  /* host or device allocation failed */
   GK_ERROR_NUMERIC = 5,        /* a result is not representable or failed verification */
   GK_ERROR_INTERNAL = 6,       /* a bug in gemmkit */
-  GK_ERROR_OUTPUT = 7          /* writing a result failed */
+  GK_ERROR_OUTPUT = 7,         /* writing a result failed */
+  GK_STATUS_RANGE_ = INT32_MIN  /* not a value: see GK_DTYPE_RANGE_ */
 } gk_status;
 
 typedef enum gk_backend {
   GK_BACKEND_AUTO = 0,  /* CUDA when this build has it and a device is present, else the CPU */
   GK_BACKEND_CPU = 1,
-  GK_BACKEND_CUDA = 2
+  GK_BACKEND_CUDA = 2,
+  GK_BACKEND_RANGE_ = INT32_MIN  /* not a value: see GK_DTYPE_RANGE_ */
 } gk_backend;
 
 /* How matrices are stored: row-major (a row's elements are contiguous, the leading
  * dimension is the distance between rows) or column-major (as BLAS, cuBLAS, Fortran and
  * Julia store them: the leading dimension is the distance between columns). */
-typedef enum gk_layout { GK_ROW_MAJOR = 0, GK_COL_MAJOR = 1 } gk_layout;
+typedef enum gk_layout {
+  GK_ROW_MAJOR = 0,
+  GK_COL_MAJOR = 1,
+  GK_LAYOUT_RANGE_ = INT32_MIN  /* not a value: see GK_DTYPE_RANGE_ */
+} gk_layout;
 
 /* op(X) = X or its transpose. A transposed operand is stored as its transpose: with
  * GK_OP_T, A is stored k x m. */
-typedef enum gk_op { GK_OP_N = 0, GK_OP_T = 1 } gk_op;
+typedef enum gk_op {
+  GK_OP_N = 0,
+  GK_OP_T = 1,
+  GK_OP_RANGE_ = INT32_MIN  /* not a value: see GK_DTYPE_RANGE_ */
+} gk_op;
 
 /* Element types. Storage: f32 float, f64 double, f16 IEEE binary16 and bf16 bfloat16 as
  * uint16_t bit patterns, tf32 as float (the tensor cores read 19 of its bits: f32 data,
@@ -73,7 +83,11 @@ typedef enum gk_dtype {
   GK_BF16 = 3,
   GK_TF32 = 4,
   GK_I32 = 5,
-  GK_I64 = 6
+  GK_I64 = 6,
+  /* Not a value. With it every int is a value of the enum type, so a caller's stray integer
+   * (from Fortran, Julia or a cast) reaches the library as itself and is refused with
+   * GK_ERROR_USAGE, instead of being a value C++ may assume cannot occur. */
+  GK_DTYPE_RANGE_ = INT32_MIN
 } gk_dtype;
 
 /* ---- contexts ------------------------------------------------------------------------- */

@@ -93,6 +93,7 @@ gemmkit::DType dtype_of(gk_dtype dtype, const char* name) {
     case GK_TF32: return gemmkit::DType::tf32;
     case GK_I32: return gemmkit::DType::i32;
     case GK_I64: return gemmkit::DType::i64;
+    case GK_DTYPE_RANGE_: break;  // not a value (gemmkit.h)
   }
   bad_enum(name, int(dtype), "gk_dtype");
 }
@@ -293,6 +294,7 @@ const char* gk_status_name(gk_status status) {
     case GK_ERROR_NUMERIC: return "GK_ERROR_NUMERIC";
     case GK_ERROR_INTERNAL: return "GK_ERROR_INTERNAL";
     case GK_ERROR_OUTPUT: return "GK_ERROR_OUTPUT";
+    case GK_STATUS_RANGE_: break;  // not a value (gemmkit.h)
   }
   return "GK_STATUS_UNKNOWN";
 }
