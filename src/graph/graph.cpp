@@ -92,8 +92,8 @@ Graph build_csr(std::int64_t n, EdgeArrays edges, std::vector<std::string> label
       std::int64_t w = keep_weights ? weight[i] : 1;
       std::int64_t j = i + 1;
       for (; j < e && target[j] == target[i]; ++j)
-        w = checked_add(w, weight[j], io::quoted_path(g.source) + " edge " + g.label(u) + " -> " +
-                                          g.label(target[i]));
+        w = checked_add(w, weight[j], io::quoted_path(g.source) + " edge " + io::quoted(g.label(u)) +
+                                          " -> " + io::quoted(g.label(target[i])));
       if (w != 0) {
         target[out] = target[i];
         if (keep_weights) weight[out] = w;

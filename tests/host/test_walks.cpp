@@ -551,6 +551,18 @@ TEST_F(GraphFiles, MalformedInputsNameTheFileAndLine) {
   expect_input_error([&] { read_graph(dir_ + "/missing.txt"); }, "missing.txt");
   const Graph g = read_graph(write("h.txt", "x y\n"));
   expect_input_error([&] { g.vertex("z"); }, "'z'");
+  // Parallel edges whose weights overflow: the labels in the message are quoted, so a
+  // control character in one stays escaped and the message one printable line (found by
+  // fuzz_pipes).
+  try {
+    read_graph(write("i.txt", "a\x03" "b c 9223372036854775807\na\x03" "b c 1\n"));
+    ADD_FAILURE() << "no error for weights past 64 bits";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("past 64 bits"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\x03'), std::string::npos) << what;
+    EXPECT_NE(what.find("'a\\x03b' -> 'c'"), std::string::npos) << what;
+  }
 }
 
 TEST_F(GraphFiles, DenseAdjacencyWithLabelsAndEmptyFiles) {
