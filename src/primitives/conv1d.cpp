@@ -10,6 +10,7 @@
 
 #include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
+#include "primitives/cuda_entry.hpp"
 #include "primitives/conv1d_device.hpp"
 
 namespace gemmkit {
@@ -67,26 +68,16 @@ std::optional<std::string> conv1d_kernel_rejection(std::string_view kernel, DTyp
 namespace {
 
 Conv1dKernel cuda_entry(std::string name, int rung, std::string summary, int auto_priority) {
-  Conv1dKernel e;
-  e.name = name;
-  e.backend = Backend::cuda;
-  e.rung = rung;
-  e.summary = std::move(summary);
-  e.dtypes = {DType::f32, DType::f64};
-  e.min_compute_capability = 70;  // launches carry up to 32 KiB of parameters (the mask)
-  e.auto_priority = auto_priority;
+  // sm_70 and up: launches carry up to 32 KiB of parameters (the mask).
+  Conv1dKernel e = detail::cuda_operation_entry<Conv1dProblem>(
+      name, rung, std::move(summary), auto_priority, KernelRole::ladder, 70,
+      conv1d_detail::cuda_workspace_bytes, conv1d_detail::cuda_run);
   e.precondition = [name](const Conv1dProblem& p) -> std::optional<std::string> {
     if (auto why = conv1d_kernel_rejection(name, p.dtype, p.width)) return why;
     // The streaming rung's 16-byte loads; cudaMalloc gives 256-byte alignment.
     if (name == "streaming" && reinterpret_cast<std::uintptr_t>(p.x) % 16 != 0)
       return std::string("kernel 'streaming' reads x in 16-byte vectors: x must be 16-byte aligned");
     return std::nullopt;
-  };
-  e.workspace_bytes = [name](const Conv1dProblem& p, const Context& ctx) {
-    return conv1d_detail::cuda_workspace_bytes(name, p, ctx);
-  };
-  e.run = [name](const Conv1dProblem& p, const KernelLaunch& launch) {
-    conv1d_detail::cuda_run(name, p, launch);
   };
   return e;
 }

@@ -8,6 +8,7 @@
 
 #include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
+#include "primitives/cuda_entry.hpp"
 #include "primitives/reduce_device.hpp"
 
 namespace gemmkit {
@@ -34,22 +35,10 @@ namespace {
 
 ReduceKernel cuda_entry(std::string name, int rung, std::string summary, int auto_priority = 0,
                         KernelRole role = KernelRole::ladder) {
-  ReduceKernel e;
-  e.name = name;
-  e.backend = Backend::cuda;
-  e.rung = rung;
-  e.role = role;
-  e.summary = std::move(summary);
-  e.dtypes = {DType::f32, DType::f64};
-  e.min_compute_capability = 50;
-  e.auto_priority = auto_priority;
-  e.workspace_bytes = [name](const ReduceProblem& p, const Context& ctx) {
-    return reduce_detail::cuda_workspace_bytes(name, p, ctx);
-  };
-  e.run = [name](const ReduceProblem& p, const KernelLaunch& launch) {
-    reduce_detail::cuda_run(name, p, launch);
-  };
-  return e;
+  return detail::cuda_operation_entry<ReduceProblem>(std::move(name), rung, std::move(summary),
+                                                     auto_priority, role, 50,
+                                                     reduce_detail::cuda_workspace_bytes,
+                                                     reduce_detail::cuda_run);
 }
 
 OperationRegistry<ReduceProblem> make_registry() {

@@ -1,6 +1,7 @@
 // CSR matrices on the host: building from Matrix Market entries, checking, the long-double
 // CPU reference of y = A x, the seeded benchmark generators and the auto kernel choice.
 #include "gemmkit/sparse.hpp"
+#include "primitives/cuda_entry.hpp"
 #include "primitives/spmv_device.hpp"
 
 #include <unistd.h>
@@ -277,20 +278,10 @@ namespace {
 
 SpmvKernel cuda_entry(std::string name, int rung, std::string summary, int auto_priority = 0,
                       KernelRole role = KernelRole::ladder) {
-  SpmvKernel e;
-  e.name = name;
-  e.backend = Backend::cuda;
-  e.rung = rung;
-  e.role = role;
-  e.summary = std::move(summary);
-  e.dtypes = {DType::f32, DType::f64};
-  e.min_compute_capability = 50;
-  e.auto_priority = auto_priority;
-  e.workspace_bytes = [name](const SpmvProblem& p, const Context& ctx) {
-    return spmv_detail::cuda_workspace_bytes(name, p, ctx);
-  };
-  e.run = [name](const SpmvProblem& p, const KernelLaunch& launch) { spmv_detail::cuda_run(name, p, launch); };
-  return e;
+  return detail::cuda_operation_entry<SpmvProblem>(std::move(name), rung, std::move(summary),
+                                                   auto_priority, role, 50,
+                                                   spmv_detail::cuda_workspace_bytes,
+                                                   spmv_detail::cuda_run);
 }
 
 template <class T>

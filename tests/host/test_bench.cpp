@@ -10,31 +10,18 @@
 #include "gemmkit/bench.hpp"
 #include "gemmkit/run_meta.hpp"
 #include "host/cli_test_support.hpp"
+#include "bench_test_support.hpp"
 
 namespace gemmkit {
 namespace {
 
-BenchOptions small_options(std::vector<std::string> kernels) {
-  BenchOptions o;
-  o.kernels = std::move(kernels);
-  o.shapes = {{24, 20, 16}, {8, 8, 8}};
-  o.warmup = 0;
-  o.reps = 2;
-  return o;
-}
-
-const BenchRow& row_of(const BenchReport& r, const std::string& kernel, std::int64_t m) {
-  const auto it = std::find_if(r.rows.begin(), r.rows.end(), [&](const BenchRow& row) {
-    return row.kernel == kernel && row.shape.m == m;
-  });
-  if (it == r.rows.end()) throw std::runtime_error("no row " + kernel);
-  return *it;
-}
+using test::bench_row;
+using test::small_bench_options;
 
 TEST(BenchEngine, TimesVerifiesAndComparesEveryKernelOnTheCpu) {
   Context ctx(Backend::cpu);
   std::vector<std::string> progress;
-  const BenchReport r = run_gemm_bench(ctx, small_options({"cpu_naive", "cpu_blocked"}),
+  const BenchReport r = run_gemm_bench(ctx, small_bench_options({"cpu_naive", "cpu_blocked"}),
                                        [&](const BenchProgress& at) {
                                          EXPECT_LE(at.done, at.total);
                                          progress.push_back(at.kernel + " " + at.shape.text());
@@ -60,7 +47,7 @@ TEST(BenchEngine, TimesVerifiesAndComparesEveryKernelOnTheCpu) {
     EXPECT_LE(row.min_s, row.median_s);
     EXPECT_DOUBLE_EQ(row.gflops, row.shape.flops() / row.median_s / 1e9);
     // The ratio is against the reference's GFLOP/s at the same shape.
-    const BenchRow& ref = row_of(r, "cpu_openblas", row.shape.m);
+    const BenchRow& ref = bench_row(r, "cpu_openblas", row.shape.m);
     EXPECT_DOUBLE_EQ(row.percent_of_reference, 100.0 * row.gflops / ref.gflops);
   }
   EXPECT_TRUE(r.all_passed());
@@ -74,7 +61,7 @@ TEST(BenchEngine, TimesVerifiesAndComparesEveryKernelOnTheCpu) {
 
 TEST(BenchEngine, ColumnMajorAndTransposedOperands) {
   Context ctx(Backend::cpu);
-  BenchOptions o = small_options({"cpu_naive", "cpu_blocked"});
+  BenchOptions o = small_bench_options({"cpu_naive", "cpu_blocked"});
   o.layout = Layout::col_major;
   o.trans_a = true;
   o.batch = 2;
@@ -97,14 +84,14 @@ TEST(BenchEngine, RefusesWhatItCannotRun) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
     }
   };
-  usage(small_options({"no_such_kernel"}), "no_such_kernel");
-  BenchOptions o = small_options({"cpu_naive"});
+  usage(small_bench_options({"no_such_kernel"}), "no_such_kernel");
+  BenchOptions o = small_bench_options({"cpu_naive"});
   o.shapes.clear();
   usage(o, "no shapes");
-  o = small_options({"cpu_naive"});
+  o = small_bench_options({"cpu_naive"});
   o.dtype = DType::bf16;
   usage(o, "does not support");
-  o = small_options({"cpu_naive"});
+  o = small_bench_options({"cpu_naive"});
   o.batch = 0;
   usage(o, "batch");
 }

@@ -9,6 +9,7 @@
 
 #include "gemmkit/bench.hpp"
 #include "gemmkit/registry.hpp"
+#include "bench_test_support.hpp"
 
 namespace gemmkit {
 namespace {
@@ -58,33 +59,19 @@ void register_test_kernels() {
   (void)registered;
 }
 
-BenchOptions small_options(std::vector<std::string> kernels) {
-  BenchOptions o;
-  o.kernels = std::move(kernels);
-  o.shapes = {{24, 20, 16}, {8, 8, 8}};
-  o.warmup = 0;
-  o.reps = 2;
-  return o;
-}
-
-const BenchRow& row_of(const BenchReport& r, const std::string& kernel, std::int64_t m) {
-  const auto it = std::find_if(r.rows.begin(), r.rows.end(), [&](const BenchRow& row) {
-    return row.kernel == kernel && row.shape.m == m;
-  });
-  if (it == r.rows.end()) throw std::runtime_error("no row " + kernel);
-  return *it;
-}
+using test::bench_row;
+using test::small_bench_options;
 
 TEST(BenchEngineOutside, AWrongKernelFailsVerificationHoweverFast) {
   register_test_kernels();
   Context ctx(Backend::cpu);
-  const BenchReport r = run_gemm_bench(ctx, small_options({"test_off_by_one"}));
+  const BenchReport r = run_gemm_bench(ctx, small_bench_options({"test_off_by_one"}));
   ASSERT_EQ(r.rows.size(), 4u);  // cpu_openblas and the test kernel at two shapes
   for (const BenchRow& row : r.rows) {
     EXPECT_FALSE(row.skipped) << row.note;
     EXPECT_EQ(row.check.passed, row.kernel == "cpu_openblas") << row.kernel;
   }
-  EXPECT_FALSE(row_of(r, "test_off_by_one", 24).check.detail.empty());
+  EXPECT_FALSE(bench_row(r, "test_off_by_one", 24).check.detail.empty());
   EXPECT_FALSE(r.all_passed());
   EXPECT_NE(bench_table(r, run_meta()).find("FAILED"), std::string::npos);
 }
@@ -92,7 +79,7 @@ TEST(BenchEngineOutside, AWrongKernelFailsVerificationHoweverFast) {
 TEST(BenchEngineOutside, BatchesCountEveryProductAndVerifyEveryItem) {
   register_test_kernels();
   Context ctx(Backend::cpu);
-  BenchOptions o = small_options({"cpu_naive", "test_first_item_only"});
+  BenchOptions o = small_bench_options({"cpu_naive", "test_first_item_only"});
   o.batch = 3;
   const BenchReport r = run_gemm_bench(ctx, o);
   for (const BenchRow& row : r.rows) {
@@ -100,10 +87,10 @@ TEST(BenchEngineOutside, BatchesCountEveryProductAndVerifyEveryItem) {
     ASSERT_FALSE(row.skipped) << row.note;
     EXPECT_DOUBLE_EQ(row.gflops, 3 * row.shape.flops() / row.median_s / 1e9);
   }
-  EXPECT_TRUE(row_of(r, "cpu_naive", 24).check.passed);
-  EXPECT_TRUE(row_of(r, "cpu_openblas", 24).check.passed);
+  EXPECT_TRUE(bench_row(r, "cpu_naive", 24).check.passed);
+  EXPECT_TRUE(bench_row(r, "cpu_openblas", 24).check.passed);
   // Item 0 is right: only checking every item finds the others unwritten.
-  const BenchRow& wrong = row_of(r, "test_first_item_only", 24);
+  const BenchRow& wrong = bench_row(r, "test_first_item_only", 24);
   EXPECT_FALSE(wrong.check.passed);
   EXPECT_NE(wrong.check.detail.find("batch item 1"), std::string::npos) << wrong.check.detail;
   EXPECT_NE(bench_table(r, run_meta()).find("3 x 24x20x16"), std::string::npos);
