@@ -53,9 +53,15 @@ struct KernelEntry {
   std::function<void(const GemmProblem&, const KernelLaunch&)> run;
 
   bool supports(DType dtype) const;
+  // Workspace for a call of `problem`. An entry that does not batch runs the products one
+  // after another on one stream, so one product's workspace serves them all.
   std::size_t workspace_for(const GemmProblem& problem, const Context& ctx) const {
-    return workspace_bytes ? workspace_bytes(problem, ctx) : 0;
+    if (!workspace_bytes) return 0;
+    return workspace_bytes(batched || problem.batch <= 1 ? problem : batch_item(problem, 0), ctx);
   }
+  // Runs `problem` (the whole batch) through run(): in one call when batched, else product
+  // by product.
+  void run_batch(const GemmProblem& problem, const KernelLaunch& launch) const;
   // nullopt if the kernel accepts the problem (dtype supported and precondition met).
   std::optional<std::string> rejects(const GemmProblem& problem) const;
 };

@@ -191,10 +191,7 @@ std::size_t gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem,
                                  const GemmOptions& options) {
   validate(problem);
   const GemmProblem p = as_row_major(problem);
-  // A kernel that does not batch runs the products one after another on the same stream,
-  // so one product's workspace serves them all.
-  const KernelEntry& entry = choose_gemm_kernel(ctx, p, options);
-  return entry.workspace_for(entry.batched ? p : batch_item(p, 0), ctx);
+  return choose_gemm_kernel(ctx, p, options).workspace_for(p, ctx);
 }
 
 namespace detail {
@@ -206,12 +203,7 @@ void launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& p, S
     cuda_launch_gemm(ctx, entry, p, stream, workspace);
     return;
   }
-  const KernelLaunch launch{ctx, stream, workspace};
-  if (entry.batched) {
-    entry.run(p, launch);
-  } else {
-    for (std::int64_t i = 0; i < p.batch; ++i) entry.run(batch_item(p, i), launch);
-  }
+  entry.run_batch(p, KernelLaunch{ctx, stream, workspace});
 }
 
 }  // namespace detail
@@ -221,7 +213,7 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
   validate(problem);
   const GemmProblem p = as_row_major(problem);
   const KernelEntry& entry = choose_gemm_kernel(ctx, p, options);
-  const std::size_t needed = entry.workspace_for(entry.batched ? p : batch_item(p, 0), ctx);
+  const std::size_t needed = entry.workspace_for(p, ctx);
   if (workspace.bytes < needed)
     fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs " + std::to_string(needed) +
                                    " bytes of workspace for " + problem.shape_string() + ", " +
@@ -238,7 +230,7 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
   validate(problem);
   const GemmProblem p = as_row_major(problem);
   const KernelEntry& entry = choose_gemm_kernel(ctx, p, options);
-  const std::size_t needed = entry.workspace_for(entry.batched ? p : batch_item(p, 0), ctx);
+  const std::size_t needed = entry.workspace_for(p, ctx);
   const Workspace workspace = needed > 0 ? ctx.workspace(stream, needed) : Workspace{};
   detail::launch_gemm(ctx, entry, p, stream, workspace);
   return entry;
@@ -278,7 +270,7 @@ std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
                           "kernel '" + entry.name + "' on " + problem.shape_string());
     detail::run_on_device(*ctx, entry, p);
   } else {
-    const std::size_t needed = entry.workspace_for(entry.batched ? p : batch_item(p, 0), *ctx);
+    const std::size_t needed = entry.workspace_for(p, *ctx);
     if (needed > 0)
       fail(ErrorCategory::internal, "CPU kernel '" + entry.name + "' asks for device workspace");
     detail::launch_gemm(*ctx, entry, p, nullptr, {});

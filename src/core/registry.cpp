@@ -10,6 +10,14 @@ bool KernelEntry::supports(DType dtype) const {
   return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
 }
 
+void KernelEntry::run_batch(const GemmProblem& problem, const KernelLaunch& launch) const {
+  if (batched) {
+    run(problem, launch);
+    return;
+  }
+  for (std::int64_t i = 0; i < problem.batch; ++i) run(batch_item(problem, i), launch);
+}
+
 std::optional<std::string> KernelEntry::rejects(const GemmProblem& problem) const {
   if (!supports(problem.dtype))
     return "dtype " + std::string(dtype_name(problem.dtype)) + " is not supported";

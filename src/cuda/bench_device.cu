@@ -84,7 +84,7 @@ class Timer {
     for (const KernelEntry* e : entries)
       if (e)
         kernel_bytes_ = std::max(kernel_bytes_,
-                                 round_up(e->workspace_for(e->batched ? problem : batch_item(problem, 0), ctx)));
+                                 round_up(e->workspace_for(problem, ctx)));
     scratch_ = cuda::DeviceBuffer<unsigned char>(flush_bytes_ + kernel_bytes_);
     if (kernel_bytes_) kernel_ = {scratch_.data() + flush_bytes_, kernel_bytes_};
   }

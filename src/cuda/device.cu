@@ -150,12 +150,7 @@ void cuda_launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem&
   check_device_pointer(ctx, p.a, "A");
   check_device_pointer(ctx, p.b, "B");
   check_device_pointer(ctx, p.c, "C");
-  const KernelLaunch launch{ctx, stream, workspace};
-  if (entry.batched) {
-    entry.run(p, launch);
-  } else {
-    for (std::int64_t i = 0; i < p.batch; ++i) entry.run(batch_item(p, i), launch);
-  }
+  entry.run_batch(p, KernelLaunch{ctx, stream, workspace});
   cuda::check_launch(entry.name.c_str());
 }
 
@@ -187,7 +182,7 @@ class DeviceProblem {
 
 // The launch through the device API's path, with the workspace from ctx's pool.
 void launch(Context& ctx, const KernelEntry& entry, const GemmProblem& p) {
-  const std::size_t needed = entry.workspace_for(entry.batched ? p : batch_item(p, 0), ctx);
+  const std::size_t needed = entry.workspace_for(p, ctx);
   cuda_launch_gemm(ctx, entry, p, nullptr, needed ? ctx.workspace(nullptr, needed) : Workspace{});
 }
 
