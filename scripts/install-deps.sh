@@ -11,6 +11,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libgtest-dev
   libopenblas-openmp-dev libomp-dev libgmp-dev
   python3 python3-numpy python3-matplotlib
+  python3-dev python3-venv python3-scipy python3-networkx python3-pandas python3-pytest
   clang libclang-rt-14-dev
 )
 

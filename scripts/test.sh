@@ -2,7 +2,8 @@
 # Builds and runs every test: the release build (host tests, command-line tests, and the
 # GPU tests, which skip themselves visibly without a CUDA device), then installs it into a
 # temporary prefix and builds and runs examples/consumer against it (scripts/test_consumer.sh),
-# then the host tests
+# builds the Python package on it into a virtual environment and runs its pytest suite
+# (scripts/test_python.sh), then the host tests
 # again under AddressSanitizer + UndefinedBehaviorSanitizer (a CPU-only build), then the
 # libFuzzer harnesses of the readers and the command line for a bounded time
 # ($GEMMKIT_FUZZ_SECONDS each, default 30; any finding fails). --quick skips both.
@@ -22,6 +23,9 @@ ctest --preset release -j "$jobs"
 
 echo "== install, and a consumer of the installed package"
 scripts/test_consumer.sh build/release
+
+echo "== the Python package, built on the same build, and its pytest suite"
+scripts/test_python.sh build/release
 
 if [ "$quick" -eq 0 ]; then
   echo "== sanitizer build (ASan + UBSan) and host tests"

@@ -1,0 +1,58 @@
+"""The package itself: errors, contexts, devices, the catalogue, versions."""
+
+import pytest
+
+import gemmkit
+
+
+def test_version_matches_the_library():
+    assert gemmkit.__version__ == gemmkit.versions()["gemmkit"]
+    assert gemmkit.__version__.count(".") == 2
+
+
+def test_error_classes_derive_from_the_builtins_users_expect():
+    assert issubclass(gemmkit.UsageError, ValueError)
+    assert issubclass(gemmkit.InputError, ValueError)
+    assert issubclass(gemmkit.OutOfMemoryError, MemoryError)
+    assert issubclass(gemmkit.DeviceError, RuntimeError)
+    for cls in (gemmkit.UsageError, gemmkit.DeviceError, gemmkit.NumericError):
+        assert issubclass(cls, gemmkit.Error)
+    assert gemmkit.UsageError.category == "usage"
+
+
+def test_a_library_error_carries_its_message_and_class():
+    with pytest.raises(gemmkit.UsageError, match="unknown backend 'tpu'"):
+        gemmkit.Context("tpu")
+
+
+def test_cpu_context():
+    context = gemmkit.Context("cpu")
+    assert context.backend == "cpu"
+    assert context.device == -1
+    assert context.compute_capability == 0
+    assert gemmkit.default_context() is gemmkit.default_context()
+
+
+def test_device_without_a_gpu_says_why():
+    if gemmkit.cuda_available():
+        info = gemmkit.device()
+        assert info["sm_count"] > 0 and info["total_global_memory"] > 0
+        with pytest.raises(gemmkit.UsageError, match="no CUDA device 1000"):
+            gemmkit.device(1000)
+    else:
+        with pytest.raises(gemmkit.DeviceError, match="^no CUDA device: "):
+            gemmkit.device()
+        with pytest.raises(gemmkit.DeviceError):
+            gemmkit.Context("cuda")
+
+
+def test_catalogue_lists_every_operation():
+    rows = gemmkit.kernels()
+    operations = {row["operation"] for row in rows}
+    assert operations == {"gemm", "reduce", "spmv", "conv1d"}
+    names = {(row["operation"], row["name"]) for row in rows}
+    assert ("gemm", "cpu_openblas") in names or any(r["role"] == "reference" for r in rows)
+    gemm = gemmkit.kernels("gemm")
+    assert gemm and all(row["operation"] == "gemm" for row in gemm)
+    with pytest.raises(gemmkit.UsageError):
+        gemmkit.kernels("fft")
