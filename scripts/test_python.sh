@@ -26,6 +26,7 @@ if [ "${1:-}" = "--from-source" ]; then
 else
   build=${1:-build/release}
   [ -f "$build/CMakeCache.txt" ] || { echo "test_python: no build in $build (build it first)" >&2; exit 2; }
+  [ -x "$build/bin/gemmkit" ] && export GEMMKIT_CLI=$(realpath "$build/bin/gemmkit")  # walks tests compare with it
   prefix=$root/build/python/prefix
   echo "== Python: pip install . on $build (installed into $prefix)"
   rm -rf "$prefix"

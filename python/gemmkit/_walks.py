@@ -276,7 +276,9 @@ def _prepare(graph: Any, *, weight: Optional[str], n: Optional[int], undirected:
                                              lib_labels), None)
     if hasattr(graph, "is_directed") and hasattr(graph, "nodes") and hasattr(graph, "edges"):
         return _from_networkx(graph, weight, undirected)
-    if undirected:
+    is_matrix = (hasattr(graph, "tocoo") and hasattr(graph, "shape")) or isinstance(
+        graph, np.ndarray) or hasattr(graph, "__array_interface__") or hasattr(graph, "__array__")
+    if is_matrix and undirected:
         raise UsageError("undirected=True applies to edge lists; an adjacency matrix says both "
                          "directions itself")
     if hasattr(graph, "tocoo") and hasattr(graph, "shape"):  # scipy.sparse
@@ -285,8 +287,7 @@ def _prepare(graph: Any, *, weight: Optional[str], n: Optional[int], undirected:
         data = _integer_array(np.asarray(coo.data), "the sparse matrix")
         return _with_labels(_build(size, np.asarray(coo.row), np.asarray(coo.col), data, False,
                                    None), labels, size)
-    if isinstance(graph, np.ndarray) or hasattr(graph, "__array_interface__") \
-            or hasattr(graph, "__array__"):
+    if is_matrix:
         dense = np.asarray(graph)
         size = _check_square(dense.shape, "the adjacency matrix")
         values = np.ascontiguousarray(_integer_array(dense, "the adjacency matrix"))
