@@ -370,8 +370,8 @@ def walks(graph: Any, length: int, *, source: Any = None, target: Any = None,
         does not), 'float' (doubles; ``rounded`` says whether a count reached 2^53).
     result: the numbers handed back: 'int' (Python ints; numpy object arrays for tables),
         'int64' (numpy int64; NumericError naming the first count that does not fit, never
-        wrapped) or 'float' (float64). Default: 'int' for the exact and int64 modes,
-        'float' for float mode.
+        wrapped) or 'float' (float64). Default: the mode's own: 'int' for exact,
+        'int64' for int64, 'float' for float.
     method: 'auto', 'dense' or 'sparse'; backend: 'auto', 'cpu' or 'cuda' (exact dense
         products on GPU tensor cores), as the CLI's options.
 
@@ -385,7 +385,7 @@ def walks(graph: Any, length: int, *, source: Any = None, target: Any = None,
         raise UsageError(f"unknown mode {mode!r} (expected exact, int64 or float)")
     mode = _MODES[mode]
     if result is None:
-        result = "float" if mode == "float" else "int"
+        result = {"exact": "int", "int64": "int64", "float": "float"}[mode]
     if result not in _RESULTS:
         raise UsageError(f"unknown result {result!r} (expected int, int64 or float)")
     if mode == "float" and result != "float":

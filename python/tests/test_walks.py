@@ -170,7 +170,9 @@ def test_result_types():
     assert as_int64.counts.dtype == np.int64
     assert as_int64.counts.tolist() == exact.counts.tolist()
     in_int64_mode = gemmkit.walks(g, 20, mode="int64")
+    assert in_int64_mode.counts.dtype == np.int64
     assert in_int64_mode.counts.tolist() == exact.counts.tolist()
+    assert gemmkit.walks(g, 20, mode="int64", result="int").counts.dtype == object
     as_float = gemmkit.walks(g, 60, result="float")
     exact60 = gemmkit.walks(g, 60)
     assert as_float.counts.dtype == np.float64
