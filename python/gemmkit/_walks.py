@@ -161,16 +161,19 @@ def _labels_for_library(nodes: Sequence[Any]) -> List[str]:
 
 
 def _integer_weight(w: Any, where: str) -> int:
-    if isinstance(w, bool):
-        return int(w)
+    """w as an int: integers, and floats with an integer value; InputError otherwise."""
+    value: Optional[int] = None
     try:
-        return operator.index(w)
+        value = operator.index(w)
     except TypeError:
-        pass
-    if isinstance(w, (float, np.floating)) and float(w).is_integer():
-        return int(w)
-    raise InputError(f"{where}: weight {w!r} is not an integer (walk counts need integer "
-                     "edge weights)")
+        if isinstance(w, (float, np.floating)) and float(w).is_integer():
+            value = int(w)
+    if value is None:
+        raise InputError(f"{where}: weight {w!r} is not an integer (walk counts need integer "
+                         "edge weights)")
+    if not -2**63 <= value < 2**63:
+        raise InputError(f"{where}: weight {w!r} does not fit a 64-bit integer")
+    return value
 
 
 def _from_edges(edges: Iterable[Any], n: Optional[int], undirected: bool,

@@ -252,6 +252,8 @@ def test_bad_input_raises_value_errors_with_the_library_message():
         gemmkit.walks(np.array([[0, 0.5], [1, 0]]), 2)
     with pytest.raises(ValueError, match="not an integer"):
         gemmkit.walks([(0, 1, 2.5)], 2)
+    with pytest.raises(ValueError, match="does not fit a 64-bit integer"):
+        gemmkit.walks([(0, 1, 2**70)], 2)
     with pytest.raises(ValueError, match="must be square"):
         gemmkit.walks(np.ones((2, 3), dtype=int), 2)
     with pytest.raises(ValueError, match="must be square"):
