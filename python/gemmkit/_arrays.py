@@ -467,12 +467,16 @@ def contiguous(v: ArrayView) -> ArrayView:
                      "make one with its framework first")
 
 
-def to_host(v: ArrayView) -> ArrayView:
-    """``v``'s data in host memory, C-contiguous: ``v`` itself when it is a C-contiguous host
-    array, else a copy (torch: ``.cpu()``, which waits for the tensor's current stream;
-    CuPy: ``cupy.asnumpy``). The dtype is kept (a torch bf16 tensor stays a CPU torch
-    tensor)."""
+def to_host(v: ArrayView, copy: bool = False) -> ArrayView:
+    """``v``'s data in host memory, C-contiguous, with its dtype (a torch bf16 tensor becomes
+    a CPU torch tensor): ``v`` itself when it is a C-contiguous host array and ``copy`` is
+    False, else a copy (torch: ``.cpu()``, which waits for the tensor's current stream;
+    CuPy: ``cupy.asnumpy``)."""
     if v.device is None:
+        if copy:
+            if v.framework == "torch":
+                return view(v.obj.clone(memory_format=_torch.contiguous_format))
+            return view(np.array(v.obj, order="C", copy=True))
         return v if v.strides == c_strides(v.shape) else contiguous(v)
     framework = v.framework
     if framework == "torch":
@@ -481,4 +485,3 @@ def to_host(v: ArrayView) -> ArrayView:
         cupy = _import_cupy()
         return view(cupy.asnumpy(cupy.ascontiguousarray(cupy.asarray(v.obj))))
     return view(_torch.as_tensor(v.obj, device=f"cuda:{v.device}").contiguous().cpu())
-
