@@ -78,6 +78,8 @@ class ArrayView:
 
 def c_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
     """Strides in elements of a C-contiguous array of this shape."""
+    if len(shape) == 2:  # the common case, without the loop
+        return (max(int(shape[1]), 1), 1)
     strides = []
     step = 1
     for extent in reversed(shape):
@@ -98,6 +100,10 @@ def _no_scalars(shape: Tuple[int, ...]) -> None:
 
 
 # ---- numpy ---------------------------------------------------------------------------------
+
+# Array-interface typestrs (little-endian) of gemmkit's dtypes; bfloat16 has none ('<V2').
+_TYPESTRS = {"<f8": "f64", "<f4": "f32", "<f2": "f16", "|i1": "i8", "<i1": "i8", "<i4": "i32",
+             "<i8": "i64"}
 
 _NUMPY_DTYPES: Dict[Any, str] = {
     np.dtype("<f8"): "f64", np.dtype("<f4"): "f32", np.dtype("<f2"): "f16",
@@ -146,9 +152,11 @@ def _numpy_dtype_name(dtype: Any) -> str:
 
 def _view_numpy(arr: Any, stream: Optional[int] = None) -> ArrayView:
     shape = arr.shape
-    _no_scalars(shape)
-    dtype = _numpy_dtype_name(arr.dtype)
+    if not shape:
+        _no_scalars(shape)
     interface = arr.__array_interface__
+    # The typestr names the common dtypes faster than hashing the dtype object.
+    dtype = _TYPESTRS.get(interface["typestr"]) or _numpy_dtype_name(arr.dtype)
     strides = interface["strides"]
     if strides is None:
         strides = c_strides(shape)
@@ -179,6 +187,7 @@ _torch: Any = None
 _TORCH_DTYPES: Dict[Any, str] = {}
 _TORCH_DTYPE_OF: Dict[str, Any] = {}
 _torch_raw_stream: Optional[Callable[[int], int]] = None
+_TORCH_DEVICES: Dict[Optional[int], Any] = {}  # torch.device objects by CUDA index (None: CPU)
 
 
 def _import_torch() -> Any:
@@ -247,8 +256,6 @@ def _view_cupy(arr: Any, stream: Optional[int] = None) -> ArrayView:
 
 # ---- __cuda_array_interface__ --------------------------------------------------------------
 
-_TYPESTRS = {"<f8": "f64", "<f4": "f32", "<f2": "f16", "|i1": "i8", "<i1": "i8", "<i4": "i32",
-             "<i8": "i64"}
 
 
 def _current_cuda_device() -> int:
@@ -418,9 +425,12 @@ def empty_like(v: ArrayView, shape: Tuple[int, ...], dtype: str) -> ArrayView:
     if v.device is not None and framework in ("cai", "dlpack"):
         framework = _device_framework()
     if framework == "torch":
-        torch = _torch if _torch is not None else _import_torch()
-        device = torch.device("cuda", v.device) if v.device is not None else "cpu"
-        t = torch.empty(shape, dtype=_TORCH_DTYPE_OF[dtype], device=device)
+        if _torch is None:
+            _import_torch()
+        device = _TORCH_DEVICES.get(v.device)
+        if device is None:
+            device = _TORCH_DEVICES[v.device] = _torch.device("cpu" if v.device is None else f"cuda:{v.device}")
+        t = _torch.empty(shape, dtype=_TORCH_DTYPE_OF[dtype], device=device)
         return ArrayView(t.data_ptr(), tuple(t.shape), c_strides(shape), dtype, v.device, "torch", t)
     if framework == "cupy":
         cupy = _import_cupy()

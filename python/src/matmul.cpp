@@ -162,10 +162,11 @@ void bind_matmul(nb::module_& m) {
         const GemmProblem p = args.problem();
         const GemmOptions options = options_for(ctx, kernel);
         const Stream s = stream_from_int(stream);
+        const KernelEntry* ran = nullptr;
         const StreamTimes times =
-            time_on_stream(ctx, s, warmup, reps, each, [&] { gemm(ctx, p, s, options); });
+            time_on_stream(ctx, s, warmup, reps, each, [&] { ran = &gemm(ctx, p, s, options); });
         nb::gil_scoped_acquire gil;
-        return nb::make_tuple(times.seconds, times.host_seconds);
+        return nb::make_tuple(times.seconds, times.host_seconds, ran->name);
       },
       nb::arg("context"), GEMMKIT_PROBLEM_ARGS, nb::arg("kernel") = "auto", nb::arg("stream") = 0,
       nb::arg("warmup") = 3, nb::arg("reps") = 20, nb::arg("each") = true,
@@ -173,7 +174,8 @@ void bind_matmul(nb::module_& m) {
       "The benchmark's reference: the same gemm() call (device API, operands in the context's "
       "memory) `reps` times in a C++ loop after `warmup` untimed calls, on `stream`. each=True: "
       "CUDA events around every call; False: one pair around the loop. Returns (seconds of each "
-      "call or of the whole loop, host seconds of the loop before waiting for the stream).");
+      "call or of the whole loop, host seconds of the loop before waiting for the stream, the "
+      "kernel that ran).");
 }
 
 #undef GEMMKIT_PROBLEM_ARGS

@@ -328,3 +328,22 @@ def test_many_calls_do_not_leak():
         gemmkit.matmul(a, b)
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 8 * 1024, f"max RSS grew by {grown_kib} KiB over 10^5 calls"
+
+
+def test_gemm_time_runs_the_same_call_in_a_cpp_loop():
+    from gemmkit import _gemmkit
+
+    a = rng.standard_normal((16, 16))
+    c = np.zeros((16, 16))
+    ptr = a.__array_interface__["data"][0]
+    args = ("f64", "", False, False, 16, 16, 16, 1.0, ptr, 16, ptr, 16, 0.0,
+            c.__array_interface__["data"][0], 16, 1, 0, 0, 0)
+    seconds, host_seconds, ran = _gemmkit.gemm_time(gemmkit.default_context(), *args, "cpu_naive",
+                                                    0, 1, 7, True)
+    assert len(seconds) == 7 and all(s > 0 for s in seconds) and host_seconds >= sum(seconds)
+    assert ran == "cpu_naive"
+    assert rel_error(c, reference(a, a)) < 1e-13
+    seconds, _, _ = _gemmkit.gemm_time(gemmkit.default_context(), *args, "auto", 0, 0, 5, False)
+    assert len(seconds) == 1
+    with pytest.raises(gemmkit.UsageError, match="reps"):
+        _gemmkit.gemm_time(gemmkit.default_context(), *args, "auto", 0, 0, 0, True)
