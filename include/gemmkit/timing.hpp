@@ -1,6 +1,7 @@
 // Timing one kernel for the benchmark. Performance is measured here, never in tests.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "gemmkit/registry.hpp"
@@ -32,5 +33,19 @@ struct PairedTimes {
 };
 PairedTimes time_kernel_beside(const KernelEntry& entry, const KernelEntry& reference,
                                const GemmProblem& host_problem, const TimingOptions& options);
+
+// Times `body`, a call that queues work on `stream` of ctx's device (a caller's own call of
+// the device API, say one gemm()), as that caller's program sees it: `warmup` untimed calls,
+// then `reps` timed ones, in a plain loop. CUDA: with `each`, every call between its own pair
+// of events on `stream`, else one pair around the whole loop; the CPU context: a steady clock.
+// seconds: each call's (each) or the whole loop's (one entry); host_seconds: the loop's
+// wall-clock time until its last call returned, before waiting for the stream: the host's
+// cost of `reps` calls.
+struct StreamTimes {
+  std::vector<double> seconds;
+  double host_seconds = 0;
+};
+StreamTimes time_on_stream(Context& ctx, Stream stream, int warmup, int reps, bool each,
+                           const std::function<void()>& body);
 
 }  // namespace gemmkit

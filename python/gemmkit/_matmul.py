@@ -1,5 +1,308 @@
-"""Placeholder: filled in by its own change."""
+"""gemmkit.matmul: C = alpha op(A) op(B) + beta C on numpy arrays and GPU tensors."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from . import _arrays
+from ._arrays import ArrayView, view
+from ._context import default_context, resolve_context
+from ._gemmkit import Context, UsageError
+from ._gemmkit import gemm as _gemm
+from ._gemmkit import gemm_verify as _gemm_verify
+
+_FLOATS = ("f64", "f32", "f16", "bf16")
+_VERIFY_MODES = ("none", "auto", "full", "freivalds", "exact")
 
 
-def matmul(*args, **kwargs):
-    raise NotImplementedError("matmul")
+def _stream_int(stream: Any) -> int:
+    """A stream given as an int (a cudaStream_t), a torch.cuda.Stream or a CuPy stream."""
+    if isinstance(stream, int):
+        return stream
+    handle = getattr(stream, "cuda_stream", None)  # torch
+    if handle is None:
+        handle = getattr(stream, "ptr", None)  # CuPy
+    if handle is None:
+        raise UsageError(f"stream: an int (cudaStream_t), a torch.cuda.Stream or a CuPy stream, not {type(stream).__name__}")
+    return int(handle)
+
+
+def _operand(v: ArrayView, transpose: bool, name: str) -> Tuple[int, int, bool, int, int, int, int]:
+    """How the 2-D or 3-D operand ``v`` (op = its transpose when ``transpose``) is stored as
+    a row-major matrix: (ptr, ld, trans, op_rows, op_cols, batch, batch_stride); ``trans``
+    says whether the storage holds op's transpose. Raises _NeedsCopy for strides no leading
+    dimension describes."""
+    shape = v.shape
+    strides = v.strides
+    if len(shape) == 3:
+        batch, rows, cols = shape
+        batch_stride = strides[0] if batch > 1 else 0
+        s0, s1 = strides[1], strides[2]
+    else:
+        batch, batch_stride = 1, 0
+        rows, cols = shape
+        s0, s1 = strides
+    if batch_stride < 0:
+        raise _NeedsCopy
+    if (s1 == 1 or cols <= 1) and (rows <= 1 or s0 >= max(cols, 1)):
+        ld, stored_transposed = (s0 if rows > 1 else max(cols, 1)), False
+    elif (s0 == 1 or rows <= 1) and (cols <= 1 or s1 >= max(rows, 1)):
+        ld, stored_transposed = (s1 if cols > 1 else max(rows, 1)), True
+    else:
+        raise _NeedsCopy
+    trans = transpose != stored_transposed
+    op_rows, op_cols = (cols, rows) if transpose else (rows, cols)
+    return v.ptr, ld, trans, op_rows, op_cols, batch, batch_stride
+
+
+class _NeedsCopy(Exception):
+    pass
+
+
+def _plan_operand(v: ArrayView, transpose: bool, name: str) -> Tuple[ArrayView, tuple]:
+    """The operand's storage plan, after a C-contiguous copy when its strides need one."""
+    if len(v.shape) not in (2, 3):
+        raise UsageError(
+            f"{name} has {len(v.shape)} dimension{'s' if len(v.shape) != 1 else ''} "
+            f"(shape {tuple(v.shape)}): matmul takes 2-D matrices or 3-D batches of them"
+            + (" (a vector x as a matrix: x[:, None] or x[None, :])" if len(v.shape) == 1 else ""))
+    try:
+        return v, _operand(v, transpose, name)
+    except _NeedsCopy:
+        v = _arrays.contiguous(v)
+        return v, _operand(v, transpose, name)
+
+
+def _shape_text(rows: int, cols: int) -> str:
+    return f"{rows}x{cols}"
+
+
+def _plan(va: ArrayView, vb: ArrayView, transpose_a: bool, transpose_b: bool):
+    """Shapes and storage of op(A) and op(B): (va, vb, a_plan, b_plan, m, n, k, batch)."""
+    va, pa = _plan_operand(va, transpose_a, "A")
+    vb, pb = _plan_operand(vb, transpose_b, "B")
+    m, k = pa[3], pa[4]
+    kb, n = pb[3], pb[4]
+    batch = max(pa[5], pb[5])
+    if kb != k or (pa[5] != batch and pa[5] != 1) or (pb[5] != batch and pb[5] != 1):
+        a_text = (f"{pa[5]} x " if len(va.shape) == 3 else "") + _shape_text(m, k)
+        b_text = (f"{pb[5]} x " if len(vb.shape) == 3 else "") + _shape_text(kb, n)
+        raise UsageError(f"shape mismatch: op(A) is {a_text}, op(B) is {b_text}")
+    return va, vb, pa, pb, m, n, k, batch
+
+
+def _problem(pa: tuple, pb: tuple, vc: ArrayView, m: int, n: int, batch: int) -> tuple:
+    """The row-major problem's (trans_a, trans_b, m, n, a, lda, b, ldb, c, ldc, batch,
+    stride_a, stride_b, stride_c) for C stored in ``vc``. A column-major C is written as the
+    row-major C^T = op(B)^T op(A)^T on the same memory (A and B swap, transposes flip)."""
+    if len(vc.shape) == 3:
+        sc, s0, s1 = vc.strides
+        if batch <= 1:
+            sc = 0
+    else:
+        sc, (s0, s1) = 0, vc.strides
+    stride_a = pa[6] if pa[5] > 1 else 0
+    stride_b = pb[6] if pb[5] > 1 else 0
+    if (s1 == 1 or n <= 1) and (m <= 1 or s0 >= max(n, 1)):
+        ldc = s0 if m > 1 else max(n, 1)
+        return (pa[2], pb[2], m, n, pa[0], pa[1], pb[0], pb[1], vc.ptr, ldc, batch,
+                stride_a, stride_b, sc)
+    if (s0 == 1 or m <= 1) and (n <= 1 or s1 >= max(m, 1)):
+        ldc = s1 if n > 1 else max(m, 1)
+        return (not pb[2], not pa[2], n, m, pb[0], pb[1], pa[0], pa[1], vc.ptr, ldc, batch,
+                stride_b, stride_a, sc)
+    raise UsageError(f"c has strides {tuple(vc.strides)} (elements): matmul writes c in place, "
+                     "which needs unit stride along its rows or its columns")
+
+
+def matmul(
+    a: Any,
+    b: Any,
+    *,
+    c: Any = None,
+    alpha: float = 1,
+    beta: float = 0,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    dtype: Optional[str] = None,
+    out_dtype: Optional[str] = None,
+    kernel: str = "auto",
+    verify: str = "none",
+    context: Optional[Context] = None,
+    stream: Any = None,
+    backend: Optional[str] = None,
+) -> Any:
+    """C = alpha * op(A) @ op(B) + beta * C, op(X) = X or X^T, with gemmkit's kernels.
+
+    a, b: 2-D matrices, or 3-D batches (batch, rows, cols) for the batched GEMM; a 2-D
+    operand beside a 3-D one (or a batch of 1) is used for every product. Both are host
+    arrays (numpy arrays; lists are converted, a copy; torch CPU tensors) or both on one CUDA
+    device: torch and CuPy tensors, __cuda_array_interface__ objects, DLPack producers.
+
+    Memory: nothing is copied for C-contiguous inputs, F-contiguous ones (they are read as
+    transposes) or views with unit stride along rows or columns (their leading dimension is
+    the other stride); other strides (steps in both directions, negative, overlapping) are
+    copied to a C-contiguous array by the input's own framework first.
+
+    Returns a new array of the inputs' framework on their device (numpy for host arrays and
+    lists, a torch tensor for torch tensors, CuPy for CuPy; for bare
+    __cuda_array_interface__ and DLPack producers see gemmkit._arrays.empty_like), or ``c``.
+
+    c: the output, written in place and returned (C-contiguous or F-contiguous, or with unit
+    stride along rows or columns), of the result's shape; beta != 0 needs it (beta * c is
+    added). Its dtype is the inputs' (or f32 for f16/bf16 inputs: the tensor cores' sums
+    kept in f32).
+
+    On the GPU the work is queued on ``stream`` (an int cudaStream_t, a torch.cuda.Stream or
+    a CuPy stream), by default the producer's current stream (torch's current stream of the
+    tensor's device, CuPy's current stream, a __cuda_array_interface__ object's 'stream',
+    else the legacy default stream), and the call returns without waiting: the result is
+    ordered on that stream like the framework's own operations. A new torch result is
+    allocated from torch's current stream: with another ``stream=``, synchronise or
+    ``record_stream`` before freeing it elsewhere.
+
+    dtype: None (the inputs' dtype, which must agree), 'tf32' (f32 inputs computed on the
+    TF32 tensor cores, f32 result), or 'f64', 'f32', 'f16', 'bf16' (float inputs converted
+    to it first: a copy, rounded to nearest; numpy bf16 needs ml_dtypes). Integer dtypes
+    (i32, i64; i8 on the GPU where the catalogue says) are exact modulo their width: a
+    product that overflows wraps, as numpy's does (verify='auto' catches it).
+    out_dtype: 'f32' for f16/bf16 inputs gives an f32 result; None: the inputs' dtype.
+
+    kernel: 'auto' (the fastest kernel of the backend that accepts the problem) or any name
+    of ``gemmkit.kernels('gemm')``; an unknown name, one of another backend or one that
+    refuses the problem is a UsageError saying why.
+
+    verify: 'none' (default), 'auto', 'full', 'freivalds', 'exact': the library's checks
+    (as ``gemmkit multiply --verify``) against an independent oracle after the product;
+    a failure raises NumericError with the library's detail (nothing else is undone: c or
+    the result holds the product). For device tensors verification copies A, B and C (and C
+    before, when beta != 0) to the host and waits for the device: a transfer and a
+    synchronisation, for testing rather than production loops.
+
+    context: a gemmkit.Context of the arrays' device (default: the shared one of that
+    device). backend: for host arrays, 'cpu' (default) or 'cuda' (the operands are copied
+    to the default CUDA device, or to ``context``'s, and C back; the call waits).
+    """
+    if verify not in _VERIFY_MODES:
+        raise UsageError(f"unknown verify mode '{verify}' (known: {', '.join(_VERIFY_MODES)})")
+    stream_given = None if stream is None else _stream_int(stream)
+    va = view(a, stream_given)
+    vb = view(b, stream_given)
+    device = va.device
+    if vb.device != device:
+        where = lambda d: "host memory" if d is None else f"CUDA device {d}"  # noqa: E731
+        raise UsageError(f"A is in {where(device)} and B in {where(vb.device)}: move both to one device")
+
+    # dtypes: the inputs', converted when asked.
+    storage = va.dtype
+    compute = storage
+    if dtype is None or dtype == storage or dtype == "tf32":
+        if vb.dtype != storage:
+            raise UsageError(f"mixed dtypes: A is {storage} and B is {vb.dtype} (convert one, or pass "
+                             "dtype= to convert float inputs)")
+        if dtype == "tf32":
+            if storage != "f32":
+                raise UsageError(f"dtype='tf32' takes f32 inputs, not {storage}")
+            compute = "tf32"
+    elif dtype in _FLOATS:
+        if storage not in _FLOATS or vb.dtype not in _FLOATS:
+            raise UsageError(f"dtype='{dtype}' for {storage} and {vb.dtype} inputs: gemmkit converts "
+                             "float inputs only; convert the arrays yourself")
+        va, vb, storage, compute = _arrays.astype(va, dtype), _arrays.astype(vb, dtype), dtype, dtype
+    elif dtype in _arrays.ITEMSIZE:
+        raise UsageError(f"dtype='{dtype}' for {storage} inputs: gemmkit converts float inputs "
+                         "only; convert the arrays yourself")
+    else:
+        raise UsageError(f"unknown dtype '{dtype}' (known: f64, f32, tf32, f16, bf16, i8, i32, i64)")
+
+    va, vb, pa, pb, m, n, k, batch = _plan(va, vb, transpose_a, transpose_b)
+    shape = (batch, m, n) if len(va.shape) == 3 or len(vb.shape) == 3 else (m, n)
+
+    # The output: c in place, or a new array of the inputs' framework.
+    if c is None:
+        if beta != 0:
+            raise UsageError("beta != 0 adds beta * c: pass c=")
+        result_dtype = storage
+        if out_dtype is not None and out_dtype != storage:
+            if out_dtype != "f32" or storage not in ("f16", "bf16"):
+                raise UsageError(f"out_dtype='{out_dtype}' for {storage} inputs: only f16 and bf16 "
+                                 "inputs give an f32 result")
+            result_dtype = "f32"
+        vc = _arrays.empty_like(va, shape, result_dtype)
+    else:
+        vc = view(c, stream_given)
+        if vc.device != device:
+            raise UsageError("c is not on the inputs' device")
+        if not vc.writable:
+            raise UsageError("c is read-only: matmul writes it in place")
+        if tuple(vc.shape) != shape:
+            raise UsageError(f"c has shape {tuple(vc.shape)}, the result's is {shape}")
+        if vc.dtype != storage and not (vc.dtype == "f32" and storage in ("f16", "bf16")):
+            raise UsageError(f"c is {vc.dtype} but the inputs are {storage}: c must be {storage}"
+                             + (" or f32" if storage in ("f16", "bf16") else ""))
+        if out_dtype is not None and out_dtype != vc.dtype:
+            raise UsageError(f"out_dtype='{out_dtype}' but c is {vc.dtype}")
+    out = "f32" if vc.dtype != storage else ""
+
+    problem = _problem(pa, pb, vc, m, n, batch)
+    if device is None:
+        host = True
+        if context is None:
+            if backend is None or backend == "cpu":
+                context = default_context(None)
+            elif backend == "cuda":
+                context = default_context(0)
+            else:
+                raise UsageError(f"unknown backend '{backend}' (known: cpu, cuda)")
+        elif backend is not None and backend != context.backend:
+            raise UsageError(f"backend='{backend}' but the context is {context.backend}'s")
+        stream_int = 0
+    else:
+        host = False
+        if backend not in (None, "cuda"):
+            raise UsageError(f"backend='{backend}' for arrays on CUDA device {device}")
+        context = resolve_context(context, device)
+        stream_int = _arrays.current_stream(va) if stream_given is None else stream_given
+
+    check = verify != "none"
+    before = _arrays.to_host(vc, copy=True) if check and beta != 0 else None
+
+    ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc = problem
+    ran = _gemm(context, compute, out, ta, tb, pm, pn, k, alpha, a_ptr, lda, b_ptr, ldb, beta,
+                c_ptr, ldc, batch, sa, sb, sc, kernel, stream_int, host)
+
+    if check:
+        _verify(va, vb, vc, before, transpose_a, transpose_b, compute, out, alpha, beta, verify,
+                ran, host, stream_int)
+    return vc.obj if c is None else c
+
+
+def _verify(va: ArrayView, vb: ArrayView, vc: ArrayView, before: Optional[ArrayView],
+            transpose_a: bool, transpose_b: bool, compute: str, out: str, alpha: float,
+            beta: float, mode: str, ran: str, host: bool, stream: int) -> None:
+    """The library's verification of the finished product, on host copies for device arrays."""
+    if not host:
+        _synchronize(va, stream)
+        va, vb, vc = _arrays.to_host(va), _arrays.to_host(vb), _arrays.to_host(vc)
+    va, vb, pa, pb, m, n, k, batch = _plan(va, vb, transpose_a, transpose_b)
+    if before is not None and before.strides != vc.strides:
+        # C before was copied C-contiguous: compare it with a C-contiguous C.
+        vc = _arrays.contiguous(vc)
+    ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc = _problem(pa, pb, vc, m, n, batch)
+    before_ptr = 0 if before is None else before.ptr
+    _gemm_verify(compute, out, ta, tb, pm, pn, k, alpha, a_ptr, lda, b_ptr, ldb, beta, c_ptr,
+                 ldc, batch, sa, sb, sc, before_ptr, mode, ran)
+
+
+def _synchronize(v: ArrayView, stream: int) -> None:
+    """Waits for ``stream`` of ``v``'s device, through ``v``'s framework."""
+    if v.framework == "torch":
+        torch = _arrays._torch
+        torch.cuda.ExternalStream(stream, device=v.device).synchronize() if stream else \
+            torch.cuda.synchronize(v.device)
+    elif v.framework == "cupy" or _arrays._device_framework() == "cupy":
+        cupy = _arrays._import_cupy()
+        with cupy.cuda.Device(v.device):
+            cupy.cuda.ExternalStream(stream).synchronize() if stream else cupy.cuda.Device().synchronize()
+    else:
+        _arrays._torch.cuda.synchronize(v.device)

@@ -56,3 +56,20 @@ def test_catalogue_lists_every_operation():
     assert gemm and all(row["operation"] == "gemm" for row in gemm)
     with pytest.raises(gemmkit.UsageError):
         gemmkit.kernels("fft")
+
+
+def test_type_stubs_and_docstrings_are_installed():
+    import ast
+    import inspect
+    from pathlib import Path
+
+    package = Path(gemmkit.__file__).parent
+    assert (package / "py.typed").exists()
+    stub = (package / "_gemmkit.pyi").read_text()
+    tree = ast.parse(stub)
+    names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    assert {"Context", "catalogue", "devices", "versions"} <= names
+    for name in gemmkit.__all__:
+        obj = getattr(gemmkit, name)
+        if callable(obj):
+            assert inspect.getdoc(obj), f"gemmkit.{name} has no docstring"

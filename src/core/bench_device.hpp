@@ -46,4 +46,8 @@ PairedTimes time_gemm_on_device(Context& ctx, Stream stream, const KernelEntry& 
 // Median seconds of a device-to-device copy of `bytes` on `stream`.
 double device_copy_seconds(Context& ctx, Stream stream, std::size_t bytes, int warmup, int reps);
 
+// time_on_stream's CUDA half (gemmkit/timing.hpp).
+StreamTimes time_on_stream_device(Context& ctx, Stream stream, int warmup, int reps, bool each,
+                                  const std::function<void()>& body);
+
 }  // namespace gemmkit::detail

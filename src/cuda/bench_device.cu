@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "core/bench_device.hpp"
@@ -177,6 +178,26 @@ double device_copy_seconds(Context& ctx, Stream stream, std::size_t bytes, int w
   }
   std::sort(seconds.begin(), seconds.end());
   return seconds[seconds.size() / 2];
+}
+
+StreamTimes time_on_stream_device(Context& ctx, Stream stream, int warmup, int reps, bool each,
+                                  const std::function<void()>& body) {
+  const cuda::DeviceScope scope(ctx.device());
+  for (int i = 0; i < warmup; ++i) body();
+  std::vector<cuda::Event> events(each ? 2 * std::size_t(reps) : 2);
+  StreamTimes times;
+  const auto start = std::chrono::steady_clock::now();
+  if (!each) GEMMKIT_CUDA_CHECK(cudaEventRecord(events[0].get(), stream));
+  for (int i = 0; i < reps; ++i) {
+    if (each) GEMMKIT_CUDA_CHECK(cudaEventRecord(events[2 * i].get(), stream));
+    body();
+    if (each) GEMMKIT_CUDA_CHECK(cudaEventRecord(events[2 * i + 1].get(), stream));
+  }
+  if (!each) GEMMKIT_CUDA_CHECK(cudaEventRecord(events[1].get(), stream));
+  times.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (std::size_t i = 0; i + 1 < events.size(); i += 2)
+    times.seconds.push_back(cuda::elapsed_seconds(events[i], events[i + 1]));
+  return times;
 }
 
 }  // namespace gemmkit::detail

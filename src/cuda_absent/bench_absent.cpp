@@ -18,4 +18,9 @@ double device_copy_seconds(Context&, Stream, std::size_t, int, int) {
   return 0;
 }
 
+StreamTimes time_on_stream_device(Context&, Stream, int, int, bool, const std::function<void()>&) {
+  require_cuda_device();  // throws: no CUDA in this build
+  return {};
+}
+
 }  // namespace gemmkit::detail

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""gemmkit.matmul on torch tensors against the same kernel called from C++ and torch.matmul.
+
+1. bf16 N^3 (default 8192): GPU time per call under CUDA events on torch's current stream,
+   for gemmkit.matmul(a, b) (a new result each call), gemmkit.matmul(a, b, c=c), the same
+   gemm() call in a C++ loop on the same tensors and stream (gemmkit._gemmkit.gemm_time,
+   the library's time_on_stream), and torch.matmul(a, b). Rounds alternate the methods so
+   that clock drift favours none; medians over all rounds.
+2. Per-call overhead at 64^3 (bf16 and f32): host time per call over many back-to-back calls
+   with no synchronisation between them: gemmkit.matmul (new result, and c=), the C++ loop,
+   torch.matmul. overhead = gemmkit.matmul's time per call - the C++ loop's.
+
+Writes a JSON file (gemmkit.versions(), the device, torch's version, every figure) and prints
+a table. Run from the repository root with the package importable:
+    python3 bench/python/matmul_torch.py --json bench/results/python_matmul_torch.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import statistics
+import sys
+import time
+
+import torch
+
+import gemmkit
+from gemmkit import _gemmkit
+from gemmkit._arrays import view
+
+
+def problem_args(a, b, c, dtype: str):
+    """The row-major problem of C = A B for C-contiguous 2-D tensors, as _gemmkit takes it."""
+    m, k = a.shape
+    n = b.shape[1]
+    return (dtype, "", False, False, m, n, k, 1.0, a.data_ptr(), k, b.data_ptr(), n, 0.0,
+            c.data_ptr(), n, 1, 0, 0, 0)
+
+
+def event_times(fn, reps: int) -> list:
+    """GPU milliseconds of each of `reps` calls of fn, under events on torch's current stream."""
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+             for _ in range(reps)]
+    for start, stop in pairs:
+        start.record()
+        fn()
+        stop.record()
+    torch.cuda.synchronize()
+    return [start.elapsed_time(stop) for start, stop in pairs]
+
+
+def host_per_call_us(fn, calls: int) -> float:
+    """Host microseconds per call over `calls` back-to-back calls, before waiting for the GPU."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    seconds = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return seconds / calls * 1e6
+
+
+def large(n: int, rounds: int, reps: int, warmup: int, kernel: str) -> dict:
+    torch.manual_seed(0)
+    a = torch.randn(n, n, device="cuda").bfloat16()
+    b = torch.randn(n, n, device="cuda").bfloat16()
+    c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    context = gemmkit.default_context(0)
+    stream = torch.cuda.current_stream().cuda_stream
+    args = problem_args(a, b, c, "bf16")
+
+    def cpp(count: int, each: bool = True):
+        return _gemmkit.gemm_time(context, *args, kernel, stream, 0, count, each)
+
+    methods = {
+        "gemmkit.matmul(a, b)": lambda: event_times(lambda: gemmkit.matmul(a, b, kernel=kernel), reps),
+        "gemmkit.matmul(a, b, c=c)": lambda: event_times(lambda: gemmkit.matmul(a, b, c=c, kernel=kernel), reps),
+        "C++ gemm() loop": lambda: [s * 1e3 for s in cpp(reps)[0]],
+        "torch.matmul(a, b)": lambda: event_times(lambda: torch.matmul(a, b), reps),
+    }
+    for fn in methods.values():  # warm-up: clocks, cuBLAS handles, workspaces, allocator
+        for _ in range(max(1, warmup // reps + 1)):
+            fn()
+    times = {name: [] for name in methods}
+    for r in range(rounds):
+        order = list(methods) if r % 2 == 0 else list(reversed(methods))
+        for name in order:
+            times[name].extend(methods[name]())
+    kernel_ran = cpp(1)[2]
+    # Agreement: gemmkit against torch (bf16 results; both sum in f32).
+    got = gemmkit.matmul(a[:1024], b).float()
+    want = torch.matmul(a[:1024].float(), b.float())
+    error = float(torch.linalg.norm(got - want) / torch.linalg.norm(want))
+    flops = 2.0 * n ** 3
+    rows = {}
+    for name, ms in times.items():
+        median = statistics.median(ms)
+        rows[name] = {"median_ms": median, "mean_ms": statistics.fmean(ms), "min_ms": min(ms),
+                      "runs": len(ms), "tflops": flops / (median * 1e-3) / 1e12}
+    reference = rows["C++ gemm() loop"]["median_ms"]
+    for row in rows.values():
+        row["vs_cpp"] = row["median_ms"] / reference
+    return {"n": n, "dtype": "bf16", "kernel": kernel_ran, "rel_error_vs_torch_f32": error,
+            "methods": rows}
+
+
+def overhead(n: int, dtype: str, calls: int, kernel: str) -> dict:
+    torch_dtype = {"bf16": torch.bfloat16, "f32": torch.float32, "f16": torch.float16}[dtype]
+    a = torch.randn(n, n, device="cuda").to(torch_dtype)
+    b = torch.randn(n, n, device="cuda").to(torch_dtype)
+    c = torch.empty(n, n, device="cuda", dtype=torch_dtype)
+    context = gemmkit.default_context(0)
+    stream = torch.cuda.current_stream().cuda_stream
+    args = problem_args(a, b, c, dtype)
+    matmul = gemmkit.matmul
+
+    def cpp_loop() -> float:
+        torch.cuda.synchronize()
+        _seconds, host_seconds, _ran = _gemmkit.gemm_time(context, *args, kernel, stream, 0, calls, False)
+        return host_seconds / calls * 1e6
+
+    methods = {
+        "gemmkit.matmul(a, b)": lambda: host_per_call_us(lambda: matmul(a, b, kernel=kernel), calls),
+        "gemmkit.matmul(a, b, c=c)": lambda: host_per_call_us(lambda: matmul(a, b, c=c, kernel=kernel), calls),
+        "C++ gemm() loop": cpp_loop,
+        "torch.matmul(a, b)": lambda: host_per_call_us(lambda: torch.matmul(a, b), calls),
+        "torch.matmul(a, b, out=c)": lambda: host_per_call_us(lambda: torch.matmul(a, b, out=c), calls),
+    }
+    for fn in methods.values():
+        fn()
+    results = {name: [] for name in methods}
+    for r in range(5):
+        for name in (methods if r % 2 == 0 else reversed(list(methods))):
+            results[name].append(methods[name]())
+    rows = {name: {"host_us_per_call": statistics.median(v), "runs_us": v} for name, v in results.items()}
+    cpp = rows["C++ gemm() loop"]["host_us_per_call"]
+    for row in rows.values():
+        row["overhead_us"] = row["host_us_per_call"] - cpp
+    # What a call's pieces cost on the host (views, the output, the stream), for the record.
+    va = view(a)
+    pieces = {
+        "view(a)": _time_us(lambda: view(a)),
+        "current_stream": _time_us(lambda: gemmkit._arrays.current_stream(va)),
+        "torch.empty": _time_us(lambda: torch.empty((n, n), dtype=torch_dtype, device=a.device)),
+    }
+    return {"n": n, "dtype": dtype, "calls": calls, "kernel": _gemmkit.gemm_time(
+        context, *args, kernel, stream, 0, 1, True)[2], "methods": rows, "pieces_us": pieces}
+
+
+def _time_us(fn, count: int = 20000) -> float:
+    start = time.perf_counter()
+    for _ in range(count):
+        fn()
+    return (time.perf_counter() - start) / count * 1e6
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=8192, help="the large bf16 problem's size")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--reps", type=int, default=10, help="calls per method per round")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--small", type=int, default=64, help="the overhead problem's size")
+    parser.add_argument("--calls", type=int, default=20000, help="back-to-back calls per overhead run")
+    parser.add_argument("--kernel", default="auto")
+    parser.add_argument("--json", default="matmul_torch.json")
+    args = parser.parse_args()
+    if not torch.cuda.is_available() or not gemmkit.cuda_available():
+        print("matmul_torch: needs torch with CUDA and a gemmkit build with CUDA", file=sys.stderr)
+        return 2
+
+    report = {
+        "benchmark": "bench/python/matmul_torch.py",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "versions": gemmkit.versions(),
+        "device": {k: v for k, v in gemmkit.device(0).items()},
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "large": large(args.n, args.rounds, args.reps, args.warmup, args.kernel),
+        "overhead": [overhead(args.small, d, args.calls, args.kernel) for d in ("bf16", "f32")],
+    }
+    with open(args.json, "w") as f:
+        json.dump(report, f, indent=2)
+
+    big = report["large"]
+    print(f"\n{report['device']['name']}, gemmkit {report['versions'].get('gemmkit')}, torch {torch.__version__}")
+    print(f"bf16 {big['n']}^3, kernel {big['kernel']} (rel. error vs torch in f32: {big['rel_error_vs_torch_f32']:.2e})")
+    print(f"  {'method':30} {'median ms':>10} {'TFLOP/s':>8} {'vs C++':>8}")
+    for name, row in big["methods"].items():
+        print(f"  {name:30} {row['median_ms']:10.3f} {row['tflops']:8.1f} {row['vs_cpp']:8.4f}")
+    for result in report["overhead"]:
+        print(f"{result['dtype']} {result['n']}^3 host time per call ({result['calls']} back-to-back calls), "
+              f"kernel {result['kernel']}")
+        print(f"  {'method':30} {'us/call':>8} {'- C++':>8}")
+        for name, row in result["methods"].items():
+            print(f"  {name:30} {row['host_us_per_call']:8.2f} {row['overhead_us']:8.2f}")
+        print("  pieces (us): " + ", ".join(f"{k} {v:.2f}" for k, v in result["pieces_us"].items()))
+    print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
