@@ -29,7 +29,7 @@ from ._gemmkit import (
 from ._context import default_context
 from ._info import cuda_available, device, devices, kernels, versions
 from ._matmul import matmul
-from ._walks import walks
+from ._walks import WalkCounts, walks
 from ._primitives import conv1d, reduce, spmv
 from ._bench import bench
 

@@ -278,6 +278,9 @@ def _prepare(graph: Any, *, weight: Optional[str], n: Optional[int], undirected:
         return _Prepared(_gemmkit.read_graph(os.fspath(graph), format, bool(undirected),
                                              lib_labels), None)
     if hasattr(graph, "is_directed") and hasattr(graph, "nodes") and hasattr(graph, "edges"):
+        if labels is not None:
+            raise UsageError("labels= names the vertices of a matrix or an edge list of "
+                             "indices; a networkx graph's nodes are its labels")
         return _from_networkx(graph, weight, undirected)
     is_matrix = (hasattr(graph, "tocoo") and hasattr(graph, "shape")) or isinstance(
         graph, np.ndarray) or hasattr(graph, "__array_interface__") or hasattr(graph, "__array__")
@@ -345,7 +348,8 @@ def walks(graph: Any, length: int, *, source: Any = None, target: Any = None,
           all_lengths: bool = False, mode: str = "exact", result: Optional[str] = None,
           weight: Optional[str] = None, undirected: Optional[bool] = None,
           n: Optional[int] = None, labels: Optional[Sequence[Any]] = None,
-          format: str = "auto", method: str = "auto", backend: str = "auto"):
+          format: str = "auto", method: str = "auto",
+          backend: str = "auto") -> Union[int, float, WalkCounts]:
     """Walks of length ``length`` between vertices: entries of A^length (with integer edge
     weights, the sum over the walks of the product of their weights), exact by default.
 
