@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import operator
 import os
-from typing import Any, Dict, Hashable, Iterable, List, Optional, Sequence, Tuple, Union
+import sys
+from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -344,12 +345,18 @@ def _from_networkx(graph: Any, weight: Optional[str], undirected: Optional[bool]
     return _build(len(nodes), us, vs, ws, both_ways, nodes)
 
 
+def _stderr_progress(line: str) -> None:
+    sys.stderr.write(f"\rgemmkit walks: {line:<40}")
+    sys.stderr.flush()
+
+
 def walks(graph: Any, length: int, *, source: Any = None, target: Any = None,
           all_lengths: bool = False, mode: str = "exact", result: Optional[str] = None,
           weight: Optional[str] = None, undirected: Optional[bool] = None,
           n: Optional[int] = None, labels: Optional[Sequence[Any]] = None,
-          format: str = "auto", method: str = "auto",
-          backend: str = "auto") -> Union[int, float, WalkCounts]:
+          format: str = "auto", method: str = "auto", backend: str = "auto",
+          progress: Union[bool, Callable[[str], None], None] = None
+          ) -> Union[int, float, WalkCounts]:
     """Walks of length ``length`` between vertices: entries of A^length (with integer edge
     weights, the sum over the walks of the product of their weights), exact by default.
 
@@ -381,6 +388,9 @@ def walks(graph: Any, length: int, *, source: Any = None, target: Any = None,
         'int64' for int64, 'float' for float.
     method: 'auto', 'dense' or 'sparse'; backend: 'auto', 'cpu' or 'cuda' (exact dense
         products on GPU tensor cores), as the CLI's options.
+    progress: a callable taking a short status line ('dense squaring product 3/6', ...),
+        called between the engine's steps (raising in it, KeyboardInterrupt say, ends the
+        count); True for the line on stderr; None/False for none.
 
     Returns: for one pair (source and target given, one length) the count itself (an int,
     or a float with result='float'); otherwise a :class:`WalkCounts` whose ``counts`` array
@@ -411,8 +421,11 @@ def walks(graph: Any, length: int, *, source: Any = None, target: Any = None,
                         format=format)
     s = None if source is None else prepared.vertex(source)
     t = None if target is None else prepared.vertex(target)
-    engine = _gemmkit.count_walks(prepared.graph, length, s, t, all_lengths,
-                                  mode, method, backend)
+    callback = _stderr_progress if progress is True else (progress or None)
+    engine = _gemmkit.count_walks(prepared.graph, length, s, t, all_lengths, mode, method,
+                                  backend, callback)
+    if progress is True:
+        sys.stderr.write("\r" + " " * 60 + "\r")
 
     lengths = list(engine.lengths)
     sources = [prepared.label(v) for v in engine.sources]

@@ -193,7 +193,7 @@ void bind_walks(nb::module_& m) {
       "count_walks",
       [](const Graph& graph, int length, std::optional<std::int64_t> source,
          std::optional<std::int64_t> target, bool all_lengths, std::string_view mode,
-         std::string_view method, std::string_view backend) {
+         std::string_view method, std::string_view backend, nb::object progress) {
         WalkQuery query;
         query.length = length;
         query.from = source;
@@ -211,15 +211,23 @@ void bind_walks(nb::module_& m) {
         if (!parsed_backend)
           fail(ErrorCategory::usage, "unknown backend '" + std::string(backend) + "' (expected auto, cpu or cuda)");
         query.backend = *parsed_backend;
+        // Called on this thread between steps, with the GIL taken back; an exception it
+        // raises (KeyboardInterrupt, say) ends the count.
+        if (!progress.is_none())
+          query.progress = [&progress](const std::string& line) {
+            nb::gil_scoped_acquire acquire;
+            progress(line);
+          };
         nb::gil_scoped_release release;
         return count_walks(graph, query);
       },
       nb::arg("graph"), nb::arg("length"), nb::arg("source").none(), nb::arg("target").none(),
       nb::arg("all_lengths") = false, nb::arg("mode") = "exact", nb::arg("method") = "auto",
-      nb::arg("backend") = "auto",
+      nb::arg("backend") = "auto", nb::arg("progress").none() = nb::none(),
       "The walk engine: walks of `length` (or of every length 1..length) from `source` to "
       "`target` (vertex indices; None: every vertex). mode exact, int64 or float; method auto, "
-      "dense or sparse; backend auto, cpu or cuda. Runs without the GIL.");
+      "dense or sparse; backend auto, cpu or cuda; progress(line) is called with a short "
+      "status line between steps. Runs without the GIL.");
 }
 
 }  // namespace gemmkit::python

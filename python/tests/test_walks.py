@@ -295,3 +295,16 @@ def test_gil_is_released_during_the_count():
     if elapsed < 0.05:
         pytest.skip(f"the count took {elapsed * 1e3:.0f} ms, too short to tell")
     assert len([t for t in ticks if start <= t <= start + elapsed]) >= 5
+
+
+def test_progress_lines_and_cancelling():
+    lines = []
+    exact = gemmkit.walks(str(GRAPH), 60, undirected=True, method="dense", progress=lines.append)
+    assert lines and all("product" in line for line in lines)
+    assert exact.counts.tolist() == powers(seed_adjacency(), 60)[-1]
+
+    def stop(line):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        gemmkit.walks(str(GRAPH), 60, undirected=True, method="dense", progress=stop)
