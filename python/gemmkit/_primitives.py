@@ -130,8 +130,13 @@ def _csr_views(a: Any) -> Tuple[int, int, ArrayView, ArrayView, ArrayView]:
     if cols > 2**31 - 1:
         raise UsageError(f"spmv: {cols} columns; column indices are 32-bit (at most 2^31 - 1)")
     offsets, indices, values = (_view(p) for p in parts)
+    nnz = _size(indices)
     if offsets.dtype not in ("i32", "i64"):
         offsets = _arrays.astype(offsets, "i64")
+    if offsets.device is not None and offsets.dtype == "i64" and nnz <= 2**31 - 1:
+        # As the library's host API does on the GPU: 32-bit offsets whenever nnz fits are 4
+        # bytes less to stream per row, and every kernel (cuSPARSE too) takes them.
+        offsets = _arrays.astype(offsets, "i32")
     return rows, cols, offsets, _arrays.astype(indices, "i32"), values
 
 
