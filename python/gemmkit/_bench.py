@@ -108,6 +108,8 @@ def bench(kernels: Union[str, Sequence[str], None] = None, *,
         names = [k for k in kernels.split(",") if k]
     else:
         names = list(kernels)
+    if int(seed) < 0:
+        raise UsageError(f"seed: {seed} is not a non-negative integer")
     callback = _stderr_progress if progress is True else (progress or None)
     out = _gemmkit.run_gemm_bench(
         context, names, _shapes(sizes, shapes, context.backend), dtype, transpose_a,

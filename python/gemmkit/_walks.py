@@ -57,8 +57,10 @@ class WalkCounts:
         self.rounded: bool = info["rounded"]
         self.gpu: Optional[Dict[str, Any]] = info["gpu"]
 
-    def __array__(self, dtype=None):
-        return self.counts if dtype is None else self.counts.astype(dtype)
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None and not copy:
+            return self.counts
+        return self.counts.astype(dtype if dtype is not None else self.counts.dtype)
 
     def _full(self) -> np.ndarray:
         """counts with all three axes (lengths, sources, targets)."""

@@ -182,6 +182,8 @@ def test_result_types():
     np.testing.assert_allclose(float_mode.counts, as_float.counts, rtol=1e-12)
     assert type(gemmkit.walks(g, 5, source="C", target="J", result="int64")) is int
     assert type(gemmkit.walks(g, 5, source="C", target="J", result="float")) is float
+    assert np.asarray(exact) is exact.counts
+    assert np.asarray(as_int64, dtype=np.float64).dtype == np.float64
     frame = exact.to_frame()
     assert frame.loc["C", "J"] == exact["C", "J"]
 
