@@ -134,6 +134,8 @@ class _Prepared:
         # or the indices).
         self.nodes = nodes
         self._index = None if nodes is None else {node: i for i, node in enumerate(nodes)}
+        # The library's names, copied out once (each read of Graph.labels copies them all).
+        self._names: Optional[List[str]] = None if nodes is not None else graph.labels
 
     def vertex(self, label: Any) -> int:
         if self._index is not None:
@@ -143,7 +145,7 @@ class _Prepared:
                 i = None
             if i is not None:
                 return i
-        elif self.graph.labels == [] and isinstance(label, (int, np.integer)) \
+        elif not self._names and isinstance(label, (int, np.integer)) \
                 and not isinstance(label, bool):
             label = str(int(label))
         # The library's lookup (and its message when there is no such vertex).
@@ -152,8 +154,8 @@ class _Prepared:
     def label(self, v: int) -> Any:
         if self.nodes is not None:
             return self.nodes[v]
-        if self.graph.labels:
-            return self.graph.labels[v]
+        if self._names:
+            return self._names[v]
         return v
 
 
