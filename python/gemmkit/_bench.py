@@ -82,7 +82,8 @@ def bench(kernels: Union[str, Sequence[str], None] = None, *,
         kernel predicted slower than this per run), seed: as the CLI's options.
     backend: 'auto' (CUDA when there is a device), 'cpu' or 'cuda'; or context=.
     progress: a callable ``progress(done, total, kernel, shape)`` called before each run,
-        True for a line on stderr, None/False for none.
+        True for a line on stderr, False for none; None (default): the line when stderr is
+        a terminal, as the CLI does.
     as_frame: None (default): a pandas DataFrame when pandas is importable, else a list;
         True: a DataFrame; False: a list of dicts.
 
@@ -110,6 +111,8 @@ def bench(kernels: Union[str, Sequence[str], None] = None, *,
         names = list(kernels)
     if int(seed) < 0:
         raise UsageError(f"seed: {seed} is not a non-negative integer")
+    if progress is None:  # as the CLI: a progress line when stderr is a terminal
+        progress = sys.stderr is not None and sys.stderr.isatty()
     callback = _stderr_progress if progress is True else (progress or None)
     out = _gemmkit.run_gemm_bench(
         context, names, _shapes(sizes, shapes, context.backend), dtype, transpose_a,
