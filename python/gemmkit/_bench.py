@@ -112,7 +112,7 @@ def bench(kernels: Union[str, Sequence[str], None] = None, *,
     if int(seed) < 0:
         raise UsageError(f"seed: {seed} is not a non-negative integer")
     if progress is None:  # as the CLI: a progress line when stderr is a terminal
-        progress = sys.stderr is not None and sys.stderr.isatty()
+        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
     callback = _stderr_progress if progress is True else (progress or None)
     out = _gemmkit.run_gemm_bench(
         context, names, _shapes(sizes, shapes, context.backend), dtype, transpose_a,
