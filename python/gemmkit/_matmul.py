@@ -295,14 +295,17 @@ def _verify(va: ArrayView, vb: ArrayView, vc: ArrayView, before: Optional[ArrayV
 
 
 def _synchronize(v: ArrayView, stream: int) -> None:
-    """Waits for ``stream`` of ``v``'s device, through ``v``'s framework."""
-    if v.framework == "torch":
-        torch = _arrays._torch
-        torch.cuda.ExternalStream(stream, device=v.device).synchronize() if stream else \
-            torch.cuda.synchronize(v.device)
-    elif v.framework == "cupy" or _arrays._device_framework() == "cupy":
+    """Waits for ``stream`` of ``v``'s device (0: the whole device), through ``v``'s framework."""
+    if v.framework == "cupy" or (v.framework != "torch" and _arrays._device_framework() == "cupy"):
         cupy = _arrays._import_cupy()
         with cupy.cuda.Device(v.device):
-            cupy.cuda.ExternalStream(stream).synchronize() if stream else cupy.cuda.Device().synchronize()
+            if stream:
+                cupy.cuda.ExternalStream(stream).synchronize()
+            else:
+                cupy.cuda.Device().synchronize()
+        return
+    torch = _arrays._import_torch()
+    if stream:
+        torch.cuda.ExternalStream(stream, device=v.device).synchronize()
     else:
-        _arrays._torch.cuda.synchronize(v.device)
+        torch.cuda.synchronize(v.device)
