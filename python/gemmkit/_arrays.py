@@ -212,8 +212,7 @@ def _import_torch() -> Any:
 
 
 def _view_torch(t: Any, stream: Optional[int] = None) -> ArrayView:
-    if _torch is None:
-        _import_torch()
+    # torch is imported: _viewer chose this function after importing it.
     shape = t.shape  # a torch.Size, which is a tuple
     if not shape:
         _no_scalars(shape)
