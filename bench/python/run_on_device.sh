@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# On the GPU machine, from the repository root: the Python package's GPU tests and the
-# torch benchmark, with a module built elsewhere for that machine's Python (3.12):
-#   .device/_gemmkit.cpython-312-x86_64-linux-gnu.so.xz   the extension module, xz-compressed
-#   .device/lib/                                         libraries the machine lacks (OpenBLAS, ...)
-# The package's Python files come from python/gemmkit. Results go to ${OUT:-.}.
-#   bench/python/run_on_device.sh [benchmark options, e.g. --n 8192]
+# On the GPU machine: the Python package's GPU tests and the torch benchmark, with a module
+# built elsewhere for that machine's Python (3.12). Run from a folder that holds
+#   python/gemmkit, python/tests, bench/python             (the package's sources and tests)
+#   .device/_gemmkit.cpython-312-x86_64-linux-gnu.so.xz   (the extension module, xz-compressed)
+#   .device/lib/                                         (libraries the machine lacks: OpenBLAS, ...)
+# as bench/python/device_bundle.sh makes it (or the repository root with those in .device/).
+# Results (pytest.log, bench.log, matmul_torch.json) go to ${OUT:-.}.
+#   bash bench/python/run_on_device.sh [benchmark options, e.g. --n 8192 --profile]
 set -euo pipefail
 out=${OUT:-.}
 export PYTHONUNBUFFERED=1
