@@ -6,9 +6,11 @@
    gemm() call in a C++ loop on the same tensors and stream (gemmkit._gemmkit.gemm_time,
    the library's time_on_stream), and torch.matmul(a, b). Rounds alternate the methods so
    that clock drift favours none; medians over all rounds.
-2. Per-call overhead at 64^3 (bf16 and f32): host time per call over many back-to-back calls
-   with no synchronisation between them: gemmkit.matmul (new result, and c=), the C++ loop,
-   torch.matmul. overhead = gemmkit.matmul's time per call - the C++ loop's.
+2. Per-call overhead at 64^3 (bf16 and f32): host time per call in bursts of back-to-back
+   calls (the GPU drained between bursts, outside the timing, so a full launch queue never
+   stalls the host): gemmkit.matmul (new result, and c=), the same call in the C++ loop,
+   torch.matmul; overhead = gemmkit.matmul's time per call - the C++ loop's. Also the Python
+   layer alone (gemmkit.matmul with its C++ call replaced by a no-op).
 
 Writes a JSON file (gemmkit.versions(), the device, torch's version, every figure) and prints
 a table. Run from the repository root with the package importable:
@@ -52,15 +54,19 @@ def event_times(fn, reps: int) -> list:
     return [start.elapsed_time(stop) for start, stop in pairs]
 
 
-def host_per_call_us(fn, calls: int) -> float:
-    """Host microseconds per call over `calls` back-to-back calls, before waiting for the GPU."""
+def host_per_call_us(fn, calls: int, burst: int) -> float:
+    """Host microseconds per call of fn, timed in bursts of `burst` back-to-back calls with the
+    GPU drained between bursts (outside the timing), so that a full launch queue never makes
+    the host wait for the GPU: the host's own cost of a call."""
+    total = 0.0
+    for _ in range(max(1, calls // burst)):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(burst):
+            fn()
+        total += time.perf_counter() - start
     torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    seconds = time.perf_counter() - start
-    torch.cuda.synchronize()
-    return seconds / calls * 1e6
+    return total / (max(1, calls // burst) * burst) * 1e6
 
 
 def large(n: int, rounds: int, reps: int, warmup: int, kernel: str) -> dict:
@@ -107,7 +113,7 @@ def large(n: int, rounds: int, reps: int, warmup: int, kernel: str) -> dict:
             "methods": rows}
 
 
-def overhead(n: int, dtype: str, calls: int, kernel: str) -> dict:
+def overhead(n: int, dtype: str, calls: int, burst: int, kernel: str, profile: bool) -> dict:
     torch_dtype = {"bf16": torch.bfloat16, "f32": torch.float32, "f16": torch.float16}[dtype]
     a = torch.randn(n, n, device="cuda").to(torch_dtype)
     b = torch.randn(n, n, device="cuda").to(torch_dtype)
@@ -116,18 +122,40 @@ def overhead(n: int, dtype: str, calls: int, kernel: str) -> dict:
     stream = torch.cuda.current_stream().cuda_stream
     args = problem_args(a, b, c, dtype)
     matmul = gemmkit.matmul
+    gemm_time = _gemmkit.gemm_time
 
-    def cpp_loop() -> float:
-        torch.cuda.synchronize()
-        _seconds, host_seconds, _ran = _gemmkit.gemm_time(context, *args, kernel, stream, 0, calls, False)
-        return host_seconds / calls * 1e6
+    def cpp_bursts() -> float:
+        host = 0.0
+        for _ in range(max(1, calls // burst)):
+            torch.cuda.synchronize()
+            host += gemm_time(context, *args, kernel, stream, 0, burst, False)[1]
+        return host / (max(1, calls // burst) * burst) * 1e6
+
+    def python_layer() -> float:
+        # gemmkit.matmul with the C++ call replaced by a no-op: the Python layer's own cost.
+        real = gemmkit._matmul._gemm
+        gemmkit._matmul._gemm = lambda *args: "none"
+        try:
+            return _time_us(lambda: matmul(a, b), calls)
+        finally:
+            gemmkit._matmul._gemm = real
+
+    def python_layer_c() -> float:
+        real = gemmkit._matmul._gemm
+        gemmkit._matmul._gemm = lambda *args: "none"
+        try:
+            return _time_us(lambda: matmul(a, b, c=c), calls)
+        finally:
+            gemmkit._matmul._gemm = real
 
     methods = {
-        "gemmkit.matmul(a, b)": lambda: host_per_call_us(lambda: matmul(a, b, kernel=kernel), calls),
-        "gemmkit.matmul(a, b, c=c)": lambda: host_per_call_us(lambda: matmul(a, b, c=c, kernel=kernel), calls),
-        "C++ gemm() loop": cpp_loop,
-        "torch.matmul(a, b)": lambda: host_per_call_us(lambda: torch.matmul(a, b), calls),
-        "torch.matmul(a, b, out=c)": lambda: host_per_call_us(lambda: torch.matmul(a, b, out=c), calls),
+        "gemmkit.matmul(a, b)": lambda: host_per_call_us(lambda: matmul(a, b, kernel=kernel), calls, burst),
+        "gemmkit.matmul(a, b, c=c)": lambda: host_per_call_us(lambda: matmul(a, b, c=c, kernel=kernel), calls, burst),
+        "C++ gemm() loop": cpp_bursts,
+        "torch.matmul(a, b)": lambda: host_per_call_us(lambda: torch.matmul(a, b), calls, burst),
+        "torch.matmul(a, b, out=c)": lambda: host_per_call_us(lambda: torch.matmul(a, b, out=c), calls, burst),
+        "Python layer alone (no C++ call)": python_layer,
+        "Python layer alone, c=c": python_layer_c,
     }
     for fn in methods.values():
         fn()
@@ -137,17 +165,36 @@ def overhead(n: int, dtype: str, calls: int, kernel: str) -> dict:
             results[name].append(methods[name]())
     rows = {name: {"host_us_per_call": statistics.median(v), "runs_us": v} for name, v in results.items()}
     cpp = rows["C++ gemm() loop"]["host_us_per_call"]
-    for row in rows.values():
-        row["overhead_us"] = row["host_us_per_call"] - cpp
-    # What a call's pieces cost on the host (views, the output, the stream), for the record.
+    for name, row in rows.items():
+        row["overhead_us"] = row["host_us_per_call"] - cpp if not name.startswith("Python layer") else row["host_us_per_call"]
+    # The GPU's time per call in a long back-to-back loop (whether the loops above were
+    # host-bound), and what a call's pieces cost on the host.
+    gpu_seconds, _, ran = gemm_time(context, *args, kernel, stream, 10, 2000, False)
     va = view(a)
     pieces = {
         "view(a)": _time_us(lambda: view(a)),
         "current_stream": _time_us(lambda: gemmkit._arrays.current_stream(va)),
+        "a.new_empty": _time_us(lambda: a.new_empty((n, n))),
         "torch.empty": _time_us(lambda: torch.empty((n, n), dtype=torch_dtype, device=a.device)),
     }
-    return {"n": n, "dtype": dtype, "calls": calls, "kernel": _gemmkit.gemm_time(
-        context, *args, kernel, stream, 0, 1, True)[2], "methods": rows, "pieces_us": pieces}
+    result = {"n": n, "dtype": dtype, "calls": calls, "burst": burst, "kernel": ran,
+              "gpu_us_per_call_cpp_loop": gpu_seconds[0] / 2000 * 1e6, "methods": rows,
+              "pieces_us": pieces}
+    if profile:
+        import cProfile
+        import io
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(5000):
+            matmul(a, b)
+        profiler.disable()
+        torch.cuda.synchronize()
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(14)
+        result["profile"] = text.getvalue()
+    return result
 
 
 def _time_us(fn, count: int = 20000) -> float:
@@ -164,7 +211,9 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=10, help="calls per method per round")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--small", type=int, default=64, help="the overhead problem's size")
-    parser.add_argument("--calls", type=int, default=20000, help="back-to-back calls per overhead run")
+    parser.add_argument("--calls", type=int, default=10000, help="calls per overhead measurement")
+    parser.add_argument("--burst", type=int, default=100, help="back-to-back calls between waits for the GPU")
+    parser.add_argument("--profile", action="store_true", help="also profile gemmkit.matmul's Python layer")
     parser.add_argument("--kernel", default="auto")
     parser.add_argument("--json", default="matmul_torch.json")
     args = parser.parse_args()
@@ -180,7 +229,8 @@ def main() -> int:
         "torch": torch.__version__,
         "python": platform.python_version(),
         "large": large(args.n, args.rounds, args.reps, args.warmup, args.kernel),
-        "overhead": [overhead(args.small, d, args.calls, args.kernel) for d in ("bf16", "f32")],
+        "overhead": [overhead(args.small, d, args.calls, args.burst, args.kernel, args.profile)
+                     for d in ("bf16", "f32")],
     }
     with open(args.json, "w") as f:
         json.dump(report, f, indent=2)
@@ -192,12 +242,14 @@ def main() -> int:
     for name, row in big["methods"].items():
         print(f"  {name:30} {row['median_ms']:10.3f} {row['tflops']:8.1f} {row['vs_cpp']:8.4f}")
     for result in report["overhead"]:
-        print(f"{result['dtype']} {result['n']}^3 host time per call ({result['calls']} back-to-back calls), "
-              f"kernel {result['kernel']}")
-        print(f"  {'method':30} {'us/call':>8} {'- C++':>8}")
+        print(f"{result['dtype']} {result['n']}^3 host time per call (bursts of {result['burst']} calls), "
+              f"kernel {result['kernel']}, GPU {result['gpu_us_per_call_cpp_loop']:.2f} us per call")
+        print(f"  {'method':34} {'us/call':>8} {'- C++':>8}")
         for name, row in result["methods"].items():
-            print(f"  {name:30} {row['host_us_per_call']:8.2f} {row['overhead_us']:8.2f}")
+            print(f"  {name:34} {row['host_us_per_call']:8.2f} {row['overhead_us']:8.2f}")
         print("  pieces (us): " + ", ".join(f"{k} {v:.2f}" for k, v in result["pieces_us"].items()))
+        if "profile" in result:
+            print(result["profile"])
     print(f"wrote {args.json}")
     return 0
 

@@ -187,7 +187,6 @@ _torch: Any = None
 _TORCH_DTYPES: Dict[Any, str] = {}
 _TORCH_DTYPE_OF: Dict[str, Any] = {}
 _torch_raw_stream: Optional[Callable[[int], int]] = None
-_TORCH_DEVICES: Dict[Optional[int], Any] = {}  # torch.device objects by CUDA index (None: CPU)
 
 
 def _import_torch() -> Any:
@@ -213,10 +212,10 @@ def _import_torch() -> Any:
 
 
 def _view_torch(t: Any, stream: Optional[int] = None) -> ArrayView:
-    if _torch is None:
-        _import_torch()
-    shape = tuple(t.shape)
-    _no_scalars(shape)
+    # torch is imported: _viewer chose this function after importing it.
+    shape = t.shape  # a torch.Size, which is a tuple
+    if not shape:
+        _no_scalars(shape)
     dtype = _TORCH_DTYPES.get(t.dtype)
     if dtype is None:
         raise _unsupported_dtype(f"{t.dtype}")
@@ -226,7 +225,7 @@ def _view_torch(t: Any, stream: Optional[int] = None) -> ArrayView:
         device = None
     else:
         raise UsageError(f"a torch tensor on device '{t.device}': gemmkit takes CPU and CUDA tensors")
-    return ArrayView(t.data_ptr(), shape, tuple(t.stride()), dtype, device, "torch", t)
+    return ArrayView(t.data_ptr(), shape, t.stride(), dtype, device, "torch", t)
 
 
 # ---- CuPy ----------------------------------------------------------------------------------
@@ -360,11 +359,16 @@ def _viewer(cls: type) -> Callable[..., ArrayView]:
             return _view_cupy
     if issubclass(cls, np.ndarray):
         return _view_numpy
-    if hasattr(cls, "__cuda_array_interface__"):
-        return _view_cai
-    if hasattr(cls, "__dlpack__") and hasattr(cls, "__dlpack_device__"):
-        return _view_dlpack
-    return _view_sequence
+    return _view_other
+
+
+def _view_other(obj: Any, stream: Optional[int] = None) -> ArrayView:
+    # Asked of the object, not its type: the interfaces may be instance attributes.
+    if hasattr(obj, "__cuda_array_interface__"):
+        return _view_cai(obj, stream)
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        return _view_dlpack(obj, stream)
+    return _view_sequence(obj, stream)
 
 
 def view(obj: Any, stream: Optional[int] = None) -> ArrayView:
@@ -427,11 +431,12 @@ def empty_like(v: ArrayView, shape: Tuple[int, ...], dtype: str) -> ArrayView:
     if framework == "torch":
         if _torch is None:
             _import_torch()
-        device = _TORCH_DEVICES.get(v.device)
-        if device is None:
-            device = _TORCH_DEVICES[v.device] = _torch.device("cpu" if v.device is None else f"cuda:{v.device}")
-        t = _torch.empty(shape, dtype=_TORCH_DTYPE_OF[dtype], device=device)
-        return ArrayView(t.data_ptr(), tuple(t.shape), c_strides(shape), dtype, v.device, "torch", t)
+        if v.framework == "torch":
+            # The tensor's own new_empty: its device and dtype without parsing them again.
+            t = v.obj.new_empty(shape) if v.dtype == dtype else v.obj.new_empty(shape, dtype=_TORCH_DTYPE_OF[dtype])
+        else:
+            t = _torch.empty(shape, dtype=_TORCH_DTYPE_OF[dtype], device=f"cuda:{v.device}")
+        return ArrayView(t.data_ptr(), t.shape, c_strides(shape), dtype, v.device, "torch", t)
     if framework == "cupy":
         cupy = _import_cupy()
         if dtype == "bf16":

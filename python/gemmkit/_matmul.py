@@ -27,50 +27,52 @@ def _stream_int(stream: Any) -> int:
     return int(handle)
 
 
-def _operand(v: ArrayView, transpose: bool, name: str) -> Tuple[int, int, bool, int, int, int, int]:
+def _operand(v: ArrayView, transpose: bool) -> Optional[Tuple[int, int, bool, int, int, int, int]]:
     """How the 2-D or 3-D operand ``v`` (op = its transpose when ``transpose``) is stored as
     a row-major matrix: (ptr, ld, trans, op_rows, op_cols, batch, batch_stride); ``trans``
-    says whether the storage holds op's transpose. Raises _NeedsCopy for strides no leading
-    dimension describes."""
+    says whether the storage holds op's transpose. None for strides that no leading
+    dimension describes (steps in both directions, negative or overlapping)."""
     shape = v.shape
     strides = v.strides
-    if len(shape) == 3:
-        batch, rows, cols = shape
-        batch_stride = strides[0] if batch > 1 else 0
-        s0, s1 = strides[1], strides[2]
-    else:
-        batch, batch_stride = 1, 0
+    if len(shape) == 2:
         rows, cols = shape
         s0, s1 = strides
-    if batch_stride < 0:
-        raise _NeedsCopy
-    if (s1 == 1 or cols <= 1) and (rows <= 1 or s0 >= max(cols, 1)):
-        ld, stored_transposed = (s0 if rows > 1 else max(cols, 1)), False
-    elif (s0 == 1 or rows <= 1) and (cols <= 1 or s1 >= max(rows, 1)):
-        ld, stored_transposed = (s1 if cols > 1 else max(rows, 1)), True
+        batch = 1
+        batch_stride = 0
     else:
-        raise _NeedsCopy
-    trans = transpose != stored_transposed
-    op_rows, op_cols = (cols, rows) if transpose else (rows, cols)
-    return v.ptr, ld, trans, op_rows, op_cols, batch, batch_stride
-
-
-class _NeedsCopy(Exception):
-    pass
+        batch, rows, cols = shape
+        _, s0, s1 = strides
+        batch_stride = strides[0] if batch > 1 else 0
+        if batch_stride < 0:
+            return None
+    if s1 == 1 and rows > 1 and s0 >= cols > 0:  # row-major: C-contiguous or a row view
+        ld, stored_transposed = s0, False
+    elif rows == 0 or cols == 0:  # nothing is read: any leading dimension will do
+        ld, stored_transposed = max(cols, 1), False
+    elif (s1 == 1 or cols == 1) and (rows == 1 or s0 >= cols):
+        ld, stored_transposed = (s0 if rows > 1 else cols), False
+    elif (s0 == 1 or rows == 1) and (cols == 1 or s1 >= rows):
+        ld, stored_transposed = (s1 if cols > 1 else rows), True
+    else:
+        return None
+    if transpose:
+        return v.ptr, ld, not stored_transposed, cols, rows, batch, batch_stride
+    return v.ptr, ld, stored_transposed, rows, cols, batch, batch_stride
 
 
 def _plan_operand(v: ArrayView, transpose: bool, name: str) -> Tuple[ArrayView, tuple]:
     """The operand's storage plan, after a C-contiguous copy when its strides need one."""
-    if len(v.shape) not in (2, 3):
+    ndim = len(v.shape)
+    if ndim != 2 and ndim != 3:
         raise UsageError(
-            f"{name} has {len(v.shape)} dimension{'s' if len(v.shape) != 1 else ''} "
+            f"{name} has {ndim} dimension{'s' if ndim != 1 else ''} "
             f"(shape {tuple(v.shape)}): matmul takes 2-D matrices or 3-D batches of them"
-            + (" (a vector x as a matrix: x[:, None] or x[None, :])" if len(v.shape) == 1 else ""))
-    try:
-        return v, _operand(v, transpose, name)
-    except _NeedsCopy:
+            + (" (a vector x as a matrix: x[:, None] or x[None, :])" if ndim == 1 else ""))
+    plan = _operand(v, transpose)
+    if plan is None:
         v = _arrays.contiguous(v)
-        return v, _operand(v, transpose, name)
+        plan = _operand(v, transpose)
+    return v, plan
 
 
 def _shape_text(rows: int, cols: int) -> str:
@@ -103,12 +105,13 @@ def _problem(pa: tuple, pb: tuple, vc: ArrayView, m: int, n: int, batch: int) ->
         sc, (s0, s1) = 0, vc.strides
     stride_a = pa[6] if pa[5] > 1 else 0
     stride_b = pb[6] if pb[5] > 1 else 0
-    if (s1 == 1 or n <= 1) and (m <= 1 or s0 >= max(n, 1)):
-        ldc = s0 if m > 1 else max(n, 1)
+    if (s1 == 1 and m > 1 and s0 >= n > 0) or m == 0 or n == 0 or \
+            ((s1 == 1 or n == 1) and (m == 1 or s0 >= n)):
+        ldc = s0 if m > 1 and n > 0 else max(n, 1)
         return (pa[2], pb[2], m, n, pa[0], pa[1], pb[0], pb[1], vc.ptr, ldc, batch,
                 stride_a, stride_b, sc)
-    if (s0 == 1 or m <= 1) and (n <= 1 or s1 >= max(m, 1)):
-        ldc = s1 if n > 1 else max(m, 1)
+    if (s0 == 1 or m == 1) and (n == 1 or s1 >= m):
+        ldc = s1 if n > 1 else m
         return (not pb[2], not pa[2], n, m, pb[0], pb[1], pa[0], pa[1], vc.ptr, ldc, batch,
                 stride_b, stride_a, sc)
     raise UsageError(f"c has strides {tuple(vc.strides)} (elements): matmul writes c in place, "
@@ -295,14 +298,17 @@ def _verify(va: ArrayView, vb: ArrayView, vc: ArrayView, before: Optional[ArrayV
 
 
 def _synchronize(v: ArrayView, stream: int) -> None:
-    """Waits for ``stream`` of ``v``'s device, through ``v``'s framework."""
-    if v.framework == "torch":
-        torch = _arrays._torch
-        torch.cuda.ExternalStream(stream, device=v.device).synchronize() if stream else \
-            torch.cuda.synchronize(v.device)
-    elif v.framework == "cupy" or _arrays._device_framework() == "cupy":
+    """Waits for ``stream`` of ``v``'s device (0: the whole device), through ``v``'s framework."""
+    if v.framework == "cupy" or (v.framework != "torch" and _arrays._device_framework() == "cupy"):
         cupy = _arrays._import_cupy()
         with cupy.cuda.Device(v.device):
-            cupy.cuda.ExternalStream(stream).synchronize() if stream else cupy.cuda.Device().synchronize()
+            if stream:
+                cupy.cuda.ExternalStream(stream).synchronize()
+            else:
+                cupy.cuda.Device().synchronize()
+        return
+    torch = _arrays._import_torch()
+    if stream:
+        torch.cuda.ExternalStream(stream, device=v.device).synchronize()
     else:
-        _arrays._torch.cuda.synchronize(v.device)
+        torch.cuda.synchronize(v.device)

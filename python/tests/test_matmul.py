@@ -347,3 +347,40 @@ def test_gemm_time_runs_the_same_call_in_a_cpp_loop():
     assert len(seconds) == 1
     with pytest.raises(gemmkit.UsageError, match="reps"):
         _gemmkit.gemm_time(gemmkit.default_context(), *args, "auto", 0, 0, 0, True)
+
+
+class HostDLPack:
+    """Only the DLPack protocol, over a numpy array (as a host-memory producer would be)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_host_dlpack_producers_are_read_without_copies():
+    a = rng.standard_normal((9, 7))
+    b = rng.standard_normal((7, 5))
+    va = _arrays.view(HostDLPack(a))
+    assert va.ptr == a.__array_interface__["data"][0] and va.device is None
+    c = gemmkit.matmul(HostDLPack(a), HostDLPack(b))
+    assert isinstance(c, np.ndarray)
+    assert rel_error(c, reference(a, b)) < 1e-13
+
+
+def test_array_views_report_layouts_and_refuse_clearly():
+    f = np.asfortranarray(rng.standard_normal((4, 6)).astype(np.float32))
+    v = _arrays.view(f)
+    assert (v.shape, v.strides, v.dtype, v.device, v.framework) == ((4, 6), (1, 4), "f32", None, "numpy")
+    assert _arrays.view(np.zeros((2, 3, 4), np.int32)).strides == (12, 4, 1)
+    with pytest.raises(gemmkit.UsageError, match="big-endian dtype >f8"):
+        _arrays.view(np.zeros((2, 2), ">f8"))
+    with pytest.raises(gemmkit.UsageError, match="0-d"):
+        _arrays.view(np.zeros(()))
+    with pytest.raises(gemmkit.UsageError, match="unsupported dtype 'uint8'"):
+        _arrays.view(np.zeros((2, 2), np.uint8))
+    assert _arrays.current_stream(v) == 0
