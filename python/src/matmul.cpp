@@ -142,7 +142,7 @@ void bind_matmul(nb::module_& m) {
         out["backward_error"] = std::isnan(result.backward_error) ? nb::none() : nb::cast(result.backward_error);
         return out;
       },
-      GEMMKIT_PROBLEM_ARGS, nb::arg("c_before"), nb::arg("mode"), nb::arg("kernel"),
+      GEMMKIT_PROBLEM_ARGS, nb::arg("c_before") = 0, nb::arg("mode") = "auto", nb::arg("kernel") = "",
       nb::call_guard<nb::gil_scoped_release>(),
       "Verifies a finished product in host memory with the library's checks (mode: 'auto', "
       "'full', 'freivalds', 'exact', 'none'), every batch item. c_before: C as it was before "
