@@ -145,11 +145,14 @@ bool device_can_run(const KernelEntry& entry, const Context& ctx) {
   return entry.backend == Backend::cpu || ctx.compute_capability() >= entry.min_compute_capability;
 }
 
-// The accepting kernel of ctx's backend with the highest auto priority, or nullptr.
+// The accepting kernel of ctx's backend with the highest auto priority, or nullptr. A kernel
+// that computes in less precision than the problem's dtype (accuracy) is chosen only for
+// problems of that lower dtype: cuBLAS TF32 for a tf32 GEMM, never for an f32 one.
 const KernelEntry* auto_kernel(const Context& ctx, const GemmProblem& p) {
   const KernelEntry* best = nullptr;
   for (const KernelEntry* e : Registry::instance().of_backend(ctx.backend())) {
     if (e->auto_priority <= 0 || e->rejects(p) || !device_can_run(*e, ctx)) continue;
+    if (e->accuracy && *e->accuracy != p.dtype) continue;
     if (!best || e->auto_priority > best->auto_priority) best = e;
   }
   return best;

@@ -212,6 +212,24 @@ TEST(GpuDeviceApi, HostPointersAndOtherDevicesAreRefusedClearly) {
   EXPECT_EQ(c[0], 0.0f);
 }
 
+// auto takes every tf32 shape (cuBLAS TF32 where no rung of ours accepts it), and never
+// answers an f32 problem with a kernel that computes in TF32.
+TEST(GpuDeviceApi, AutoTakesEveryTf32ShapeAndNeverLowersF32) {
+  SKIP_WITHOUT_DEVICE();
+  Context ctx(Backend::cuda);
+  for (const std::int64_t size : {17, 65, 1000, 4096}) {
+    GemmProblem p;
+    p.m = size, p.n = size + 3, p.k = size + 1;
+    p.lda = p.k, p.ldb = p.n, p.ldc = p.n;
+    p.dtype = DType::tf32;
+    const KernelEntry& tf32 = choose_gemm_kernel(ctx, p);
+    EXPECT_TRUE(tf32.supports(DType::tf32)) << tf32.name;
+    p.dtype = DType::f32;
+    const KernelEntry& f32 = choose_gemm_kernel(ctx, p);
+    EXPECT_FALSE(f32.accuracy.has_value()) << f32.name << " for " << p.shape_string();
+  }
+}
+
 // Every CUDA entry through the device API on a user stream, against the host API's result
 // of the same entry (which goes through the same launcher on the default stream).
 TEST(GpuDeviceApi, EveryEntryRunsOnAUserStream) {

@@ -197,3 +197,18 @@ TEST(OutsideKernel, ConcurrentRegistrationsAndLookups) {
     for (int i = 0; i < 25; ++i)
       EXPECT_NE(Registry::instance().find("test_thread_" + std::to_string(t) + "_" + std::to_string(i)), nullptr);
 }
+
+// auto never answers a problem with a kernel that computes in less precision than the
+// problem's dtype, however high its priority: an f32 kernel that rounds its inputs to TF32
+// is for tf32 problems only.
+TEST(OutsideKernel, AutoNeverChoosesALowerAccuracyForTheDtype) {
+  KernelEntry lower = outside_entry("test_outside_f32_as_tf32", true);
+  lower.accuracy = DType::tf32;
+  lower.auto_priority = 1000000;
+  register_kernel(std::move(lower));
+  Context ctx(Backend::cpu);
+  GemmProblem p;
+  p.m = p.n = p.k = 8;
+  p.lda = p.ldb = p.ldc = 8;
+  EXPECT_NE(choose_gemm_kernel(ctx, p).name, "test_outside_f32_as_tf32");
+}

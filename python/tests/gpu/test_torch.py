@@ -42,16 +42,8 @@ def test_dtypes_agree_with_float64_and_torch(name, shape):
     m, n, k = shape
     a = randn(m, k, dtype=TORCH_DTYPE[name])
     b = randn(k, n, dtype=TORCH_DTYPE[name])
-    if name == "tf32":
-        try:
-            c = gemmkit.matmul(a, b, dtype="tf32")
-        except gemmkit.UsageError as e:
-            # auto runs the tf32 kernels marked auto (Hopper rungs, aligned shapes only);
-            # cuBLAS with TF32 takes any shape when named.
-            assert "accepts a tf32 GEMM" in str(e)
-            c = gemmkit.matmul(a, b, dtype="tf32", kernel="cuda_cublas_tf32")
-    else:
-        c = gemmkit.matmul(a, b)
+    # auto takes every shape: tf32 on our Hopper rungs where they accept it, else cuBLAS TF32.
+    c = gemmkit.matmul(a, b, dtype=name if name == "tf32" else None)
     assert isinstance(c, torch.Tensor)
     assert c.device == DEVICE and c.dtype == a.dtype and c.shape == (m, n) and c.is_contiguous()
     want = a.double() @ b.double()
