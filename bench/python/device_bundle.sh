@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds the Python module for the GPU machine's Python (3.12) here and gathers everything the
-# GPU tests and the torch benchmark need there into one self-contained, git-ignored folder:
+# Builds the Python module for the GPU machine's Python (3.12) here, stripped and
+# xz-compressed into a git-ignored folder that the device tool carries with the working tree:
 #   bench/python/device_bundle.sh [BUNDLE_DIR]     (default .device/python)
 # Needs: the release build installed by scripts/test_python.sh (build/python/prefix), a
 # CPython 3.12 (GEMMKIT_DEVICE_PYTHON, default /root/.pyenv/versions/3.12.1/bin/python3.12)
-# and the libraries that machine lacks in .device/lib (OpenBLAS, ...). Then, with the bundle
-# named in the device tool's `carry`, on the machine:
-#   cd BUNDLE_DIR && bash bench/python/run_on_device.sh
+# Then, with .device (the bundle, and in .device/lib the libraries that machine lacks:
+# OpenBLAS, GMP, ...) named in the device tool's `carry`, on the machine, from the
+# repository's root:  bash bench/python/run_on_device.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -24,12 +24,8 @@ rm -rf build/py312/site
   --config-settings=cmake.define.CMAKE_PREFIX_PATH="$prefix" \
   --config-settings=build-dir=build/py312/prebuilt --target build/py312/site .
 module=$(ls build/py312/site/gemmkit/_gemmkit.cpython-*.so)
-rm -rf "$bundle"
-mkdir -p "$bundle/python" "$bundle/bench" "$bundle/.device"
-cp -r python/gemmkit python/tests "$bundle/python/"
-cp -r bench/python "$bundle/bench/"
-find "$bundle" -name __pycache__ -prune -exec rm -rf {} +
-strip --strip-unneeded -o "$bundle/.device/$(basename "$module")" "$module"
-xz -T1 -9 "$bundle/.device/$(basename "$module")"
-[ -d .device/lib ] && cp -r .device/lib "$bundle/.device/"
+mkdir -p "$bundle"
+rm -f "$bundle"/_gemmkit.*.xz
+strip --strip-unneeded -o "$bundle/$(basename "$module")" "$module"
+xz -T1 -9 "$bundle/$(basename "$module")"
 du -sh "$bundle"
