@@ -28,4 +28,5 @@ mkdir -p "$bundle"
 rm -f "$bundle"/_gemmkit.*.xz
 strip --strip-unneeded -o "$bundle/$(basename "$module")" "$module"
 xz -T1 -9 "$bundle/$(basename "$module")"
+cp build/py312/site/gemmkit/_gemmkit.pyi "$bundle/"
 du -sh "$bundle"

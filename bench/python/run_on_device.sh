@@ -2,7 +2,7 @@
 # On the GPU machine, from the repository's root: the Python package's tests (the GPU ones
 # included) and the torch benchmark, with the module built elsewhere for that machine's
 # Python (bench/python/device_bundle.sh) and the package's Python files from python/gemmkit:
-#   .device/python/_gemmkit.cpython-*.so.xz    the extension module, xz-compressed
+#   .device/python/_gemmkit.cpython-*.so.xz    the extension module, xz-compressed, and its stub
 #   .device/lib/                               libraries the machine lacks (OpenBLAS, GMP, ...)
 # Writes pytest.log, bench.log and matmul_torch.json to ${OUT:-.}.
 #   bench/python/run_on_device.sh [benchmark options, e.g. --n 8192 --kernel cuda_wgmma_ws]
@@ -11,7 +11,7 @@ out=${OUT:-.}
 export PYTHONUNBUFFERED=1
 site=$(mktemp -d)
 mkdir -p "$site/gemmkit"
-cp python/gemmkit/*.py python/gemmkit/py.typed "$site/gemmkit/"
+cp python/gemmkit/*.py python/gemmkit/py.typed .device/python/_gemmkit.pyi "$site/gemmkit/"
 module=$(ls .device/python/_gemmkit.cpython-*.so.xz)
 xz -dc "$module" > "$site/gemmkit/$(basename "$module" .xz)"
 for f in .device/lib/*.xz; do [ -e "${f%.xz}" ] || xz -dk "$f"; done

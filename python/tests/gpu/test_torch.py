@@ -260,3 +260,24 @@ def test_no_leaks_over_many_calls():
     torch.cuda.synchronize()
     assert context.workspace_allocations == allocations
     assert torch.cuda.memory_allocated(DEVICE) == memory
+
+
+def test_fast_path_is_taken_and_equals_the_general_path(monkeypatch):
+    """matmul(a, b) of contiguous CUDA tensors skips the general planning (the per-call cost
+    of small products) and gives the bits the general path gives."""
+    a = randn(96, 80)
+    b = randn(80, 72)
+    gemmkit.matmul(a, b)  # the first call imports torch into gemmkit's array layer
+    general = gemmkit.matmul(a, b, c=torch.empty(96, 72, device=DEVICE))
+
+    def no_planning(*args, **kwargs):
+        raise AssertionError("the general path ran")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(gemmkit._matmul, "_plan", no_planning)
+        fast = gemmkit.matmul(a, b)
+        for odd in (a.t().contiguous().t(), a.double(), a[:, :40]):  # views, dtypes, shapes
+            with pytest.raises((AssertionError, ValueError)):
+                gemmkit.matmul(odd, b)
+    torch.cuda.synchronize()
+    assert torch.equal(fast, general)
