@@ -73,23 +73,11 @@ std::vector<Shape> parse_shapes(const std::string& text) {
   std::vector<Shape> shapes;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) {
-    std::vector<std::string> parts(1);
-    for (char ch : item) {
-      if (ch == 'x' || ch == 'X') parts.emplace_back();
-      else parts.back() += ch;
-    }
-    if (parts.size() != 3)
-      fail(ErrorCategory::usage, "--shapes: '" + item + "' is not MxNxK (e.g. 8192x1024x4096)");
-    std::int64_t sizes[3];
-    for (int i = 0; i < 3; ++i) {
-      try {
-        sizes[i] = positive_integer(parts[i], "--shapes", "a positive integer");
-      } catch (const Error&) {
-        fail(ErrorCategory::usage, "--shapes: '" + item + "' is not MxNxK with positive "
-                                   "integers (e.g. 8192x1024x4096)");
-      }
-    }
-    shapes.push_back({sizes[0], sizes[1], sizes[2]});
+    const std::optional<Shape> shape = parse_bench_shape(item);
+    if (!shape)
+      fail(ErrorCategory::usage, "--shapes: '" + item + "' is not MxNxK with positive "
+                                 "integers (e.g. 8192x1024x4096)");
+    shapes.push_back(*shape);
   }
   if (shapes.empty()) fail(ErrorCategory::usage, "--shapes is empty");
   return shapes;

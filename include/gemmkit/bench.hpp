@@ -26,6 +26,9 @@ struct BenchShape {
   std::string text() const;  // "MxNxK"
 };
 
+// "MxNxK" (x or X between positive decimal sizes, e.g. 16x8192x8192), or nullopt.
+std::optional<BenchShape> parse_bench_shape(const std::string& text);
+
 struct BenchOptions {
   // Kernel names, all of the context's backend; empty: every kernel of the backend that
   // supports the dtype. The backend's reference entries always run too (listed first), so

@@ -28,8 +28,14 @@ std::string trimmed(const std::string& text) {
   return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
 }
 
-// "MxNxK" with positive decimal sizes (x or X between them), or nullopt.
-std::optional<BenchShape> parse_mnk(const std::string& token) {
+bool same_problem(const SuiteShape& x, const SuiteShape& y) {
+  return x.shape.m == y.shape.m && x.shape.n == y.shape.n && x.shape.k == y.shape.k &&
+         x.trans_a == y.trans_a && x.trans_b == y.trans_b && x.layout == y.layout;
+}
+
+}  // namespace
+
+std::optional<BenchShape> parse_bench_shape(const std::string& token) {
   std::int64_t sides[3] = {0, 0, 0};
   int side = 0;
   bool digits = false;
@@ -48,13 +54,6 @@ std::optional<BenchShape> parse_mnk(const std::string& token) {
   if (side != 2 || !digits || sides[0] < 1 || sides[1] < 1 || sides[2] < 1) return std::nullopt;
   return BenchShape{sides[0], sides[1], sides[2]};
 }
-
-bool same_problem(const SuiteShape& x, const SuiteShape& y) {
-  return x.shape.m == y.shape.m && x.shape.n == y.shape.n && x.shape.k == y.shape.k &&
-         x.trans_a == y.trans_a && x.trans_b == y.trans_b && x.layout == y.layout;
-}
-
-}  // namespace
 
 ShapeSuite read_shape_suite(const std::string& path) {
   std::ifstream in(path);
@@ -81,7 +80,7 @@ ShapeSuite read_shape_suite(const std::string& path) {
     SuiteShape s;
     s.line = line_no;
     s.source = comment;
-    const auto mnk = parse_mnk(token);
+    const auto mnk = parse_bench_shape(token);
     if (!mnk) bad("'" + token + "' is not MxNxK with positive integers (e.g. 16x8192x8192)");
     s.shape = *mnk;
     bool layout_given = false;
