@@ -1,4 +1,5 @@
 // gemmkit list: every kernel of every operation in the library's catalogue.
+#include <algorithm>
 #include <cstdio>
 
 #include "cli.hpp"
@@ -102,8 +103,11 @@ void explain_auto(const AutoArgs& a, bool json) {
     std::printf("picks: none (no %s kernel accepts it%s)\n", std::string(backend_name(*backend)).c_str(),
                 cc ? " on this device" : "");
   else if (!choice.device_checked)
-    std::printf("picks: %s on a device of compute capability %d or more (see below for older ones)\n",
-                choice.chosen->name.c_str(), choice.chosen->min_compute_capability);
+    std::printf("picks: %s on a device of compute capability %d or more%s\n", choice.chosen->name.c_str(),
+                choice.chosen->min_compute_capability,
+                std::count_if(choice.candidates.begin(), choice.candidates.end(),
+                              [](const AutoCandidate& c) { return c.verdict == AutoCandidate::Verdict::unchecked; }) > 1
+                    ? " (older ones: see below)" : "");
   else
     std::printf("picks: %s\n", choice.chosen->name.c_str());
   std::printf("%-22s %8s %6s  %-22s %s\n", "candidate", "priority", "min_cc", "verdict", "reason");

@@ -238,9 +238,10 @@ const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& pro
 AutoChoice explain_auto_choice(Backend backend, std::optional<int> compute_capability,
                                const GemmProblem& problem) {
   AutoChoice choice;
-  choice.rule = "the " + std::string(backend_name(backend)) +
-                " kernels with an auto priority, highest first: the first that accepts the problem" +
-                (backend == Backend::cuda ? " and that the device can run" : "") + " runs";
+  choice.rule = "of the " + std::string(backend_name(backend)) +
+                " kernels with an auto priority, highest first (ties in ladder order), the first "
+                "that accepts the problem" +
+                (backend == Backend::cuda ? " and that the device can run" : "");
   choice.device_checked = backend == Backend::cpu || compute_capability.has_value();
   choice.chosen = auto_choice(backend, compute_capability, as_row_major(problem), &choice);
   return choice;

@@ -10,6 +10,8 @@
 #include <string>
 
 #include "gemmkit/device.hpp"
+#include "gemmkit/gemm.hpp"
+#include "gemmkit/registry.hpp"
 #include "host/cli_test_support.hpp"
 
 namespace gemmkit {
@@ -162,11 +164,18 @@ TEST_F(SuiteCli, ListAutoErrors) {
   if (!cuda_compiled()) {
     expect_error(run("list --auto 8x8x8 --backend cuda"), 2, "this build has no CUDA backend");
   } else if (!cuda_device_available()) {
-    // The CUDA decision is host logic: made without a device, the compute capability said.
+    // The CUDA decision is host logic: made without a device, the compute capability said,
+    // and the library's own choice.
     const CliResult r = run("list --auto 4096x4096x4096 --backend cuda --dtype bf16");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("no device here"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("picks: cuda_wgmma_ws on a device of compute capability 90 or more"),
+    GemmProblem p;
+    p.dtype = DType::bf16;
+    p.m = p.n = p.k = p.lda = p.ldb = p.ldc = 4096;
+    const AutoChoice choice = explain_auto_choice(Backend::cuda, std::nullopt, p);
+    ASSERT_NE(choice.chosen, nullptr);
+    EXPECT_NE(r.out.find("picks: " + choice.chosen->name + " on a device of compute capability " +
+                         std::to_string(choice.chosen->min_compute_capability) + " or more"),
               std::string::npos)
         << r.out;
   }
