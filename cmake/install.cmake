@@ -1,4 +1,4 @@
-# Install rules and package files: headers, the libraries, the CLI and its plot script,
+# Install rules and package files: headers, the libraries, the CLI, its plot script and shape suites,
 # gemmkitConfig.cmake (+ version file, targets) and gemmkit.pc. Included by the top
 # CMakeLists.txt when GEMMKIT_INSTALL is on.
 include(CMakePackageConfigHelpers)
@@ -18,6 +18,8 @@ install(TARGETS ${gemmkit_install_targets} EXPORT gemmkitTargets
 if(GEMMKIT_CLI)
   install(TARGETS gemmkit_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   install(FILES ${PROJECT_SOURCE_DIR}/bench/plot.py DESTINATION ${CMAKE_INSTALL_DATADIR}/gemmkit)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/bench/shapes/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gemmkit/shapes
+          FILES_MATCHING PATTERN "*.txt")
 endif()
 
 install(EXPORT gemmkitTargets NAMESPACE gemmkit:: DESTINATION ${GEMMKIT_CMAKE_DIR})

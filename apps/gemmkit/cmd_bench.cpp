@@ -27,7 +27,7 @@ namespace {
 
 // The command line; gemmkit::BenchOptions is what the engine takes from it.
 struct BenchArgs {
-  std::string backend = "auto", kernels = "all", sizes, shapes, dtype = "f32";
+  std::string backend = "auto", kernels = "all", sizes, shapes, suite, dtype = "f32";
   std::int64_t m = 0, n = 0, k = 0;
   int warmup = 1, reps = 5;
   double max_seconds = 3.0;
@@ -73,23 +73,11 @@ std::vector<Shape> parse_shapes(const std::string& text) {
   std::vector<Shape> shapes;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) {
-    std::vector<std::string> parts(1);
-    for (char ch : item) {
-      if (ch == 'x' || ch == 'X') parts.emplace_back();
-      else parts.back() += ch;
-    }
-    if (parts.size() != 3)
-      fail(ErrorCategory::usage, "--shapes: '" + item + "' is not MxNxK (e.g. 8192x1024x4096)");
-    std::int64_t sizes[3];
-    for (int i = 0; i < 3; ++i) {
-      try {
-        sizes[i] = positive_integer(parts[i], "--shapes", "a positive integer");
-      } catch (const Error&) {
-        fail(ErrorCategory::usage, "--shapes: '" + item + "' is not MxNxK with positive "
-                                   "integers (e.g. 8192x1024x4096)");
-      }
-    }
-    shapes.push_back({sizes[0], sizes[1], sizes[2]});
+    const std::optional<Shape> shape = parse_bench_shape(item);
+    if (!shape)
+      fail(ErrorCategory::usage, "--shapes: '" + item + "' is not MxNxK with positive "
+                                 "integers (e.g. 8192x1024x4096)");
+    shapes.push_back(*shape);
   }
   if (shapes.empty()) fail(ErrorCategory::usage, "--shapes is empty");
   return shapes;
@@ -115,6 +103,8 @@ nlohmann::json to_json(const BenchRow& r, DType dtype, Backend backend) {
           {"reference", r.reference}, {"dtype", dtype_name(dtype)},
           {"accuracy", r.accuracy ? nlohmann::json(dtype_name(*r.accuracy)) : nlohmann::json(nullptr)},
           {"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"batch", r.batch},
+          {"trans_a", r.trans_a}, {"trans_b", r.trans_b},
+          {"layout", r.layout == Layout::col_major ? "col" : "row"},
           {"skipped", r.skipped}, {"failed", r.failed}, {"note", r.note}, {"reps", r.reps},
           {"median_ms", number_or_null(r.median_s * 1e3)}, {"min_ms", number_or_null(r.min_s * 1e3)},
           {"gflops", number_or_null(r.gflops)},
@@ -140,7 +130,7 @@ void write_csv_results(const std::string& path, const std::vector<BenchRow>& row
                        Backend backend) {
   std::string text =
       "kernel,backend,dtype,m,n,k,batch,reps,median_ms,min_ms,gflops,percent_of_reference,error,"
-      "error_method,passed,tolerance_dtype,skipped,note\n";
+      "error_method,passed,tolerance_dtype,skipped,note,trans_a,trans_b,layout\n";
   for (const BenchRow& r : rows) {
     const auto value = [&](const std::string& x) { return r.skipped ? std::string() : x; };
     text += r.kernel + "," + std::string(backend_name(backend)) + "," +
@@ -153,7 +143,8 @@ void write_csv_results(const std::string& path, const std::vector<BenchRow>& row
             std::string(verify_mode_name(r.check.method)) + "," +
             (r.check.passed ? "true" : "false") + "," +
             std::string(dtype_name(r.tolerance_dtype)) + "," + (r.skipped ? "true" : "false") +
-            "," + csv_field(r.note) + "\n";
+            "," + csv_field(r.note) + "," + (r.trans_a ? "true" : "false") + "," +
+            (r.trans_b ? "true" : "false") + "," + (r.layout == Layout::col_major ? "col" : "row") + "\n";
   }
   AtomicFile file(path);
   file.write(text);
@@ -233,6 +224,37 @@ void plot(const Plotter& plotter, const std::string& png_path, const nlohmann::j
   out.commit();
 }
 
+// --suite NAME: a path (it has a '/' or ends in .txt), else a suite of shape_suite_dir().
+ShapeSuite find_suite(const std::string& name) {
+  const bool is_path = name.find('/') != std::string::npos ||
+                       (name.size() > 4 && name.compare(name.size() - 4, 4, ".txt") == 0);
+  return is_path ? read_shape_suite(name) : find_shape_suite(name, shape_suite_dir());
+}
+
+nlohmann::json shape_json(const SuiteShape& s) {
+  return {{"m", s.shape.m}, {"n", s.shape.n}, {"k", s.shape.k}, {"trans_a", s.trans_a},
+          {"trans_b", s.trans_b}, {"layout", s.layout == Layout::col_major ? "col" : "row"}};
+}
+
+nlohmann::json suite_json(const ShapeSuite& suite, const std::vector<SuiteKernelSummary>& summary) {
+  nlohmann::json shapes = nlohmann::json::array(), kernels = nlohmann::json::array();
+  for (const SuiteShape& s : suite.shapes) {
+    nlohmann::json j = shape_json(s);
+    j["source"] = s.source;
+    shapes.push_back(j);
+  }
+  for (const SuiteKernelSummary& k : summary) {
+    const bool any = k.measured > 0;
+    kernels.push_back({{"kernel", k.kernel}, {"reference", k.reference}, {"measured", k.measured},
+                       {"missing", k.missing}, {"failed", k.failed},
+                       {"geomean_percent", any ? nlohmann::json(k.geomean_percent) : nlohmann::json(nullptr)},
+                       {"min_percent", any ? nlohmann::json(k.min_percent) : nlohmann::json(nullptr)},
+                       {"min_shape", any ? shape_json(k.min_shape) : nlohmann::json(nullptr)}});
+  }
+  return {{"name", suite.name}, {"path", suite.path}, {"description", suite.description},
+          {"shapes", shapes}, {"summary", kernels}};
+}
+
 void run_bench(const BenchArgs& o) {
   const auto dtype_parsed = parse_dtype(o.dtype);
   if (!dtype_parsed) fail(ErrorCategory::usage, "unknown dtype '" + o.dtype + "'");
@@ -249,10 +271,17 @@ void run_bench(const BenchArgs& o) {
   check_outputs({o.json_path, o.csv_path, o.plot_path});
 
   std::vector<Shape> shapes;
+  std::optional<ShapeSuite> suite;
   const bool mnk = o.m || o.n || o.k;
-  if (int(mnk) + int(!o.sizes.empty()) + int(!o.shapes.empty()) > 1)
-    fail(ErrorCategory::usage, "give one of --sizes, --shapes or --m/--n/--k");
-  if (mnk) {
+  if (int(mnk) + int(!o.sizes.empty()) + int(!o.shapes.empty()) + int(!o.suite.empty()) > 1)
+    fail(ErrorCategory::usage, "give one of --suite, --sizes, --shapes or --m/--n/--k");
+  if (!o.suite.empty()) {
+    if (o.trans_a || o.trans_b || o.layout != "row")
+      fail(ErrorCategory::usage, "--suite takes transposes and layout from its file's lines; "
+                                 "drop --transpose-a/--transpose-b/--layout");
+    suite = find_suite(o.suite);
+    for (const SuiteShape& s : suite->shapes) shapes.push_back(s.shape);
+  } else if (mnk) {
     if (o.m < 1 || o.n < 1 || o.k < 1)
       fail(ErrorCategory::usage, "--m, --n and --k must all be given and positive");
     shapes.push_back({o.m, o.n, o.k});
@@ -290,19 +319,60 @@ void run_bench(const BenchArgs& o) {
   engine.max_seconds = o.max_seconds;
   engine.max_run_seconds = o.max_run_seconds;
   engine.seed = o.seed;
+  // The engine takes transposes and layout per run: a suite runs once per combination of
+  // them, in the order the file first gives each.
+  std::vector<BenchOptions> runs;
+  if (suite) {
+    for (const SuiteShape& s : suite->shapes) {
+      auto run = std::find_if(runs.begin(), runs.end(), [&](const BenchOptions& r) {
+        return r.trans_a == s.trans_a && r.trans_b == s.trans_b && r.layout == s.layout;
+      });
+      if (run == runs.end()) {
+        runs.push_back(engine);
+        run = runs.end() - 1;
+        run->shapes.clear();
+        run->trans_a = s.trans_a, run->trans_b = s.trans_b, run->layout = s.layout;
+      }
+      run->shapes.push_back(s.shape);
+    }
+  } else {
+    runs.push_back(engine);
+  }
   Context ctx(backend);
   const bool progress = progress_wanted();
-  const BenchReport report = run_gemm_bench(ctx, engine, [&](const BenchProgress& at) {
-    if (progress)
-      std::fprintf(stderr, "\r[%zu/%zu] %-24s %-18s   ", at.done, at.total, at.kernel.c_str(),
-                   (o.batch > 1 ? std::to_string(o.batch) + " x " + at.shape.text() : at.shape.text()).c_str());
-  });
-  const std::vector<BenchRow>& rows = report.rows;
+  std::vector<BenchReport> reports;
+  for (const BenchOptions& run : runs)
+    reports.push_back(run_gemm_bench(ctx, run, [&](const BenchProgress& at) {
+      if (progress)
+        std::fprintf(stderr, "\r[%zu/%zu] %-24s %-18s   ", at.done, at.total, at.kernel.c_str(),
+                     (o.batch > 1 ? std::to_string(o.batch) + " x " + at.shape.text() : at.shape.text()).c_str());
+    }));
   if (progress) std::fprintf(stderr, "\r%80s\r", "");
+  // The runs together: every row, the first failure, one reference.
+  BenchReport report = reports.front();
+  for (std::size_t i = 1; i < reports.size(); ++i) {
+    report.rows.insert(report.rows.end(), reports[i].rows.begin(), reports[i].rows.end());
+    if (!report.first_failure) report.first_failure = reports[i].first_failure;
+  }
+  const std::vector<BenchRow>& rows = report.rows;
 
   const RunMeta meta = run_meta(&ctx);
   const nlohmann::json env = meta_json(meta);
-  std::fputs(bench_table(report, meta).c_str(), stdout);
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (suite) {
+      SuiteShape group;
+      group.trans_a = runs[i].trans_a, group.trans_b = runs[i].trans_b, group.layout = runs[i].layout;
+      const std::string flags = group.text().substr(group.shape.text().size());
+      std::printf("%ssuite %s: %zu shape%s%s\n", i ? "\n" : "", suite->name.c_str(), runs[i].shapes.size(),
+                  runs[i].shapes.size() == 1 ? "" : "s",
+                  flags.empty() ? "" : (", stored" + flags).c_str());
+    }
+    std::fputs(bench_table(reports[i], meta).c_str(), stdout);
+  }
+  const std::vector<SuiteKernelSummary> summary =
+      suite ? summarize_suite(rows) : std::vector<SuiteKernelSummary>{};
+  if (suite)
+    std::printf("\n%s", suite_summary_table(suite->name, dtype, report.percent_of, summary).c_str());
 
   nlohmann::json results = {{"meta", env},
                             {"backend", backend_name(backend)},
@@ -320,6 +390,7 @@ void run_bench(const BenchArgs& o) {
                                                      : "each kernel's runs one after another"},
                             {"percent_of", report.percent_of.empty() ? nlohmann::json(nullptr)
                                                                      : nlohmann::json(report.percent_of)},
+                            {"suite", suite ? suite_json(*suite, summary) : nlohmann::json(nullptr)},
                             {"rows", nlohmann::json::array()}};
   for (const BenchRow& r : rows) results["rows"].push_back(to_json(r, dtype, backend));
   if (!o.json_path.empty()) write_json(o.json_path, results);
@@ -355,6 +426,12 @@ void add_bench(CLI::App& app) {
                   "Shapes as MxNxK, comma-separated, e.g. 4000x4000x4000,8192x1024x8192,"
                   "1024x8192x256 (C is M x N, K the reduction length); the plot shows the "
                   "square ones, JSON and CSV all");
+  cmd->add_option("--suite", o->suite,
+                  "A shape suite: a name from bench/shapes/ (installed in share/gemmkit/shapes/; "
+                  "small_squares, skinny, long_k, short_k, odd, transposed, or all: their union) "
+                  "or a suite file's path (with a '/' or ending in .txt). Each line's transposes "
+                  "and layout are its own; after the tables, each kernel's geometric mean and "
+                  "minimum of % of the reference over the suite");
   cmd->add_option("--m", o->m, "Rows of C (with --n and --k: one shape)");
   cmd->add_option("--n", o->n, "Columns of C");
   cmd->add_option("--k", o->k, "Reduction length");

@@ -28,4 +28,15 @@ std::string plot_script_path() {
   return script.string();
 }
 
+std::string shape_suite_dir() {
+  namespace fs = std::filesystem;
+  if (const char* dir = std::getenv("GEMMKIT_SHAPES_DIR")) return dir;
+  std::error_code ec;
+  const fs::path binary = fs::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    fail(ErrorCategory::usage,
+         "cannot find the shape suites: /proc/self/exe is unreadable (set GEMMKIT_SHAPES_DIR)");
+  return (binary.parent_path() / "../share/gemmkit/shapes").lexically_normal().string();
+}
+
 }  // namespace gemmkit::cli

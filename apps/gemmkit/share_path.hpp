@@ -11,4 +11,9 @@ namespace gemmkit::cli {
 // A usage error says where it looked when the script is not there.
 std::string plot_script_path();
 
+// The folder of the shape suites (`bench --suite NAME`): $GEMMKIT_SHAPES_DIR when set, else
+// ../share/gemmkit/shapes/ from the directory of the running binary (as the plot script).
+// Not checked here: find_shape_suite() says which suites it has.
+std::string shape_suite_dir();
+
 }  // namespace gemmkit::cli

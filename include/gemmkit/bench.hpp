@@ -26,6 +26,9 @@ struct BenchShape {
   std::string text() const;  // "MxNxK"
 };
 
+// "MxNxK" (x or X between positive decimal sizes, e.g. 16x8192x8192), or nullopt.
+std::optional<BenchShape> parse_bench_shape(const std::string& text);
+
 struct BenchOptions {
   // Kernel names, all of the context's backend; empty: every kernel of the backend that
   // supports the dtype. The backend's reference entries always run too (listed first), so
@@ -56,6 +59,8 @@ struct BenchRow {
   DType tolerance_dtype = DType::f32;
   BenchShape shape{};
   std::int64_t batch = 1;
+  bool trans_a = false, trans_b = false;  // the run's BenchOptions::trans_a/b and layout
+  Layout layout = Layout::row_major;
   bool skipped = false;
   bool failed = false;  // it threw: the note says what
   std::string note;     // why it was skipped or failed ("skipped: ...", "failed: ...")
@@ -108,5 +113,59 @@ std::string bench_table(const BenchReport& report, const RunMeta& meta);
 // runs after `warmup`): the ceiling a memory-bound kernel is measured against, as the
 // bandwidth 2 * bytes / seconds. CPU contexts: memcpy between two host buffers.
 double copy_ceiling_seconds(Context& ctx, std::size_t bytes, int warmup = 2, int reps = 10);
+
+// ---- shape suites (bench/shapes/*.txt) --------------------------------------------------
+// A suite file lists one shape per line: `MxNxK`, then optional flags `A^T`, `B^T`, `row`
+// or `col` (the layout; row is the default), then an optional `# comment` saying where the
+// shape comes from. Blank lines and lines that are only a comment are skipped; the comment
+// lines before the first shape are the suite's description.
+
+struct SuiteShape {
+  BenchShape shape{};
+  bool trans_a = false, trans_b = false;
+  Layout layout = Layout::row_major;
+  std::string source;  // the line's comment, without '#'
+  int line = 0;        // 1-based line of the file
+  // "MxNxK", with " A^T", " B^T", " col" as the line gives them
+  std::string text() const;
+};
+
+struct ShapeSuite {
+  std::string name;         // the file's name without ".txt" ("all" for the union)
+  std::string path;         // the file read ("" for the union)
+  std::string description;  // the header comment, lines joined by '\n'
+  std::vector<SuiteShape> shapes;
+};
+
+// Reads a suite file. Input errors: an unreadable file, a malformed line ("FILE:LINE: what
+// is wrong"), a repeated shape with the same flags, a file without shapes.
+ShapeSuite read_shape_suite(const std::string& path);
+
+// The suite names (file names without ".txt", sorted) of the *.txt files in `dir`.
+std::vector<std::string> shape_suite_names(const std::string& dir);
+
+// A suite of `dir` by name; "all", when no all.txt exists, is the union of every suite of
+// the folder in name order, each shape once (the first file's line kept). Usage error for an
+// unknown name, listing the known ones.
+ShapeSuite find_shape_suite(const std::string& name, const std::string& dir);
+
+// Per kernel, over the rows of a suite's runs (one dtype): the geometric mean and minimum of
+// percent_of_reference over the shapes it was measured at and passed verification.
+struct SuiteKernelSummary {
+  std::string kernel;
+  bool reference = false;
+  std::size_t measured = 0;  // shapes with a ratio that count
+  std::size_t missing = 0;   // shapes it was skipped at, failed, or had no ratio
+  std::size_t failed = 0;    // of them: shapes where it threw or failed verification
+  double geomean_percent = 0, min_percent = 0;  // 0 when measured == 0
+  SuiteShape min_shape{};    // the shape of the minimum (source and line left empty)
+};
+
+// Kernels in the order of their first row.
+std::vector<SuiteKernelSummary> summarize_suite(const std::vector<BenchRow>& rows);
+
+// The lines `gemmkit bench --suite` prints after the tables.
+std::string suite_summary_table(const std::string& suite_name, DType dtype, const std::string& percent_of,
+                                const std::vector<SuiteKernelSummary>& summary);
 
 }  // namespace gemmkit

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gemmkit/context.hpp"
 #include "gemmkit/dtype.hpp"
@@ -139,6 +140,38 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream 
 // Workspace from the caller (at least gemm_workspace_bytes()).
 const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
                         Workspace workspace, const GemmOptions& options = {});
+
+// How `auto` decides, with its reasons (`gemmkit list --auto` prints it; choose_gemm_kernel
+// uses the same decision). The rule: the candidates are the backend's kernels with an auto
+// priority, highest first (ties in ladder order); the first that accepts the problem and
+// that the device can run is chosen.
+struct AutoCandidate {
+  const KernelEntry* entry = nullptr;
+  enum class Verdict {
+    chosen,
+    refused,      // it does not accept the problem, or the device is too old: `reason`
+    passed_over,  // a candidate above it was chosen
+    unchecked,    // no device given: accepts the problem, chosen on a device that runs it
+  } verdict = Verdict::refused;
+  std::string reason;  // why refused or passed over ("" when chosen)
+};
+
+struct AutoChoice {
+  std::string rule;  // the rule in words
+  // The chosen kernel; nullptr when none accepts. Without a compute capability: the first
+  // candidate that accepts the problem, which a device of at least its min_compute_capability
+  // runs; the candidates an older device would get instead are marked `unchecked` too.
+  const KernelEntry* chosen = nullptr;
+  bool device_checked = true;  // false: no compute capability was given
+  std::vector<AutoCandidate> candidates;  // in the order considered
+};
+
+// The auto decision for a problem (any layout; decided on its row-major form) on `backend`
+// with a device of `compute_capability` (e.g. 90; ignored for the CPU). nullopt: no device
+// to ask, and the candidates' min_compute_capability is reported instead of checked. The
+// problem's pointers may be null (alignment preconditions then hold); it is not validated.
+AutoChoice explain_auto_choice(Backend backend, std::optional<int> compute_capability,
+                               const GemmProblem& problem);
 
 // ---- host API: operands in host memory --------------------------------------------------
 // Runs a host-memory problem on the chosen backend and kernel (copying to and from the

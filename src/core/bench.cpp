@@ -375,6 +375,9 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
       base.tolerance_dtype = tolerance_dtype(o.dtype, e->accuracy);
       base.shape = s;
       base.batch = o.batch;
+      base.trans_a = o.trans_a;
+      base.trans_b = o.trans_b;
+      base.layout = o.layout;
       BenchRow r = base;
       if (!shape_failure.empty()) {
         r.skipped = r.failed = true;

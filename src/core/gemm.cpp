@@ -145,17 +145,72 @@ bool device_can_run(const KernelEntry& entry, const Context& ctx) {
   return entry.backend == Backend::cpu || ctx.compute_capability() >= entry.min_compute_capability;
 }
 
-// The accepting kernel of ctx's backend with the highest auto priority, or nullptr. A kernel
-// that computes in less precision than the problem's dtype (accuracy) is chosen only for
-// problems of that lower dtype: cuBLAS TF32 for a tf32 GEMM, never for an f32 one.
-const KernelEntry* auto_kernel(const Context& ctx, const GemmProblem& p) {
-  const KernelEntry* best = nullptr;
-  for (const KernelEntry* e : Registry::instance().of_backend(ctx.backend())) {
-    if (e->auto_priority <= 0 || e->rejects(p) || !device_can_run(*e, ctx)) continue;
-    if (e->accuracy && *e->accuracy != p.dtype) continue;
-    if (!best || e->auto_priority > best->auto_priority) best = e;
+// A kernel that computes in less precision than the problem's dtype (accuracy): auto takes it
+// only for problems of that lower dtype (cuBLAS TF32 for a tf32 GEMM, never for an f32 one).
+bool less_accurate_than_asked(const KernelEntry& e, const GemmProblem& p) {
+  return e.accuracy && *e.accuracy != p.dtype;
+}
+
+// The auto decision on a row-major problem. With `explain`, every candidate's verdict is
+// recorded there; without it the walk stops at the chosen kernel (the per-call path).
+const KernelEntry* auto_choice(Backend backend, std::optional<int> cc, const GemmProblem& p,
+                               AutoChoice* explain) {
+  std::vector<const KernelEntry*> candidates;
+  for (const KernelEntry* e : Registry::instance().of_backend(backend))
+    if (e->auto_priority > 0) candidates.push_back(e);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const KernelEntry* a, const KernelEntry* b) { return a->auto_priority > b->auto_priority; });
+  const KernelEntry* chosen = nullptr;
+  for (const KernelEntry* e : candidates) {
+    AutoCandidate c{e, AutoCandidate::Verdict::refused, ""};
+    const std::optional<std::string> why = e->rejects(p);
+    const bool device_ok = backend == Backend::cpu || !cc || *cc >= e->min_compute_capability;
+    if (chosen) {
+      if (!explain) break;
+      c.verdict = AutoCandidate::Verdict::passed_over;
+      c.reason = e->auto_priority == chosen->auto_priority
+                     ? "the same priority as " + chosen->name + ", which comes first in ladder order"
+                     : "priority below the chosen " + chosen->name + "'s " +
+                           std::to_string(chosen->auto_priority);
+      if (why) c.reason += "; it would refuse too: " + *why;
+    } else if (less_accurate_than_asked(*e, p)) {
+      c.reason = "computes in " + std::string(dtype_name(*e->accuracy)) + ", less precise than " +
+                 std::string(dtype_name(p.dtype));
+    } else if (why) {
+      c.reason = *why;
+    } else if (!device_ok) {
+      c.reason = "needs compute capability " + std::to_string(e->min_compute_capability) +
+                 ", the device has " + std::to_string(*cc);
+    } else {
+      chosen = e;
+      c.verdict = backend == Backend::cuda && !cc ? AutoCandidate::Verdict::unchecked
+                                                  : AutoCandidate::Verdict::chosen;
+      if (c.verdict == AutoCandidate::Verdict::unchecked)
+        c.reason = "accepts; chosen on a device of compute capability " +
+                   std::to_string(e->min_compute_capability) + " or more (no device to check)";
+    }
+    if (explain) explain->candidates.push_back(std::move(c));
   }
-  return best;
+  // Without a device, the candidates below an unchecked one are what an older device gets:
+  // walk on to the first of them that accepts the problem with a lower requirement.
+  if (explain && chosen && backend == Backend::cuda && !cc) {
+    int below = chosen->min_compute_capability;
+    for (AutoCandidate& c : explain->candidates)
+      if (c.verdict == AutoCandidate::Verdict::passed_over && !c.entry->rejects(p) &&
+          !less_accurate_than_asked(*c.entry, p) &&
+          c.entry->min_compute_capability < below) {
+        c.verdict = AutoCandidate::Verdict::unchecked;
+        c.reason = "accepts; chosen on a device of compute capability " +
+                   std::to_string(c.entry->min_compute_capability) + " to " + std::to_string(below - 1);
+        below = c.entry->min_compute_capability;
+      }
+  }
+  return chosen;
+}
+
+// The accepting kernel of ctx's backend that auto runs, or nullptr.
+const KernelEntry* auto_kernel(const Context& ctx, const GemmProblem& p) {
+  return auto_choice(ctx.backend(), ctx.compute_capability(), p, nullptr);
 }
 
 std::string dtype_text(const GemmProblem& p) { return std::string(dtype_name(p.dtype)); }
@@ -188,6 +243,18 @@ const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& pro
                                    std::to_string(entry.min_compute_capability) +
                                    ", the device has " + std::to_string(ctx.compute_capability()));
   return entry;
+}
+
+AutoChoice explain_auto_choice(Backend backend, std::optional<int> compute_capability,
+                               const GemmProblem& problem) {
+  AutoChoice choice;
+  choice.rule = "of the " + std::string(backend_name(backend)) +
+                " kernels with an auto priority, highest first (ties in ladder order), the first "
+                "that accepts the problem" +
+                (backend == Backend::cuda ? " and that the device can run" : "");
+  choice.device_checked = backend == Backend::cpu || compute_capability.has_value();
+  choice.chosen = auto_choice(backend, compute_capability, as_row_major(problem), &choice);
+  return choice;
 }
 
 std::size_t gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem,

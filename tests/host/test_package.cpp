@@ -1,5 +1,6 @@
 // The installed package's pieces that the command line shows: the version header,
-// `gemmkit --version`, and the plot script found beside the binary (no build path in it).
+// `gemmkit --version`, and the plot script and shape suites found beside the binary (no
+// build path in it).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -37,10 +38,10 @@ TEST(VersionHeader, CudaVersionsSayWhatTheBuildHas) {
 
 class PackageCli : public test::CliTest {
  protected:
-  // Runs `binary args` with GEMMKIT_PLOT_SCRIPT unset.
+  // Runs `binary args` with GEMMKIT_PLOT_SCRIPT and GEMMKIT_SHAPES_DIR unset.
   test::CliResult run_binary(const std::string& binary, const std::string& args) const {
     const std::string out = path(".stdout"), err = path(".stderr");
-    const std::string cmd = "env -u GEMMKIT_PLOT_SCRIPT " + binary + " " + args + " >" + out + " 2>" + err;
+    const std::string cmd = "env -u GEMMKIT_PLOT_SCRIPT -u GEMMKIT_SHAPES_DIR " + binary + " " + args + " >" + out + " 2>" + err;
     const int raw = std::system(cmd.c_str());
     test::CliResult r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -93,6 +94,19 @@ TEST_F(PackageCli, PlotScriptBesideTheBinaryIsRun) {
       run_binary(cli, "bench --backend cpu --sizes 8 --reps 1 --warmup 0 --plot " + path("p.png"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(read_file(path("p.png")), "stand-in plot");
+}
+
+TEST_F(PackageCli, ShapeSuitesAreLookedForBesideTheBinary) {
+  const std::string cli = copied_cli();
+  fs::create_directories(path("prefix/share/gemmkit/shapes"));
+  write_file("prefix/share/gemmkit/shapes/mine.txt", "# installed\n8x8x8 # a\n");
+  test::CliResult r = run_binary(cli, "bench --backend cpu --suite mine --kernels cpu_naive --reps 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("suite mine, f32"), std::string::npos) << r.out;
+  // Not the build tree's suites: the prefix's.
+  r = run_binary(cli, "bench --backend cpu --suite skinny");
+  expect_error(r, 2, "unknown shape suite 'skinny' (known: mine, all, in " +
+                         quoted_path(path("prefix/share/gemmkit/shapes")));
 }
 
 }  // namespace
