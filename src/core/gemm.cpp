@@ -173,6 +173,8 @@ const KernelEntry* auto_choice(Backend backend, std::optional<int> cc, const Gem
                      : "priority below the chosen " + chosen->name + "'s " +
                            std::to_string(chosen->auto_priority);
       if (why) c.reason += "; it would refuse too: " + *why;
+      else if (less_accurate_than_asked(*e, p))
+        c.reason += "; it computes in " + std::string(dtype_name(*e->accuracy)) + " anyway";
     } else if (less_accurate_than_asked(*e, p)) {
       c.reason = "computes in " + std::string(dtype_name(*e->accuracy)) + ", less precise than " +
                  std::string(dtype_name(p.dtype));

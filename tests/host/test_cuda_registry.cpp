@@ -61,7 +61,18 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
   const KernelEntry* tf32 = Registry::instance().find("cuda_cublas_tf32");
   ASSERT_NE(tf32, nullptr);
   EXPECT_EQ(tf32->accuracy, DType::tf32);
-  EXPECT_EQ(tf32->auto_priority, 0) << "a less accurate kernel must not be chosen silently";
+  // auto never answers an f32 problem with it (on any device), but takes it for a tf32 one
+  // that no rung of ours accepts (rows not on 16 bytes).
+  for (const int cc : {80, 90}) {
+    GemmProblem p = shape(65, 33, 17);
+    const AutoChoice f32 = explain_auto_choice(Backend::cuda, cc, p);
+    ASSERT_NE(f32.chosen, nullptr);
+    EXPECT_FALSE(f32.chosen->accuracy.has_value()) << f32.chosen->name << " for f32 at cc " << cc;
+    p.dtype = DType::tf32;
+    const AutoChoice t = explain_auto_choice(Backend::cuda, cc, p);
+    ASSERT_NE(t.chosen, nullptr);
+    EXPECT_EQ(t.chosen->name, "cuda_cublas_tf32") << "cc " << cc;
+  }
 }
 
 TEST(CudaRegistry, PreconditionsAcceptOrdinaryShapesAndRejectHugeOnes) {
