@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gemmkit.matmul on torch tensors against the same kernel called from C++ and torch.matmul.
 
-1. bf16 N^3 (default 8192): GPU time per call under CUDA events on torch's current stream,
+1. bf16 N^3 (default 8192), for each kernel of --kernels (default: auto's choice and rung
+   19, cuda_wgmma_ws): GPU time per call under CUDA events on torch's current stream,
    for gemmkit.matmul(a, b) (a new result each call), gemmkit.matmul(a, b, c=c), the same
    gemm() call in a C++ loop on the same tensors and stream (gemmkit._gemmkit.gemm_time,
    the library's time_on_stream), and torch.matmul(a, b). Rounds alternate the methods so
@@ -214,7 +215,9 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=10000, help="calls per overhead measurement")
     parser.add_argument("--burst", type=int, default=100, help="back-to-back calls between waits for the GPU")
     parser.add_argument("--profile", action="store_true", help="also profile gemmkit.matmul's Python layer")
-    parser.add_argument("--kernel", default="auto")
+    parser.add_argument("--kernels", default="auto,cuda_wgmma_ws",
+                        help="comma-separated kernels for the large problem (each beside C++ and torch)")
+    parser.add_argument("--small-kernel", default="auto", help="the kernel of the overhead problems")
     parser.add_argument("--json", default="matmul_torch.json")
     args = parser.parse_args()
     if not torch.cuda.is_available() or not gemmkit.cuda_available():
@@ -228,19 +231,20 @@ def main() -> int:
         "device": {k: v for k, v in gemmkit.device(0).items()},
         "torch": torch.__version__,
         "python": platform.python_version(),
-        "large": large(args.n, args.rounds, args.reps, args.warmup, args.kernel),
-        "overhead": [overhead(args.small, d, args.calls, args.burst, args.kernel, args.profile)
+        "large": [large(args.n, args.rounds, args.reps, args.warmup, kernel)
+                  for kernel in args.kernels.split(",")],
+        "overhead": [overhead(args.small, d, args.calls, args.burst, args.small_kernel, args.profile)
                      for d in ("bf16", "f32")],
     }
     with open(args.json, "w") as f:
         json.dump(report, f, indent=2)
 
-    big = report["large"]
     print(f"\n{report['device']['name']}, gemmkit {report['versions'].get('gemmkit')}, torch {torch.__version__}")
-    print(f"bf16 {big['n']}^3, kernel {big['kernel']} (rel. error vs torch in f32: {big['rel_error_vs_torch_f32']:.2e})")
-    print(f"  {'method':30} {'median ms':>10} {'TFLOP/s':>8} {'vs C++':>8}")
-    for name, row in big["methods"].items():
-        print(f"  {name:30} {row['median_ms']:10.3f} {row['tflops']:8.1f} {row['vs_cpp']:8.4f}")
+    for big in report["large"]:
+        print(f"bf16 {big['n']}^3, kernel {big['kernel']} (rel. error vs torch in f32: {big['rel_error_vs_torch_f32']:.2e})")
+        print(f"  {'method':30} {'median ms':>10} {'TFLOP/s':>8} {'vs C++':>8}")
+        for name, row in big["methods"].items():
+            print(f"  {name:30} {row['median_ms']:10.3f} {row['tflops']:8.1f} {row['vs_cpp']:8.4f}")
     for result in report["overhead"]:
         print(f"{result['dtype']} {result['n']}^3 host time per call (bursts of {result['burst']} calls), "
               f"kernel {result['kernel']}, GPU {result['gpu_us_per_call_cpp_loop']:.2f} us per call")
