@@ -307,3 +307,10 @@ def test_progress_lines_and_cancelling():
 
     with pytest.raises(KeyboardInterrupt):
         gemmkit.walks(str(GRAPH), 60, undirected=True, method="dense", progress=stop)
+
+
+def test_out_of_memory_is_a_memory_error_with_the_figures():
+    with pytest.raises(MemoryError, match=r"counting walks on 3000000 vertices.* needs [0-9.]+ GiB "
+                                          r"of host memory, [0-9.]+ GiB available") as info:
+        gemmkit.walks([(0, 1), (1, 2)], 3, n=3_000_000)
+    assert isinstance(info.value, gemmkit.OutOfMemoryError)

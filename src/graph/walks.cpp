@@ -22,6 +22,7 @@
 
 #include "gemmkit/device.hpp"
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/memory.hpp"
 #include "gemmkit/walks.hpp"
 #include "graph/modular.hpp"
 #include "graph/modular_int8.hpp"
@@ -510,6 +511,15 @@ WalkCounts count_walks(const Graph& g, const WalkQuery& query) {
   out.bound = walk_bound(g, query.length);
   const bool sparse = choose_sparse(g, plan, query, out.bound);
   const std::size_t entries = plan.lengths.size() * plan.sources.size() * plan.targets.size();
+  // Refused with the figures before anything is allocated: the table of counts, and for the
+  // dense method at least two n x n matrices of residues (or doubles) to multiply.
+  const std::uint64_t words_per_entry =
+      query.mode == WalkMode::exact ? std::uint64_t(walks_detail::limbs_for_bound(out.bound)) : 1;
+  const u128 needed = u128(entries) * words_per_entry * 8 +
+                      (sparse ? 0 : u128(g.n) * u128(g.n) * 16);
+  const std::string what = "counting walks on " + std::to_string(g.n) + " vertices" +
+                           (sparse ? "" : " with the dense method (try --method sparse)");
+  require_host_memory(needed > UINT64_MAX ? UINT64_MAX : std::uint64_t(needed), what);
   try {
     switch (query.mode) {
       case WalkMode::exact: {
@@ -551,8 +561,8 @@ WalkCounts count_walks(const Graph& g, const WalkQuery& query) {
     }
   } catch (const std::bad_alloc&) {
     fail(ErrorCategory::out_of_memory,
-         "not enough host memory to count walks on " + std::to_string(g.n) + " vertices" +
-             (sparse ? "" : " with the dense method (try --method sparse)"));
+         "not enough host memory for " + what + ": " + std::to_string(host_memory().available >> 20) +
+             " MiB available");
   }
   return out;
 }

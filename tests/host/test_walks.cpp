@@ -460,6 +460,24 @@ TEST(Modular, ChineseRemainderRebuildsSignedIntegers) {
   }
 }
 
+// A count that cannot fit in memory is refused before anything is allocated, saying how much
+// it needs and how much there is.
+TEST(Walks, TooLargeForMemoryIsRefusedWithTheFigures) {
+  const Graph g = graph_from_edges(3'000'000, {{0, 1, 1}, {1, 2, 1}});
+  for (WalkMethod method : {WalkMethod::dense, WalkMethod::sparse}) {
+    try {
+      count_walks(g, query(3, WalkMode::exact, method));
+      ADD_FAILURE() << "a table of 9e12 counts was not refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::out_of_memory);
+      const std::string message = e.what();
+      EXPECT_NE(message.find("counting walks on 3000000 vertices"), std::string::npos) << message;
+      EXPECT_NE(message.find(" GiB of host memory, "), std::string::npos) << message;
+      EXPECT_NE(message.find(" GiB available"), std::string::npos) << message;
+    }
+  }
+}
+
 TEST(BigIntType, ConversionsAndOrder) {
   EXPECT_EQ(BigInt(0).to_string(), "0");
   EXPECT_EQ(BigInt(-42).to_string(), "-42");
