@@ -53,6 +53,10 @@ void run_on_device(Context& ctx, Stream stream, const std::string& kernel, Batch
   a.copy_from_host(data.a.data(), data.a.size());
   b.copy_from_host(data.b.data(), data.b.size());
   c.copy_from_host(data.c.data(), data.c.size());
+  // cudaMemcpy from pageable memory may return before its DMA lands (on the legacy stream),
+  // and the test's non-blocking stream does not wait for it: without this, the NaNs that
+  // poison C could arrive after the kernel wrote it (seen once on the H200).
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   GemmProblem p = data.problem;
   p.a = a.data(), p.b = b.data(), p.c = c.data();
   GemmOptions options;

@@ -137,6 +137,8 @@ TEST(GpuDeviceApi, StreamKOnTwoStreamsAndTwoThreadsGivesTheBitsOfARunAlone) {
   for (int round = 0; round < 8; ++round) {
     CUDA_OK(cudaMemset(g0.c, 0xff, std::size_t(g0.m * g0.n) * 4));
     CUDA_OK(cudaMemset(g1.c, 0xff, std::size_t(g1.m * g1.n) * 4));
+    // cudaMemset is queued on the legacy stream, which non-blocking streams do not wait for.
+    CUDA_OK(cudaDeviceSynchronize());
     for (int rep = 0; rep < 3; ++rep) {
       gemm(ctx, g0.problem(), s[0], rung);
       gemm(ctx, g1.problem(), s[1], rung);
@@ -249,6 +251,9 @@ TEST(GpuDeviceApi, EveryEntryRunsOnAUserStream) {
   CUDA_OK(cudaMalloc(&dc, c0.size() * 4));
   CUDA_OK(cudaMemcpy(da, a.data(), a.size() * 4, cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemcpy(db, b.data(), b.size() * 4, cudaMemcpyHostToDevice));
+  // A copy from pageable memory may return before its DMA lands, and the non-blocking stream
+  // below would not wait for it.
+  CUDA_OK(cudaDeviceSynchronize());
   for (const KernelEntry& e : Registry::instance().entries()) {
     if (e.backend != Backend::cuda || !e.supports(DType::f32) ||
         ctx.compute_capability() < e.min_compute_capability)
