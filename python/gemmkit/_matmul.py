@@ -187,8 +187,9 @@ def matmul(
     tensor's device, CuPy's current stream, a __cuda_array_interface__ object's 'stream',
     else the legacy default stream), and the call returns without waiting: the result is
     ordered on that stream like the framework's own operations. A new torch result is
-    allocated from torch's current stream: with another ``stream=``, synchronise or
-    ``record_stream`` before freeing it elsewhere.
+    allocated from torch's current stream; with another ``stream=`` it is recorded on that
+    stream too (``record_stream``), so torch does not reuse its memory before the product
+    is written.
 
     dtype: None (the inputs' dtype, which must agree), 'tf32' (f32 inputs computed on the
     TF32 tensor cores, f32 result), or 'f64', 'f32', 'f16', 'bf16' (float inputs converted
@@ -304,6 +305,11 @@ def matmul(
     ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc = problem
     ran = _gemm(context, compute, out, ta, tb, pm, pn, k, alpha, a_ptr, lda, b_ptr, ldb, beta,
                 c_ptr, ldc, batch, sa, sb, sc, kernel, stream_int, host)
+    if c is None and stream_given is not None and vc.framework == "torch" and not host:
+        # Allocated from the current stream's pool but written on another: torch must not
+        # hand the memory out again before that stream's work is done.
+        torch = _arrays._torch
+        vc.obj.record_stream(torch.cuda.ExternalStream(stream_int, device=vc.obj.device))
 
     if check:
         _verify(va, vb, vc, before, transpose_a, transpose_b, compute, out, alpha, beta, verify,

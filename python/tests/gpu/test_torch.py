@@ -281,3 +281,27 @@ def test_fast_path_is_taken_and_equals_the_general_path(monkeypatch):
                 gemmkit.matmul(odd, b)
     torch.cuda.synchronize()
     assert torch.equal(fast, general)
+
+
+def test_new_result_on_another_stream_is_recorded_there():
+    """A result allocated by torch on its current stream but written on `stream=` stays
+    reserved until that stream's work is done: freeing it and allocating again at once does
+    not hand its memory to a new tensor that the product would still overwrite."""
+    side = torch.cuda.Stream()
+    a = randn(512, 512)
+    b = randn(512, 512)
+    want = a.double() @ b.double()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(40_000_000)  # the product below waits behind this on `side`
+    c = gemmkit.matmul(a, b, stream=side)
+    address = c.data_ptr()
+    del c
+    reused = torch.full((512, 512), 7.0, device=DEVICE)  # on the current stream
+    side.synchronize()
+    torch.cuda.synchronize()
+    if reused.data_ptr() == address:
+        assert torch.all(reused == 7.0), "the product overwrote memory torch had reused"
+    result = gemmkit.matmul(a, b, stream=side)
+    side.synchronize()
+    assert rel_error(result, want) < 1e-5
