@@ -104,7 +104,7 @@ nlohmann::json to_json(const BenchRow& r, DType dtype, Backend backend) {
           {"accuracy", r.accuracy ? nlohmann::json(dtype_name(*r.accuracy)) : nlohmann::json(nullptr)},
           {"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"batch", r.batch},
           {"trans_a", r.trans_a}, {"trans_b", r.trans_b},
-          {"layout", r.layout == Layout::col_major ? "col" : "row"},
+          {"layout", std::string(layout_name(r.layout))},
           {"skipped", r.skipped}, {"failed", r.failed}, {"note", r.note}, {"reps", r.reps},
           {"median_ms", number_or_null(r.median_s * 1e3)}, {"min_ms", number_or_null(r.min_s * 1e3)},
           {"gflops", number_or_null(r.gflops)},
@@ -144,7 +144,7 @@ void write_csv_results(const std::string& path, const std::vector<BenchRow>& row
             (r.check.passed ? "true" : "false") + "," +
             std::string(dtype_name(r.tolerance_dtype)) + "," + (r.skipped ? "true" : "false") +
             "," + csv_field(r.note) + "," + (r.trans_a ? "true" : "false") + "," +
-            (r.trans_b ? "true" : "false") + "," + (r.layout == Layout::col_major ? "col" : "row") + "\n";
+            (r.trans_b ? "true" : "false") + "," + std::string(layout_name(r.layout)) + "\n";
   }
   AtomicFile file(path);
   file.write(text);
@@ -233,7 +233,7 @@ ShapeSuite find_suite(const std::string& name) {
 
 nlohmann::json shape_json(const SuiteShape& s) {
   return {{"m", s.shape.m}, {"n", s.shape.n}, {"k", s.shape.k}, {"trans_a", s.trans_a},
-          {"trans_b", s.trans_b}, {"layout", s.layout == Layout::col_major ? "col" : "row"}};
+          {"trans_b", s.trans_b}, {"layout", std::string(layout_name(s.layout))}};
 }
 
 nlohmann::json suite_json(const ShapeSuite& suite, const std::vector<SuiteKernelSummary>& summary) {
@@ -297,8 +297,8 @@ void run_bench(const BenchArgs& o) {
                    [](const Shape& s) { return s.m == s.n && s.n == s.k; }))
     fail(ErrorCategory::usage, "--plot draws square shapes (GFLOP/s against N) and none was "
                                "given; add one, e.g. --shapes 2048x2048x2048,...");
-  if (o.layout != "row" && o.layout != "col")
-    fail(ErrorCategory::usage, "--layout: '" + o.layout + "' is not row or col");
+  const std::optional<Layout> layout = parse_layout(o.layout);
+  if (!layout) fail(ErrorCategory::usage, "--layout: '" + o.layout + "' is not row or col");
   if (o.batch < 1) fail(ErrorCategory::usage, "--batch must be positive");
   const std::optional<Plotter> plotter =
       o.plot_path.empty() ? std::nullopt : std::optional<Plotter>(find_plotter(o.plot_path));
@@ -312,7 +312,7 @@ void run_bench(const BenchArgs& o) {
   engine.dtype = dtype;
   engine.trans_a = o.trans_a;
   engine.trans_b = o.trans_b;
-  engine.layout = o.layout == "col" ? Layout::col_major : Layout::row_major;
+  engine.layout = *layout;
   engine.batch = o.batch;
   engine.warmup = o.warmup;
   engine.reps = o.reps;

@@ -52,13 +52,13 @@ void explain_auto(const AutoArgs& a, bool json) {
   if (!shape) fail(ErrorCategory::usage, "--auto: '" + a.shape + "' is not MxNxK with positive integers (e.g. 16x8192x8192)");
   const auto dtype = parse_dtype(a.dtype);
   if (!dtype) fail(ErrorCategory::usage, "unknown dtype '" + a.dtype + "'");
-  if (a.layout != "row" && a.layout != "col")
-    fail(ErrorCategory::usage, "--layout: '" + a.layout + "' is not row or col");
+  const std::optional<Layout> layout = parse_layout(a.layout);
+  if (!layout) fail(ErrorCategory::usage, "--layout: '" + a.layout + "' is not row or col");
   GemmProblem p;
   p.dtype = *dtype;
   p.m = shape->m, p.n = shape->n, p.k = shape->k;
   p.trans_a = a.trans_a, p.trans_b = a.trans_b;
-  p.layout = a.layout == "col" ? Layout::col_major : Layout::row_major;
+  p.layout = *layout;
   // Packed operands: each leading dimension the stored width (row-major) or height.
   const bool row = p.layout == Layout::row_major;
   p.lda = std::max<std::int64_t>(1, row ? p.a_cols() : p.a_rows());

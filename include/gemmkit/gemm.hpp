@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gemmkit/context.hpp"
@@ -22,6 +23,8 @@ struct KernelEntry;
 // How the matrices are stored. Column-major problems are run as the row-major problem
 // C^T = op(B)^T op(A)^T on the same memory (no copies): see as_row_major().
 enum class Layout { row_major, col_major };
+std::string_view layout_name(Layout layout);              // "row" or "col"
+std::optional<Layout> parse_layout(std::string_view name);  // "row", "col"; nullopt otherwise
 
 // A type-erased problem, as kernels and the registry see it. Pointers refer to memory of
 // the backend that runs it (host memory for CPU kernels, device memory for CUDA kernels).

@@ -98,9 +98,9 @@ void bind_bench(nb::module_& m) {
         options.dtype = dtype_from_name(dtype);
         options.trans_a = trans_a;
         options.trans_b = trans_b;
-        if (layout == "row") options.layout = Layout::row_major;
-        else if (layout == "col") options.layout = Layout::col_major;
-        else fail(ErrorCategory::usage, "layout: '" + std::string(layout) + "' is not row or col");
+        const std::optional<Layout> parsed = parse_layout(layout);
+        if (!parsed) fail(ErrorCategory::usage, "layout: '" + std::string(layout) + "' is not row or col");
+        options.layout = *parsed;
         if (batch < 1) fail(ErrorCategory::usage, "batch must be positive");
         options.batch = batch;
         options.warmup = warmup;

@@ -52,6 +52,14 @@ std::int64_t GemmProblem::c_span() const {
 // A column-major matrix read row-major is its transpose, so each operand's storage, read
 // row-major, is already op()^T of itself when its flag is clear, and op() when it is set:
 // the row-major problem is N x M x K with A and B swapped and each keeping its own flag.
+std::string_view layout_name(Layout layout) { return layout == Layout::col_major ? "col" : "row"; }
+
+std::optional<Layout> parse_layout(std::string_view name) {
+  if (name == "row") return Layout::row_major;
+  if (name == "col") return Layout::col_major;
+  return std::nullopt;
+}
+
 GemmProblem as_row_major(const GemmProblem& p) {
   if (p.layout == Layout::row_major) return p;
   GemmProblem q = p;

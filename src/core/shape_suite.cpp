@@ -89,10 +89,10 @@ ShapeSuite read_shape_suite(const std::string& path) {
       if (flag) {
         if (*flag) bad("'" + token + "' is given twice");
         *flag = true;
-      } else if (token == "row" || token == "col") {
+      } else if (const std::optional<Layout> layout = parse_layout(token)) {
         if (layout_given) bad("the layout is given twice");
         layout_given = true;
-        s.layout = token == "col" ? Layout::col_major : Layout::row_major;
+        s.layout = *layout;
       } else {
         bad("unknown flag '" + token + "' (expected A^T, B^T, row or col, then # a comment)");
       }

@@ -211,6 +211,14 @@ TEST(GemmProblem, ValidateCatchesInconsistentProblems) {
   EXPECT_EQ(pt.shape_string(), "4x5x3 (A^T)");
 }
 
+TEST(Layout, NamesRoundTrip) {
+  for (Layout layout : {Layout::row_major, Layout::col_major})
+    EXPECT_EQ(parse_layout(layout_name(layout)), layout);
+  EXPECT_EQ(layout_name(Layout::col_major), "col");
+  EXPECT_FALSE(parse_layout("column").has_value());
+  EXPECT_FALSE(parse_layout("").has_value());
+}
+
 TEST(GemmProblem, OutputDtypeIsF32ForHalfInputsOnly) {
   Matrix<float> a(4, 3), b(3, 5), c(4, 5);
   GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
