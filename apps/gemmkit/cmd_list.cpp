@@ -92,6 +92,7 @@ void explain_auto(const AutoArgs& a, bool json) {
         {"backend", backend_name(*backend)},
         {"compute_capability", cc ? nlohmann::json(*cc) : nlohmann::json(nullptr)},
         {"device_checked", choice.device_checked}, {"rule", choice.rule},
+        {"tuned_compute_capability", choice.tuned_compute_capability ? nlohmann::json(choice.tuned_compute_capability) : nlohmann::json(nullptr)},
         {"chosen", choice.chosen ? nlohmann::json(choice.chosen->name) : nlohmann::json(nullptr)},
         {"candidates", candidates}};
     std::printf("%s\n", out.dump(2).c_str());
@@ -102,6 +103,9 @@ void explain_auto(const AutoArgs& a, bool json) {
   if (!choice.chosen)
     std::printf("picks: none (no %s kernel accepts it%s)\n", std::string(backend_name(*backend)).c_str(),
                 cc ? " on this device" : "");
+  else if (!choice.device_checked && choice.tuned_compute_capability)
+    std::printf("picks: %s on a device of compute capability %d, where it was tuned (other devices: see below)\n",
+                choice.chosen->name.c_str(), choice.tuned_compute_capability);
   else if (!choice.device_checked)
     std::printf("picks: %s on a device of compute capability %d or more%s\n", choice.chosen->name.c_str(),
                 choice.chosen->min_compute_capability,

@@ -145,9 +145,12 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
                         Workspace workspace, const GemmOptions& options = {});
 
 // How `auto` decides, with its reasons (`gemmkit list --auto` prints it; choose_gemm_kernel
-// uses the same decision). The rule: the candidates are the backend's kernels with an auto
-// priority, highest first (ties in ladder order); the first that accepts the problem and
-// that the device can run is chosen.
+// uses the same decision). The rule: on the CUDA backend, with a device of the compute
+// capability the tuning table was measured on (or none given), the kernel measured fastest
+// at the nearest measured shape of the problem's class (src/core/auto_table.inc, from
+// bench/tune/make_auto_table.py), if it accepts the problem; otherwise the candidates are
+// the backend's kernels with an auto priority, highest first (ties in ladder order), and the
+// first that accepts the problem and that the device can run is chosen.
 struct AutoCandidate {
   const KernelEntry* entry = nullptr;
   enum class Verdict {
@@ -166,6 +169,9 @@ struct AutoChoice {
   // runs; the candidates an older device would get instead are marked `unchecked` too.
   const KernelEntry* chosen = nullptr;
   bool device_checked = true;  // false: no compute capability was given
+  // Nonzero when the tuning table chose: the compute capability it was measured on (and
+  // applies to); without a device, other devices get the priorities' choice (see candidates).
+  int tuned_compute_capability = 0;
   std::vector<AutoCandidate> candidates;  // in the order considered
 };
 

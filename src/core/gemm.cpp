@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <optional>
 #include <variant>
 
+#include "core/auto_table.hpp"
 #include "core/dispatch.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/memory.hpp"
@@ -159,24 +161,67 @@ bool less_accurate_than_asked(const KernelEntry& e, const GemmProblem& p) {
   return e.accuracy && *e.accuracy != p.dtype;
 }
 
+// Measured shapes of the tuning table that auto tries before the priorities: the nearest
+// few, so that a kernel that refuses the problem (a skinny kernel asked for M = 65) gives way
+// to the next nearest measurement rather than to the priorities at once.
+constexpr std::size_t kTunedTries = 4;
+// How the reason of a candidate from the tuning table starts.
+constexpr std::string_view kTunedReason = "fastest at ";
+
+// The tuning table's choice for a CUDA problem on a device of the table's compute
+// capability (or on none given): the winner of the nearest measured shape whose winner
+// accepts it. Each shape tried is recorded in `explain`.
+const KernelEntry* tuned_choice(std::optional<int> cc, const GemmProblem& p, AutoChoice* explain) {
+  const detail::TuningRun& run = detail::tuning_run();
+  if (cc && *cc != run.compute_capability) return nullptr;
+  for (const detail::TunedMatch& match : detail::nearest_tuned_shapes(p, kTunedTries)) {
+    const KernelEntry* e = Registry::instance().find(match.shape->kernel);
+    if (!e) continue;  // a build without that kernel
+    char measured[64];
+    std::snprintf(measured, sizeof measured, "%.1f%% of cuBLAS", match.shape->percent_of_cublas);
+    const std::string where = std::string(kTunedReason) + detail::tuned_shape_string(*match.shape) + " (" +
+                              measured + ") in the tuning run on the " + run.device;
+    std::optional<std::string> why = e->rejects(p);
+    if (!why && less_accurate_than_asked(*e, p))
+      why = "computes in " + std::string(dtype_name(*e->accuracy));
+    if (!why && cc && *cc < e->min_compute_capability)
+      why = "needs compute capability " + std::to_string(e->min_compute_capability);
+    if (explain) {
+      AutoCandidate c{e, AutoCandidate::Verdict::chosen, where};
+      if (why) c.verdict = AutoCandidate::Verdict::refused, c.reason += ", but " + *why;
+      else if (!cc) c.verdict = AutoCandidate::Verdict::unchecked,
+                    c.reason += ": chosen on a device of compute capability " +
+                                std::to_string(run.compute_capability) + " (no device to check)";
+      explain->candidates.push_back(std::move(c));
+    }
+    if (!why) return e;
+  }
+  return nullptr;
+}
+
 // The auto decision on a row-major problem. With `explain`, every candidate's verdict is
 // recorded there; without it the walk stops at the chosen kernel (the per-call path).
 const KernelEntry* auto_choice(Backend backend, std::optional<int> cc, const GemmProblem& p,
                                AutoChoice* explain) {
+  const KernelEntry* tuned = backend == Backend::cuda ? tuned_choice(cc, p, explain) : nullptr;
+  if (tuned && !explain) return tuned;
   std::vector<const KernelEntry*> candidates;
   for (const KernelEntry* e : Registry::instance().of_backend(backend))
     if (e->auto_priority > 0) candidates.push_back(e);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const KernelEntry* a, const KernelEntry* b) { return a->auto_priority > b->auto_priority; });
-  const KernelEntry* chosen = nullptr;
+  // Without a device, the walk below says what devices of other compute capabilities get.
+  const KernelEntry* chosen = cc ? tuned : nullptr;
   for (const KernelEntry* e : candidates) {
+    if (e == tuned && cc) continue;
     AutoCandidate c{e, AutoCandidate::Verdict::refused, ""};
     const std::optional<std::string> why = e->rejects(p);
     const bool device_ok = backend == Backend::cpu || !cc || *cc >= e->min_compute_capability;
     if (chosen) {
       if (!explain) break;
       c.verdict = AutoCandidate::Verdict::passed_over;
-      c.reason = e->auto_priority == chosen->auto_priority
+      c.reason = chosen == tuned && cc ? "the tuning table chose " + chosen->name
+                 : e->auto_priority == chosen->auto_priority
                      ? "the same priority as " + chosen->name + ", which comes first in ladder order"
                      : "priority below the chosen " + chosen->name + "'s " +
                            std::to_string(chosen->auto_priority);
@@ -215,7 +260,12 @@ const KernelEntry* auto_choice(Backend backend, std::optional<int> cc, const Gem
         below = c.entry->min_compute_capability;
       }
   }
-  return chosen;
+  if (explain && tuned && !cc)
+    for (AutoCandidate& c : explain->candidates)
+      if (!c.reason.starts_with(kTunedReason) && c.verdict == AutoCandidate::Verdict::unchecked)
+        c.reason += ", where the tuning table does not apply (compute capability other than " +
+                    std::to_string(detail::tuning_run().compute_capability) + ")";
+  return tuned ? tuned : chosen;
 }
 
 // The accepting kernel of ctx's backend that auto runs, or nullptr.
@@ -262,8 +312,18 @@ AutoChoice explain_auto_choice(Backend backend, std::optional<int> compute_capab
                 " kernels with an auto priority, highest first (ties in ladder order), the first "
                 "that accepts the problem" +
                 (backend == Backend::cuda ? " and that the device can run" : "");
+  if (backend == Backend::cuda)
+    choice.rule = "on a device of compute capability " +
+                  std::to_string(detail::tuning_run().compute_capability) +
+                  ": the kernel measured fastest at the nearest shape of the problem's class (dtype, "
+                  "rows on 16 bytes or not) in the tuning run (" + detail::tuning_run().results +
+                  "), if it accepts the problem (the next nearest otherwise); failing that, " +
+                  choice.rule;
   choice.device_checked = backend == Backend::cpu || compute_capability.has_value();
   choice.chosen = auto_choice(backend, compute_capability, as_row_major(problem), &choice);
+  if (choice.chosen && !choice.candidates.empty() && choice.candidates.front().entry == choice.chosen &&
+      choice.candidates.front().reason.starts_with(kTunedReason))
+    choice.tuned_compute_capability = detail::tuning_run().compute_capability;
   return choice;
 }
 

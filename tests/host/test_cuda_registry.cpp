@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <set>
 
+#include "core/auto_table.hpp"
 #include "cuda/autotune_table.hpp"
 #include "gemmkit/registry.hpp"
 
@@ -143,6 +144,58 @@ TEST(CudaRegistry, OnlyKernelsThatSayTheyCanWriteF32FromHalfInputsGetIt) {
     if (e->half_inputs_f32_output) EXPECT_EQ(e->rejects(p), std::nullopt) << e->name;
     else EXPECT_NE(e->rejects(p), std::nullopt) << e->name;
   }
+}
+
+// The tuning table behind auto (src/core/auto_table.inc): every row names a kernel of this
+// build that runs its own shape, and auto on a device of the table's compute capability
+// picks it there; elsewhere the priorities decide.
+TEST(AutoTable, EveryMeasuredShapeGetsItsMeasuredWinner) {
+  const detail::TuningRun& run = detail::tuning_run();
+  GemmProblem probe = shape(64, 64, 64);
+  probe.dtype = DType::bf16;
+  ASSERT_FALSE(detail::nearest_tuned_shapes(probe, 1).empty()) << "no bf16 rows in the table";
+  for (const DType dtype : {DType::bf16, DType::f16, DType::tf32, DType::f32}) {
+    probe.dtype = dtype;
+    const auto all = detail::nearest_tuned_shapes(probe, 100000);
+    for (const detail::TunedMatch& match : all) {
+      const detail::TunedShape& s = *match.shape;
+      GemmProblem p = shape(s.m, s.n, s.k);
+      p.dtype = s.dtype, p.trans_a = s.trans_a, p.trans_b = s.trans_b;
+      p.lda = std::max<std::int64_t>(1, p.a_cols()), p.ldb = std::max<std::int64_t>(1, p.b_cols());
+      const std::string what = detail::tuned_shape_string(s) + " " + std::string(dtype_name(dtype));
+      const KernelEntry* e = Registry::instance().find(s.kernel);
+      ASSERT_NE(e, nullptr) << s.kernel << " at " << what;
+      EXPECT_EQ(e->rejects(p), std::nullopt) << s.kernel << " at " << what;
+      EXPECT_GE(s.percent_of_cublas, 99.0) << "auto would pick a kernel slower than cuBLAS at " << what;
+      // Its own nearest shape is itself (distance 0), or an equal one earlier in the table.
+      const auto nearest = detail::nearest_tuned_shapes(p, 1);
+      ASSERT_EQ(nearest.size(), 1u);
+      EXPECT_EQ(nearest[0].distance, 0.0) << what;
+      const AutoChoice choice = explain_auto_choice(Backend::cuda, run.compute_capability, p);
+      ASSERT_NE(choice.chosen, nullptr) << what;
+      EXPECT_EQ(choice.chosen->name, nearest[0].shape->kernel) << what;
+      EXPECT_EQ(choice.tuned_compute_capability, run.compute_capability) << what;
+      // On a device of another compute capability the table does not apply.
+      EXPECT_EQ(explain_auto_choice(Backend::cuda, 80, p).tuned_compute_capability, 0) << what;
+    }
+  }
+}
+
+TEST(AutoTable, NearbyShapesOfTheSameClassTakeTheNearestMeasurement) {
+  GemmProblem p = aligned_bf16(1000, 1000, 1000);  // near 1024^3, rows on 16 bytes
+  const auto near = detail::nearest_tuned_shapes(p, 3);
+  ASSERT_FALSE(near.empty());
+  EXPECT_LT(near[0].distance, 1.0);
+  EXPECT_TRUE(near[0].shape->rows_on_16_bytes);
+  for (std::size_t i = 1; i < near.size(); ++i) EXPECT_GE(near[i].distance, near[i - 1].distance);
+  // Rows off 16 bytes are another class: the kernels that need TMA cannot run them.
+  p.lda = 1001;
+  for (const detail::TunedMatch& m : detail::nearest_tuned_shapes(p, 10))
+    EXPECT_FALSE(m.shape->rows_on_16_bytes);
+  // A kernel the nearest measurement names but that refuses the problem gives way.
+  const AutoChoice choice = explain_auto_choice(Backend::cuda, 90, p);
+  ASSERT_NE(choice.chosen, nullptr);
+  EXPECT_EQ(choice.chosen->rejects(p), std::nullopt) << choice.chosen->name;
 }
 
 #endif
