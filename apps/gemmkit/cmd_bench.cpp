@@ -110,6 +110,7 @@ nlohmann::json to_json(const BenchRow& r, DType dtype, Backend backend) {
           {"gflops", number_or_null(r.gflops)},
           {"percent_of_reference", r.percent_of_reference < 0 ? nlohmann::json(nullptr)
                                                               : nlohmann::json(r.percent_of_reference)},
+          {"percent_of_copy", r.percent_of_copy < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.percent_of_copy)},
           {"paired_reference_median_ms", r.paired_reference_median_s > 0
                                              ? nlohmann::json(r.paired_reference_median_s * 1e3)
                                              : nlohmann::json(nullptr)},

@@ -70,6 +70,11 @@ struct BenchRow {
   // The reference's median in runs alternating with this kernel's (0: not timed in pairs,
   // e.g. the reference itself); the ratio is taken against it then.
   double paired_reference_median_s = 0;
+  // GPU: a device-to-device copy moving as many bytes as the product must (A and B read, C
+  // written, and read too when beta != 0), timed in the same run, as a percentage of this
+  // row's median: how near a memory-bound product (a skinny one) runs to the bandwidth
+  // ceiling. -1: not measured (the CPU, a skipped row).
+  double percent_of_copy = -1;
   // Against the exact product (every batch item; the worst one's figures).
   VerifyResult check;
 };

@@ -36,6 +36,7 @@ nb::dict row_dict(const BenchRow& r, const BenchReport& report) {
   d["gflops"] = number_or_none(r.skipped, r.gflops);
   d["percent_of_reference"] =
       r.percent_of_reference < 0 ? nb::none() : nb::cast(r.percent_of_reference);
+  d["percent_of_copy"] = r.percent_of_copy < 0 ? nb::none() : nb::cast(r.percent_of_copy);
   d["paired_reference_median_ms"] = r.paired_reference_median_s > 0
                                         ? nb::cast(r.paired_reference_median_s * 1e3)
                                         : nb::none();

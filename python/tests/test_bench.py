@@ -6,7 +6,7 @@ import gemmkit
 
 COLUMNS = {"kernel", "backend", "rung", "reference", "dtype", "accuracy", "m", "n", "k", "batch",
            "skipped", "failed", "note", "reps", "median_ms", "min_ms", "gflops",
-           "percent_of_reference", "paired_reference_median_ms", "error", "error_method",
+           "percent_of_reference", "percent_of_copy", "paired_reference_median_ms", "error", "error_method",
            "tolerance", "tolerance_dtype", "passed"}
 
 

@@ -125,6 +125,20 @@ std::string seconds_text(double s) {
   return buf;
 }
 
+// The device copy of half the bytes a product moves (so the copy, reading and writing
+// them, moves as many): A and B read, C written, and read as well when beta != 0. 0 when
+// it cannot be timed (no memory for the two buffers): the rows then carry no copy figure.
+double copy_of_traffic_seconds(Context& ctx, Stream stream, const GemmProblem& p) {
+  const double elem = double(dtype_size(p.dtype)), c_elem = double(dtype_size(p.c_dtype()));
+  const double traffic = double(p.batch) * (elem * double(p.m * p.k + p.k * p.n) +
+                                            c_elem * double(p.m * p.n) * (p.beta != 0 ? 2 : 1));
+  try {
+    return detail::device_copy_seconds(ctx, stream, std::size_t(traffic / 2 / 16 + 1) * 16, 2, 10);
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
 // The kernels to run: those named (or all of the backend) that support the dtype, with the
 // backend's reference library always included so every ratio is measured in the same run.
 std::vector<const KernelEntry*> select_kernels(const std::vector<std::string>& names,
@@ -433,6 +447,11 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
       report.rows.push_back(r);
     }
     const auto shape_rows = report.rows.begin() + std::ptrdiff_t(first_row);
+    if (backend == Backend::cuda && shape_failure.empty()) {
+      const double copy_s = copy_of_traffic_seconds(ctx, stream.get(), ops->p);
+      for (auto r = shape_rows; r != report.rows.end(); ++r)
+        if (!r->skipped && copy_s > 0) r->percent_of_copy = 100.0 * copy_s / r->median_s;
+    }
     const auto ref = std::find_if(shape_rows, report.rows.end(), [&](const BenchRow& r) {
       return reference_entry && r.kernel == reference_entry->name && !r.skipped;
     });
@@ -473,8 +492,8 @@ std::string bench_table(const BenchReport& report, const RunMeta& meta) {
                                                   " threads, OpenBLAS " + meta.openblas_threading;
   std::string out = format("gemmkit bench: %s backend, %s, %s\n", std::string(backend_name(report.backend)).c_str(),
                            std::string(dtype_name(report.dtype)).c_str(), where.c_str());
-  out += format("%-24s %-16s %10s %10s %10s %8s %9s %5s\n", "kernel", "MxNxK", "median ms", "min ms",
-                "GFLOP/s", ("% " + ref_name).c_str(), "error", "reps");
+  out += format("%-24s %-16s %10s %10s %10s %8s %9s %5s%s\n", "kernel", "MxNxK", "median ms", "min ms",
+                "GFLOP/s", ("% " + ref_name).c_str(), "error", "reps", gpu ? "  % copy" : "");
   for (const BenchRow& r : report.rows) {
     if (r.skipped) {
       out += format("%-24s %-16s %s\n", r.kernel.c_str(), shape_text(r).c_str(), r.note.c_str());
@@ -486,13 +505,18 @@ std::string bench_table(const BenchReport& report, const RunMeta& meta) {
     if (!r.check.passed) note += "  FAILED";
     const std::string percent =
         r.percent_of_reference < 0 ? "-" : format("%.1f%%", r.percent_of_reference);
-    out += format("%-24s %-16s %10.3f %10.3f %10.2f %8s %9s %5d%s\n", r.kernel.c_str(),
+    const std::string copy =
+        !gpu ? "" : r.percent_of_copy < 0 ? format("  %6s", "-") : format("  %5.1f%%", r.percent_of_copy);
+    out += format("%-24s %-16s %10.3f %10.3f %10.2f %8s %9s %5d%s%s\n", r.kernel.c_str(),
                   shape_text(r).c_str(), r.median_s * 1e3, r.min_s * 1e3, r.gflops, percent.c_str(),
-                  format("%.1e", r.check.error).c_str(), r.reps, note.c_str());
+                  format("%.1e", r.check.error).c_str(), r.reps, copy.c_str(), note.c_str());
   }
   if (!report.percent_of.empty())
     out += format("%% %s: GFLOP/s as a percentage of %s at the same shape\n", ref_name.c_str(),
                   report.percent_of.c_str());
+  if (gpu)
+    out += "% copy: a device copy moving the bytes the product must (A and B read, C written, and read "
+           "when beta != 0) as a percentage of the kernel's time: 100% is the memory-bandwidth ceiling\n";
   out += format("error: relative Frobenius error against the exact product (a double-double "
                 "reference; past %.0e multiply-adds, --verify auto's check; integers exact)\n",
                 kFullVerifyLimit);

@@ -32,6 +32,8 @@ TEST_F(BenchEngineGpu, PairsEachKernelWithCublasAndVerifies) {
     ASSERT_FALSE(row.skipped) << row.kernel << ": " << row.note;
     EXPECT_TRUE(row.check.passed) << row.kernel << ": " << row.check.detail;
     EXPECT_GT(row.gflops, 0.0);
+    // The copy of the product's bytes, timed in the same run: a positive percentage.
+    EXPECT_GT(row.percent_of_copy, 0.0) << row.kernel;
     if (row.kernel != "cuda_cublas") {
       // Timed in pairs: the ratio is against the reference's median in the same pairs.
       EXPECT_GT(row.paired_reference_median_s, 0.0) << row.kernel;
