@@ -417,7 +417,8 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--backend", o->backend, kBackendHelp)->capture_default_str();
   cmd->add_option("--kernels", o->kernels,
                   "all, or a comma-separated list of kernel names (the reference libraries "
-                  "always run too)")
+                  "always run too); 'auto' adds a row per shape for the kernel --kernel auto runs "
+                  "there (its note names it)")
       ->capture_default_str();
   cmd->add_option("--sizes", o->sizes,
                   std::string("Square sizes N (N x N x N), comma-separated (default ") +

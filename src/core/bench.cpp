@@ -139,6 +139,9 @@ double copy_of_traffic_seconds(Context& ctx, Stream stream, const GemmProblem& p
   }
 }
 
+// `--kernels auto`: a row per shape for the kernel the dispatcher picks there.
+constexpr std::string_view kAutoKernel = "auto";
+
 // The kernels to run: those named (or all of the backend) that support the dtype, with the
 // backend's reference library always included so every ratio is measured in the same run.
 std::vector<const KernelEntry*> select_kernels(const std::vector<std::string>& names,
@@ -150,6 +153,7 @@ std::vector<const KernelEntry*> select_kernels(const std::vector<std::string>& n
       if (e->supports(dtype)) chosen.push_back(e);
   } else {
     for (const std::string& name : names) {
+      if (name == kAutoKernel) continue;  // resolved per shape by run_gemm_bench
       const KernelEntry& e = registry.get(name);
       if (e.backend != backend)
         fail(ErrorCategory::usage, "kernel '" + name + "' is a " +
@@ -343,7 +347,8 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
 
   // Each kernel's best rate so far (FLOP/s at its fastest run), to predict larger shapes.
   std::map<const KernelEntry*, double> best_rate;
-  const std::size_t total = shapes.size() * kernels.size();
+  const bool with_auto = std::find(o.kernels.begin(), o.kernels.end(), kAutoKernel) != o.kernels.end();
+  const std::size_t total = shapes.size() * (kernels.size() + (with_auto ? 1 : 0));
   std::size_t done = 0;
   // A failure at one shape (out of memory, a device error) or of one kernel is recorded in
   // its row; the other results still count.
@@ -378,30 +383,42 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
     }
 
     const std::size_t first_row = report.rows.size();
-    for (const KernelEntry* e : kernels) {
+    // One row: entry e at this shape, listed as `label` (its name, or "auto").
+    const auto run_row = [&](const KernelEntry* e, const std::string& label) {
       ++done;
-      if (progress) progress(BenchProgress{done, total, e->name, s});
+      if (progress) progress(BenchProgress{done, total, label, s});
       BenchRow base;  // what a row says whatever happens to the run
-      base.kernel = e->name;
-      base.rung = e->rung;
-      base.reference = e->role == KernelRole::reference;
-      base.accuracy = e->accuracy;
-      base.tolerance_dtype = tolerance_dtype(o.dtype, e->accuracy);
+      base.kernel = label;
       base.shape = s;
       base.batch = o.batch;
       base.trans_a = o.trans_a;
       base.trans_b = o.trans_b;
       base.layout = o.layout;
+      base.tolerance_dtype = o.dtype;
+      if (e) {
+        base.rung = e->rung;
+        base.reference = e->role == KernelRole::reference && label == e->name;
+        base.accuracy = e->accuracy;
+        base.tolerance_dtype = tolerance_dtype(o.dtype, e->accuracy);
+      }
       BenchRow r = base;
       if (!shape_failure.empty()) {
         r.skipped = r.failed = true;
         r.check.passed = false;
         r.note = shape_failure;
         report.rows.push_back(r);
-        continue;
+        return;
       }
       const GemmProblem& p = ops->p;
       try {
+        if (!e) {  // auto at this shape: what the dispatcher picks, or why nothing
+          e = &choose_gemm_kernel(ctx, p, {});
+          base.rung = e->rung;
+          base.accuracy = e->accuracy;
+          base.tolerance_dtype = tolerance_dtype(o.dtype, e->accuracy);
+          base.note = "auto ran " + e->name;
+          r = base;
+        }
         const auto rejects = [&](const KernelEntry& k) { return k.rejects(as_row_major(p)); };
         // A large first shape: estimate the kernel's rate on smaller ones before running it.
         if (!best_rate.count(e) && s.flops() > kFirstProbeFlops && !rejects(*e) &&
@@ -409,22 +426,23 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
           if (const double rate = probe_rate(ctx, stream.get(), *e, s, p.flops(), o, dist, run_limit); rate > 0)
             best_rate[e] = rate;
         // Kernels that cannot or should not run this shape get a row that says why.
+        std::string skip;
         if (backend == Backend::cuda && device_cc < e->min_compute_capability) {
-          r.note = "needs compute capability " + std::to_string(e->min_compute_capability) +
-                   ", the device has " + std::to_string(device_cc);
+          skip = "needs compute capability " + std::to_string(e->min_compute_capability) +
+                 ", the device has " + std::to_string(device_cc);
         } else if (auto why = rejects(*e)) {
-          r.note = *why;
+          skip = *why;
         } else if (auto rate = best_rate.find(e); rate != best_rate.end()) {
           const double predicted = p.flops() / rate->second;
           if (predicted > run_limit)
-            r.note = "predicted " + seconds_text(predicted) + " per run (--max-run-seconds " +
-                     seconds_text(run_limit) + ")";
+            skip = "predicted " + seconds_text(predicted) + " per run (--max-run-seconds " +
+                   seconds_text(run_limit) + ")";
         }
-        if (!r.note.empty()) {
+        if (!skip.empty()) {
           r.skipped = true;
-          r.note = "skipped: " + r.note;
+          r.note = "skipped: " + skip;
           report.rows.push_back(r);
-          continue;
+          return;
         }
         const bool paired = report.paired && reference_entry && e != reference_entry &&
                             !rejects(*reference_entry) &&
@@ -445,7 +463,9 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
         r.note = failure(ex);
       }
       report.rows.push_back(r);
-    }
+    };
+    for (const KernelEntry* e : kernels) run_row(e, e->name);
+    if (with_auto) run_row(nullptr, std::string(kAutoKernel));
     const auto shape_rows = report.rows.begin() + std::ptrdiff_t(first_row);
     if (backend == Backend::cuda && shape_failure.empty()) {
       const double copy_s = copy_of_traffic_seconds(ctx, stream.get(), ops->p);
@@ -502,6 +522,7 @@ std::string bench_table(const BenchReport& report, const RunMeta& meta) {
     std::string note;
     if (r.tolerance_dtype != report.dtype)
       note = "  (" + std::string(dtype_name(r.tolerance_dtype)) + " tolerance)";
+    if (r.kernel == kAutoKernel) note += "  (" + r.note + ")";
     if (!r.check.passed) note += "  FAILED";
     const std::string percent =
         r.percent_of_reference < 0 ? "-" : format("%.1f%%", r.percent_of_reference);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gemmkit/bench.hpp"
+#include "gemmkit/registry.hpp"
 #include "gemmkit/run_meta.hpp"
 #include "host/cli_test_support.hpp"
 #include "bench_test_support.hpp"
@@ -17,6 +18,28 @@ namespace {
 
 using test::bench_row;
 using test::small_bench_options;
+
+// `auto` is a row per shape for what the dispatcher runs there, named in the note; the
+// references still run beside it, and its ratio is against them like any kernel's.
+TEST(BenchEngine, AutoRowsRunWhatTheDispatcherPicksAtEachShape) {
+  Context ctx(Backend::cpu);
+  const BenchReport r = run_gemm_bench(ctx, small_bench_options({"auto"}));
+  std::size_t autos = 0;
+  for (const BenchRow& row : r.rows) {
+    if (row.kernel != "auto") continue;
+    ++autos;
+    ASSERT_FALSE(row.skipped) << row.note;
+    EXPECT_FALSE(row.reference);
+    EXPECT_TRUE(row.check.passed) << row.check.detail;
+    GemmProblem p;
+    p.m = row.shape.m, p.n = row.shape.n, p.k = row.shape.k;
+    p.lda = p.k, p.ldb = p.n, p.ldc = p.n;
+    EXPECT_EQ(row.note, "auto ran " + choose_gemm_kernel(ctx, p, {}).name);
+    EXPECT_GT(row.percent_of_reference, 0.0);
+  }
+  EXPECT_EQ(autos, 2u);  // one per shape
+  EXPECT_NE(bench_table(r, run_meta(&ctx)).find("(auto ran "), std::string::npos);
+}
 
 TEST(BenchEngine, TimesVerifiesAndComparesEveryKernelOnTheCpu) {
   Context ctx(Backend::cpu);
