@@ -6,7 +6,8 @@
 #   bench/tune/tune.sh OUT_DIR [DTYPE ...]      (default dtypes: bf16 f16 tf32 f32)
 #
 # Environment: GEMMKIT (the gemmkit binary; default gemmkit on PATH), SUITE (default all),
-# REPS (default 5), MAX_SECONDS (default 0.5).
+# REPS (default 5), MAX_SECONDS (default 0.5), KERNELS (instead of the candidates below;
+# e.g. KERNELS=auto to measure what auto picks, after the table is built in).
 set -euo pipefail
 out=${1:?usage: tune.sh OUT_DIR [DTYPE ...]}
 shift
@@ -26,8 +27,9 @@ kernels_for() {
 }
 
 for d in "${dtypes[@]}"; do
-  echo "== $d: $(kernels_for "$d")" >&2
-  "$gemmkit" bench --suite "$suite" --dtype "$d" --kernels "$(kernels_for "$d")" \
+  kernels=${KERNELS:-$(kernels_for "$d")}
+  echo "== $d: $kernels" >&2
+  "$gemmkit" bench --suite "$suite" --dtype "$d" --kernels "$kernels" \
     --reps "${REPS:-5}" --max-seconds "${MAX_SECONDS:-0.5}" \
     --json "$out/suite_${suite}_$d.json" | tee "$out/suite_${suite}_$d.txt" | tail -12
 done
