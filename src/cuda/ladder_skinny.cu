@@ -1,0 +1,205 @@
+// Launcher and registry entry for rung 20, skinny products (min(M, N) <= 64): the problem
+// turned into rung 20's X (R x K, streamed) times W (K x S, small), the split of K across
+// blocks, and its workspace.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <string>
+
+#include "cuda/kernels/20_skinny.cuh"
+#include "cuda/ladder.hpp"
+#include "cuda/launch.hpp"
+#include "cuda/tensor_args.hpp"
+
+namespace gemmkit::cuda {
+namespace {
+
+using kernels::SkinnyArgs;
+using kernels::SkinnyConfig;
+
+constexpr std::int64_t kMaxSkinny = 64;  // the widest short side rung 20 takes
+// The fewest K tiles worth giving a block of a split K: below that the pipeline's prologue
+// and the partial sums cost more than the extra blocks gain.
+constexpr std::int64_t kMinKTilesPerSplit = 4;
+
+// The problem as rung 20 sees it (row-major in, see SkinnyArgs): which side of C is short,
+// and how X, W and C are stored.
+struct Skinny {
+  std::int64_t rows, cols;  // R, S
+  bool xk, wk;
+  const void* x;
+  std::int64_t ldx;
+  const void* w;
+  std::int64_t ldw;
+  std::int64_t c_row, c_col;
+};
+
+Skinny orient(const GemmProblem& p) {
+  if (p.n <= kMaxSkinny && (p.n <= p.m || p.m > kMaxSkinny)) {
+    // N short: X = op(A) (M x K), W = op(B) (K x N), C as it is.
+    return {p.m, p.n, !p.trans_a, p.trans_b, p.a, p.lda, p.b, p.ldb, p.ldc, 1};
+  }
+  // M short: C^T (N x M) = op(B)^T op(A)^T. X(r, q) = op(B)(q, r): B stored (K, N) is X
+  // stored (K, R); B^T stored (N, K) is X stored (R, K). W(q, s) = op(A)(s, q): A stored
+  // (M, K) is W stored (S, K). C^T(r, s) = C(s, r).
+  return {p.n, p.m, p.trans_b, !p.trans_a, p.b, p.ldb, p.a, p.lda, 1, p.ldc};
+}
+
+// W's columns in tiles of 8: 16, 32 or 64 columns (ldmatrix loads 16 at a time).
+int column_tiles(std::int64_t cols) { return cols <= 16 ? 2 : cols <= 32 ? 4 : 8; }
+
+struct SkinnyPlan {
+  int tiles = 0, splits = 1, k_per_split = 0;
+  std::size_t partial_bytes = 0, bytes = 0;  // workspace: partial sums, then counters
+};
+
+// One wave of blocks: R / 128 tiles, each tile's K split so that tiles x splits fills the
+// device's resident blocks (when each split keeps at least kMinKTilesPerSplit K tiles).
+SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int resident) {
+  SkinnyPlan plan;
+  const std::int64_t tiles = ceil_div(s.rows, SkinnyConfig<float>::BR);
+  const std::int64_t k_tiles = ceil_div(k, bk);
+  std::int64_t splits = 1;
+  if (tiles < resident) splits = std::min<std::int64_t>(resident / tiles, k_tiles / kMinKTilesPerSplit);
+  splits = std::max<std::int64_t>(splits, 1);
+  const std::int64_t per_split = ceil_div(k_tiles, splits);  // 0 when K = 0
+  if (per_split > 0) splits = ceil_div(k_tiles, per_split);    // no empty slices
+  plan.tiles = int(tiles);
+  plan.splits = int(splits);
+  plan.k_per_split = int(std::min<std::int64_t>(per_split * bk, INT_MAX));
+  if (plan.splits > 1) {
+    plan.partial_bytes = std::size_t(splits) * std::size_t(tiles) * SkinnyConfig<float>::BR *
+                         std::size_t(8 * sn) * sizeof(float);
+    plan.partial_bytes = (plan.partial_bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    plan.bytes = plan.partial_bytes + std::size_t(tiles) * sizeof(unsigned);
+  }
+  return plan;
+}
+
+// Blocks of rung 20 the device runs at once, for sn column tiles. Every dtype's kernel has
+// the same threads and shared memory (128 bytes of K per stage), so one of them is asked,
+// once per context; the launcher and workspace_bytes plan with the same figure.
+template <int SN>
+int skinny_resident(const Context& ctx) {
+  constexpr auto kernel = kernels::skinny_kernel<__nv_bfloat16, false, true, true, SN, true>;
+  constexpr int smem = SkinnyConfig<__nv_bfloat16>::smem_bytes<SN>;
+  return ctx.cached(&fact_key<ResidentBlocks, kernel>, [&] {
+    allow_dynamic_smem<kernel, smem>(ctx);
+    int per_sm = 0;
+    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, kernel, SkinnyConfig<__nv_bfloat16>::kThreads, smem));
+    if (per_sm < 1) fail(ErrorCategory::device, "skinny_kernel does not fit on a multiprocessor of this device");
+    return ctx.device_info().sm_count * per_sm;
+  });
+}
+
+int skinny_resident(const Context& ctx, int sn) {
+  return sn == 2 ? skinny_resident<2>(ctx) : sn == 4 ? skinny_resident<4>(ctx) : skinny_resident<8>(ctx);
+}
+
+int element_bytes(DType dtype) { return dtype == DType::f32 || dtype == DType::tf32 ? 4 : 2; }
+
+SkinnyPlan plan_for(const GemmProblem& p, const Context& ctx) {
+  const Skinny s = orient(p);
+  const int sn = column_tiles(s.cols);
+  return plan_skinny(s, p.k, 128 / element_bytes(p.dtype), sn, skinny_resident(ctx, sn));
+}
+
+// Calls f(std::bool_constant...) for the stored orientations of X and W.
+template <class F>
+void with_orientations(const Skinny& s, F&& f) {
+  using F0 = std::false_type;
+  using T1 = std::true_type;
+  if (s.xk && s.wk) f(T1{}, T1{});
+  else if (s.xk) f(T1{}, F0{});
+  else if (s.wk) f(F0{}, T1{});
+  else f(F0{}, F0{});
+}
+
+// T: __nv_bfloat16, __half or float; Simt: f32 by FMAs (else tf32 when T is float).
+template <class T, bool Simt>
+void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
+  if (p.m == 0 || p.n == 0) return;
+  using Cfg = SkinnyConfig<T>;
+  const Skinny s = orient(p);
+  const int sn = column_tiles(s.cols);
+  const SkinnyPlan plan = plan_skinny(s, p.k, Cfg::BK, sn, skinny_resident(l.context, sn));
+  SkinnyArgs<T> g{int(s.rows), int(s.cols), int(p.k), float(p.alpha), float(p.beta),
+                  static_cast<const T*>(s.x), s.ldx, static_cast<const T*>(s.w), s.ldw,
+                  p.c, s.c_row, s.c_col,
+                  p.c_dtype() == DType::f32 && p.dtype != DType::tf32 && !std::is_same_v<T, float>,
+                  plan.splits, plan.k_per_split, nullptr, nullptr};
+  if (plan.splits > 1) {
+    if (l.workspace.bytes < plan.bytes)
+      fail(ErrorCategory::internal, "cuda_skinny: the workspace is smaller than declared");
+    auto* base = static_cast<unsigned char*>(l.workspace.data);
+    g.partials = reinterpret_cast<float*>(base);
+    g.counters = reinterpret_cast<unsigned*>(base + plan.partial_bytes);
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(g.counters, 0, std::size_t(plan.tiles) * sizeof(unsigned), l.stream));
+  }
+  // 16-byte copies need X's and W's starts and rows on 16-byte boundaries.
+  const auto aligned = [](const void* ptr, std::int64_t ld) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * std::int64_t(sizeof(T))) % 16 == 0;
+  };
+  const bool vec = aligned(s.x, s.ldx) && aligned(s.w, s.ldw);
+  const dim3 grid(unsigned(plan.tiles), unsigned(plan.splits));
+  with_orientations(s, [&](auto xk, auto wk) {
+    constexpr bool XK = decltype(xk)::value, WK = decltype(wk)::value;
+    auto launch = [&](auto sn_c, auto vec_c) {
+      constexpr int SN = decltype(sn_c)::value;
+      constexpr bool Vec = decltype(vec_c)::value;
+      launch_with_smem<kernels::skinny_kernel<T, Simt, XK, WK, SN, Vec>, Cfg::template smem_bytes<SN>>(
+          l, grid, dim3(Cfg::kThreads), g);
+    };
+    auto with_vec = [&](auto sn_c) {
+      if (vec) launch(sn_c, std::true_type{});
+      else launch(sn_c, std::false_type{});
+    };
+    if (sn == 2) with_vec(std::integral_constant<int, 2>{});
+    else if (sn == 4) with_vec(std::integral_constant<int, 4>{});
+    else with_vec(std::integral_constant<int, 8>{});
+  });
+  check_launch("skinny_kernel");
+}
+
+void run_skinny_entry(const GemmProblem& p, const KernelLaunch& l) {
+  switch (p.dtype) {
+    case DType::bf16: run_skinny<__nv_bfloat16, false>(p, l); return;
+    case DType::f16: run_skinny<__half, false>(p, l); return;
+    case DType::tf32: run_skinny<float, false>(p, l); return;
+    case DType::f32: run_skinny<float, true>(p, l); return;
+    default: fail(ErrorCategory::internal, "cuda_skinny called with an unsupported dtype");
+  }
+}
+
+std::optional<std::string> skinny_precondition(const GemmProblem& p) {
+  if (std::min(p.m, p.n) > kMaxSkinny)
+    return "cuda_skinny takes M or N <= " + std::to_string(kMaxSkinny) + "; this product is " +
+           std::to_string(p.m) + "x" + std::to_string(p.n) + " (a tiled kernel runs it)";
+  if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX)
+    return "a dimension exceeds 2^31-1, the kernel's index range";
+  return std::nullopt;
+}
+
+}  // namespace
+
+void register_skinny_kernels(Registry& registry) {
+  registry.add({.name = "cuda_skinny",
+                .backend = Backend::cuda,
+                .rung = 20,
+                .role = KernelRole::ladder,
+                .summary = "skinny products (M or N <= 64): the long operand streamed once "
+                           "through a 4-stage cp.async pipeline into mma.sync (FMAs for f32), "
+                           "K split across blocks with a deterministic reduction",
+                .dtypes = {DType::bf16, DType::f16, DType::tf32, DType::f32},
+                .min_compute_capability = 80,
+                .auto_priority = 0,
+                .half_inputs_f32_output = true,
+                .precondition = skinny_precondition,
+                .workspace_bytes = [](const GemmProblem& p, const Context& ctx) {
+                  return p.m == 0 || p.n == 0 ? std::size_t(0) : plan_for(p, ctx).bytes;
+                },
+                .run = run_skinny_entry});
+}
+
+}  // namespace gemmkit::cuda
