@@ -45,6 +45,17 @@ Skinny orient(const GemmProblem& p) {
   return {p.n, p.m, p.trans_b, !p.trans_a, p.b, p.ldb, p.a, p.lda, 1, p.ldc};
 }
 
+// A single column of W stored (K, 1) with ld 1 is the same memory as one row stored
+// (1, K): read it so, in whole 16-byte chunks, rather than element by element (the new ld
+// is unused: only row 0 is read).
+Skinny normalized(Skinny s, int elem_bytes) {
+  if (s.cols == 1 && !s.wk && s.ldw == 1) {
+    s.wk = true;
+    s.ldw = 16 / elem_bytes;
+  }
+  return s;
+}
+
 // W's columns in tiles of 8: 16, 32 or 64 columns (ldmatrix loads 16 at a time).
 int column_tiles(std::int64_t cols) { return cols <= 16 ? 2 : cols <= 32 ? 4 : 8; }
 
@@ -81,7 +92,7 @@ SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int resi
 // once per context; the launcher and workspace_bytes plan with the same figure.
 template <int SN>
 int skinny_resident(const Context& ctx) {
-  constexpr auto kernel = kernels::skinny_kernel<__nv_bfloat16, false, true, true, SN, true>;
+  constexpr auto kernel = kernels::skinny_kernel<__nv_bfloat16, false, true, true, SN, true, true>;
   constexpr int smem = SkinnyConfig<__nv_bfloat16>::smem_bytes<SN>;
   return ctx.cached(&fact_key<ResidentBlocks, kernel>, [&] {
     allow_dynamic_smem<kernel, smem>(ctx);
@@ -121,7 +132,7 @@ template <class T, bool Simt>
 void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
   if (p.m == 0 || p.n == 0) return;
   using Cfg = SkinnyConfig<T>;
-  const Skinny s = orient(p);
+  const Skinny s = normalized(orient(p), int(sizeof(T)));
   const int sn = column_tiles(s.cols);
   const SkinnyPlan plan = plan_skinny(s, p.k, Cfg::BK, sn, skinny_resident(l.context, sn));
   SkinnyArgs<T> g{int(s.rows), int(s.cols), int(p.k), float(p.alpha), float(p.beta),
@@ -141,19 +152,22 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
   const auto aligned = [](const void* ptr, std::int64_t ld) {
     return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * std::int64_t(sizeof(T))) % 16 == 0;
   };
-  const bool vec = aligned(s.x, s.ldx) && aligned(s.w, s.ldw);
+  // Three variants: both operands in 16-byte chunks, X only (W, being small, may go
+  // element by element), or neither.
+  const bool vec_x = aligned(s.x, s.ldx), vec_w = vec_x && aligned(s.w, s.ldw);
   const dim3 grid(unsigned(plan.tiles), unsigned(plan.splits));
   with_orientations(s, [&](auto xk, auto wk) {
     constexpr bool XK = decltype(xk)::value, WK = decltype(wk)::value;
-    auto launch = [&](auto sn_c, auto vec_c) {
+    auto launch = [&](auto sn_c, auto vec_x_c, auto vec_w_c) {
       constexpr int SN = decltype(sn_c)::value;
-      constexpr bool Vec = decltype(vec_c)::value;
-      launch_with_smem<kernels::skinny_kernel<T, Simt, XK, WK, SN, Vec>, Cfg::template smem_bytes<SN>>(
-          l, grid, dim3(Cfg::kThreads), g);
+      constexpr bool VecX = decltype(vec_x_c)::value, VecW = decltype(vec_w_c)::value;
+      launch_with_smem<kernels::skinny_kernel<T, Simt, XK, WK, SN, VecX, VecW>,
+                       Cfg::template smem_bytes<SN>>(l, grid, dim3(Cfg::kThreads), g);
     };
     auto with_vec = [&](auto sn_c) {
-      if (vec) launch(sn_c, std::true_type{});
-      else launch(sn_c, std::false_type{});
+      if (vec_w) launch(sn_c, std::true_type{}, std::true_type{});
+      else if (vec_x) launch(sn_c, std::true_type{}, std::false_type{});
+      else launch(sn_c, std::false_type{}, std::false_type{});
     };
     if (sn == 2) with_vec(std::integral_constant<int, 2>{});
     else if (sn == 4) with_vec(std::integral_constant<int, 4>{});

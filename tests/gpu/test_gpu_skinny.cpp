@@ -8,6 +8,7 @@
 // (test_gpu.cpp, test_gpu_tensor.cpp) run it on their edge shapes as well.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -35,11 +36,14 @@ T nan_of() {
 
 // rows x cols, leading dimension odd (never on 16 bytes) or a whole number of 16 bytes past
 // the width; uniform [-1, 1) inside, NaN in the padding.
+// packed: ld = cols (no padding).
 template <class T>
-Matrix<T> padded(std::int64_t rows, std::int64_t cols, bool aligned, std::uint64_t seed) {
+Matrix<T> padded(std::int64_t rows, std::int64_t cols, bool aligned, std::uint64_t seed,
+                 bool packed = false) {
   const std::int64_t per16 = 16 / std::int64_t(sizeof(T));
-  const std::int64_t ld = aligned ? (cols + 1 + per16 - 1) / per16 * per16
-                                  : (cols % 2 == 0 ? cols + 1 : cols + 2);
+  const std::int64_t ld = packed    ? std::max<std::int64_t>(cols, 1)
+                          : aligned ? (cols + 1 + per16 - 1) / per16 * per16
+                                    : (cols % 2 == 0 ? cols + 1 : cols + 2);
   Matrix<T> m(rows, cols, ld);
   fill_random<T>(m.view(), Distribution::parse("uniform"), seed);
   for (std::int64_t i = 0; i < rows; ++i)
@@ -53,11 +57,12 @@ struct Case {
   std::int64_t m = 1, n = 1, k = 1;
   bool ta = false, tb = false, aligned = true, beta_zero = true;
   Layout layout = Layout::row_major;
+  bool packed = false;  // leading dimensions equal to the widths
   std::string describe() const {
     std::ostringstream o;
     o << m << "x" << n << "x" << k << (ta ? " A^T" : "") << (tb ? " B^T" : "")
       << (layout == Layout::col_major ? " col" : "") << " " << dtype_name(dtype)
-      << (out_f32 ? "->f32" : "") << (aligned ? " ld 16B" : " ld odd")
+      << (out_f32 ? "->f32" : "") << (packed ? " packed" : aligned ? " ld 16B" : " ld odd")
       << (beta_zero ? " beta=0 over NaN" : " beta!=0");
     return o.str();
   }
@@ -74,9 +79,9 @@ std::vector<Out> run_case(const Case& c, std::uint64_t seed, VerifyMode mode) {
   const std::int64_t ar = c.ta != col ? c.k : c.m, ac = c.ta != col ? c.m : c.k;
   const std::int64_t br = c.tb != col ? c.n : c.k, bc = c.tb != col ? c.k : c.n;
   const std::int64_t cr = col ? c.n : c.m, cc = col ? c.m : c.n;
-  const Matrix<In> a = padded<In>(ar, ac, c.aligned, seed + 1);
-  const Matrix<In> b = padded<In>(br, bc, c.aligned, seed + 2);
-  Matrix<Out> cm = padded<Out>(cr, cc, c.aligned, seed + 3);
+  const Matrix<In> a = padded<In>(ar, ac, c.aligned, seed + 1, c.packed);
+  const Matrix<In> b = padded<In>(br, bc, c.aligned, seed + 2, c.packed);
+  Matrix<Out> cm = padded<Out>(cr, cc, c.aligned, seed + 3, c.packed);
   if (c.beta_zero)
     for (std::int64_t i = 0; i < cr; ++i)
       for (std::int64_t j = 0; j < cc; ++j) cm(i, j) = nan_of<Out>();
@@ -205,7 +210,8 @@ TEST(GpuSkinny, EveryTransposeAndKRemainder) {
 }
 
 // M = N = 1, both short sides at once, C column-major, K = 0 (C = beta C, or zeros over
-// NaN), and the widest short side with a long side of exactly one tile.
+// NaN), the widest short side with a long side of exactly one tile, and packed operands
+// (a single column of the small operand with ld 1).
 TEST(GpuSkinny, CornerCases) {
   SKIP_UNLESS_SKINNY_RUNS();
   const Case cases[] = {
@@ -218,6 +224,11 @@ TEST(GpuSkinny, CornerCases) {
       {DType::bf16, false, 16, 700, 0, false, false, true, false},
       {DType::f32, false, 700, 16, 0, false, false, false, true},
       {DType::f16, true, 64, 128, 64, false, false, true, false},
+      // A single column of W with ld 1, read as a row: B (K x 1), A^T (K x 1).
+      {DType::bf16, false, 1000, 1, 4097, false, false, true, true, Layout::row_major, true},
+      {DType::f16, true, 1, 1000, 333, true, false, true, false, Layout::row_major, true},
+      {DType::tf32, false, 999, 1, 1025, false, false, true, false, Layout::row_major, true},
+      {DType::f32, false, 1, 999, 1025, true, true, true, true, Layout::row_major, true},
   };
   std::uint64_t seed = 0xc0;
   for (const Case& c : cases) run_any(c, ++seed, VerifyMode::full);

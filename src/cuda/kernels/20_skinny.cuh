@@ -92,6 +92,8 @@ __device__ __forceinline__ void skinny_stage(T* tile, const T* src, std::int64_t
     if (Vec && row_in && col + E <= cols_total) {
       cp_async16(static_cast<std::uint32_t>(__cvta_generic_to_shared(dst)),
                  src + std::int64_t(row) * ld + col);
+    } else if (!row_in || col >= cols_total) {  // wholly outside (W's padding columns): zeros
+      *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
     } else {
 #pragma unroll
       for (int q = 0; q < E; ++q) {
@@ -120,8 +122,8 @@ __device__ __forceinline__ void mma_16x8x8_tf32(float (&d)[4], const std::uint32
 
 // Simt: f32 by FMAs (T = float); otherwise tensor cores (T = float means tf32).
 // XK, WK: the stored orientations of X and W (SkinnyArgs). SN: W's columns in tiles of 8.
-// Vec: X and W may be copied in 16-byte chunks (start and rows on 16 bytes).
-template <class T, bool Simt, bool XK, bool WK, int SN, bool Vec>
+// VecX, VecW: X, W may be copied in 16-byte chunks (start and rows on 16 bytes).
+template <class T, bool Simt, bool XK, bool WK, int SN, bool VecX, bool VecW>
 __global__ void __launch_bounds__(SkinnyConfig<T>::kThreads)
     skinny_kernel(const SkinnyArgs<T> g) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
@@ -150,13 +152,13 @@ __global__ void __launch_bounds__(SkinnyConfig<T>::kThreads)
   auto load_stage = [&](int kt) {
     const int s = kt % S, k0 = k_begin + kt * BK;
     if constexpr (XK)  // stored (R, K): tile (BR, BK)
-      skinny_stage<T, Vec, BR, BK, Cfg::kThreads>(tile_x(s), g.x, g.ldx, r0, k0, g.rows, g.k);
+      skinny_stage<T, VecX, BR, BK, Cfg::kThreads>(tile_x(s), g.x, g.ldx, r0, k0, g.rows, g.k);
     else  // stored (K, R): tile (BK, BR)
-      skinny_stage<T, Vec, BK, BR, Cfg::kThreads>(tile_x(s), g.x, g.ldx, k0, r0, g.k, g.rows);
+      skinny_stage<T, VecX, BK, BR, Cfg::kThreads>(tile_x(s), g.x, g.ldx, k0, r0, g.k, g.rows);
     if constexpr (WK)  // stored (S, K): tile (S8, BK)
-      skinny_stage<T, Vec, S8, BK, Cfg::kThreads>(tile_w(s), g.w, g.ldw, 0, k0, g.cols, g.k);
+      skinny_stage<T, VecW, S8, BK, Cfg::kThreads>(tile_w(s), g.w, g.ldw, 0, k0, g.cols, g.k);
     else  // stored (K, S): tile (BK, S8)
-      skinny_stage<T, Vec, BK, S8, Cfg::kThreads>(tile_w(s), g.w, g.ldw, k0, 0, g.k, g.cols);
+      skinny_stage<T, VecW, BK, S8, Cfg::kThreads>(tile_w(s), g.w, g.ldw, k0, 0, g.k, g.cols);
   };
   // Element (r, q) of the X tile and (q, s) of the W tile, for the element-wise fragments.
   auto x_at = [&](const T* t, int r, int q) -> float {
@@ -168,8 +170,15 @@ __global__ void __launch_bounds__(SkinnyConfig<T>::kThreads)
     else return t[skinny_chunk<S8 / E>(q, s / E) * E + s % E];
   };
 
-  // acc[i][j] = {(r, c), (r, c + 1), (r + 8, c), (r + 8, c + 1)} with r = 16 i + gq and
-  // c = 8 j + 2 tq inside the warp's 32 x S8 block (the mma accumulator layout).
+  // acc[i][j] = {(r, c), (r, c + 1), (r', c), (r', c + 1)} with c = 8 j + 2 tq and, in
+  // the mma accumulator layout, r = 16 i + gq, r' = r + 8, inside the warp's 32 x S8 block.
+  // The FMA path keeps the layout but for X stored (K, R) gives each thread four adjacent
+  // rows (one 16-byte load): r = 4 gq + 2 i, r' = r + 1. acc_row(2 i + h) is r (h = 0) or
+  // r' (h = 1), in the block's tile.
+  auto acc_row = [&](int rho) {
+    if constexpr (Simt && !XK) return wr + 4 * gq + rho;
+    else return wr + 16 * (rho / 2) + gq + 8 * (rho % 2);
+  };
   float acc[2][SN][4] = {};
   for (int kt = 0; kt < S - 1; ++kt) {
     if (kt < k_tiles) load_stage(kt);
@@ -183,23 +192,56 @@ __global__ void __launch_bounds__(SkinnyConfig<T>::kThreads)
     const T* xs = tile_x(kt % S);
     const T* ws = tile_w(kt % S);
     if constexpr (Simt) {
-#pragma unroll 4
-      for (int q = 0; q < BK; ++q) {
-        float xv[2][2], wv[SN][2];
+      // Four k at a time, read as 16-byte vectors along whichever side is contiguous:
+      // 20 to 36 loads from shared memory per 256 FMAs (S8 = 64).
+#pragma unroll 2
+      for (int q0 = 0; q0 < BK; q0 += 4) {
+        float xv[4][4];  // [row rho][k]
+        if constexpr (XK) {
 #pragma unroll
-        for (int i = 0; i < 2; ++i)
+          for (int rho = 0; rho < 4; ++rho) {
+            const float4 v = *reinterpret_cast<const float4*>(
+                xs + skinny_chunk<BK / 4>(acc_row(rho), q0 / 4) * 4);
+            xv[rho][0] = v.x, xv[rho][1] = v.y, xv[rho][2] = v.z, xv[rho][3] = v.w;
+          }
+        } else {  // the thread's four rows are one chunk of each k row
 #pragma unroll
-          for (int h = 0; h < 2; ++h) xv[i][h] = x_at(xs, wr + 16 * i + gq + 8 * h, q);
-#pragma unroll
-        for (int j = 0; j < SN; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) wv[j][e] = w_at(ws, q, 8 * j + 2 * tq + e);
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
+          for (int kq = 0; kq < 4; ++kq) {
+            const float4 v = *reinterpret_cast<const float4*>(
+                xs + skinny_chunk<BR / 4>(q0 + kq, (wr + 4 * gq) / 4) * 4);
+            xv[0][kq] = v.x, xv[1][kq] = v.y, xv[2][kq] = v.z, xv[3][kq] = v.w;
+          }
+        }
+        float wv[SN][2][4];  // [column tile][column in pair][k]
+        if constexpr (WK) {
 #pragma unroll
           for (int j = 0; j < SN; ++j)
 #pragma unroll
-            for (int v = 0; v < 4; ++v) acc[i][j][v] = fmaf(xv[i][v / 2], wv[j][v % 2], acc[i][j][v]);
+            for (int e = 0; e < 2; ++e) {
+              const float4 v = *reinterpret_cast<const float4*>(
+                  ws + skinny_chunk<BK / 4>(8 * j + 2 * tq + e, q0 / 4) * 4);
+              wv[j][e][0] = v.x, wv[j][e][1] = v.y, wv[j][e][2] = v.z, wv[j][e][3] = v.w;
+            }
+        } else {
+#pragma unroll
+          for (int kq = 0; kq < 4; ++kq)
+#pragma unroll
+            for (int j = 0; j < SN; ++j) {
+              const int col = 8 * j + 2 * tq;
+              const float2 v = *reinterpret_cast<const float2*>(
+                  ws + skinny_chunk<S8 / 4>(q0 + kq, col / 4) * 4 + col % 4);
+              wv[j][0][kq] = v.x, wv[j][1][kq] = v.y;
+            }
+        }
+#pragma unroll
+        for (int kq = 0; kq < 4; ++kq)
+#pragma unroll
+          for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int j = 0; j < SN; ++j)
+#pragma unroll
+              for (int v = 0; v < 4; ++v)
+                acc[i][j][v] = fmaf(xv[2 * i + v / 2][kq], wv[j][v % 2][kq], acc[i][j][v]);
       }
     } else if constexpr (kTf32) {
 #pragma unroll
@@ -304,7 +346,7 @@ __global__ void __launch_bounds__(SkinnyConfig<T>::kThreads)
   for (int i = 0; i < 2; ++i)
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
-      const int r = r0 + wr + 16 * i + gq + 8 * (v / 2);
+      const int r = r0 + acc_row(2 * i + v / 2);
       if (r >= g.rows) continue;
 #pragma unroll
       for (int j = 0; j < SN; ++j) {
