@@ -72,10 +72,16 @@ __device__ __forceinline__ int skinny_chunk(int row, int chunk) {
   else return row * Chunks + (chunk ^ ((row / (8 / Chunks)) & (Chunks - 1)));
 }
 
+// 16-byte cp.async of which the first `bytes` come from src and the rest are zeros.
+__device__ __forceinline__ void cp_async16_fill(std::uint32_t smem_addr, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(src),
+               "r"(bytes));
+}
+
 // Copies the stored (Rows, Cols) block at (row0, col0) of src into a swizzled tile, zeros
-// outside (rows_total, cols_total). 16-byte cp.async where Vec allows and the chunk lies
-// wholly inside; otherwise element by element (cp.async of 4 bytes for 4-byte types, plain
-// loads for 16-bit ones).
+// outside (rows_total, cols_total). 16-byte cp.async where Vec allows (zero-filled past the
+// edge); otherwise element by element (cp.async of 4 bytes for 4-byte types, plain loads
+// for 16-bit ones).
 template <class T, bool Vec, int Rows, int Cols, int Threads>
 __device__ __forceinline__ void skinny_stage(T* tile, const T* src, std::int64_t ld, int row0,
                                              int col0, int rows_total, int cols_total) {
@@ -89,11 +95,12 @@ __device__ __forceinline__ void skinny_stage(T* tile, const T* src, std::int64_t
     const int row = row0 + r, col = col0 + E * c;
     T* dst = tile + skinny_chunk<kChunks>(r, c) * E;
     const bool row_in = row < rows_total;
-    if (Vec && row_in && col + E <= cols_total) {
-      cp_async16(static_cast<std::uint32_t>(__cvta_generic_to_shared(dst)),
-                 src + std::int64_t(row) * ld + col);
-    } else if (!row_in || col >= cols_total) {  // wholly outside (W's padding columns): zeros
+    if (!row_in || col >= cols_total) {  // wholly outside (W's padding, K's end): zeros
       *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
+    } else if (Vec) {  // a chunk cut by the edge copies what is inside and fills zeros
+      const int inside = min(E, cols_total - col);
+      cp_async16_fill(static_cast<std::uint32_t>(__cvta_generic_to_shared(dst)),
+                      src + std::int64_t(row) * ld + col, inside * int(sizeof(T)));
     } else {
 #pragma unroll
       for (int q = 0; q < E; ++q) {
@@ -123,8 +130,10 @@ __device__ __forceinline__ void mma_16x8x8_tf32(float (&d)[4], const std::uint32
 // Simt: f32 by FMAs (T = float); otherwise tensor cores (T = float means tf32).
 // XK, WK: the stored orientations of X and W (SkinnyArgs). SN: W's columns in tiles of 8.
 // VecX, VecW: X, W may be copied in 16-byte chunks (start and rows on 16 bytes).
+// Two blocks per SM at least (shared memory allows two or three): up to 255 registers,
+// which the FMA path at S8 = 64 needs.
 template <class T, bool Simt, bool XK, bool WK, int SN, bool VecX, bool VecW>
-__global__ void __launch_bounds__(SkinnyConfig<T>::kThreads)
+__global__ void __launch_bounds__(SkinnyConfig<T>::kThreads, 2)
     skinny_kernel(const SkinnyArgs<T> g) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   using Cfg = SkinnyConfig<T>;
