@@ -59,26 +59,36 @@ Skinny normalized(Skinny s, int elem_bytes) {
 // W's columns in tiles of 8: 16, 32 or 64 columns (ldmatrix loads 16 at a time).
 int column_tiles(std::int64_t cols) { return cols <= 16 ? 2 : cols <= 32 ? 4 : 8; }
 
+// The most splits of a tile one cluster holds (the portable cluster size).
+constexpr std::int64_t kMaxClusterSplits = 8;
+
 struct SkinnyPlan {
   int tiles = 0, splits = 1, k_per_split = 0;
+  bool in_cluster = false;  // the splits add up in a cluster (sm_90), not the workspace
   std::size_t partial_bytes = 0, bytes = 0;  // workspace: partial sums, then counters
 };
 
 // One wave of blocks: R / 128 tiles, each tile's K split so that tiles x splits fills the
 // device's resident blocks (when each split keeps at least kMinKTilesPerSplit K tiles).
-SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int resident) {
+// With clusters (sm_90), at most 8 splits when that still makes half a wave: the sums then
+// need neither workspace nor the launch that zeroes its counters.
+SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int resident,
+                       bool clusters) {
   SkinnyPlan plan;
   const std::int64_t tiles = ceil_div(s.rows, SkinnyConfig<float>::BR);
   const std::int64_t k_tiles = ceil_div(k, bk);
   std::int64_t splits = 1;
   if (tiles < resident) splits = std::min<std::int64_t>(resident / tiles, k_tiles / kMinKTilesPerSplit);
   splits = std::max<std::int64_t>(splits, 1);
+  if (clusters && splits > kMaxClusterSplits && 2 * tiles * kMaxClusterSplits >= resident)
+    splits = kMaxClusterSplits;
   const std::int64_t per_split = ceil_div(k_tiles, splits);  // 0 when K = 0
   if (per_split > 0) splits = ceil_div(k_tiles, per_split);    // no empty slices
   plan.tiles = int(tiles);
   plan.splits = int(splits);
   plan.k_per_split = int(std::min<std::int64_t>(per_split * bk, INT_MAX));
-  if (plan.splits > 1) {
+  plan.in_cluster = clusters && splits > 1 && splits <= kMaxClusterSplits;
+  if (plan.splits > 1 && !plan.in_cluster) {
     plan.partial_bytes = std::size_t(splits) * std::size_t(tiles) * SkinnyConfig<float>::BR *
                          std::size_t(8 * sn) * sizeof(float);
     plan.partial_bytes = (plan.partial_bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
@@ -110,10 +120,14 @@ int skinny_resident(const Context& ctx, int sn) {
 
 int element_bytes(DType dtype) { return dtype == DType::f32 || dtype == DType::tf32 ? 4 : 2; }
 
+// Clusters on sm_90 (the sm_90a code has them; other devices run the sm_80 code).
+bool cluster_device(const Context& ctx) { return ctx.compute_capability() / 10 == 9; }
+
 SkinnyPlan plan_for(const GemmProblem& p, const Context& ctx) {
   const Skinny s = orient(p);
   const int sn = column_tiles(s.cols);
-  return plan_skinny(s, p.k, 128 / element_bytes(p.dtype), sn, skinny_resident(ctx, sn));
+  return plan_skinny(s, p.k, 128 / element_bytes(p.dtype), sn, skinny_resident(ctx, sn),
+                     cluster_device(ctx));
 }
 
 // Calls f(std::bool_constant...) for the stored orientations of X and W.
@@ -134,13 +148,14 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
   using Cfg = SkinnyConfig<T>;
   const Skinny s = normalized(orient(p), int(sizeof(T)));
   const int sn = column_tiles(s.cols);
-  const SkinnyPlan plan = plan_skinny(s, p.k, Cfg::BK, sn, skinny_resident(l.context, sn));
+  const SkinnyPlan plan = plan_skinny(s, p.k, Cfg::BK, sn, skinny_resident(l.context, sn),
+                                     cluster_device(l.context));
   SkinnyArgs<T> g{int(s.rows), int(s.cols), int(p.k), float(p.alpha), float(p.beta),
                   static_cast<const T*>(s.x), s.ldx, static_cast<const T*>(s.w), s.ldw,
                   p.c, s.c_row, s.c_col,
                   p.c_dtype() == DType::f32 && p.dtype != DType::tf32 && !std::is_same_v<T, float>,
-                  plan.splits, plan.k_per_split, nullptr, nullptr};
-  if (plan.splits > 1) {
+                  plan.splits, plan.k_per_split, plan.in_cluster, nullptr, nullptr};
+  if (plan.splits > 1 && !plan.in_cluster) {
     if (l.workspace.bytes < plan.bytes)
       fail(ErrorCategory::internal, "cuda_skinny: the workspace is smaller than declared");
     auto* base = static_cast<unsigned char*>(l.workspace.data);
@@ -161,8 +176,26 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
     auto launch = [&](auto sn_c, auto vec_x_c, auto vec_w_c) {
       constexpr int SN = decltype(sn_c)::value;
       constexpr bool VecX = decltype(vec_x_c)::value, VecW = decltype(vec_w_c)::value;
-      launch_with_smem<kernels::skinny_kernel<T, Simt, XK, WK, SN, VecX, VecW>,
-                       Cfg::template smem_bytes<SN>>(l, grid, dim3(Cfg::kThreads), g);
+      constexpr auto kernel = kernels::skinny_kernel<T, Simt, XK, WK, SN, VecX, VecW>;
+      constexpr int smem = Cfg::template smem_bytes<SN>;
+      if (!plan.in_cluster) {
+        launch_with_smem<kernel, smem>(l, grid, dim3(Cfg::kThreads), g);
+        return;
+      }
+      allow_dynamic_smem<kernel, smem>(l.context);
+      cudaLaunchConfig_t config{};
+      cudaLaunchAttribute cluster{};
+      config.gridDim = grid;
+      config.blockDim = dim3(Cfg::kThreads);
+      config.dynamicSmemBytes = smem;
+      config.stream = l.stream;
+      cluster.id = cudaLaunchAttributeClusterDimension;
+      cluster.val.clusterDim.x = 1;
+      cluster.val.clusterDim.y = unsigned(plan.splits);  // a tile's splits
+      cluster.val.clusterDim.z = 1;
+      config.attrs = &cluster;
+      config.numAttrs = 1;
+      GEMMKIT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, g));
     };
     auto with_vec = [&](auto sn_c) {
       if (vec_w) launch(sn_c, std::true_type{}, std::true_type{});

@@ -16,11 +16,15 @@
 //     16, 32 or 64 columns in registers, not in memory; f32 runs FMAs on the same register
 //     layout, so the epilogue and the reduction serve every dtype;
 //   - when R / 128 tiles alone fill less than a wave, K is split across blocks (one wave
-//     in all). Each block writes its partial sums to the workspace; the last block of a
-//     tile to finish (a fence and an atomic counter, zeroed by the launcher) adds the
-//     slices in split order, so the result has the same bits every run.
+//     in all), and the slices are added in split order, so the result has the same bits
+//     every run: on sm_90 up to 8 splits of a tile form a cluster and add up through
+//     distributed shared memory (no workspace, no extra launch); otherwise each block
+//     writes its partial sums to the workspace and the last block of a tile to finish (a
+//     fence and an atomic counter, zeroed by the launcher) adds them.
 // Measured: see docs/ladder.md.
 #pragma once
+
+#include <cooperative_groups.h>
 
 #include "cuda/kernels/17_mma_sync.cuh"
 #include "cuda/kernels/tensor_common.cuh"
@@ -43,8 +47,11 @@ struct SkinnyArgs {
   std::int64_t c_row, c_col;
   bool c_f32;
   int splits, k_per_split;        // K slice of blockIdx.y: [y * k_per_split, +k_per_split)
-  float* __restrict__ partials;   // splits > 1: [split][tile][value][thread]
-  unsigned* __restrict__ counters;  // splits > 1: blocks of each tile done, zeroed
+  // splits > 1, one of: in_cluster (sm_90: a tile's splits form one cluster and add up in
+  // distributed shared memory), or partials and counters in the workspace.
+  bool in_cluster;
+  float* __restrict__ partials;     // [split][tile][value][thread]
+  unsigned* __restrict__ counters;  // blocks of each tile done, zeroed by the launcher
 };
 
 // T's element type in shared memory: __nv_bfloat16, __half, or float (tf32 and f32).
@@ -317,11 +324,37 @@ __global__ void __launch_bounds__(SkinnyConfig<T>::kThreads, 2)
   }
   cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
 
+  constexpr int kValues = 2 * SN * 4;
+  float* flat = &acc[0][0][0];
+#if __CUDA_ARCH__ >= 900
+  if (g.splits > 1 && g.in_cluster) {
+    // The tile's splits are the cluster's blocks, rank = split. Each leaves its sums in
+    // its own shared memory ([value][thread]); block 0 adds them in rank order.
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    float* mine = reinterpret_cast<float*>(smem_raw);
+    __syncthreads();  // every warp is done with the pipeline's tiles
+#pragma unroll
+    for (int v = 0; v < kValues; ++v) mine[v * Cfg::kThreads + threadIdx.x] = flat[v];
+    cluster.sync();
+    if (split == 0) {
+#pragma unroll
+      for (int v = 0; v < kValues; ++v) flat[v] = 0.0f;
+      for (int sp = 0; sp < g.splits; ++sp) {
+        const float* peer = cluster.map_shared_rank(mine, sp);
+#pragma unroll
+        for (int v = 0; v < kValues; ++v) flat[v] += peer[v * Cfg::kThreads + threadIdx.x];
+      }
+    }
+    cluster.sync();  // no block leaves while block 0 may still read its shared memory
+    if (split != 0) return;
+  } else
+#else
+  if (g.in_cluster) __trap();  // the launcher asks for clusters on sm_90 only
+#endif
   if (g.splits > 1) {
     // Partial sums, value v of thread t at [v][t] (coalesced), in this (split, tile) slot.
-    constexpr int kValues = 2 * SN * 4;
     const std::int64_t slot = std::int64_t(kValues) * Cfg::kThreads;
-    float* flat = &acc[0][0][0];
     float* mine = g.partials + (std::int64_t(split) * gridDim.x + tile) * slot + threadIdx.x;
 #pragma unroll
     for (int v = 0; v < kValues; ++v) mine[v * Cfg::kThreads] = flat[v];
