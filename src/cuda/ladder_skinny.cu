@@ -56,8 +56,12 @@ Skinny normalized(Skinny s, int elem_bytes) {
   return s;
 }
 
-// W's columns in tiles of 8: 16, 32 or 64 columns (ldmatrix loads 16 at a time).
-int column_tiles(std::int64_t cols) { return cols <= 16 ? 2 : cols <= 32 ? 4 : 8; }
+// W's columns in tiles of 8: 16, 32 or 64 columns (ldmatrix loads 16 at a time); the FMA
+// path also takes 8, where the padding would cost it FMAs, not just bandwidth.
+int column_tiles(std::int64_t cols, bool simt) {
+  if (simt && cols <= 8) return 1;
+  return cols <= 16 ? 2 : cols <= 32 ? 4 : 8;
+}
 
 // The most splits of a tile one cluster holds (the portable cluster size).
 constexpr std::int64_t kMaxClusterSplits = 8;
@@ -102,7 +106,9 @@ SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int resi
 // once per context; the launcher and workspace_bytes plan with the same figure.
 template <int SN>
 int skinny_resident(const Context& ctx) {
-  constexpr auto kernel = kernels::skinny_kernel<__nv_bfloat16, false, true, true, SN, true, true>;
+  // SN = 1 exists for the FMA path only.
+  using T = std::conditional_t<SN == 1, float, __nv_bfloat16>;
+  constexpr auto kernel = kernels::skinny_kernel<T, SN == 1, true, true, SN, true, true>;
   constexpr int smem = SkinnyConfig<__nv_bfloat16>::smem_bytes<SN>;
   return ctx.cached(&fact_key<ResidentBlocks, kernel>, [&] {
     allow_dynamic_smem<kernel, smem>(ctx);
@@ -115,7 +121,12 @@ int skinny_resident(const Context& ctx) {
 }
 
 int skinny_resident(const Context& ctx, int sn) {
-  return sn == 2 ? skinny_resident<2>(ctx) : sn == 4 ? skinny_resident<4>(ctx) : skinny_resident<8>(ctx);
+  switch (sn) {
+    case 1: return skinny_resident<1>(ctx);
+    case 2: return skinny_resident<2>(ctx);
+    case 4: return skinny_resident<4>(ctx);
+    default: return skinny_resident<8>(ctx);
+  }
 }
 
 int element_bytes(DType dtype) { return dtype == DType::f32 || dtype == DType::tf32 ? 4 : 2; }
@@ -125,7 +136,7 @@ bool cluster_device(const Context& ctx) { return ctx.compute_capability() / 10 =
 
 SkinnyPlan plan_for(const GemmProblem& p, const Context& ctx) {
   const Skinny s = orient(p);
-  const int sn = column_tiles(s.cols);
+  const int sn = column_tiles(s.cols, p.dtype == DType::f32);
   return plan_skinny(s, p.k, 128 / element_bytes(p.dtype), sn, skinny_resident(ctx, sn),
                      cluster_device(ctx));
 }
@@ -147,7 +158,7 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
   if (p.m == 0 || p.n == 0) return;
   using Cfg = SkinnyConfig<T>;
   const Skinny s = normalized(orient(p), int(sizeof(T)));
-  const int sn = column_tiles(s.cols);
+  const int sn = column_tiles(s.cols, Simt);
   const SkinnyPlan plan = plan_skinny(s, p.k, Cfg::BK, sn, skinny_resident(l.context, sn),
                                      cluster_device(l.context));
   SkinnyArgs<T> g{int(s.rows), int(s.cols), int(p.k), float(p.alpha), float(p.beta),
@@ -202,6 +213,8 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
       else if (vec_x) launch(sn_c, std::true_type{}, std::false_type{});
       else launch(sn_c, std::false_type{}, std::false_type{});
     };
+    if constexpr (Simt)
+      if (sn == 1) return with_vec(std::integral_constant<int, 1>{});
     if (sn == 2) with_vec(std::integral_constant<int, 2>{});
     else if (sn == 4) with_vec(std::integral_constant<int, 4>{});
     else with_vec(std::integral_constant<int, 8>{});

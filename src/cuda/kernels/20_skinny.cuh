@@ -12,9 +12,10 @@
 //     memory, in the stored orientation; W's matching K slice rides along in each stage;
 //   - the multiply keeps up with the stream on tensor cores: mma.sync m16n8k16 (bf16, f16;
 //     fragments by ldmatrix, .trans for operands stored the other way round, rung 17's
-//     helpers) or m16n8k8 (tf32, fragments read element by element), with S padded to 8,
-//     16, 32 or 64 columns in registers, not in memory; f32 runs FMAs on the same register
-//     layout, so the epilogue and the reduction serve every dtype;
+//     helpers) or m16n8k8 (tf32, fragments read element by element), with S padded to 16,
+//     32 or 64 columns in registers, not in memory; f32 runs FMAs on the same register
+//     layout (and pads S to 8 where it can), so the epilogue and the reduction serve every
+//     dtype;
 //   - when R / 128 tiles alone fill less than a wave, K is split across blocks (one wave
 //     in all), and the slices are added in split order, so the result has the same bits
 //     every run: on sm_90 up to 8 splits of a tile form a cluster and add up through
@@ -149,7 +150,7 @@ __global__ void __launch_bounds__(SkinnyConfig<T>::kThreads, 2)
   constexpr int kStageElems = (BR + S8) * BK;
   constexpr bool kTf32 = std::is_same_v<T, float> && !Simt;
   static_assert(!Simt || std::is_same_v<T, float>, "the FMA path is f32 only");
-  static_assert(SN % 2 == 0, "ldmatrix.x4 loads W's fragments for 16 columns at once");
+  static_assert(Simt || SN % 2 == 0, "ldmatrix.x4 loads W's fragments for 16 columns at once");
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
   auto tile_x = [&](int s) { return smem + s * kStageElems; };
