@@ -47,6 +47,7 @@ Matrix<T> padded(std::int64_t rows, std::int64_t cols, bool aligned, std::uint64
                                     : (cols % 2 == 0 ? cols + 1 : cols + 2);
   Matrix<T> m(rows, cols, ld);
   fill_random<T>(m.view(), Distribution::parse("uniform"), seed);
+  if (cols == 0) return m;  // an empty matrix stores nothing, padding included
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = cols; j < ld; ++j) m(i, j) = nan_of<T>();
   return m;
