@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <string>
 
 #include "cuda/kernels/20_skinny.cuh"
@@ -72,22 +73,51 @@ struct SkinnyPlan {
   std::size_t partial_bytes = 0, bytes = 0;  // workspace: partial sums, then counters
 };
 
-// One wave of blocks: R / 128 tiles, each tile's K split so that tiles x splits fills the
-// device's resident blocks (when each split keeps at least kMinKTilesPerSplit K tiles).
-// With clusters (sm_90), at most 8 splits when that still makes half a wave: the sums then
-// need neither workspace nor the launch that zeroes its counters.
-SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int resident,
+// R / 128 tiles, each tile's K split in `splits` slices of whole K tiles (each of at least
+// kMinKTilesPerSplit). The splits balance the SMs: the busiest runs ceil(blocks / SMs)
+// blocks of per_split K tiles, so that is the cost to minimise (e.g. 96 tiles: 4 splits, 3
+// blocks on every SM, rather than 2 splits, which leave half the SMs one block short).
+// Near ties (2%) go to the most blocks that still run at once (memory parallelism), else
+// to the fewest. With clusters (sm_90), at most 8 splits when that costs at most 5% more:
+// the sums then need neither workspace nor the launch that zeroes its counters.
+SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int sms, int resident,
                        bool clusters) {
   SkinnyPlan plan;
   const std::int64_t tiles = ceil_div(s.rows, SkinnyConfig<float>::BR);
   const std::int64_t k_tiles = ceil_div(k, bk);
-  std::int64_t splits = 1;
-  if (tiles < resident) splits = std::min<std::int64_t>(resident / tiles, k_tiles / kMinKTilesPerSplit);
-  splits = std::max<std::int64_t>(splits, 1);
-  if (clusters && splits > kMaxClusterSplits && 2 * tiles * kMaxClusterSplits >= resident)
-    splits = kMaxClusterSplits;
-  const std::int64_t per_split = ceil_div(k_tiles, splits);  // 0 when K = 0
-  if (per_split > 0) splits = ceil_div(k_tiles, per_split);    // no empty slices
+  struct Choice {
+    std::int64_t splits, per_split;
+    double cost;
+  };
+  // The slices of a split into at most `want` parts (no empty ones) and their cost.
+  const auto choice = [&](std::int64_t want) {
+    const std::int64_t per_split = std::max<std::int64_t>(ceil_div(k_tiles, want), 1);
+    const std::int64_t splits = std::max<std::int64_t>(ceil_div(k_tiles, per_split), 1);
+    return Choice{splits, per_split, double(ceil_div(tiles * splits, std::max(sms, 1)) * per_split)};
+  };
+  const std::int64_t most = std::clamp<std::int64_t>(k_tiles / kMinKTilesPerSplit, 1, 256);
+  const auto best_cost = [&](std::int64_t limit) {
+    double best = choice(1).cost;
+    for (std::int64_t w = 2; w <= limit; ++w) best = std::min(best, choice(w).cost);
+    return best;
+  };
+  std::int64_t limit = most;
+  const double overall = best_cost(most);
+  if (clusters && best_cost(std::min(most, kMaxClusterSplits)) <= 1.05 * overall)
+    limit = std::min(most, kMaxClusterSplits);
+  const double best = best_cost(limit);
+  Choice chosen{0, 0, 0};
+  for (std::int64_t w = 1; w <= limit; ++w) {  // the most splits that still run at once
+    const Choice c = choice(w);
+    if (c.cost <= 1.02 * best && tiles * c.splits <= resident && c.splits > chosen.splits) chosen = c;
+  }
+  if (chosen.splits == 0)
+    for (std::int64_t w = limit; w >= 1; --w) {  // else the fewest
+      const Choice c = choice(w);
+      if (c.cost <= 1.02 * best) chosen = c;
+    }
+  const std::int64_t splits = k_tiles == 0 ? 1 : chosen.splits;
+  const std::int64_t per_split = k_tiles == 0 ? 0 : chosen.per_split;
   plan.tiles = int(tiles);
   plan.splits = int(splits);
   plan.k_per_split = int(std::min<std::int64_t>(per_split * bk, INT_MAX));
@@ -101,7 +131,7 @@ SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int resi
   return plan;
 }
 
-// Blocks of rung 20 the device runs at once, for sn column tiles. Every dtype's kernel has
+// Blocks of rung 20 an SM runs at once, for sn column tiles. Every dtype's kernel has
 // the same threads and shared memory (128 bytes of K per stage), so one of them is asked,
 // once per context; the launcher and workspace_bytes plan with the same figure.
 template <int SN>
@@ -116,7 +146,7 @@ int skinny_resident(const Context& ctx) {
     GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &per_sm, kernel, SkinnyConfig<__nv_bfloat16>::kThreads, smem));
     if (per_sm < 1) fail(ErrorCategory::device, "skinny_kernel does not fit on a multiprocessor of this device");
-    return ctx.device_info().sm_count * per_sm;
+    return per_sm;
   });
 }
 
@@ -137,7 +167,8 @@ bool cluster_device(const Context& ctx) { return ctx.compute_capability() / 10 =
 SkinnyPlan plan_for(const GemmProblem& p, const Context& ctx) {
   const Skinny s = orient(p);
   const int sn = column_tiles(s.cols, p.dtype == DType::f32);
-  return plan_skinny(s, p.k, 128 / element_bytes(p.dtype), sn, skinny_resident(ctx, sn),
+  const int sms = ctx.device_info().sm_count;
+  return plan_skinny(s, p.k, 128 / element_bytes(p.dtype), sn, sms, sms * skinny_resident(ctx, sn),
                      cluster_device(ctx));
 }
 
@@ -159,7 +190,8 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
   using Cfg = SkinnyConfig<T>;
   const Skinny s = normalized(orient(p), int(sizeof(T)));
   const int sn = column_tiles(s.cols, Simt);
-  const SkinnyPlan plan = plan_skinny(s, p.k, Cfg::BK, sn, skinny_resident(l.context, sn),
+  const int sms = l.context.device_info().sm_count;
+  const SkinnyPlan plan = plan_skinny(s, p.k, Cfg::BK, sn, sms, sms * skinny_resident(l.context, sn),
                                      cluster_device(l.context));
   SkinnyArgs<T> g{int(s.rows), int(s.cols), int(p.k), float(p.alpha), float(p.beta),
                   static_cast<const T*>(s.x), s.ldx, static_cast<const T*>(s.w), s.ldw,
