@@ -139,7 +139,7 @@ int skinny_resident(const Context& ctx) {
   // SN = 1 exists for the FMA path only.
   using T = std::conditional_t<SN == 1, float, __nv_bfloat16>;
   constexpr auto kernel = kernels::skinny_kernel<T, SN == 1, true, true, SN, true, true>;
-  constexpr int smem = SkinnyConfig<__nv_bfloat16>::smem_bytes<SN>;
+  constexpr int smem = SkinnyConfig<__nv_bfloat16>::template smem_bytes<SN>;
   return ctx.cached(&fact_key<ResidentBlocks, kernel>, [&] {
     allow_dynamic_smem<kernel, smem>(ctx);
     int per_sm = 0;

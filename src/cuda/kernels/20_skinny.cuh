@@ -7,7 +7,7 @@
 //     the big operand X (R x K) and the short side (S <= 64) the column index of the small
 //     operand W (K x S); an M-skinny product is run as C^T = op(B)^T op(A)^T with C's row
 //     and column strides swapped (the launcher decides, nothing is copied);
-//   - a block streams 128 rows of X through a 4-stage cp.async pipeline (16-byte copies
+//   - a block streams 128 rows of X through a 3- or 4-stage cp.async pipeline (16-byte copies
 //     where the operands allow them, element copies otherwise) into swizzled shared
 //     memory, in the stored orientation; W's matching K slice rides along in each stage;
 //   - the multiply keeps up with the stream on tensor cores: mma.sync m16n8k16 (bf16, f16;
@@ -62,11 +62,16 @@ struct SkinnyConfig {
   static constexpr int BR = 128, WR = 32;
   static constexpr int kElems = 16 / int(sizeof(T));  // elements per 16-byte chunk
   static constexpr int BK = 128 / int(sizeof(T));     // 128 bytes of K per stage
-  static constexpr int kStages = 4;
-  // SN: tiles of 8 columns of W (S padded to 8 * SN).
   static constexpr int x_elems = BR * BK;
+  // SN: tiles of 8 columns of W (S padded to 8 * SN). Four stages, except at S8 = 32 three
+  // (60 KiB), so that three blocks fit an SM, as at S8 = 8 and 16 (12 warps to hide the
+  // latency of the fragments; the same 96 KiB in flight); at S8 = 64 two blocks of four.
   template <int SN>
-  static constexpr int smem_bytes = kStages * (BR + 8 * SN) * BK * int(sizeof(T));
+  static constexpr int stages = SN == 4 ? 3 : 4;
+  template <int SN>
+  static constexpr int min_blocks = SN == 8 ? 2 : 3;
+  template <int SN>
+  static constexpr int smem_bytes = stages<SN> * (BR + 8 * SN) * BK * int(sizeof(T));
 };
 
 // Offset in chunks of chunk `chunk` of row `row` in a tile of `Chunks` 16-byte chunks per
@@ -138,14 +143,16 @@ __device__ __forceinline__ void mma_16x8x8_tf32(float (&d)[4], const std::uint32
 // Simt: f32 by FMAs (T = float); otherwise tensor cores (T = float means tf32).
 // XK, WK: the stored orientations of X and W (SkinnyArgs). SN: W's columns in tiles of 8.
 // VecX, VecW: X, W may be copied in 16-byte chunks (start and rows on 16 bytes).
-// Two blocks per SM at least (shared memory allows two or three): up to 255 registers,
-// which the FMA path at S8 = 64 needs.
+// Launch bounds: Cfg::min_blocks per SM (at S8 = 64, two: up to 255 registers, which the
+// FMA path needs there; else three, up to 168).
 template <class T, bool Simt, bool XK, bool WK, int SN, bool VecX, bool VecW>
-__global__ void __launch_bounds__(SkinnyConfig<T>::kThreads, 2)
+__global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
     skinny_kernel(const SkinnyArgs<T> g) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   using Cfg = SkinnyConfig<T>;
-  constexpr int S = Cfg::kStages, BR = Cfg::BR, BK = Cfg::BK, E = Cfg::kElems;
+  static_assert(Cfg::kThreads == 128 && Cfg::template min_blocks<SN> == (SN == 8 ? 2 : 3),
+                "the launch bounds repeat the configuration");
+  constexpr int S = Cfg::template stages<SN>, BR = Cfg::BR, BK = Cfg::BK, E = Cfg::kElems;
   constexpr int S8 = 8 * SN;
   constexpr int kStageElems = (BR + S8) * BK;
   constexpr bool kTf32 = std::is_same_v<T, float> && !Simt;
