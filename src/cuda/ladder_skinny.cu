@@ -10,7 +10,6 @@
 #include "cuda/kernels/20_skinny.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/launch.hpp"
-#include "cuda/tensor_args.hpp"
 
 namespace gemmkit::cuda {
 namespace {
