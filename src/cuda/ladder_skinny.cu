@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "cuda/kernels/20_skinny.cuh"
@@ -66,23 +67,42 @@ int column_tiles(std::int64_t cols, bool simt) {
 // The most splits of a tile one cluster holds (the portable cluster size).
 constexpr std::int64_t kMaxClusterSplits = 8;
 
+// Rows of X per block and K per stage (elements) of one configuration.
+struct Tiling {
+  int br, bk;
+};
+
+template <class T, bool Simt>
+Tiling tiling_of(int sn) {
+  using Cfg = SkinnyConfig<T>;
+  switch (sn) {
+    case 1: return {Cfg::template BR<Simt, 1>, Cfg::template BK<Simt, 1>};
+    case 2: return {Cfg::template BR<Simt, 2>, Cfg::template BK<Simt, 2>};
+    case 4: return {Cfg::template BR<Simt, 4>, Cfg::template BK<Simt, 4>};
+    default: return {Cfg::template BR<Simt, 8>, Cfg::template BK<Simt, 8>};
+  }
+}
+
 struct SkinnyPlan {
   int tiles = 0, splits = 1, k_per_split = 0;
   bool in_cluster = false;  // the splits add up in a cluster (sm_90), not the workspace
   std::size_t partial_bytes = 0, bytes = 0;  // workspace: partial sums, then counters
 };
 
-// R / 128 tiles, each tile's K split in `splits` slices of whole K tiles (each of at least
+// R / BR tiles, each tile's K split in `splits` slices of whole K tiles (each of at least
 // kMinKTilesPerSplit). The splits balance the SMs: the busiest runs ceil(blocks / SMs)
 // blocks of per_split K tiles, so that is the cost to minimise (e.g. 96 tiles: 4 splits, 3
 // blocks on every SM, rather than 2 splits, which leave half the SMs one block short).
 // Near ties (2%) go to the most blocks that still run at once (memory parallelism), else
 // to the fewest. With clusters (sm_90), at most 8 splits when that costs at most 5% more:
 // the sums then need neither workspace nor the launch that zeroes its counters.
-SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int sms, int resident,
-                       bool clusters) {
+// cluster_fit(c): clusters of c blocks the device runs at once (0: no clusters).
+SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, Tiling tiling, int sn, int sms,
+                       int resident, const std::function<int(int)>& cluster_fit) {
+  const bool clusters = cluster_fit(2) > 0;
   SkinnyPlan plan;
-  const std::int64_t tiles = ceil_div(s.rows, SkinnyConfig<float>::BR);
+  const int bk = tiling.bk;
+  const std::int64_t tiles = ceil_div(s.rows, tiling.br);
   const std::int64_t k_tiles = ceil_div(k, bk);
   struct Choice {
     std::int64_t splits, per_split;
@@ -120,9 +140,14 @@ SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int sms,
   plan.tiles = int(tiles);
   plan.splits = int(splits);
   plan.k_per_split = int(std::min<std::int64_t>(per_split * bk, INT_MAX));
-  plan.in_cluster = clusters && splits > 1 && splits <= kMaxClusterSplits;
+  // Clusters only when every tile's cluster runs at once: clusters are placed within a GPC,
+  // and where fewer fit than blocks would, the kernel would run in two rounds (a likely
+  // cause of bf16 8192x64x8192 falling from 80% to 50% of cuBLAS on the H200 when clusters
+  // came in).
+  plan.in_cluster = clusters && splits > 1 && splits <= kMaxClusterSplits &&
+                    tiles <= cluster_fit(int(splits));
   if (plan.splits > 1 && !plan.in_cluster) {
-    plan.partial_bytes = std::size_t(splits) * std::size_t(tiles) * SkinnyConfig<float>::BR *
+    plan.partial_bytes = std::size_t(splits) * std::size_t(tiles) * std::size_t(tiling.br) *
                          std::size_t(8 * sn) * sizeof(float);
     plan.partial_bytes = (plan.partial_bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
     plan.bytes = plan.partial_bytes + std::size_t(tiles) * sizeof(unsigned);
@@ -130,45 +155,118 @@ SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, int bk, int sn, int sms,
   return plan;
 }
 
-// Blocks of rung 20 an SM runs at once, for sn column tiles. Every dtype's kernel has
-// the same threads and shared memory (128 bytes of K per stage), so one of them is asked,
-// once per context; the launcher and workspace_bytes plan with the same figure.
-template <int SN>
+// Blocks of rung 20 an SM runs at once, for sn column tiles, on the FMA path (f32) or the
+// tensor cores. Asked of the bf16 kernel for the tensor cores (tf32's has the same threads
+// and shared memory), once per context; the launcher and workspace_bytes plan with the
+// same figure.
+template <int SN, bool Simt>
 int skinny_resident(const Context& ctx) {
-  // SN = 1 exists for the FMA path only.
-  using T = std::conditional_t<SN == 1, float, __nv_bfloat16>;
-  constexpr auto kernel = kernels::skinny_kernel<T, SN == 1, true, true, SN, true, true>;
-  constexpr int smem = SkinnyConfig<__nv_bfloat16>::template smem_bytes<SN>;
+  using T = std::conditional_t<Simt, float, __nv_bfloat16>;
+  constexpr auto kernel = kernels::skinny_kernel<T, Simt, true, true, SN, true, true>;
+  constexpr int smem = SkinnyConfig<T>::template smem_bytes<Simt, SN>;
   return ctx.cached(&fact_key<ResidentBlocks, kernel>, [&] {
     allow_dynamic_smem<kernel, smem>(ctx);
     int per_sm = 0;
     GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kernel, SkinnyConfig<__nv_bfloat16>::kThreads, smem));
+        &per_sm, kernel, SkinnyConfig<T>::kThreads, smem));
     if (per_sm < 1) fail(ErrorCategory::device, "skinny_kernel does not fit on a multiprocessor of this device");
     return per_sm;
   });
 }
 
-int skinny_resident(const Context& ctx, int sn) {
+int skinny_resident(const Context& ctx, int sn, bool simt) {
+  if (simt) {
+    switch (sn) {
+      case 1: return skinny_resident<1, true>(ctx);
+      case 2: return skinny_resident<2, true>(ctx);
+      case 4: return skinny_resident<4, true>(ctx);
+      default: return skinny_resident<8, true>(ctx);
+    }
+  }
   switch (sn) {
-    case 1: return skinny_resident<1>(ctx);
-    case 2: return skinny_resident<2>(ctx);
-    case 4: return skinny_resident<4>(ctx);
-    default: return skinny_resident<8>(ctx);
+    case 2: return skinny_resident<2, false>(ctx);
+    case 4: return skinny_resident<4, false>(ctx);
+    default: return skinny_resident<8, false>(ctx);
   }
 }
-
-int element_bytes(DType dtype) { return dtype == DType::f32 || dtype == DType::tf32 ? 4 : 2; }
 
 // Clusters on sm_90 (the sm_90a code has them; other devices run the sm_80 code).
 bool cluster_device(const Context& ctx) { return ctx.compute_capability() / 10 == 9; }
 
-SkinnyPlan plan_for(const GemmProblem& p, const Context& ctx) {
+template <int C>
+struct ClusterFit;  // Context::cached key: clusters of C blocks that run at once
+
+// Clusters of C blocks (along y) of rung 20's kernel for sn column tiles the device runs at
+// once, asked of the same kernel as skinny_resident, once per context.
+template <int SN, bool Simt, int C>
+int skinny_cluster_fit(const Context& ctx) {
+  using T = std::conditional_t<Simt, float, __nv_bfloat16>;
+  constexpr auto kernel = kernels::skinny_kernel<T, Simt, true, true, SN, true, true>;
+  constexpr int smem = SkinnyConfig<T>::template smem_bytes<Simt, SN>;
+  return ctx.cached(&fact_key<ClusterFit<C>, kernel>, [&] {
+    allow_dynamic_smem<kernel, smem>(ctx);
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute cluster{};
+    config.gridDim = dim3(1, C);
+    config.blockDim = dim3(SkinnyConfig<T>::kThreads);
+    config.dynamicSmemBytes = smem;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 1;
+    cluster.val.clusterDim.y = C;
+    cluster.val.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int clusters = 0;
+    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    return clusters;
+  });
+}
+
+template <int SN, bool Simt>
+int skinny_cluster_fit(const Context& ctx, int c) {
+  switch (c) {
+    case 2: return skinny_cluster_fit<SN, Simt, 2>(ctx);
+    case 3: return skinny_cluster_fit<SN, Simt, 3>(ctx);
+    case 4: return skinny_cluster_fit<SN, Simt, 4>(ctx);
+    case 5: return skinny_cluster_fit<SN, Simt, 5>(ctx);
+    case 6: return skinny_cluster_fit<SN, Simt, 6>(ctx);
+    case 7: return skinny_cluster_fit<SN, Simt, 7>(ctx);
+    case 8: return skinny_cluster_fit<SN, Simt, 8>(ctx);
+    default: return 0;
+  }
+}
+
+// cluster_fit for plan_skinny: 0 where the device has no clusters for rung 20 or the entry
+// does not use them.
+std::function<int(int)> cluster_fit_of(const Context& ctx, int sn, bool simt, bool use) {
+  if (!use || !cluster_device(ctx)) return [](int) { return 0; };
+  return [&ctx, sn, simt](int c) {
+    if (simt) {
+      switch (sn) {
+        case 1: return skinny_cluster_fit<1, true>(ctx, c);
+        case 2: return skinny_cluster_fit<2, true>(ctx, c);
+        case 4: return skinny_cluster_fit<4, true>(ctx, c);
+        default: return skinny_cluster_fit<8, true>(ctx, c);
+      }
+    }
+    switch (sn) {
+      case 2: return skinny_cluster_fit<2, false>(ctx, c);
+      case 4: return skinny_cluster_fit<4, false>(ctx, c);
+      default: return skinny_cluster_fit<8, false>(ctx, c);
+    }
+  };
+}
+
+SkinnyPlan plan_for(const GemmProblem& p, const Context& ctx, bool clusters) {
   const Skinny s = orient(p);
-  const int sn = column_tiles(s.cols, p.dtype == DType::f32);
+  const bool simt = p.dtype == DType::f32;
+  const int sn = column_tiles(s.cols, simt);
+  const Tiling tiling = simt ? tiling_of<float, true>(sn)
+                             : p.dtype == DType::tf32 ? tiling_of<float, false>(sn)
+                                                      : tiling_of<__nv_bfloat16, false>(sn);
   const int sms = ctx.device_info().sm_count;
-  return plan_skinny(s, p.k, 128 / element_bytes(p.dtype), sn, sms, sms * skinny_resident(ctx, sn),
-                     cluster_device(ctx));
+  return plan_skinny(s, p.k, tiling, sn, sms, sms * skinny_resident(ctx, sn, simt),
+                     cluster_fit_of(ctx, sn, simt, clusters));
 }
 
 // Calls f(std::bool_constant...) for the stored orientations of X and W.
@@ -183,15 +281,17 @@ void with_orientations(const Skinny& s, F&& f) {
 }
 
 // T: __nv_bfloat16, __half or float; Simt: f32 by FMAs (else tf32 when T is float).
+// clusters: split K adds up in clusters where they fit (cuda_skinny_cluster).
 template <class T, bool Simt>
-void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
+void run_skinny(const GemmProblem& p, const KernelLaunch& l, bool clusters) {
   if (p.m == 0 || p.n == 0) return;
   using Cfg = SkinnyConfig<T>;
   const Skinny s = normalized(orient(p), int(sizeof(T)));
   const int sn = column_tiles(s.cols, Simt);
   const int sms = l.context.device_info().sm_count;
-  const SkinnyPlan plan = plan_skinny(s, p.k, Cfg::BK, sn, sms, sms * skinny_resident(l.context, sn),
-                                     cluster_device(l.context));
+  const SkinnyPlan plan = plan_skinny(s, p.k, tiling_of<T, Simt>(sn), sn, sms,
+                                     sms * skinny_resident(l.context, sn, Simt),
+                                     cluster_fit_of(l.context, sn, Simt, clusters));
   SkinnyArgs<T> g{int(s.rows), int(s.cols), int(p.k), float(p.alpha), float(p.beta),
                   static_cast<const T*>(s.x), s.ldx, static_cast<const T*>(s.w), s.ldw,
                   p.c, s.c_row, s.c_col,
@@ -219,7 +319,7 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
       constexpr int SN = decltype(sn_c)::value;
       constexpr bool VecX = decltype(vec_x_c)::value, VecW = decltype(vec_w_c)::value;
       constexpr auto kernel = kernels::skinny_kernel<T, Simt, XK, WK, SN, VecX, VecW>;
-      constexpr int smem = Cfg::template smem_bytes<SN>;
+      constexpr int smem = Cfg::template smem_bytes<Simt, SN>;
       if (!plan.in_cluster) {
         launch_with_smem<kernel, smem>(l, grid, dim3(Cfg::kThreads), g);
         return;
@@ -253,12 +353,12 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l) {
   check_launch("skinny_kernel");
 }
 
-void run_skinny_entry(const GemmProblem& p, const KernelLaunch& l) {
+void run_skinny_entry(const GemmProblem& p, const KernelLaunch& l, bool clusters) {
   switch (p.dtype) {
-    case DType::bf16: run_skinny<__nv_bfloat16, false>(p, l); return;
-    case DType::f16: run_skinny<__half, false>(p, l); return;
-    case DType::tf32: run_skinny<float, false>(p, l); return;
-    case DType::f32: run_skinny<float, true>(p, l); return;
+    case DType::bf16: run_skinny<__nv_bfloat16, false>(p, l, clusters); return;
+    case DType::f16: run_skinny<__half, false>(p, l, clusters); return;
+    case DType::tf32: run_skinny<float, false>(p, l, clusters); return;
+    case DType::f32: run_skinny<float, true>(p, l, clusters); return;
     default: fail(ErrorCategory::internal, "cuda_skinny called with an unsupported dtype");
   }
 }
@@ -275,22 +375,32 @@ std::optional<std::string> skinny_precondition(const GemmProblem& p) {
 }  // namespace
 
 void register_skinny_kernels(Registry& registry) {
-  registry.add({.name = "cuda_skinny",
-                .backend = Backend::cuda,
-                .rung = 20,
-                .role = KernelRole::ladder,
-                .summary = "skinny products (M or N <= 64): the long operand streamed once "
-                           "through a 4-stage cp.async pipeline into mma.sync (FMAs for f32), "
-                           "K split across blocks with a deterministic reduction",
-                .dtypes = {DType::bf16, DType::f16, DType::tf32, DType::f32},
-                .min_compute_capability = 80,
-                .auto_priority = 0,
-                .half_inputs_f32_output = true,
-                .precondition = skinny_precondition,
-                .workspace_bytes = [](const GemmProblem& p, const Context& ctx) {
-                  return p.m == 0 || p.n == 0 ? std::size_t(0) : plan_for(p, ctx).bytes;
-                },
-                .run = run_skinny_entry});
+  // Two entries, so that one benchmark run measures both ways of adding up a split K: the
+  // workspace (cuda_skinny), or clusters where every tile's cluster runs at once
+  // (cuda_skinny_cluster, sm_90; the same as cuda_skinny elsewhere). With clusters the
+  // first H200 run fell from 89% to 80% of cuBLAS (bf16 geomean), before clusters were
+  // kept to where they fit.
+  for (const bool clusters : {false, true}) {
+    registry.add({.name = clusters ? "cuda_skinny_cluster" : "cuda_skinny",
+                  .backend = Backend::cuda,
+                  .rung = 20,
+                  .role = KernelRole::ladder,
+                  .summary = std::string("skinny products (M or N <= 64): the long operand streamed "
+                                         "once through a cp.async pipeline into mma.sync (FMAs "
+                                         "for f32), K split across blocks, added up in order ") +
+                             (clusters ? "in clusters (sm_90) where they fit" : "through the workspace"),
+                  .dtypes = {DType::bf16, DType::f16, DType::tf32, DType::f32},
+                  .min_compute_capability = 80,
+                  .auto_priority = 0,
+                  .half_inputs_f32_output = true,
+                  .precondition = skinny_precondition,
+                  .workspace_bytes = [clusters](const GemmProblem& p, const Context& ctx) {
+                    return p.m == 0 || p.n == 0 ? std::size_t(0) : plan_for(p, ctx, clusters).bytes;
+                  },
+                  .run = [clusters](const GemmProblem& p, const KernelLaunch& l) {
+                    run_skinny_entry(p, l, clusters);
+                  }});
+  }
 }
 
 }  // namespace gemmkit::cuda

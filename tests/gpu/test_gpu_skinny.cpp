@@ -28,6 +28,8 @@ using namespace gemmkit;
 namespace {
 
 constexpr const char* kName = "cuda_skinny";
+// Both entries of rung 20: the split K added up through the workspace, or in clusters.
+const char* const kNames[] = {"cuda_skinny", "cuda_skinny_cluster"};
 
 template <class T>
 T nan_of() {
@@ -73,8 +75,8 @@ struct Case {
 // Runs one case through gemm() with cuda_skinny and checks it; returns C as computed (for
 // the repeat test). In: host storage of the inputs; Out: of C.
 template <class In, class Out>
-std::vector<Out> run_case(const Case& c, std::uint64_t seed, VerifyMode mode) {
-  const std::string what = std::string(kName) + " " + c.describe();
+std::vector<Out> run_case(const char* name, const Case& c, std::uint64_t seed, VerifyMode mode) {
+  const std::string what = std::string(name) + " " + c.describe();
   // Stored shapes in the problem's layout: row-major stores op(A) (m x k) as m rows, and a
   // column-major matrix is its transpose stored row-major.
   const bool col = c.layout == Layout::col_major;
@@ -100,13 +102,13 @@ std::vector<Out> run_case(const Case& c, std::uint64_t seed, VerifyMode mode) {
   p.a = a.data(), p.lda = a.ld();
   p.b = b.data(), p.ldb = b.ld();
   p.c = cm.data(), p.ldc = cm.ld();
-  const KernelEntry& e = Registry::instance().get(kName);
+  const KernelEntry& e = Registry::instance().get(name);
   if (auto why = e.rejects(as_row_major(p))) {
     ADD_FAILURE() << what << ": refused: " << *why;
     return {};
   }
   GemmOptions o;
-  o.kernel = kName;
+  o.kernel = name;
   gemm(p, o);
   // verify() reads problems row-major: a column-major one is checked as the row-major
   // product it is on the same memory.
@@ -123,19 +125,20 @@ std::vector<Out> run_case(const Case& c, std::uint64_t seed, VerifyMode mode) {
 }
 
 // Dispatches on the case's dtypes; the result's bytes, for bit comparisons.
-std::vector<unsigned char> run_any(const Case& c, std::uint64_t seed, VerifyMode mode) {
+std::vector<unsigned char> run_any(const char* name, const Case& c, std::uint64_t seed,
+                                   VerifyMode mode) {
   auto bytes = [](const auto& v) {
     const auto* p = reinterpret_cast<const unsigned char*>(v.data());
     return std::vector<unsigned char>(p, p + v.size() * sizeof(v[0]));
   };
   switch (c.dtype) {
     case DType::bf16:
-      return c.out_f32 ? bytes(run_case<BFloat16, float>(c, seed, mode))
-                       : bytes(run_case<BFloat16, BFloat16>(c, seed, mode));
+      return c.out_f32 ? bytes(run_case<BFloat16, float>(name, c, seed, mode))
+                       : bytes(run_case<BFloat16, BFloat16>(name, c, seed, mode));
     case DType::f16:
-      return c.out_f32 ? bytes(run_case<Half, float>(c, seed, mode))
-                       : bytes(run_case<Half, Half>(c, seed, mode));
-    default: return bytes(run_case<float, float>(c, seed, mode));
+      return c.out_f32 ? bytes(run_case<Half, float>(name, c, seed, mode))
+                       : bytes(run_case<Half, Half>(name, c, seed, mode));
+    default: return bytes(run_case<float, float>(name, c, seed, mode));
   }
 }
 
@@ -184,7 +187,7 @@ TEST(GpuSkinny, ShortSidesBothOrientations) {
         c.tb = index % 4 & 2;
         c.aligned = index % 2 == 0;
         c.beta_zero = index % 3 != 1;
-        run_any(c, 0x5c1 + index, mode_for(c));
+        for (const char* name : kNames) run_any(name, c, 0x5c1 + index, mode_for(c));
         ++ran;
         if (HasFailure() && ran > 20) return;  // a broken kernel fails them all
       }
@@ -210,7 +213,7 @@ TEST(GpuSkinny, EveryTransposeAndKRemainder) {
           c.tb = t & 2;
           c.aligned = index % 2 == 0;
           c.beta_zero = index % 3 == 0;
-          run_any(c, 0x7a + index, mode_for(c));
+          run_any(kName, c, 0x7a + index, mode_for(c));
           if (HasFailure() && index > 20) return;
         }
 }
@@ -237,14 +240,14 @@ TEST(GpuSkinny, CornerCases) {
       {DType::f32, false, 1, 999, 1025, true, true, true, true, Layout::row_major, true},
   };
   std::uint64_t seed = 0xc0;
-  for (const Case& c : cases) run_any(c, ++seed, VerifyMode::full);
+  for (const Case& c : cases) run_any(kName, c, ++seed, VerifyMode::full);
 }
 
 // Shapes whose K is split across blocks: the slices add up in a fixed order, so three runs
-// give the same bits; the result is checked as well. On sm_90 up to 8 splits of a tile add
-// up in a cluster (the first five cases on the H200); a long side of a few tiles splits K
-// further, through the workspace and the last block of each tile (the last case, which
-// says so by asking for workspace; sm_80 takes that path for all of them).
+// give the same bits; the result is checked as well. cuda_skinny adds them up through the
+// workspace and the last block of each tile; cuda_skinny_cluster, on sm_90, in clusters of
+// up to 8 splits where they fit (the first cases), else as cuda_skinny (a long side of a
+// few tiles splits K further: the last case, which says so by asking for workspace).
 TEST(GpuSkinny, SplitKRepeatsExactly) {
   SKIP_UNLESS_SKINNY_RUNS();
   const Case cases[] = {
@@ -266,10 +269,12 @@ TEST(GpuSkinny, SplitKRepeatsExactly) {
           << c.describe() << ": K is not split through the workspace";
     }
     ++seed;
-    const std::vector<unsigned char> first = run_any(c, seed, VerifyMode::freivalds);
-    for (int run = 1; run < 3; ++run)
-      EXPECT_EQ(run_any(c, seed, VerifyMode::none), first) << c.describe() << ": run " << run + 1
-                                                            << " differs from the first";
+    for (const char* name : kNames) {
+      const std::vector<unsigned char> first = run_any(name, c, seed, VerifyMode::freivalds);
+      for (int run = 1; run < 3; ++run)
+        EXPECT_EQ(run_any(name, c, seed, VerifyMode::none), first)
+            << name << " " << c.describe() << ": run " << run + 1 << " differs from the first";
+    }
   }
 }
 

@@ -56,22 +56,28 @@ struct SkinnyArgs {
 };
 
 // T's element type in shared memory: __nv_bfloat16, __half, or float (tf32 and f32).
+// Four warps; SN: tiles of 8 columns of W (S padded to 8 * SN).
+//   - Most configurations: 128 rows of X per block (32 per warp), 128 bytes of K per stage,
+//     four stages, except at S8 = 32 three (60 KiB), so that three blocks share an SM as at
+//     S8 = 8 and 16 (12 warps to hide the fragments' latency, the same bytes in flight).
+//   - Tensor cores at S8 = 64 ("wide"): 256 rows (64 per warp, 128 accumulators) and 64
+//     bytes of K per stage, so that each W fragment serves four row tiles instead of two:
+//     a third fewer ldmatrix per mma; two blocks of 80 KiB per SM.
 template <class T>
 struct SkinnyConfig {
-  static constexpr int kThreads = 128;         // 4 warps, 32 rows of X each
-  static constexpr int BR = 128, WR = 32;
+  static constexpr int kThreads = 128;
   static constexpr int kElems = 16 / int(sizeof(T));  // elements per 16-byte chunk
-  static constexpr int BK = 128 / int(sizeof(T));     // 128 bytes of K per stage
-  static constexpr int x_elems = BR * BK;
-  // SN: tiles of 8 columns of W (S padded to 8 * SN). Four stages, except at S8 = 32 three
-  // (60 KiB), so that three blocks fit an SM, as at S8 = 8 and 16 (12 warps to hide the
-  // latency of the fragments; the same 96 KiB in flight); at S8 = 64 two blocks of four.
-  template <int SN>
+  template <bool Simt, int SN>
+  static constexpr bool wide = !Simt && SN == 8;
+  template <bool Simt, int SN>
+  static constexpr int BR = wide<Simt, SN> ? 256 : 128;  // rows of X per block
+  template <bool Simt, int SN>
+  static constexpr int BK = (wide<Simt, SN> ? 64 : 128) / int(sizeof(T));  // K per stage
+  template <bool Simt, int SN>
   static constexpr int stages = SN == 4 ? 3 : 4;
-  template <int SN>
-  static constexpr int min_blocks = SN == 8 ? 2 : 3;
-  template <int SN>
-  static constexpr int smem_bytes = stages<SN> * (BR + 8 * SN) * BK * int(sizeof(T));
+  template <bool Simt, int SN>
+  static constexpr int smem_bytes =
+      stages<Simt, SN> * (BR<Simt, SN> + 8 * SN) * BK<Simt, SN> * int(sizeof(T));
 };
 
 // Offset in chunks of chunk `chunk` of row `row` in a tile of `Chunks` 16-byte chunks per
@@ -100,7 +106,9 @@ __device__ __forceinline__ void skinny_stage(T* tile, const T* src, std::int64_t
                                              int col0, int rows_total, int cols_total) {
   constexpr int E = 16 / int(sizeof(T)), kChunks = Cols / E, kTotal = Rows * kChunks;
   static_assert(Cols % E == 0, "whole chunks per row");
-#pragma unroll
+  // Element copies of 16-bit types are plain loads: one pass at a time keeps their
+  // registers few (the wide tiles need the rest).
+#pragma unroll(Vec || sizeof(T) == 4 ? 16 : 1)
   for (int pass = 0; pass < (kTotal + Threads - 1) / Threads; ++pass) {
     const int e = pass * Threads + int(threadIdx.x);
     if (kTotal % Threads != 0 && e >= kTotal) break;
@@ -143,25 +151,27 @@ __device__ __forceinline__ void mma_16x8x8_tf32(float (&d)[4], const std::uint32
 // Simt: f32 by FMAs (T = float); otherwise tensor cores (T = float means tf32).
 // XK, WK: the stored orientations of X and W (SkinnyArgs). SN: W's columns in tiles of 8.
 // VecX, VecW: X, W may be copied in 16-byte chunks (start and rows on 16 bytes).
-// Launch bounds: Cfg::min_blocks per SM (at S8 = 64, two: up to 255 registers, which the
-// FMA path needs there; else three, up to 168).
+// Launch bounds: at S8 = 64 two blocks per SM (up to 255 registers, which the wide tiles
+// and the FMA path need there), else three (up to 168).
 template <class T, bool Simt, bool XK, bool WK, int SN, bool VecX, bool VecW>
 __global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
     skinny_kernel(const SkinnyArgs<T> g) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   using Cfg = SkinnyConfig<T>;
-  static_assert(Cfg::kThreads == 128 && Cfg::template min_blocks<SN> == (SN == 8 ? 2 : 3),
-                "the launch bounds repeat the configuration");
-  constexpr int S = Cfg::template stages<SN>, BR = Cfg::BR, BK = Cfg::BK, E = Cfg::kElems;
+  static_assert(Cfg::kThreads == 128, "the launch bounds repeat the configuration");
+  constexpr int S = Cfg::template stages<Simt, SN>, BR = Cfg::template BR<Simt, SN>;
+  constexpr int BK = Cfg::template BK<Simt, SN>, E = Cfg::kElems;
+  constexpr int WR = BR / 4, MT = WR / 16;  // a warp's rows, in 16-row tiles
   constexpr int S8 = 8 * SN;
   constexpr int kStageElems = (BR + S8) * BK;
+  static_assert(!Simt || MT == 2, "the FMA path's row layout is for 32 rows per warp");
   constexpr bool kTf32 = std::is_same_v<T, float> && !Simt;
   static_assert(!Simt || std::is_same_v<T, float>, "the FMA path is f32 only");
   static_assert(Simt || SN % 2 == 0, "ldmatrix.x4 loads W's fragments for 16 columns at once");
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
   auto tile_x = [&](int s) { return smem + s * kStageElems; };
-  auto tile_w = [&](int s) { return smem + s * kStageElems + Cfg::x_elems; };
+  auto tile_w = [&](int s) { return smem + s * kStageElems + BR * BK; };
 
   const int tile = blockIdx.x, split = blockIdx.y;
   const int r0 = tile * BR;
@@ -169,7 +179,7 @@ __global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
   const int k_end = min(g.k, k_begin + g.k_per_split);
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + BK - 1) / BK : 0;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int wr = warp * Cfg::WR;
+  const int wr = warp * WR;
   const int gq = lane / 4, tq = lane % 4;  // the fragment layouts' group and thread-in-group
 
   // K slices start on multiples of BK, so only K itself cuts a tile.
@@ -195,7 +205,7 @@ __global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
   };
 
   // acc[i][j] = {(r, c), (r, c + 1), (r', c), (r', c + 1)} with c = 8 j + 2 tq and, in
-  // the mma accumulator layout, r = 16 i + gq, r' = r + 8, inside the warp's 32 x S8 block.
+  // the mma accumulator layout, r = 16 i + gq, r' = r + 8, inside the warp's WR x S8 block.
   // The FMA path keeps the layout but for X stored (K, R) gives each thread four adjacent
   // rows (one 16-byte load): r = 4 gq + 2 i, r' = r + 1. acc_row(2 i + h) is r (h = 0) or
   // r' (h = 1), in the block's tile.
@@ -203,7 +213,7 @@ __global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
     if constexpr (Simt && !XK) return wr + 4 * gq + rho;
     else return wr + 16 * (rho / 2) + gq + 8 * (rho % 2);
   };
-  float acc[2][SN][4] = {};
+  float acc[MT][SN][4] = {};
   for (int kt = 0; kt < S - 1; ++kt) {
     if (kt < k_tiles) load_stage(kt);
     cp_async_commit();  // an empty group past the last tile keeps the wait count uniform
@@ -260,7 +270,7 @@ __global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
 #pragma unroll
         for (int kq = 0; kq < 4; ++kq)
 #pragma unroll
-          for (int i = 0; i < 2; ++i)
+          for (int i = 0; i < MT; ++i)
 #pragma unroll
             for (int j = 0; j < SN; ++j)
 #pragma unroll
@@ -270,9 +280,9 @@ __global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
     } else if constexpr (kTf32) {
 #pragma unroll
       for (int kk = 0; kk < BK; kk += 8) {
-        std::uint32_t fa[2][4], fb[SN][2];
+        std::uint32_t fa[MT][4], fb[SN][2];
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 0; i < MT; ++i) {
           const int m = wr + 16 * i + gq;
           fa[i][0] = __float_as_uint(x_at(xs, m, kk + tq));
           fa[i][1] = __float_as_uint(x_at(xs, m + 8, kk + tq));
@@ -285,17 +295,17 @@ __global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
           fb[j][1] = __float_as_uint(w_at(ws, kk + tq + 4, 8 * j + gq));
         }
 #pragma unroll
-        for (int i = 0; i < 2; ++i)
+        for (int i = 0; i < MT; ++i)
 #pragma unroll
           for (int j = 0; j < SN; ++j) mma_16x8x8_tf32(acc[i][j], fa[i], fb[j][0], fb[j][1]);
       }
     } else {
 #pragma unroll
       for (int kk = 0; kk < BK; kk += 16) {
-        // X fragments of the warp's two 16-row tiles: (rows 0-7 | 8-15) x (k 0-7 | 8-15).
-        std::uint32_t fa[2][4];
+        // X fragments of the warp's 16-row tiles: (rows 0-7 | 8-15) x (k 0-7 | 8-15).
+        std::uint32_t fa[MT][4];
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 0; i < MT; ++i) {
           const int m = wr + 16 * i;
           if constexpr (XK) {  // tile (BR, BK): row r, chunks of k
             const int row = m + lane % 8 + 8 * ((lane / 8) % 2), chunk = kk / 8 + lane / 16;
@@ -305,8 +315,8 @@ __global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
             ldmatrix_x4_trans(fa[i], xs + skinny_chunk<BR / 8>(row, chunk) * 8);
           }
         }
-        // W fragments, two 8-column tiles per ldmatrix: fb[j] = {k 0-7, k 8-15} of tile j.
-        std::uint32_t fb[SN][2];
+        // W fragments, two 8-column tiles per ldmatrix: r = {k 0-7, k 8-15} of tile 2 jj,
+        // then of tile 2 jj + 1; each pair is used at once (fewer live registers).
 #pragma unroll
         for (int jj = 0; jj < SN / 2; ++jj) {
           const int n = 16 * jj;
@@ -318,21 +328,18 @@ __global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
             const int row = kk + lane % 8 + 8 * ((lane / 8) % 2), chunk = (n + 8 * (lane / 16)) / 8;
             ldmatrix_x4_trans(r, ws + skinny_chunk<S8 / 8>(row, chunk) * 8);
           }
-          fb[2 * jj][0] = r[0];
-          fb[2 * jj][1] = r[1];
-          fb[2 * jj + 1][0] = r[2];
-          fb[2 * jj + 1][1] = r[3];
+#pragma unroll
+          for (int i = 0; i < MT; ++i) {
+            mma_16x8x16<T>(acc[i][2 * jj], fa[i], r[0], r[1]);
+            mma_16x8x16<T>(acc[i][2 * jj + 1], fa[i], r[2], r[3]);
+          }
         }
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-          for (int j = 0; j < SN; ++j) mma_16x8x16<T>(acc[i][j], fa[i], fb[j][0], fb[j][1]);
       }
     }
   }
   cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
 
-  constexpr int kValues = 2 * SN * 4;
+  constexpr int kValues = MT * SN * 4;
   float* flat = &acc[0][0][0];
 #if __CUDA_ARCH__ >= 900
   if (g.splits > 1 && g.in_cluster) {
@@ -393,7 +400,7 @@ __global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
     *p = from_f32<Out>(v);
   };
 #pragma unroll
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < MT; ++i)
 #pragma unroll
     for (int v = 0; v < 4; ++v) {
       const int r = r0 + acc_row(2 * i + v / 2);
