@@ -7,21 +7,22 @@
 //     the big operand X (R x K) and the short side (S <= 64) the column index of the small
 //     operand W (K x S); an M-skinny product is run as C^T = op(B)^T op(A)^T with C's row
 //     and column strides swapped (the launcher decides, nothing is copied);
-//   - a block streams 128 rows of X through a 3- or 4-stage cp.async pipeline (16-byte copies
-//     where the operands allow them, element copies otherwise) into swizzled shared
-//     memory, in the stored orientation; W's matching K slice rides along in each stage;
+//   - a block streams 128 rows of X (256 on the tensor cores at S8 = 64) through a
+//     3- or 4-stage cp.async pipeline (16-byte copies where the operands allow them,
+//     element copies otherwise) into swizzled shared memory, in the stored orientation;
+//     W's matching K slice rides along in each stage;
 //   - the multiply keeps up with the stream on tensor cores: mma.sync m16n8k16 (bf16, f16;
 //     fragments by ldmatrix, .trans for operands stored the other way round, rung 17's
 //     helpers) or m16n8k8 (tf32, fragments read element by element), with S padded to 16,
 //     32 or 64 columns in registers, not in memory; f32 runs FMAs on the same register
 //     layout (and pads S to 8 where it can), so the epilogue and the reduction serve every
 //     dtype;
-//   - when R / 128 tiles alone fill less than a wave, K is split across blocks (one wave
-//     in all), and the slices are added in split order, so the result has the same bits
-//     every run: on sm_90 up to 8 splits of a tile form a cluster and add up through
-//     distributed shared memory (no workspace, no extra launch); otherwise each block
-//     writes its partial sums to the workspace and the last block of a tile to finish (a
-//     fence and an atomic counter, zeroed by the launcher) adds them.
+//   - K is split across blocks so that every SM gets about the same K tiles, and the
+//     slices are added in split order, so the result has the same bits every run: each
+//     block writes its partial sums to the workspace and the last block of a tile to finish
+//     (a fence and an atomic counter, zeroed by the launcher) adds them; or, on sm_90 where
+//     they fit (cuda_skinny_cluster), up to 8 splits of a tile form a cluster and add up
+//     through distributed shared memory (no workspace, no extra launch).
 // Measured: see docs/ladder.md.
 #pragma once
 
