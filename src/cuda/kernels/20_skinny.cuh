@@ -7,8 +7,7 @@
 //     the big operand X (R x K) and the short side (S <= 64) the column index of the small
 //     operand W (K x S); an M-skinny product is run as C^T = op(B)^T op(A)^T with C's row
 //     and column strides swapped (the launcher decides, nothing is copied);
-//   - a block streams 128 rows of X (256 on the tensor cores at S8 = 64) through a
-//     3- or 4-stage cp.async pipeline (16-byte copies where the operands allow them,
+//   - a block streams 128 rows of X through a 3- or 4-stage cp.async pipeline (16-byte copies where the operands allow them,
 //     element copies otherwise) into swizzled shared memory, in the stored orientation;
 //     W's matching K slice rides along in each stage;
 //   - the multiply keeps up with the stream on tensor cores: mma.sync m16n8k16 (bf16, f16;
@@ -63,13 +62,15 @@ struct SkinnyArgs {
 //     S8 = 8 and 16 (12 warps to hide the fragments' latency, the same bytes in flight).
 //   - Tensor cores at S8 = 64 ("wide"): 256 rows (64 per warp, 128 accumulators) and 64
 //     bytes of K per stage, so that each W fragment serves four row tiles instead of two:
-//     a third fewer ldmatrix per mma; two blocks of 80 KiB per SM.
+//     a third fewer ldmatrix per mma; two blocks of 80 KiB per SM. Measured slower on the
+//     H200 (bf16 8192x64x8192 at 51% of cuBLAS, 64x8192x8192 at 67%, against 80% and 83%
+//     with 128 rows): switched off, kept for the next measurement.
 template <class T>
 struct SkinnyConfig {
   static constexpr int kThreads = 128;
   static constexpr int kElems = 16 / int(sizeof(T));  // elements per 16-byte chunk
   template <bool Simt, int SN>
-  static constexpr bool wide = !Simt && SN == 8;
+  static constexpr bool wide = false;  // measured slower on the H200 (below): off
   template <bool Simt, int SN>
   static constexpr int BR = wide<Simt, SN> ? 256 : 128;  // rows of X per block
   template <bool Simt, int SN>
@@ -152,10 +153,12 @@ __device__ __forceinline__ void mma_16x8x8_tf32(float (&d)[4], const std::uint32
 // Simt: f32 by FMAs (T = float); otherwise tensor cores (T = float means tf32).
 // XK, WK: the stored orientations of X and W (SkinnyArgs). SN: W's columns in tiles of 8.
 // VecX, VecW: X, W may be copied in 16-byte chunks (start and rows on 16 bytes).
-// Launch bounds: at S8 = 64 two blocks per SM (up to 255 registers, which the wide tiles
-// and the FMA path need there), else three (up to 168).
+// Launch bounds: at S8 = 64 no minimum (shared memory allows two blocks; up to 255
+// registers, which the FMA path needs; the bf16 kernel at 8192x64x8192 fell from 80% to
+// 50% of cuBLAS on the H200 when a minimum of two came in with clusters), else three
+// blocks per SM (up to 168 registers).
 template <class T, bool Simt, bool XK, bool WK, int SN, bool VecX, bool VecW>
-__global__ void __launch_bounds__(128, SN == 8 ? 2 : 3)
+__global__ void __launch_bounds__(128, SN == 8 ? 1 : 3)
     skinny_kernel(const SkinnyArgs<T> g) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   using Cfg = SkinnyConfig<T>;
