@@ -7,9 +7,9 @@
 //     the big operand X (R x K) and the short side (S <= 64) the column index of the small
 //     operand W (K x S); an M-skinny product is run as C^T = op(B)^T op(A)^T with C's row
 //     and column strides swapped (the launcher decides, nothing is copied);
-//   - a block streams 128 rows of X through a 3- or 4-stage cp.async pipeline (16-byte copies where the operands allow them,
-//     element copies otherwise) into swizzled shared memory, in the stored orientation;
-//     W's matching K slice rides along in each stage;
+//   - a block streams 128 rows of X through a 3- or 4-stage cp.async pipeline (16-byte
+//     copies where the operands allow them, element copies otherwise) into swizzled shared
+//     memory, in the stored orientation; W's matching K slice rides along in each stage;
 //   - the multiply keeps up with the stream on tensor cores: mma.sync m16n8k16 (bf16, f16;
 //     fragments by ldmatrix, .trans for operands stored the other way round, rung 17's
 //     helpers) or m16n8k8 (tf32, fragments read element by element), with S padded to 16,
