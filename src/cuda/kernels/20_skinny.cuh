@@ -108,9 +108,7 @@ __device__ __forceinline__ void skinny_stage(T* tile, const T* src, std::int64_t
                                              int col0, int rows_total, int cols_total) {
   constexpr int E = 16 / int(sizeof(T)), kChunks = Cols / E, kTotal = Rows * kChunks;
   static_assert(Cols % E == 0, "whole chunks per row");
-  // Element copies of 16-bit types are plain loads: one pass at a time keeps their
-  // registers few (the wide tiles need the rest).
-#pragma unroll(Vec || sizeof(T) == 4 ? 16 : 1)
+#pragma unroll
   for (int pass = 0; pass < (kTotal + Threads - 1) / Threads; ++pass) {
     const int e = pass * Threads + int(threadIdx.x);
     if (kTotal % Threads != 0 && e >= kTotal) break;
