@@ -14,6 +14,7 @@ void register_warptile_kernels(Registry& registry);   // ladder_warptile.cu: run
 void register_stream_k_kernels(Registry& registry);   // ladder_stream_k.cu: rung 15
 void register_tensor_kernels(Registry& registry);     // ladder_tensor.cu: rungs 16-17
 void register_hopper_kernels(Registry& registry);     // ladder_hopper.cu: rungs 18-19
+void register_skinny_kernels(Registry& registry);     // ladder_skinny.cu: rung 20
 
 // Rung 14's kernel in one tuned configuration (ladder_warptile.cu). Rung 15 runs it when a
 // problem has no partial wave to split.
