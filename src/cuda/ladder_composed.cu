@@ -140,12 +140,13 @@ constexpr std::size_t kMaxPartialBytes = std::size_t(256) << 20;
 
 struct TileShape {
   TunedConfig config;
-  std::int64_t bm, bn;
+  std::int64_t bm, bn, warps;
 };
-// Rung 14's configurations, largest first (the larger tile reuses more per shared load).
-constexpr TileShape kTileShapes[] = {{TunedConfig::tile_128x256, 128, 256},
-                                     {TunedConfig::tile_64x128, 64, 128},
-                                     {TunedConfig::tile_64x64, 64, 64}};
+// Rung 14's configurations, largest first: ties go to the larger tile, which reuses more
+// per shared load.
+constexpr TileShape kTileShapes[] = {{TunedConfig::tile_128x256, 128, 256, 8},
+                                     {TunedConfig::tile_64x128, 64, 128, 4},
+                                     {TunedConfig::tile_64x64, 64, 64, 4}};
 
 struct SplitPlan {
   TunedConfig config = TunedConfig::tile_64x64;
@@ -155,33 +156,57 @@ struct SplitPlan {
   std::size_t bytes = 0;     // workspace
 };
 
-// The largest tile that wastes at most a quarter of its area past the matrix's edges, and
-// as many slices as fill one wave of the GPU with its blocks (each block one slice of one
-// tile: all finish together), bounded by kMinSliceK and kMaxPartialBytes. Fewer than two
-// slices: no split.
+// A rough cost model, only to compare plans with one another (the constants are an H200's
+// order of magnitude, not measurements): the busiest SM runs ceil(blocks / SMs) blocks of
+// a tile's work (edge tiles cost a whole tile) at an SM's rate, which needs 8 warps resident
+// to be reached (rung 14's 128x256 configuration runs 8 per SM at ~90% of cuBLAS); the
+// partial sums cost their bytes written and read once, and the reduction a launch.
+constexpr double kSmFlops = 0.4e12;         // f32 FMA rate of one SM, flops per second
+constexpr double kPartialBandwidth = 3e12;  // bytes per second, mostly L2
+constexpr double kReduceLaunch = 3e-6;      // seconds
+constexpr std::int64_t kMostSlicesTried = 1024;
+
+double plan_seconds(const GemmProblem& p, const TileShape& t, int per_sm, int sms,
+                    std::int64_t slices, std::int64_t ldw) {
+  const std::int64_t blocks = ceil_div(p.m, t.bm) * ceil_div(p.n, t.bn) * slices;
+  const std::int64_t load = ceil_div(blocks, sms);  // blocks on the busiest SM
+  const double warps = double(std::min<std::int64_t>(load, per_sm) * t.warps);
+  const double rate = kSmFlops * std::min(1.0, warps / 8.0);
+  const double seconds = double(load) * 2.0 * double(t.bm * t.bn) * double(ceil_div(p.k, slices)) / rate;
+  if (slices == 1) return seconds;
+  return seconds + double(slices) * double(p.m * ldw) * 8.0 / kPartialBandwidth + kReduceLaunch;
+}
+
+// The configuration and slice count the model finds fastest, against rung 14 unsplit (its
+// own table's configuration). Slices get at least kMinSliceK columns and the partial sums
+// at most kMaxPartialBytes.
 SplitPlan plan_split_k(const GemmProblem& p, const Context& ctx) {
   SplitPlan plan;
   if (p.m == 0 || p.n == 0 || p.k < 2 * kMinSliceK) return plan;
-  const TileShape* tile = &kTileShapes[std::size(kTileShapes) - 1];
-  for (const TileShape& t : kTileShapes) {
-    const std::int64_t area = ceil_div(p.m, t.bm) * t.bm * ceil_div(p.n, t.bn) * t.bn;
-    if (4 * p.m * p.n >= 3 * area) {
-      tile = &t;
-      break;
-    }
-  }
-  const std::int64_t tiles = ceil_div(p.m, tile->bm) * ceil_div(p.n, tile->bn);
-  const std::int64_t wave =
-      std::int64_t(ctx.device_info().sm_count) * tuned_config_blocks_per_sm(tile->config, ctx);
+  const int sms = std::max(ctx.device_info().sm_count, 1);
   plan.ldw = ceil_div(p.n, 4) * 4;  // slices start on 16 bytes
   const std::size_t slice_bytes = std::size_t(p.m * plan.ldw) * sizeof(float);
-  const std::int64_t slices = std::min({wave / tiles, p.k / kMinSliceK,
-                                        std::int64_t(kMaxPartialBytes / slice_bytes)});
-  if (slices < 2) return plan;
-  plan.config = tile->config;
-  plan.slices = slices;
-  plan.slice_k = p.k / slices;
-  plan.bytes = std::size_t(slices) * slice_bytes;
+  const std::int64_t most = std::min({p.k / kMinSliceK, std::int64_t(kMaxPartialBytes / slice_bytes),
+                                      kMostSlicesTried});
+  const TunedConfig unsplit = choose_tuned_config(p);
+  double best = 0;
+  for (const TileShape& t : kTileShapes)
+    if (t.config == unsplit)
+      best = plan_seconds(p, t, tuned_config_blocks_per_sm(t.config, ctx), sms, 1, plan.ldw);
+  for (const TileShape& t : kTileShapes) {
+    const int per_sm = tuned_config_blocks_per_sm(t.config, ctx);
+    for (std::int64_t s = 2; s <= most; ++s) {
+      const double seconds = plan_seconds(p, t, per_sm, sms, s, plan.ldw);
+      if (seconds < 0.97 * best) {  // a split must win clearly: the model is rough
+        best = seconds;
+        plan.config = t.config;
+        plan.slices = s;
+      }
+    }
+  }
+  if (plan.slices == 1) return plan;
+  plan.slice_k = p.k / plan.slices;
+  plan.bytes = std::size_t(plan.slices) * slice_bytes;
   return plan;
 }
 

@@ -253,11 +253,11 @@ GemmProblem split_problem(const SplitCase& c, const TestMatrix& a, const TestMat
 TEST(GpuSplitK, LongKIntegerInputsExactEveryTranspose) {
   SKIP_WITHOUT_DEVICE();
   const SplitCase cases[] = {
-      {96, 80, 40000, false, false, true},   // 64x64 tiles, K mod slices != 0
+      {96, 80, 40000, false, false, true},   // many slices, K mod slices != 0
       {96, 80, 40000, true, true, false},
       {130, 70, 12345, true, false, false},  // K prime-ish, ragged tiles
       {70, 130, 12347, false, true, true},
-      {256, 512, 2605, false, false, false},  // 128x256 tiles, a few slices
+      {256, 512, 2605, false, false, false},  // a few slices
       {5, 3, 100003, false, true, false},
   };
   Context ctx(Backend::cuda);

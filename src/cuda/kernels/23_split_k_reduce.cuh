@@ -4,14 +4,15 @@
 // Here K is cut into S slices and rung 14's kernel runs them as one strided batch (slice s
 // reads A's columns and B's rows [s Ks, (s + 1) Ks): for a row-major A the "matrices" are
 // Ks elements apart and overlap, which its pointer arithmetic allows) into S f32 partial
-// products in the workspace, enough tiles for a full wave of the GPU; then this kernel adds
-// the slices and applies alpha and beta. The sum runs in a fixed order (slices in index
+// products in the workspace, S and the tile chosen by a rough cost model so that every SM
+// has work (src/cuda/ladder_composed.cu); then this kernel adds the slices and applies
+// alpha and beta. The sum runs in a fixed order (slices in index
 // order within each of G groups, then the groups in order), so every run gives the same
 // bits. The K columns that do not fill a whole slice (K mod S, fewer than S) are summed
 // here too, by the groups, after their slices: as if the last slice had taken them.
 // Cost: the partial sums are S x M x N floats written once and read once, against
-// 2 M N K flops: for 128x128x131072 with S = 264 about 35 MB of traffic (mostly in L2)
-// against 4.3 GFLOP.
+// 2 M N K flops: for 128x128x131072 with S = 65 about 9 MB of traffic (mostly in L2)
+// against 4.3 GFLOP, a few microseconds against about a hundred.
 // Measured: see docs/ladder.md.
 #pragma once
 
