@@ -81,7 +81,8 @@ void pad_rows(const void* in, std::int64_t rows, std::int64_t cols, std::int64_t
   int bx = 1;                                      // threads along a row: up to 128
   while (bx < chunks && bx < 128) bx *= 2;
   const int by = 256 / bx;
-  const dim3 grid(unsigned(ceil_div(chunks, bx)), unsigned(std::min<std::int64_t>(ceil_div(rows, by), 65535)));
+  const dim3 grid(unsigned(ceil_div(chunks, std::int64_t(bx) * kernels::kPadChunksPerThread)),
+                  unsigned(std::min<std::int64_t>(ceil_div(rows, by), 65535)));
   const auto* src = static_cast<const unsigned char*>(in);
   auto* dst = static_cast<unsigned char*>(out);
   if (elem == 2)
