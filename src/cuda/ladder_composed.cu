@@ -74,21 +74,23 @@ GemmProblem padded_problem(const GemmProblem& p, std::uintptr_t copies, const Pa
   return q;
 }
 
-// Copies stored (rows, cols) at `in` into `out` with rows of ld_out elements.
-void pad_rows(const void* in, std::int64_t rows, std::int64_t cols, std::int64_t ld_in, void* out,
-              std::int64_t ld_out, int elem, cudaStream_t stream) {
-  const std::int64_t chunks = ld_out * elem / 16;  // 16-byte stores per row
-  int bx = 1;                                      // threads along a row: up to 128
+// Copies the jobs (one or two operands) in one launch.
+void pad_rows(const kernels::PadJob* jobs, int count, int elem, cudaStream_t stream) {
+  std::int64_t chunks = 0, rows = 0;  // the grid covers the larger job
+  for (int i = 0; i < count; ++i) {
+    chunks = std::max(chunks, jobs[i].ld_out * elem / 16);  // 16-byte stores per row
+    rows = std::max(rows, jobs[i].rows);
+  }
+  int bx = 1;  // threads along a row: up to 128
   while (bx < chunks && bx < 128) bx *= 2;
   const int by = 256 / bx;
   const dim3 grid(unsigned(ceil_div(chunks, std::int64_t(bx) * kernels::kPadChunksPerThread)),
-                  unsigned(std::min<std::int64_t>(ceil_div(rows, by), 65535)));
-  const auto* src = static_cast<const unsigned char*>(in);
-  auto* dst = static_cast<unsigned char*>(out);
+                  unsigned(std::min<std::int64_t>(ceil_div(rows, by), 65535)), unsigned(count));
+  const kernels::PadJob second = count > 1 ? jobs[1] : jobs[0];
   if (elem == 2)
-    kernels::pad_rows_kernel<2><<<grid, dim3(bx, by), 0, stream>>>(src, rows, cols, ld_in, dst, ld_out);
+    kernels::pad_rows_kernel<2><<<grid, dim3(bx, by), 0, stream>>>(jobs[0], second);
   else
-    kernels::pad_rows_kernel<4><<<grid, dim3(bx, by), 0, stream>>>(src, rows, cols, ld_in, dst, ld_out);
+    kernels::pad_rows_kernel<4><<<grid, dim3(bx, by), 0, stream>>>(jobs[0], second);
   check_launch("pad_rows_kernel");
 }
 
@@ -125,9 +127,14 @@ void run_padded(const GemmProblem& p, const KernelLaunch& l) {
   const std::size_t inner_bytes = inner.workspace_for(q, l.context);
   if (l.workspace.bytes < plan.bytes() + inner_bytes)
     fail(ErrorCategory::internal, "cuda_wgmma_padded: the workspace is smaller than declared");
-  const int e = elem_bytes(p);
-  if (q.a != p.a) pad_rows(p.a, p.a_rows(), p.a_cols(), p.lda, base, q.lda, e, l.stream);
-  if (q.b != p.b) pad_rows(p.b, p.b_rows(), p.b_cols(), p.ldb, base + plan.a_bytes, q.ldb, e, l.stream);
+  kernels::PadJob jobs[2];
+  int count = 0;
+  if (q.a != p.a)
+    jobs[count++] = {static_cast<const unsigned char*>(p.a), p.a_rows(), p.a_cols(), p.lda, base, q.lda};
+  if (q.b != p.b)
+    jobs[count++] = {static_cast<const unsigned char*>(p.b), p.b_rows(), p.b_cols(), p.ldb,
+                     base + plan.a_bytes, q.ldb};
+  if (count > 0) pad_rows(jobs, count, elem_bytes(p), l.stream);
   inner.run(q, KernelLaunch{l.context, l.stream, Workspace{base + plan.bytes(), l.workspace.bytes - plan.bytes()}});
 }
 

@@ -29,22 +29,33 @@ namespace gemmkit::cuda::kernels {
 // the block leaves idle warps that exit rather than idle blocks.
 constexpr int kPadChunksPerThread = 4;
 
-// out = in with rows padded: in is (rows, cols) with leading dimension ld_in (elements of
-// ElemBytes, 2 or 4 bytes, at any element-aligned address); out is (rows, ld_out) with
-// ld_out = cols rounded up to 16 bytes and out on 16 bytes. Columns [cols, ld_out) of out
-// are written as zeros.
+// One operand to copy: in is (rows, cols) with leading dimension ld_in (elements of 2 or 4
+// bytes at any element-aligned address); out is (rows, ld_out) with ld_out = cols rounded
+// up to 16 bytes and out on 16 bytes.
+struct PadJob {
+  const unsigned char* in;
+  std::int64_t rows, cols, ld_in;
+  unsigned char* out;
+  std::int64_t ld_out;
+};
+
+// out = in with rows padded, for job blockIdx.z (A and B in one launch: a launch less on
+// small problems). Columns [cols, ld_out) of out are written as zeros.
 // Block (bx, by): threadIdx.x walks the 16-byte chunks of segment blockIdx.x of a row,
-// threadIdx.y rows; the grid's y steps through the rows (its limit is 65535 blocks).
+// threadIdx.y rows; the grid's y steps through the rows (its limit is 65535 blocks). The
+// grid covers the larger job; the smaller one's extra blocks find no work.
 template <int ElemBytes>
-__global__ void pad_rows_kernel(const unsigned char* __restrict__ in, std::int64_t rows,
-                                std::int64_t cols, std::int64_t ld_in,
-                                unsigned char* __restrict__ out, std::int64_t ld_out) {
+__global__ void pad_rows_kernel(PadJob job0, PadJob job1) {
   static_assert(ElemBytes == 2 || ElemBytes == 4, "16-bit or 32-bit elements");
   constexpr int kPerChunk = 16 / ElemBytes;
+  const PadJob job = blockIdx.z == 0 ? job0 : job1;
+  const unsigned char* __restrict__ in = job.in;
+  unsigned char* __restrict__ out = job.out;
+  const std::int64_t rows = job.rows, ld_in = job.ld_in, ld_out = job.ld_out;
   const std::int64_t segment = std::int64_t(blockDim.x) * kPadChunksPerThread;
   const std::int64_t chunks = ld_out / kPerChunk, segment_end = (std::int64_t(blockIdx.x) + 1) * segment;
   const std::int64_t chunk_end = chunks < segment_end ? chunks : segment_end;
-  const std::int64_t row_bytes = cols * ElemBytes;
+  const std::int64_t row_bytes = job.cols * ElemBytes;
   // Aligned 16-byte words may be read only where they lie inside the matrix's span: from
   // in rounded down to 16 bytes (inside the allocation that holds in) up to the end of its
   // last row (memory after it may belong to no allocation).
