@@ -2,6 +2,8 @@
 // copy of the operands TMA cannot describe, then a Hopper rung; 23, split-K over rung 14's
 // SIMT kernel with a deterministic reduction.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "cuda/kernels/22_pad_copy.cuh"
@@ -146,15 +148,19 @@ constexpr std::int64_t kMinSliceK = 256;
 // The partial sums take at most this much workspace; fewer slices beyond.
 constexpr std::size_t kMaxPartialBytes = std::size_t(256) << 20;
 
+// Rung 14's configurations, largest first (ties go to the larger tile), with the rate one
+// SM reaches running as many of its blocks as fit (flops per second): calibrated on the
+// H200 from the 07:45 run of the long-K suite (128x256 at one block per SM ~0.30-0.33
+// TFLOPS, 64x128 and 64x64 at two ~0.22-0.23) and the autotune table's notes (64x128 at
+// 92% of cuBLAS on 8192^3: ~0.35).
 struct TileShape {
   TunedConfig config;
-  std::int64_t bm, bn, warps;
+  std::int64_t bm, bn;
+  double sm_flops;
 };
-// Rung 14's configurations, largest first: ties go to the larger tile, which reuses more
-// per shared load.
-constexpr TileShape kTileShapes[] = {{TunedConfig::tile_128x256, 128, 256, 8},
-                                     {TunedConfig::tile_64x128, 64, 128, 4},
-                                     {TunedConfig::tile_64x64, 64, 64, 4}};
+constexpr TileShape kTileShapes[] = {{TunedConfig::tile_128x256, 128, 256, 0.31e12},
+                                     {TunedConfig::tile_64x128, 64, 128, 0.34e12},
+                                     {TunedConfig::tile_64x64, 64, 64, 0.30e12}};
 
 struct SplitPlan {
   TunedConfig config = TunedConfig::tile_64x64;
@@ -164,12 +170,11 @@ struct SplitPlan {
   std::size_t bytes = 0;     // workspace
 };
 
-// A rough cost model, only to compare plans with one another (the constants are an H200's
-// order of magnitude, not measurements): the busiest SM runs ceil(blocks / SMs) blocks of
-// a tile's work (edge tiles cost a whole tile) at an SM's rate, which needs 8 warps resident
-// to be reached (rung 14's 128x256 configuration runs 8 per SM at ~90% of cuBLAS); the
-// partial sums cost their bytes written and read once, and the reduction a launch.
-constexpr double kSmFlops = 0.4e12;         // f32 FMA rate of one SM, flops per second
+// A rough cost model, only to compare plans with one another: the busiest SM runs
+// ceil(blocks / SMs) blocks of a tile's work (edge tiles cost a whole tile); with fewer
+// blocks resident than fit, it runs below its full rate, by the square root of the
+// fraction resident (64x128 at 2 of 4 blocks: 0.23 measured, 0.24 modelled). The partial
+// sums cost their bytes written and read once, and the reduction a launch.
 constexpr double kPartialBandwidth = 3e12;  // bytes per second, mostly L2
 constexpr double kReduceLaunch = 3e-6;      // seconds
 constexpr std::int64_t kMostSlicesTried = 1024;
@@ -178,15 +183,14 @@ double plan_seconds(const GemmProblem& p, const TileShape& t, int per_sm, int sm
                     std::int64_t slices, std::int64_t ldw) {
   const std::int64_t blocks = ceil_div(p.m, t.bm) * ceil_div(p.n, t.bn) * slices;
   const std::int64_t load = ceil_div(blocks, sms);  // blocks on the busiest SM
-  const double warps = double(std::min<std::int64_t>(load, per_sm) * t.warps);
-  const double rate = kSmFlops * std::min(1.0, warps / 8.0);
+  const double resident = double(std::min<std::int64_t>(load, per_sm)) / double(per_sm);
+  const double rate = t.sm_flops * std::sqrt(resident);
   const double seconds = double(load) * 2.0 * double(t.bm * t.bn) * double(ceil_div(p.k, slices)) / rate;
   if (slices == 1) return seconds;
   return seconds + double(slices) * double(p.m * ldw) * 8.0 / kPartialBandwidth + kReduceLaunch;
 }
 
-// The configuration and slice count the model finds fastest, against rung 14 unsplit (its
-// own table's configuration). Slices get at least kMinSliceK columns and the partial sums
+// The configuration and slice count the model finds fastest, against rung 14 unsplit. Slices get at least kMinSliceK columns and the partial sums
 // at most kMaxPartialBytes.
 SplitPlan plan_split_k(const GemmProblem& p, const Context& ctx) {
   SplitPlan plan;
@@ -196,11 +200,11 @@ SplitPlan plan_split_k(const GemmProblem& p, const Context& ctx) {
   const std::size_t slice_bytes = std::size_t(p.m * plan.ldw) * sizeof(float);
   const std::int64_t most = std::min({p.k / kMinSliceK, std::int64_t(kMaxPartialBytes / slice_bytes),
                                       kMostSlicesTried});
-  const TunedConfig unsplit = choose_tuned_config(p);
-  double best = 0;
+  // Unsplit, any configuration: a split must win by splitting, not by a better tile (the
+  // unsplit problem then runs rung 14's own choice, which measurements made).
+  double best = std::numeric_limits<double>::infinity();
   for (const TileShape& t : kTileShapes)
-    if (t.config == unsplit)
-      best = plan_seconds(p, t, tuned_config_blocks_per_sm(t.config, ctx), sms, 1, plan.ldw);
+    best = std::min(best, plan_seconds(p, t, tuned_config_blocks_per_sm(t.config, ctx), sms, 1, plan.ldw));
   for (const TileShape& t : kTileShapes) {
     const int per_sm = tuned_config_blocks_per_sm(t.config, ctx);
     for (std::int64_t s = 2; s <= most; ++s) {
