@@ -15,9 +15,12 @@ void register_stream_k_kernels(Registry& registry);   // ladder_stream_k.cu: run
 void register_tensor_kernels(Registry& registry);     // ladder_tensor.cu: rungs 16-17
 void register_hopper_kernels(Registry& registry);     // ladder_hopper.cu: rungs 18-19
 void register_skinny_kernels(Registry& registry);     // ladder_skinny.cu: rung 20
+void register_composed_kernels(Registry& registry);   // ladder_composed.cu: rungs 22-23
 
 // Rung 14's kernel in one tuned configuration (ladder_warptile.cu). Rung 15 runs it when a
 // problem has no partial wave to split.
 void run_tuned_config(TunedConfig config, const GemmProblem& p, const KernelLaunch& launch);
+// Blocks of that configuration one SM runs at once (rung 23 sizes its split by a wave).
+int tuned_config_blocks_per_sm(TunedConfig config, const Context& ctx);
 
 }  // namespace gemmkit::cuda

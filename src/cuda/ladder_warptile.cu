@@ -77,6 +77,30 @@ void run_tuned_config(TunedConfig config, const GemmProblem& p, const KernelLaun
   tuned(config).run(p, l);
 }
 
+namespace {
+// Asked once per context: the query costs host time inside every timed call otherwise.
+template <class Cfg>
+int blocks_per_sm(const Context& ctx) {
+  constexpr auto kernel = kernels::cp_async_kernel<Cfg, false, false, false, false>;
+  return ctx.cached(&fact_key<ResidentBlocks, kernel>, [&] {
+    allow_dynamic_smem<kernel, Cfg::kSmemBytes>(ctx);
+    int blocks = 0;
+    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Cfg::kThreads,
+                                                                     Cfg::kSmemBytes));
+    return std::max(blocks, 1);
+  });
+}
+}  // namespace
+
+int tuned_config_blocks_per_sm(TunedConfig config, const Context& ctx) {
+  switch (config) {
+    case TunedConfig::tile_128x256: return blocks_per_sm<Tile128x256>(ctx);
+    case TunedConfig::tile_64x128: return blocks_per_sm<Tile64x128>(ctx);
+    case TunedConfig::tile_64x64: return blocks_per_sm<Tile64x64>(ctx);
+  }
+  fail(ErrorCategory::internal, "unknown tuned configuration");
+}
+
 void register_warptile_kernels(Registry& registry) {
   registry.add({.name = "cuda_warptile",
                 .backend = Backend::cuda,

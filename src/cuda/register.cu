@@ -12,6 +12,7 @@ void register_cuda_kernels(Registry& registry) {
   cuda::register_tensor_kernels(registry);
   cuda::register_hopper_kernels(registry);
   cuda::register_skinny_kernels(registry);
+  cuda::register_composed_kernels(registry);
 }
 
 }  // namespace gemmkit::detail

@@ -209,7 +209,8 @@ TEST_P(GpuTensorKernel, EdgeShapesEveryLayoutAndOutput) {
   const KernelEntry& e = Registry::instance().get(GetParam());
   if (current_compute_capability() < e.min_compute_capability)
     GTEST_SKIP() << e.name << " needs compute capability " << e.min_compute_capability;
-  const bool hopper = e.min_compute_capability >= 90;
+  // cuda_wgmma_padded runs only what rung 19 refuses: it declines aligned operands.
+  const bool hopper = e.min_compute_capability >= 90 && e.name != "cuda_wgmma_padded";
   int passed = 0, rejected = 0;
   std::uint64_t seed = std::hash<std::string>{}(e.name);
   for (DType dtype : {DType::bf16, DType::f16, DType::tf32}) {

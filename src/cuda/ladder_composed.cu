@@ -1,0 +1,302 @@
+// Launchers and registry entries for the rungs that compose earlier kernels: 22, a padded
+// copy of the operands TMA cannot describe, then a Hopper rung; 23, split-K over rung 14's
+// SIMT kernel with a deterministic reduction.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "cuda/kernels/22_pad_copy.cuh"
+#include "cuda/kernels/23_split_k_reduce.cuh"
+#include "cuda/ladder.hpp"
+#include "cuda/launch.hpp"
+#include "cuda/tensor_map.hpp"
+
+namespace gemmkit::cuda {
+namespace {
+
+// ---- rung 22: padded copies for the Hopper rungs ------------------------------------------
+
+// The Hopper rung that multiplies the padded copies: the one place that names it.
+constexpr const char* kInner = "cuda_wgmma_ws";
+
+int elem_bytes(const GemmProblem& p) { return p.dtype == DType::tf32 ? 4 : 2; }
+
+// Operands the Hopper rungs read through TMA as stored. A tf32 operand in MN-major form (A
+// transposed, B not) they first transpose into K-major form themselves, from any address.
+bool tma_reads_a(const GemmProblem& p) { return !(p.dtype == DType::tf32 && p.trans_a); }
+bool tma_reads_b(const GemmProblem& p) { return !(p.dtype == DType::tf32 && !p.trans_b); }
+
+bool needs_copy_a(const GemmProblem& p) {
+  return tma_reads_a(p) && !tma_compatible(p.a, p.lda, elem_bytes(p));
+}
+bool needs_copy_b(const GemmProblem& p) {
+  return tma_reads_b(p) && !tma_compatible(p.b, p.ldb, elem_bytes(p));
+}
+
+// Elements of a padded row: `cols` rounded up to whole 16 bytes.
+std::int64_t padded_ld(std::int64_t cols, int elem) {
+  const std::int64_t per16 = 16 / elem;
+  return ceil_div(cols, per16) * per16;
+}
+
+std::size_t workspace_round(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
+// Workspace for the copies: room for every operand TMA reads, whether it needs a copy or
+// not. A batch runs matrix by matrix in a workspace sized from its first matrix, and a
+// later one (its base a stride further on) may need a copy the first did not.
+struct PadPlan {
+  std::size_t a_bytes = 0, b_bytes = 0;  // each a whole number of kWorkspaceAlignment
+  std::size_t bytes() const { return a_bytes + b_bytes; }
+};
+
+PadPlan plan_padding(const GemmProblem& p) {
+  const int e = elem_bytes(p);
+  PadPlan plan;
+  if (tma_reads_a(p)) plan.a_bytes = workspace_round(std::size_t(p.a_rows() * padded_ld(p.a_cols(), e) * e));
+  if (tma_reads_b(p)) plan.b_bytes = workspace_round(std::size_t(p.b_rows() * padded_ld(p.b_cols(), e) * e));
+  return plan;
+}
+
+// The problem on the copies at `copies` (the workspace; any 256-byte aligned address when
+// only asked about): the operands that need one read from their copy, the others as given.
+GemmProblem padded_problem(const GemmProblem& p, std::uintptr_t copies, const PadPlan& plan) {
+  const int e = elem_bytes(p);
+  GemmProblem q = p;
+  if (needs_copy_a(p)) {
+    q.a = reinterpret_cast<const void*>(copies);
+    q.lda = padded_ld(p.a_cols(), e);
+  }
+  if (needs_copy_b(p)) {
+    q.b = reinterpret_cast<const void*>(copies + plan.a_bytes);
+    q.ldb = padded_ld(p.b_cols(), e);
+  }
+  return q;
+}
+
+// Copies the jobs (one or two operands) in one launch.
+void pad_rows(const kernels::PadJob* jobs, int count, int elem, cudaStream_t stream) {
+  std::int64_t chunks = 0, rows = 0;  // the grid covers the larger job
+  for (int i = 0; i < count; ++i) {
+    chunks = std::max(chunks, jobs[i].ld_out * elem / 16);  // 16-byte stores per row
+    rows = std::max(rows, jobs[i].rows);
+  }
+  int bx = 1;  // threads along a row: up to 128
+  while (bx < chunks && bx < 128) bx *= 2;
+  const int by = 256 / bx;
+  const dim3 grid(unsigned(ceil_div(chunks, std::int64_t(bx) * kernels::kPadChunksPerThread)),
+                  unsigned(std::min<std::int64_t>(ceil_div(rows, by), 65535)), unsigned(count));
+  const kernels::PadJob second = count > 1 ? jobs[1] : jobs[0];
+  if (elem == 2)
+    kernels::pad_rows_kernel<2><<<grid, dim3(bx, by), 0, stream>>>(jobs[0], second);
+  else
+    kernels::pad_rows_kernel<4><<<grid, dim3(bx, by), 0, stream>>>(jobs[0], second);
+  check_launch("pad_rows_kernel");
+}
+
+const KernelEntry& inner_entry() { return Registry::instance().get(kInner); }
+
+bool needs_padding(const GemmProblem& p) { return needs_copy_a(p) || needs_copy_b(p); }
+
+// Refuses problems that need no copy (the inner rung runs them as they are) and what the
+// inner rung refuses even padded (K = 0, sizes beyond int range).
+std::optional<std::string> padded_precondition(const GemmProblem& p) {
+  // A batch runs matrix by matrix; the strides are fixed, so the first two matrices show
+  // every alignment the batch has.
+  const bool need = needs_padding(batch_item(p, 0)) || (p.batch > 1 && needs_padding(batch_item(p, 1)));
+  if (!need)
+    return std::string("operands already TMA-aligned (16-byte base and rows): ") + kInner +
+           " runs them without a copy";
+  const GemmProblem first = batch_item(p, 0);
+  const GemmProblem q = padded_problem(first, kWorkspaceAlignment, plan_padding(first));
+  if (auto why = inner_entry().rejects(q)) return std::string(kInner) + " refuses the padded problem: " + *why;
+  return std::nullopt;
+}
+
+std::size_t padded_workspace_bytes(const GemmProblem& p, const Context& ctx) {
+  const PadPlan plan = plan_padding(p);
+  return plan.bytes() + inner_entry().workspace_for(padded_problem(p, kWorkspaceAlignment, plan), ctx);
+}
+
+void run_padded(const GemmProblem& p, const KernelLaunch& l) {
+  if (p.m == 0 || p.n == 0) return;
+  const KernelEntry& inner = inner_entry();
+  const PadPlan plan = plan_padding(p);
+  auto* base = static_cast<unsigned char*>(l.workspace.data);
+  const GemmProblem q = padded_problem(p, reinterpret_cast<std::uintptr_t>(base), plan);
+  const std::size_t inner_bytes = inner.workspace_for(q, l.context);
+  if (l.workspace.bytes < plan.bytes() + inner_bytes)
+    fail(ErrorCategory::internal, "cuda_wgmma_padded: the workspace is smaller than declared");
+  kernels::PadJob jobs[2];
+  int count = 0;
+  if (q.a != p.a)
+    jobs[count++] = {static_cast<const unsigned char*>(p.a), p.a_rows(), p.a_cols(), p.lda, base, q.lda};
+  if (q.b != p.b)
+    jobs[count++] = {static_cast<const unsigned char*>(p.b), p.b_rows(), p.b_cols(), p.ldb,
+                     base + plan.a_bytes, q.ldb};
+  if (count > 0) pad_rows(jobs, count, elem_bytes(p), l.stream);
+  inner.run(q, KernelLaunch{l.context, l.stream, Workspace{base + plan.bytes(), l.workspace.bytes - plan.bytes()}});
+}
+
+// ---- rung 23: split-K over rung 14 -------------------------------------------------------
+
+// K columns a slice gets at least: below that a block's pipeline prologue and the partial
+// sums' traffic cost more than the extra blocks gain.
+constexpr std::int64_t kMinSliceK = 256;
+// The partial sums take at most this much workspace; fewer slices beyond.
+constexpr std::size_t kMaxPartialBytes = std::size_t(256) << 20;
+
+// Rung 14's configurations, largest first (ties go to the larger tile), with the rate one
+// SM reaches running as many of its blocks as fit (flops per second): calibrated on the
+// H200 from the 07:45 run of the long-K suite (128x256 at one block per SM ~0.30-0.33
+// TFLOPS, 64x128 and 64x64 at two ~0.22-0.23) and the autotune table's notes (64x128 at
+// 92% of cuBLAS on 8192^3: ~0.35).
+struct TileShape {
+  TunedConfig config;
+  std::int64_t bm, bn;
+  double sm_flops;
+};
+constexpr TileShape kTileShapes[] = {{TunedConfig::tile_128x256, 128, 256, 0.31e12},
+                                     {TunedConfig::tile_64x128, 64, 128, 0.34e12},
+                                     {TunedConfig::tile_64x64, 64, 64, 0.30e12}};
+
+struct SplitPlan {
+  TunedConfig config = TunedConfig::tile_64x64;
+  std::int64_t slices = 1;  // 1: no split, rung 14 runs the problem as it is
+  std::int64_t slice_k = 0;  // K columns of each slice; the K mod slices left go to the reduction
+  std::int64_t ldw = 0;      // leading dimension of the partial sums
+  std::size_t bytes = 0;     // workspace
+};
+
+// A rough cost model, only to compare plans with one another: the busiest SM runs
+// ceil(blocks / SMs) blocks of a tile's work (edge tiles cost a whole tile); with fewer
+// blocks resident than fit, it runs below its full rate, by the square root of the
+// fraction resident (64x128 at 2 of 4 blocks: 0.23 measured, 0.24 modelled). The partial
+// sums cost their bytes written and read once, and the reduction a launch.
+constexpr double kPartialBandwidth = 3e12;  // bytes per second, mostly L2
+constexpr double kReduceLaunch = 3e-6;      // seconds
+constexpr std::int64_t kMostSlicesTried = 1024;
+
+double plan_seconds(const GemmProblem& p, const TileShape& t, int per_sm, int sms,
+                    std::int64_t slices, std::int64_t ldw) {
+  const std::int64_t blocks = ceil_div(p.m, t.bm) * ceil_div(p.n, t.bn) * slices;
+  const std::int64_t load = ceil_div(blocks, sms);  // blocks on the busiest SM
+  const double resident = double(std::min<std::int64_t>(load, per_sm)) / double(per_sm);
+  const double rate = t.sm_flops * std::sqrt(resident);
+  const double seconds = double(load) * 2.0 * double(t.bm * t.bn) * double(ceil_div(p.k, slices)) / rate;
+  if (slices == 1) return seconds;
+  return seconds + double(slices) * double(p.m * ldw) * 8.0 / kPartialBandwidth + kReduceLaunch;
+}
+
+// The configuration and slice count the model finds fastest, against rung 14 unsplit. Slices get at least kMinSliceK columns and the partial sums
+// at most kMaxPartialBytes.
+SplitPlan plan_split_k(const GemmProblem& p, const Context& ctx) {
+  SplitPlan plan;
+  if (p.m == 0 || p.n == 0 || p.k < 2 * kMinSliceK) return plan;
+  // Long K only: at K = M = N the split lost to rung 14 unsplit on the H200 (1024^3: 66%
+  // of cuBLAS against 77%, 640^3 70% against 88%), the partial sums' traffic and the second
+  // launch weighing against products that short.
+  if (p.k < 2 * std::max(p.m, p.n)) return plan;
+  const int sms = std::max(ctx.device_info().sm_count, 1);
+  plan.ldw = ceil_div(p.n, 4) * 4;  // slices start on 16 bytes
+  const std::size_t slice_bytes = std::size_t(p.m * plan.ldw) * sizeof(float);
+  const std::int64_t most = std::min({p.k / kMinSliceK, std::int64_t(kMaxPartialBytes / slice_bytes),
+                                      kMostSlicesTried});
+  // Unsplit, any configuration: a split must win by splitting, not by a better tile (the
+  // unsplit problem then runs rung 14's own choice, which measurements made).
+  double best = std::numeric_limits<double>::infinity();
+  for (const TileShape& t : kTileShapes)
+    best = std::min(best, plan_seconds(p, t, tuned_config_blocks_per_sm(t.config, ctx), sms, 1, plan.ldw));
+  for (const TileShape& t : kTileShapes) {
+    const int per_sm = tuned_config_blocks_per_sm(t.config, ctx);
+    for (std::int64_t s = 2; s <= most; ++s) {
+      const double seconds = plan_seconds(p, t, per_sm, sms, s, plan.ldw);
+      if (seconds < 0.97 * best) {  // a split must win clearly: the model is rough
+        best = seconds;
+        plan.config = t.config;
+        plan.slices = s;
+      }
+    }
+  }
+  if (plan.slices == 1) return plan;
+  plan.slice_k = p.k / plan.slices;
+  plan.bytes = std::size_t(plan.slices) * slice_bytes;
+  return plan;
+}
+
+std::size_t split_k_workspace_bytes(const GemmProblem& p, const Context& ctx) {
+  return plan_split_k(p, ctx).bytes;
+}
+
+void run_split_k(const GemmProblem& p, const KernelLaunch& l) {
+  if (p.m == 0 || p.n == 0) return;
+  const SplitPlan plan = plan_split_k(p, l.context);
+  if (plan.slices == 1) {  // nothing to split: rung 14 as it is
+    run_tuned_config(choose_tuned_config(p), p, l);
+    return;
+  }
+  if (l.workspace.bytes < plan.bytes)
+    fail(ErrorCategory::internal, "cuda_split_k: the workspace is smaller than declared");
+  auto* partials = static_cast<float*>(l.workspace.data);
+  // Slice s: op(A)'s columns and op(B)'s rows [s slice_k, (s + 1) slice_k), as a strided
+  // batch. Row-major A steps along its rows (slices overlap in memory), A^T down them;
+  // B down its rows, B^T along them.
+  GemmProblem q = p;
+  q.k = plan.slice_k;
+  q.alpha = 1.0, q.beta = 0.0;
+  q.c = partials, q.ldc = plan.ldw;
+  q.batch = plan.slices;
+  q.stride_a = p.trans_a ? plan.slice_k * p.lda : plan.slice_k;
+  q.stride_b = p.trans_b ? plan.slice_k : plan.slice_k * p.ldb;
+  q.stride_c = p.m * plan.ldw;
+  run_tuned_config(plan.config, q, KernelLaunch{l.context, l.stream, Workspace{}});
+
+  const int groups = int(std::min<std::int64_t>(kernels::kReduceGroups, plan.slices));
+  const dim3 grid(unsigned(ceil_div(p.n, 32)), unsigned(std::min<std::int64_t>(p.m, 65535)));
+  const kernels::GemmArgs<float> g = gemm_args<float>(p);
+  with_transposes(p, [&](auto ta, auto tb) {
+    kernels::split_k_reduce_kernel<decltype(ta)::value, decltype(tb)::value>
+        <<<grid, dim3(32, unsigned(groups)), 0, l.stream>>>(partials, int(plan.slices), q.stride_c, plan.ldw,
+                                                            int(plan.slices * plan.slice_k), g);
+  });
+  check_launch("split_k_reduce_kernel");
+}
+
+std::optional<std::string> split_k_precondition(const GemmProblem& p) {
+  // Rung 14's smallest tile makes the largest grid.
+  return fits_grid(p, ceil_div(p.m, 64) * ceil_div(p.n, 64), 1);
+}
+
+}  // namespace
+
+void register_composed_kernels(Registry& registry) {
+  registry.add({.name = "cuda_wgmma_padded",
+                .backend = Backend::cuda,
+                .rung = 22,
+                .role = KernelRole::ladder,
+                .summary = std::string("operands TMA cannot describe (rows or base off 16 bytes) "
+                                       "copied with rows padded to 16 bytes, then ") + kInner,
+                .dtypes = {DType::bf16, DType::f16, DType::tf32},
+                .min_compute_capability = 90,
+                .auto_priority = 0,  // the auto table decides, from measurements
+                .half_inputs_f32_output = true,
+                .precondition = padded_precondition,
+                .workspace_bytes = padded_workspace_bytes,
+                .run = run_padded});
+  registry.add({.name = "cuda_split_k",
+                .backend = Backend::cuda,
+                .rung = 23,
+                .role = KernelRole::ladder,
+                .summary = "split-K: rung 14 over K slices as one strided batch into f32 partial "
+                           "sums, then a reduction in fixed order (same bits every run)",
+                .dtypes = {DType::f32},
+                .min_compute_capability = 80,
+                .auto_priority = 0,
+                .precondition = split_k_precondition,
+                .workspace_bytes = split_k_workspace_bytes,
+                .run = run_split_k});
+}
+
+}  // namespace gemmkit::cuda
