@@ -298,10 +298,10 @@ void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace 
       if (scratch.bytes < plan.stream_k_bytes)
         fail(ErrorCategory::internal, "cuda_wgmma_tuned: the workspace is smaller than declared");
       auto* base = static_cast<unsigned char*>(scratch.data);
-      plan.sk.split_partials = reinterpret_cast<float*>(base);
-      plan.sk.split_counters = reinterpret_cast<unsigned*>(
+      plan.sk.partials = reinterpret_cast<float*>(base);
+      plan.sk.flags = reinterpret_cast<unsigned*>(
           base + plan.slots * plan.sk.splits * 64 * Cfg::BN * sizeof(float));
-      GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.split_counters, 0, plan.slots * sizeof(unsigned), l.stream));
+      GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), l.stream));
     } else if (plan.stream_k_bytes > 0) {
       if (scratch.bytes < plan.stream_k_bytes)
         fail(ErrorCategory::internal, "cuda_wgmma_ws: the workspace is smaller than declared");

@@ -63,11 +63,12 @@ struct WgmmaWsConfig {
   static constexpr int kGroupRows = GroupRows;     // cluster rows per group in the tile order
   static constexpr int kABytes = BM * 128;         // (BM, BK) tile: BM rows of 128 bytes
   static constexpr int kBBytes = BN * 128;         // (BN, BK) tile
-  // B's tile is copied in parts of 128 or 64 of its BN rows (of N); in a pair, block r
-  // copies parts r, r + 2, ... into both blocks. 256 columns: two parts of 128 (rung 19);
-  // 128: one part, or two of 64 in a pair; 64: one part, the pair's first block copies it.
+  // B's tile is copied in one or two parts of 128 or 64 of its BN rows (of N); in a pair,
+  // block r copies part r into both blocks. 256 columns: two parts of 128 (rung 19); 128:
+  // one part, or two of 64 in a pair; 64: one part, the pair's first block copies it.
   static constexpr int kBParts = BN == 256 ? 2 : (BN == 128 ? ClusterM : 1);
   static constexpr int kBPartRows = BN / kBParts;
+  static_assert(kBParts <= 2, "at most one part of B per block of a pair");
   static constexpr int kBPartBytes = kBPartRows * 128;
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr bool kSplitK = SplitK;          // runs split-K work units (rung 21)
@@ -88,15 +89,16 @@ struct WgmmaWsConfig {
 // sk_tiles) are split evenly over all clusters (sk_tiles < clusters, so a share holds at
 // most one partial tile and one tile end).
 // Split-K (rung 21 only, and then sk_tiles = 0): each of the dp_tiles tiles is cut into
-// `splits` slices of its K-blocks, each slice a work unit of its own.
+// `splits` slices of its K-blocks, each slice a work unit of its own; `partials` then holds
+// 64 x BN floats per (tile, block rank, consumer, slice) and `flags` counts per (tile, block
+// rank, consumer) the slices done (from 0). (`splits` fills the struct's padding: rung 19's
+// kernel parameters keep their layout.)
 struct StreamK {
   int dp_tiles = 0, sk_tiles = 0;
   float* partials = nullptr;  // per (cluster, block rank, consumer): 64 x BN floats
   unsigned* flags = nullptr;  // per (cluster, block rank, consumer): `launch` once written
   unsigned launch = 0;        // the value a written flag holds (flags start at 0: never 0)
   int splits = 1;
-  float* split_partials = nullptr;    // per (tile, block rank, consumer, slice): 64 x BN floats
-  unsigned* split_counters = nullptr; // per (tile, block rank, consumer): slices done (from 0)
 };
 
 // A strided batch as the kernel walks it (one matrix: count 1).
@@ -242,7 +244,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           // (BN, BK) of B in parts of kBPartRows columns (two halves of 128 at BN = 256); in
           // a pair, each block copies its parts into both blocks.
           for (int h = 0; h < Cfg::kBParts; ++h) {
-            if (ClusterM == 2 && h % 2 != rank) continue;
+            if (ClusterM == 2 && h != rank) continue;
             unsigned char* dst = stage_b(s) + h * Cfg::kBPartBytes;
             const int nh = n0 + h * Cfg::kBPartRows;
             if constexpr (MnMajorB) {
@@ -327,7 +329,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           // from where it left them), so the bits do not depend on which slice came last,
           // and nobody waits for anybody.
           const std::size_t wg_tile = (std::size_t(u.tile) * ClusterM + rank) * Cfg::kConsumers + c;
-          float4* slices = reinterpret_cast<float4*>(sk.split_partials) + wg_tile * sk.splits * kSlotFloat4s;
+          float4* slices = reinterpret_cast<float4*>(sk.partials) + wg_tile * sk.splits * kSlotFloat4s;
           float4* mine = slices + std::size_t(u.slice) * kSlotFloat4s;
 #pragma unroll
           for (int r4 = 0; r4 < kAcc / 4; ++r4)
@@ -336,7 +338,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           __threadfence();  // the slice's sums are visible GPU-wide before it is counted
           named_barrier(1 + c, 128);
           bool last = false;
-          if (signals) last = atomicAdd(sk.split_counters + wg_tile, 1u) == unsigned(sk.splits - 1);
+          if (signals) last = atomicAdd(sk.flags + wg_tile, 1u) == unsigned(sk.splits - 1);
           if (!named_barrier_or(1 + c, 128, last)) return;
           __threadfence();  // every slice was counted: their sums are visible
 #pragma unroll
