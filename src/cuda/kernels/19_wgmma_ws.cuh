@@ -235,9 +235,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const int k0 = kt * Cfg::BK;
           // (BM, BK) of A: one K-major box of BM rows, or MN-major boxes of 64 columns.
           if constexpr (MnMajorA) {
-#pragma unroll
-            for (int b = 0; b < Cfg::BM / 64; ++b)
-              tma_load_3d(stage_a(s) + b * Cfg::kBoxBytes, &map_a, &full[s], m0 + 64 * b, k0, za);
+            tma_load_3d(stage_a(s), &map_a, &full[s], m0, k0, za);
+            if constexpr (Cfg::BM == 128)
+              tma_load_3d(stage_a(s) + Cfg::kBoxBytes, &map_a, &full[s], m0 + 64, k0, za);
           } else {
             tma_load_3d(stage_a(s), &map_a, &full[s], k0, m0, za);
           }
@@ -247,13 +247,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             if (ClusterM == 2 && h != rank) continue;
             unsigned char* dst = stage_b(s) + h * Cfg::kBPartBytes;
             const int nh = n0 + h * Cfg::kBPartRows;
-            if constexpr (MnMajorB) {
-#pragma unroll
-              for (int b = 0; b < Cfg::kBPartRows / 64; ++b) {
-                if constexpr (ClusterM == 2)
-                  tma_load_3d_multicast(dst + b * Cfg::kBoxBytes, &map_b, &full[s], nh + 64 * b, k0, zb, 0b11);
-                else
-                  tma_load_3d(dst + b * Cfg::kBoxBytes, &map_b, &full[s], nh + 64 * b, k0, zb);
+            if constexpr (MnMajorB) {  // one or two boxes of 64 columns
+              constexpr bool kTwo = Cfg::kBPartRows == 128;
+              if constexpr (ClusterM == 2) {
+                tma_load_3d_multicast(dst, &map_b, &full[s], nh, k0, zb, 0b11);
+                if constexpr (kTwo)
+                  tma_load_3d_multicast(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb, 0b11);
+              } else {
+                tma_load_3d(dst, &map_b, &full[s], nh, k0, zb);
+                if constexpr (kTwo) tma_load_3d(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb);
               }
             } else {
               if constexpr (ClusterM == 2) tma_load_3d_multicast(dst, &map_b, &full[s], k0, nh, zb, 0b11);
