@@ -12,7 +12,8 @@
 // full (it re-reads A and B more often per product), and a split tile's last slice reads
 // every slice's partial sums back. The named constants below are what the lead tunes from
 // the H200 runs of the cuda_wgmma_<tile> entries (each configuration as the rule splits
-// it, never split (_k1), and split as far as it goes (_kmax)); measured: see docs/ladder.md.
+// it, never split (_k1), and split as far as it goes (_kmax): see ladder_hopper.cu);
+// measured: see docs/ladder.md.
 #pragma once
 
 #include <algorithm>
@@ -27,13 +28,13 @@ struct WgmmaTileShape {
   double cost;            // time per output x K relative to 128 x 256 with the SMs full
 };
 
-// Relative costs: first estimates from the operand bytes each product reads from shared
-// memory (A and B of a 64 x N wgmma against its 64 x N x 16 products), to be replaced by
-// the H200's figures.
+// Relative costs, from the H200 (2026-11-24, bf16, unsplit entries at 2048x2048x16384 and
+// 4096x4096x32768, where every configuration fills the SMs for many rounds): 128x256 at
+// 98-99% of cuBLAS, 128x128 at 91-92%, 64x256 at 80-81%, 64x128 at 64-65%.
 constexpr double kCost128x256 = 1.00;
-constexpr double kCost128x128 = 1.08;
-constexpr double kCost64x256 = 1.10;
-constexpr double kCost64x128 = 1.20;
+constexpr double kCost128x128 = 1.07;
+constexpr double kCost64x256 = 1.22;
+constexpr double kCost64x128 = 1.53;
 
 constexpr WgmmaTileShape wgmma_tile_shape(WgmmaTile t) {
   switch (t) {
@@ -58,12 +59,15 @@ constexpr std::int64_t kMaxSplitBytes = std::int64_t(256) << 20;
 constexpr double kUnitCostKBlocks = 2.0;
 // Split-K: writing a slice's FP32 partial sums costs about kSplitWriteKBlocks K-blocks of
 // the same tile, and the last slice reads every slice back (kSplitReadKBlocks each).
-constexpr double kSplitWriteKBlocks = 2.0;
-constexpr double kSplitReadKBlocks = 1.0;
+// From the same run: with 2 and 1, the rule split small squares (640^3, 1536^3) and lost
+// 20-27 points against the unsplit entries; 4 and 2 choose the best measured configuration
+// on every small square and keep the splits that won on long K.
+constexpr double kSplitWriteKBlocks = 4.0;
+constexpr double kSplitReadKBlocks = 2.0;
 
 // How far a split may go: "rule" lets the cost model choose, "none" never splits (the
-// _k1 entries), "most" splits as far as the limits allow (the _kmax entries: tuning runs
-// and tests of the split path on small shapes; it ignores kMinKBlocksPerSlice).
+// _k1 entries of a tuning run), "most" splits as far as the limits allow (the _kmax
+// entries of a tuning run; it ignores kMinKBlocksPerSlice).
 enum class SplitMode { rule, none, most };
 
 struct WgmmaShape {

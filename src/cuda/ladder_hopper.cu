@@ -533,17 +533,16 @@ void register_hopper_kernels(Registry& registry) {
                   run_wgmma_tuned(p, l, tuned_tile(p, l.context), SplitMode::rule);
                 }});
   // Every configuration the table can pick is an entry of its own, so the GPU tests check
-  // each one and the benchmark shows what the table chose from: split as the rule says,
-  // never split (_k1), and split as far as the limits allow (_kmax: the split path on
-  // every shape the tests try, and the far end for tuning).
+  // each one and the benchmark shows what the table chose from, split as the rule says. A
+  // tuning run may add {SplitMode::none, "_k1", ...} (never split) and {SplitMode::most,
+  // "_kmax", ...} (split as far as the limits allow) to `modes`: the 2026-11-24 table came
+  // from such a run. They are not registered otherwise, to keep the GPU tests short.
   struct Mode {
     SplitMode mode;
     const char* suffix;
     const char* summary;
   };
-  const Mode modes[] = {{SplitMode::rule, "", "; split-K as the table's rule says"},
-                        {SplitMode::none, "_k1", "; never split along K"},
-                        {SplitMode::most, "_kmax", "; split-K into as many slices as the limits allow"}};
+  const Mode modes[] = {{SplitMode::rule, "", "; split-K as the table's rule says"}};
   for (const TunedWgmma& t : kTunedWgmma)
     for (const Mode& m : modes) {
       const WgmmaTile tile = t.tile;

@@ -1,7 +1,7 @@
-// GPU tests of rung 21 (cuda_wgmma_tuned and its cuda_wgmma_<tile>[_k1|_kmax] entries)
-// beyond the registry-driven ones (edge shapes, layouts, alpha/beta, NaN C, batches: the
-// _kmax entries run those with split-K wherever K has two K-blocks): long K, where the
-// rule splits, checked exactly and run after run.
+// GPU tests of rung 21 (cuda_wgmma_tuned and its cuda_wgmma_<tile> entries) beyond the
+// registry-driven ones (edge shapes, layouts, alpha/beta, NaN C, batches), which are too
+// short in K for the rule to split: long K, where every configuration splits, checked
+// exactly and run after run, in every transpose, with beta and with C in each output type.
 //
 // Exact: inputs are small integers (|x| <= 2), exact in bf16, f16 and tf32; every product
 // and every partial sum of a K of 2^16 stays below 2^24, so FP32 adds them exactly in any
@@ -28,7 +28,7 @@ using namespace gemmkit;
 
 namespace {
 
-std::size_t element_bytes(DType d) { return d == DType::tf32 ? 4 : 2; }
+std::size_t element_bytes(DType d) { return d == DType::tf32 || d == DType::f32 ? 4 : 2; }
 
 void store(DType d, unsigned char* p, float v) {
   if (d == DType::bf16) {
@@ -65,9 +65,7 @@ std::int64_t ld16(std::int64_t cols, DType d) {
 std::vector<const KernelEntry*> rung21_entries() {
   std::vector<const KernelEntry*> out;
   for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) {
-    if (e->rung != 21) continue;
-    const bool k1 = e->name.size() > 3 && e->name.compare(e->name.size() - 3, 3, "_k1") == 0;
-    if (!k1) out.push_back(e);
+    if (e->rung == 21) out.push_back(e);
   }
   return out;
 }
@@ -196,17 +194,119 @@ TEST(GpuWgmmaTuned, SplitKGivesTheSameBitsEveryRun) {
   if (ran == 0) GTEST_SKIP() << "no rung 21 entry runs on this device";
 }
 
-TEST(GpuWgmmaTuned, EveryTileIsRegisteredThreeWays) {
-  for (const char* tile : {"128x256", "128x128", "64x256", "64x128"})
-    for (const char* suffix : {"", "_k1", "_kmax"}) {
-      const std::string name = std::string("cuda_wgmma_") + tile + suffix;
-      const KernelEntry* e = Registry::instance().find(name);
-      ASSERT_NE(e, nullptr) << name;
-      EXPECT_EQ(e->rung, 21) << name;
-      EXPECT_EQ(e->auto_priority, 0) << name;
-      EXPECT_TRUE(e->batched) << name;
-    }
+TEST(GpuWgmmaTuned, EveryTileIsAnEntry) {
+  for (const char* tile : {"128x256", "128x128", "64x256", "64x128"}) {
+    const std::string name = std::string("cuda_wgmma_") + tile;
+    const KernelEntry* e = Registry::instance().find(name);
+    ASSERT_NE(e, nullptr) << name;
+    EXPECT_EQ(e->rung, 21) << name;
+    EXPECT_EQ(e->auto_priority, 0) << name;
+    EXPECT_TRUE(e->batched) << name;
+  }
   EXPECT_NE(Registry::instance().find("cuda_wgmma_tuned"), nullptr);
+}
+
+float load(DType d, const unsigned char* p) {
+  if (d == DType::bf16) {
+    __nv_bfloat16 x;
+    std::memcpy(&x, p, 2);
+    return __bfloat162float(x);
+  }
+  if (d == DType::f16) {
+    __half x;
+    std::memcpy(&x, p, 2);
+    return __half2float(x);
+  }
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Split-K in every transpose, beta = 0 over NaN (C through TMA stores) and beta = -1 with
+// C's rows not on 16 bytes (ordinary stores that read C), C in the input type and in f32:
+// on integers (|x| <= 2, alpha = 2), alpha * AB + beta * C is an integer below 2^24, exact
+// in FP32, so C must hold it rounded once to C's type. K = 2373: 38 K-blocks of 16-bit
+// types (75 of tf32) with a ragged end, one tile of C: every configuration splits.
+TEST(GpuWgmmaTuned, SplitKEveryTransposeBetaAndOutputExact) {
+  SKIP_WITHOUT_DEVICE();
+  const std::int64_t m = 70, n = 130, k = 2373;
+  int ran = 0;
+  for (const KernelEntry* e : rung21_entries()) {
+    if (!can_run(*e)) continue;
+    std::mt19937_64 rng(std::hash<std::string>{}(e->name));
+    std::uniform_int_distribution<int> small(-2, 2);
+    for (DType dtype : {DType::bf16, DType::f16, DType::tf32})
+      for (bool out_f32 : {false, true}) {
+        if (out_f32 && dtype == DType::tf32) continue;
+        const DType out = out_f32 ? DType::f32 : dtype;
+        for (int t = 0; t < 4; ++t)
+          for (bool beta_zero : {true, false}) {
+            const bool ta = t & 1, tb = t & 2;
+            std::vector<float> a(std::size_t(m * k)), b(std::size_t(k * n)), c0(std::size_t(m * n));
+            for (float& x : a) x = float(small(rng));
+            for (float& x : b) x = float(small(rng));
+            for (float& x : c0) x = float(small(rng));
+            // Stored operands: op(A) = A, or A^T stored k x m.
+            std::vector<float> as(a.size()), bs(b.size());
+            for (std::int64_t i = 0; i < m; ++i)
+              for (std::int64_t q = 0; q < k; ++q) as[std::size_t(ta ? q * m + i : i * k + q)] = a[std::size_t(i * k + q)];
+            for (std::int64_t q = 0; q < k; ++q)
+              for (std::int64_t j = 0; j < n; ++j) bs[std::size_t(tb ? j * k + q : q * n + j)] = b[std::size_t(q * n + j)];
+            const std::int64_t lda = ld16(ta ? m : k, dtype), ldb = ld16(tb ? k : n, dtype);
+            std::vector<unsigned char> a_bytes = pack(dtype, as, ta ? k : m, ta ? m : k, lda);
+            std::vector<unsigned char> b_bytes = pack(dtype, bs, tb ? n : k, tb ? k : n, ldb);
+            const std::int64_t ldc = beta_zero ? ld16(n + 1, out) : n + 3;
+            const std::size_t ob = element_bytes(out);
+            std::vector<unsigned char> c(std::size_t(m * ldc) * ob);
+            for (std::int64_t i = 0; i < m; ++i)
+              for (std::int64_t j = 0; j < ldc; ++j)
+                store(out, c.data() + std::size_t(i * ldc + j) * ob,
+                      j < n && !beta_zero ? c0[std::size_t(i * n + j)] : std::nanf(""));
+            const std::vector<unsigned char> before = c;
+            GemmProblem p;
+            p.dtype = dtype;
+            if (out_f32) p.out_dtype = DType::f32;
+            p.trans_a = ta, p.trans_b = tb;
+            p.m = m, p.n = n, p.k = k;
+            p.a = a_bytes.data(), p.lda = lda, p.b = b_bytes.data(), p.ldb = ldb;
+            p.c = c.data(), p.ldc = ldc;
+            p.alpha = 2.0, p.beta = beta_zero ? 0.0 : -1.0;
+            const std::string what = e->name + " " + std::string(dtype_name(dtype)) + (out_f32 ? "->f32" : "") +
+                                     (ta ? " A^T" : "") + (tb ? " B^T" : "") + (beta_zero ? " beta 0" : " beta -1");
+            ASSERT_FALSE(e->rejects(p)) << what;
+            GemmOptions o;
+            o.kernel = e->name;
+            gemm(p, o);
+            // The reference, rounded once to C's type by the same conversion as the stores.
+            std::vector<std::int64_t> row(static_cast<std::size_t>(n));
+            std::int64_t wrong = 0;
+            std::string first;
+            for (std::int64_t i = 0; i < m; ++i) {
+              std::fill(row.begin(), row.end(), 0);
+              for (std::int64_t q = 0; q < k; ++q)
+                for (std::int64_t j = 0; j < n; ++j)
+                  row[std::size_t(j)] += std::int64_t(a[std::size_t(i * k + q)]) * std::int64_t(b[std::size_t(q * n + j)]);
+              for (std::int64_t j = 0; j < ldc; ++j) {
+                unsigned char* at = c.data() + std::size_t(i * ldc + j) * ob;
+                if (j >= n) {  // padding: untouched
+                  if (std::memcmp(at, before.data() + (at - c.data()), ob) != 0 && wrong++ == 0)
+                    first = "padding (" + std::to_string(i) + ", " + std::to_string(j) + ") written";
+                  continue;
+                }
+                const double exact = 2.0 * double(row[std::size_t(j)]) - (beta_zero ? 0.0 : double(c0[std::size_t(i * n + j)]));
+                unsigned char expected[4];
+                store(out, expected, float(exact));
+                if (load(out, at) != load(out, expected) && wrong++ == 0)
+                  first = "C(" + std::to_string(i) + ", " + std::to_string(j) + ") = " +
+                          std::to_string(load(out, at)) + ", expected " + std::to_string(load(out, expected));
+              }
+            }
+            EXPECT_EQ(wrong, 0) << what << ": " << wrong << " wrong, the first: " << first;
+            ++ran;
+          }
+      }
+  }
+  if (ran == 0) GTEST_SKIP() << "no rung 21 entry runs on this device";
 }
 
 }  // namespace

@@ -84,8 +84,9 @@ TEST(HopperTuneTable, LongKWithFewTilesSplits) {
     const WgmmaChoice c = choose_wgmma_config(s, kH200Sms);
     const WgmmaTileShape t = wgmma_tile_shape(c.tile);
     EXPECT_GT(c.splits, 1) << describe(s);
-    // The work units cover most of the GPU's clusters.
-    EXPECT_GE(wgmma_cluster_tiles(t, s) * c.splits, kH200Sms / t.cluster_m / 2) << describe(s);
+    // The work units keep a good part of the GPU's clusters busy (not all: the last slice
+    // reads every slice back, so more slices cost more).
+    EXPECT_GE(wgmma_cluster_tiles(t, s) * c.splits, kH200Sms / t.cluster_m / 4) << describe(s);
   }
   // One tile's K of 2^20 is cut as far as the limit allows.
   EXPECT_EQ(choose_wgmma_config(bf16(96, 96, 1048576), kH200Sms).splits, kMaxSplits);

@@ -24,8 +24,8 @@
 //     half-empty last round still applies.
 //   - The choice per shape (src/cuda/hopper_tune_table.hpp): a cost model over rounds of
 //     work units, with named constants tuned from the H200 runs of every configuration,
-//     each registered on its own (cuda_wgmma_<tile>, plus _k1 never split and _kmax split
-//     as far as it goes) so the benchmark measures what the table chooses from.
+//     each registered on its own (cuda_wgmma_<tile>) so the benchmark measures what the
+//     table chooses from.
 // Measured: see docs/ladder.md.
 #pragma once
 
