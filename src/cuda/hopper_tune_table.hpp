@@ -83,13 +83,35 @@ inline std::int64_t wgmma_cluster_tiles(const WgmmaTileShape& t, const WgmmaShap
 
 inline std::int64_t wgmma_k_blocks(const WgmmaShape& s) { return (s.k + s.k_block - 1) / s.k_block; }
 
+// How the kernel adds the slices of a tile (the kernel calls these too): from
+// kSplitGroupsFrom slices on, in two levels, groups of about sqrt(splits) slices each
+// summed by the group's last slice, then the group sums by the last group; below, the
+// last slice adds them all. The last one to arrive then reads about 2 sqrt(splits) slices
+// rather than all of them.
+constexpr int kSplitGroupsFrom = 8;
+constexpr int wgmma_split_group_size(int splits) {
+  if (splits < kSplitGroupsFrom) return splits;
+  int size = 1;
+  while (size * size < splits) ++size;
+  return size;
+}
+constexpr int wgmma_split_groups(int splits) {
+  const int size = wgmma_split_group_size(splits);
+  return (splits + size - 1) / size;
+}
+// Counters per consumer tile: one of the groups done, then one per group; or one of the
+// slices done.
+constexpr int wgmma_split_counters(int splits) {
+  return wgmma_split_groups(splits) > 1 ? 1 + wgmma_split_groups(splits) : 1;
+}
+
 // Bytes of split-K workspace `splits` slices need: FP32 partial sums of every slice of every
-// block tile, and a counter per consumer tile (64 rows).
+// block tile, and the counters of each consumer tile (64 rows).
 inline std::int64_t wgmma_split_bytes(const WgmmaTileShape& t, const WgmmaShape& s, int splits) {
   if (splits <= 1) return 0;
   const std::int64_t block_tiles = wgmma_cluster_tiles(t, s) * t.cluster_m;
   return block_tiles * t.bm * t.bn * splits * std::int64_t(sizeof(float)) +
-         block_tiles * (t.bm / 64) * std::int64_t(sizeof(unsigned));
+         block_tiles * (t.bm / 64) * wgmma_split_counters(splits) * std::int64_t(sizeof(unsigned));
 }
 
 // The most slices the limits allow for this configuration and shape (at least 1).
@@ -111,7 +133,11 @@ inline double wgmma_estimate(const WgmmaTileShape& t, const WgmmaShape& s, int s
   double unit = double((k_blocks + splits - 1) / splits) + kUnitCostKBlocks;
   if (splits > 1) unit += kSplitWriteKBlocks;
   double time = double(rounds) * unit;
-  if (splits > 1) time += kSplitReadKBlocks * splits;  // the last slice's sum, once per tile
+  if (splits > 1) {  // the last slices' sums, once per tile
+    const int groups = wgmma_split_groups(splits);
+    time += kSplitReadKBlocks * wgmma_split_group_size(splits);
+    if (groups > 1) time += kSplitWriteKBlocks + kSplitReadKBlocks * groups;
+  }
   return time * t.cost * (double(t.bm) * t.bn) / (128.0 * 256.0);
 }
 

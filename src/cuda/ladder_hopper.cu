@@ -214,7 +214,8 @@ bool ws_one_launch(const GemmProblem& p) {
 //
 // Rung 21 with `splits` > 1 (at most the K-blocks): split-K instead, every cluster tile cut
 // into that many work units; per (tile, block, consumer) the slices' 64 x BN floats of
-// partial sums and a counter, zeroed on the stream before each launch.
+// partial sums and wgmma_split_counters(splits) counters, zeroed on the stream before each
+// launch.
 struct WsPlan {
   int clusters = 0;
   kernels::StreamK sk;
@@ -240,7 +241,7 @@ WsPlan plan_wgmma_ws(const GemmProblem& p, int resident, int splits = 1) {
     sk.dp_tiles = int(cluster_tiles);
     sk.splits = splits;
     plan.slots = std::size_t(cluster_tiles) * Cfg::kClusterM * Cfg::kConsumers;
-    plan.stream_k_bytes = plan.slots * (splits * kSlotBytes + sizeof(unsigned));
+    plan.stream_k_bytes = plan.slots * (splits * kSlotBytes + wgmma_split_counters(splits) * sizeof(unsigned));
     return plan;
   }
   plan.clusters = int(std::min<std::int64_t>(cluster_tiles, resident));
@@ -301,7 +302,8 @@ void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace 
       plan.sk.partials = reinterpret_cast<float*>(base);
       plan.sk.flags = reinterpret_cast<unsigned*>(
           base + plan.slots * plan.sk.splits * 64 * Cfg::BN * sizeof(float));
-      GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), l.stream));
+      GEMMKIT_CUDA_CHECK(cudaMemsetAsync(
+          plan.sk.flags, 0, plan.slots * wgmma_split_counters(plan.sk.splits) * sizeof(unsigned), l.stream));
     } else if (plan.stream_k_bytes > 0) {
       if (scratch.bytes < plan.stream_k_bytes)
         fail(ErrorCategory::internal, "cuda_wgmma_ws: the workspace is smaller than declared");

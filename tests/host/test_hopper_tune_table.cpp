@@ -119,3 +119,24 @@ TEST(HopperTuneTable, SplitBytesCountEverySliceOfEveryBlockTile) {
 }
 
 }  // namespace
+
+namespace {
+
+// The kernel's two-level sum: every slice in exactly one group, no group empty, and fewer
+// slices read on the way to the result than all of them once there are many.
+TEST(HopperTuneTable, SplitGroupsCoverEverySliceOnce) {
+  for (int splits = 2; splits <= kMaxSplits; ++splits) {
+    const int size = wgmma_split_group_size(splits), groups = wgmma_split_groups(splits);
+    ASSERT_GE(size, 1) << splits;
+    EXPECT_GE(groups * size, splits) << splits;
+    EXPECT_LT((groups - 1) * size, splits) << splits << ": the last group is empty";
+    EXPECT_EQ(wgmma_split_counters(splits), groups > 1 ? groups + 1 : 1) << splits;
+    if (splits < kSplitGroupsFrom) {
+      EXPECT_EQ(groups, 1) << splits;
+    } else {
+      EXPECT_LT(size + groups, splits) << splits;
+    }
+  }
+}
+
+}  // namespace

@@ -41,6 +41,7 @@
 
 #include <cooperative_groups.h>
 
+#include "cuda/hopper_tune_table.hpp"  // how split-K adds its slices
 #include "cuda/kernels/hopper.cuh"
 #include "cuda/kernels/tensor_common.cuh"
 
@@ -90,8 +91,8 @@ struct WgmmaWsConfig {
 // most one partial tile and one tile end).
 // Split-K (rung 21 only, and then sk_tiles = 0): each of the dp_tiles tiles is cut into
 // `splits` slices of its K-blocks, each slice a work unit of its own; `partials` then holds
-// 64 x BN floats per (tile, block rank, consumer, slice) and `flags` counts per (tile, block
-// rank, consumer) the slices done (from 0). (`splits` fills the struct's padding: rung 19's
+// 64 x BN floats per (tile, block rank, consumer, slice) and `flags` per (tile, block rank,
+// consumer) wgmma_split_counters(splits) counters of slices or groups done (from 0). (`splits` fills the struct's padding: rung 19's
 // kernel parameters keep their layout.)
 struct StreamK {
   int dp_tiles = 0, sk_tiles = 0;
@@ -329,32 +330,51 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           // Split-K (rung 21): every slice leaves its partial sums and counts itself done;
           // the slice that counts last adds all of them in slice order (its own read back
           // from where it left them), so the bits do not depend on which slice came last,
-          // and nobody waits for anybody.
+          // and nobody waits for anybody. Many slices go in two levels the same way
+          // (wgmma_split_group_size): the last slice of each group adds the group's slices
+          // into the group's first slot and counts the group done; the last group adds the
+          // groups' sums in group order.
           const std::size_t wg_tile = (std::size_t(u.tile) * ClusterM + rank) * Cfg::kConsumers + c;
           float4* slices = reinterpret_cast<float4*>(sk.partials) + wg_tile * sk.splits * kSlotFloat4s;
-          float4* mine = slices + std::size_t(u.slice) * kSlotFloat4s;
+          const int group_size = wgmma_split_group_size(sk.splits);
+          const int groups = (sk.splits + group_size - 1) / group_size;
+          unsigned* counters = sk.flags + wg_tile * wgmma_split_counters(sk.splits);
+          const int group = u.slice / group_size;
+          // The slots this level adds: `count` of them from `first`, `stride` apart.
+          int first = group * group_size, count = min(sk.splits - first, group_size), stride = 1;
+          int slot_out = u.slice;  // where this warpgroup's sums go next
+          unsigned* counter = groups > 1 ? counters + 1 + group : counters;
+          for (int level = 0;; ++level) {
+            float4* out = slices + std::size_t(slot_out) * kSlotFloat4s;
 #pragma unroll
-          for (int r4 = 0; r4 < kAcc / 4; ++r4)
-            __stcg(mine + r4 * 128 + lane128,
-                   make_float4(acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]));
-          __threadfence();  // the slice's sums are visible GPU-wide before it is counted
-          named_barrier(1 + c, 128);
-          bool last = false;
-          if (signals) last = atomicAdd(sk.flags + wg_tile, 1u) == unsigned(sk.splits - 1);
-          if (!named_barrier_or(1 + c, 128, last)) return;
-          __threadfence();  // every slice was counted: their sums are visible
-#pragma unroll
-          for (int r4 = 0; r4 < kAcc / 4; ++r4) {
-            const float4 v = __ldcg(slices + r4 * 128 + lane128);
-            acc[4 * r4] = v.x, acc[4 * r4 + 1] = v.y, acc[4 * r4 + 2] = v.z, acc[4 * r4 + 3] = v.w;
-          }
-          for (int sl = 1; sl < sk.splits; ++sl) {
-            const float4* slot = slices + std::size_t(sl) * kSlotFloat4s;
+            for (int r4 = 0; r4 < kAcc / 4; ++r4)
+              __stcg(out + r4 * 128 + lane128,
+                     make_float4(acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]));
+            __threadfence();  // the sums are visible GPU-wide before they are counted
+            named_barrier(1 + c, 128);
+            bool last = false;
+            if (signals) last = atomicAdd(counter, 1u) == unsigned(count - 1);
+            if (!named_barrier_or(1 + c, 128, last)) return;
+            __threadfence();  // everything counted is visible
+            const float4* in = slices + std::size_t(first) * kSlotFloat4s;
 #pragma unroll
             for (int r4 = 0; r4 < kAcc / 4; ++r4) {
-              const float4 v = __ldcg(slot + r4 * 128 + lane128);
-              acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
+              const float4 v = __ldcg(in + r4 * 128 + lane128);
+              acc[4 * r4] = v.x, acc[4 * r4 + 1] = v.y, acc[4 * r4 + 2] = v.z, acc[4 * r4 + 3] = v.w;
             }
+            for (int i = 1; i < count; ++i) {
+              in = slices + std::size_t(first + i * stride) * kSlotFloat4s;
+#pragma unroll
+              for (int r4 = 0; r4 < kAcc / 4; ++r4) {
+                const float4 v = __ldcg(in + r4 * 128 + lane128);
+                acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
+              }
+            }
+            if (level == 1 || groups == 1) break;
+            // The group's sum replaces its first slice (read above, and by nobody else).
+            slot_out = first;
+            first = 0, count = groups, stride = group_size;
+            counter = counters;
           }
         }
       }
