@@ -1,5 +1,6 @@
 // Launchers and registry entries for the Hopper rungs (sm_90a): 18, wgmma fed by TMA; 19,
-// warp-specialised, persistent, in clusters with multicast.
+// warp-specialised, persistent, in clusters with multicast; 21, rung 19 with narrower
+// tiles and split-K, chosen per shape (hopper_tune_table.hpp).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -7,7 +8,9 @@
 
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels/18_wgmma_tma.cuh"
+#include "cuda/hopper_tune_table.hpp"
 #include "cuda/kernels/19_wgmma_ws.cuh"
+#include "cuda/kernels/21_wgmma_tuned.cuh"
 #include "cuda/kernels/transpose.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/launch.hpp"
@@ -181,7 +184,9 @@ int resident_clusters(const Context& ctx) {
 // Whether rung 19 runs a strided batch in one launch: when its rank-3 tensor maps can
 // address it (each batched operand's stride on 16 bytes and at least one matrix, rows x ld,
 // apart, or 0: one operand for every matrix), its operands need no tf32 copies, and its
-// tiles stay in int range. Other batches run matrix by matrix.
+// tiles stay in int range. Other batches run matrix by matrix. Cfg: the tile size (rung
+// 19's unless given).
+template <class Cfg = kernels::WgmmaWsConfig<__nv_bfloat16>>
 bool ws_one_launch(const GemmProblem& p) {
   if (p.batch <= 1) return true;
   const bool tf32 = p.dtype == DType::tf32;
@@ -190,7 +195,6 @@ bool ws_one_launch(const GemmProblem& p) {
   const auto addressable = [&](std::int64_t stride, std::int64_t rows, std::int64_t ld) {
     return stride == 0 || ((stride * elem) % 16 == 0 && stride >= rows * ld);
   };
-  using Cfg = kernels::WgmmaWsConfig<__nv_bfloat16>;  // every dtype's tiles are this size
   const std::int64_t tiles =
       ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) * ceil_div(p.n, Cfg::BN) * p.batch;
   return addressable(p.stride_a, p.a_rows(), p.lda) &&
@@ -204,25 +208,43 @@ bool ws_one_launch(const GemmProblem& p) {
 // 4096^3, 58 of 66: 95.1% against 99.3-99.7% whole: so nearly full a round costs little
 // when left idle (the busy SMs run the faster) while the partial sums cost 4%.
 //
-// Per (cluster, block, consumer) the plan needs 128 x 128 floats of partial sums and a flag,
+// Per (cluster, block, consumer) the plan needs 64 x BN floats of partial sums and a flag,
 // in the workspace after the tf32 copies. The flags are zeroed on the stream before each
 // launch that uses them, so a launch waits only for flags its own blocks set.
+//
+// Rung 21 with `splits` > 1 (at most the K-blocks): split-K instead, every cluster tile cut
+// into that many work units; per (tile, block, consumer) the slices' 64 x BN floats of
+// partial sums and wgmma_split_counters(splits) counters, zeroed on the stream before each
+// launch.
 struct WsPlan {
   int clusters = 0;
   kernels::StreamK sk;
-  std::size_t slots = 0;  // (cluster, block, consumer) triples with partial sums
-  std::size_t stream_k_bytes = 0;
+  std::size_t slots = 0;  // stream-K: (cluster, block, consumer) triples with partial sums;
+                          // split-K: (tile, block, consumer) triples with a counter
+  std::size_t stream_k_bytes = 0;  // stream-K's or split-K's workspace
 };
 
 template <class Cfg>
-WsPlan plan_wgmma_ws(const GemmProblem& p, int resident) {
+WsPlan plan_wgmma_ws(const GemmProblem& p, int resident, int splits = 1) {
   WsPlan plan;
   // The tile space: every matrix's cluster tiles when the batch runs in one launch.
   const std::int64_t cluster_tiles = ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) *
-                                     ceil_div(p.n, Cfg::BN) * (ws_one_launch(p) ? p.batch : 1);
+                                     ceil_div(p.n, Cfg::BN) * (ws_one_launch<Cfg>(p) ? p.batch : 1);
   const std::int64_t k_tiles = ceil_div(p.k, Cfg::BK);
-  plan.clusters = int(std::min<std::int64_t>(cluster_tiles, resident));
+  constexpr std::size_t kSlotBytes = 64 * Cfg::BN * sizeof(float);
   kernels::StreamK& sk = plan.sk;
+  splits = int(std::clamp<std::int64_t>(splits, 1, k_tiles));
+  if (Cfg::kSplitK && splits > 1) {
+    const std::int64_t units = cluster_tiles * splits;
+    plan.clusters = int(std::min<std::int64_t>(units, resident));
+    plan.clusters = int(ceil_div(units, ceil_div(units, std::int64_t(plan.clusters))));  // equal rounds
+    sk.dp_tiles = int(cluster_tiles);
+    sk.splits = splits;
+    plan.slots = std::size_t(cluster_tiles) * Cfg::kClusterM * Cfg::kConsumers;
+    plan.stream_k_bytes = plan.slots * (splits * kSlotBytes + wgmma_split_counters(splits) * sizeof(unsigned));
+    return plan;
+  }
+  plan.clusters = int(std::min<std::int64_t>(cluster_tiles, resident));
   sk.dp_tiles = int(cluster_tiles);
   const std::int64_t last_round = cluster_tiles % plan.clusters;
   if (cluster_tiles <= plan.clusters || 4 * last_round < plan.clusters ||
@@ -237,7 +259,7 @@ WsPlan plan_wgmma_ws(const GemmProblem& p, int resident) {
   sk.dp_tiles = int(cluster_tiles - last_round);
   sk.sk_tiles = int(last_round);
   plan.slots = std::size_t(plan.clusters) * Cfg::kClusterM * Cfg::kConsumers;
-  plan.stream_k_bytes = plan.slots * (128 * 128 * sizeof(float) + sizeof(unsigned));
+  plan.stream_k_bytes = plan.slots * (kSlotBytes + sizeof(unsigned));
   return plan;
 }
 
@@ -250,13 +272,15 @@ int ws_resident(const Context& ctx) {
 // Every instantiation has the same threads and shared memory, so the same residency; the
 // launcher checks that the workspace it got is as large as this said.
 template <class Cfg>
-std::size_t wgmma_ws_stream_k_bytes(const GemmProblem& p, const Context& ctx) {
-  return plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, false, false>(ctx)).stream_k_bytes;
+std::size_t wgmma_ws_stream_k_bytes(const GemmProblem& p, const Context& ctx, int splits = 1) {
+  return plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, false, false>(ctx), splits).stream_k_bytes;
 }
 
-// `scratch`: the workspace after the tf32 copies.
+// `scratch`: the workspace after the tf32 copies. splits > 1: split-K (rung 21's
+// configurations only).
 template <class Cfg>
-void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace scratch) {
+void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace scratch,
+                         int splits = 1) {
   using T = typename Cfg::Element;
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   const TensorArgs<T> g = tensor_args<T>(p);
@@ -266,15 +290,24 @@ void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace 
     constexpr auto kernel = kernels::wgmma_ws_kernel<Cfg, MnA, MnB>;
     const CUtensorMap map_a =
         batched_operand_map<T>(p.a, MnA, p.m, p.k, p.lda, p.batch, p.stride_a, Cfg::BM);
-    // B is copied in halves of 128 rows (one per block of a pair).
+    // B is copied in parts of kBPartRows rows (halves of 128 at rung 19's 256 columns).
     const CUtensorMap map_b =
-        batched_operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, p.batch, p.stride_b, Cfg::BN / 2);
+        batched_operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, p.batch, p.stride_b, Cfg::kBPartRows);
     const CUtensorMap map_c = output_map<T>(p, g);
-    WsPlan plan = plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, MnA, MnB>(l.context));
-    if (plan.stream_k_bytes > 0) {
+    WsPlan plan = plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, MnA, MnB>(l.context), splits);
+    if (plan.sk.splits > 1) {
+      if (scratch.bytes < plan.stream_k_bytes)
+        fail(ErrorCategory::internal, "cuda_wgmma_tuned: the workspace is smaller than declared");
+      auto* base = static_cast<unsigned char*>(scratch.data);
+      plan.sk.partials = reinterpret_cast<float*>(base);
+      plan.sk.flags = reinterpret_cast<unsigned*>(
+          base + plan.slots * plan.sk.splits * 64 * Cfg::BN * sizeof(float));
+      GEMMKIT_CUDA_CHECK(cudaMemsetAsync(
+          plan.sk.flags, 0, plan.slots * wgmma_split_counters(plan.sk.splits) * sizeof(unsigned), l.stream));
+    } else if (plan.stream_k_bytes > 0) {
       if (scratch.bytes < plan.stream_k_bytes)
         fail(ErrorCategory::internal, "cuda_wgmma_ws: the workspace is smaller than declared");
-      const std::size_t partial_bytes = plan.slots * 128 * 128 * sizeof(float);
+      const std::size_t partial_bytes = plan.slots * 64 * Cfg::BN * sizeof(float);
       auto* base = static_cast<unsigned char*>(scratch.data);
       plan.sk.partials = reinterpret_cast<float*>(base);
       plan.sk.flags = reinterpret_cast<unsigned*>(base + partial_bytes);
@@ -317,6 +350,101 @@ template <class T> struct WsRunner {
     run_wgmma_ws_config<kernels::WgmmaWsConfig<T>>(with_k_major_tf32<T>(p, l), l, stream_k);
   }
 };
+// ---- rung 21 ---------------------------------------------------------------------------
+
+// Calls f(Cfg{}) with rung 21's configuration of `tile` for element type T.
+template <class T, class F>
+void with_tuned_config(WgmmaTile tile, F&& f) {
+  switch (tile) {
+    case WgmmaTile::t128x256: f(kernels::Wgmma128x256<T>{}); return;
+    case WgmmaTile::t128x128: f(kernels::Wgmma128x128<T>{}); return;
+    case WgmmaTile::t64x256: f(kernels::Wgmma64x256<T>{}); return;
+    case WgmmaTile::t64x128: f(kernels::Wgmma64x128<T>{}); return;
+  }
+  fail(ErrorCategory::internal, "rung 21: an unknown tile configuration");
+}
+
+// Calls f(T{}) with the element type of a tensor-core dtype.
+template <class F>
+void with_tensor_element(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::bf16: f(__nv_bfloat16{}); return;
+    case DType::f16: f(__half{}); return;
+    case DType::tf32: f(float{}); return;
+    default: fail(ErrorCategory::internal, "tensor-core rung called with an unsupported dtype");
+  }
+}
+
+// The problem as the tune table sees it: the batch counts when it runs in one launch.
+template <class Cfg>
+WgmmaShape tune_shape(const GemmProblem& p) {
+  return {p.m, p.n, p.k, ws_one_launch<Cfg>(p) ? p.batch : 1, Cfg::BK};
+}
+
+template <class Cfg>
+int tuned_splits(WgmmaTile tile, const GemmProblem& p, const Context& ctx, SplitMode mode) {
+  return choose_wgmma_splits(tile, tune_shape<Cfg>(p), ctx.device_info().sm_count, mode);
+}
+
+// cuda_wgmma_tuned's configuration for the problem.
+WgmmaTile tuned_tile(const GemmProblem& p, const Context& ctx) {
+  const int bk = p.dtype == DType::tf32 ? 32 : 64;
+  const WgmmaShape shape{p.m, p.n, p.k, ws_one_launch(p) ? p.batch : 1, bk};
+  return choose_wgmma_config(shape, ctx.device_info().sm_count).tile;
+}
+
+void run_wgmma_tuned(const GemmProblem& p, const KernelLaunch& l, WgmmaTile tile, SplitMode mode) {
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  with_tensor_element(p.dtype, [&](auto element) {
+    using T = decltype(element);
+    with_tuned_config<T>(tile, [&](auto config) {
+      using Cfg = decltype(config);
+      if (!ws_one_launch<Cfg>(p)) {  // matrix by matrix, on the same stream and workspace
+        for (std::int64_t i = 0; i < p.batch; ++i) run_wgmma_tuned(batch_item(p, i), l, tile, mode);
+        return;
+      }
+      const std::size_t copies = tf32_copy_bytes(p);
+      const Workspace scratch{static_cast<unsigned char*>(l.workspace.data) + copies,
+                              l.workspace.bytes > copies ? l.workspace.bytes - copies : 0};
+      const int splits = tuned_splits<Cfg>(tile, p, l.context, mode);
+      run_wgmma_ws_config<Cfg>(with_k_major_tf32<T>(p, l), l, scratch, splits);
+    });
+  });
+}
+
+// The tf32 copies, then split-K's partial sums and counters (or stream-K's).
+std::size_t wgmma_tuned_workspace_bytes(const GemmProblem& p, const Context& ctx, WgmmaTile tile,
+                                        SplitMode mode) {
+  std::size_t bytes = 0;
+  with_tensor_element(p.dtype, [&](auto element) {
+    using T = decltype(element);
+    with_tuned_config<T>(tile, [&](auto config) {
+      using Cfg = decltype(config);
+      bytes = tf32_copy_bytes(p) +
+              wgmma_ws_stream_k_bytes<Cfg>(p, ctx, tuned_splits<Cfg>(tile, p, ctx, mode));
+    });
+  });
+  return bytes;
+}
+
+struct TunedWgmma {
+  WgmmaTile tile;
+  const char* name;
+  const char* summary;
+};
+
+const TunedWgmma kTunedWgmma[] = {
+    {WgmmaTile::t128x256, "cuda_wgmma_128x256",
+     "rung 21's 128x256 tile (rung 19's): two consumer warpgroups, clusters of 2, 4 stages"},
+    {WgmmaTile::t128x128, "cuda_wgmma_128x128",
+     "rung 21's 128x128 tile: two consumers of m64n128, clusters of 2 (B in two multicast "
+     "halves), 6 stages"},
+    {WgmmaTile::t64x256, "cuda_wgmma_64x256",
+     "rung 21's 64x256 tile: one consumer warpgroup, clusters of 2 over 128 rows, 5 stages"},
+    {WgmmaTile::t64x128, "cuda_wgmma_64x128",
+     "rung 21's 64x128 tile: one consumer of m64n128, clusters of 2 over 128 rows, 8 stages"},
+};
+
 template <class T> struct TmaRunner {
   static void run(const GemmProblem& p, const KernelLaunch& l) {
     run_wgmma_tma<T>(with_k_major_tf32<T>(p, l), l);
@@ -386,6 +514,60 @@ void register_hopper_kernels(Registry& registry) {
                 .precondition = hopper_precondition,
                 .workspace_bytes = wgmma_ws_workspace_bytes,
                 .run = by_tensor_dtype<WsRunner>});
+  registry.add({.name = "cuda_wgmma_tuned",
+                .backend = Backend::cuda,
+                .rung = 21,
+                .role = KernelRole::ladder,
+                .summary = "rung 19 with its tile (128x256, 128x128, 64x256, 64x128) and "
+                           "split-K (deterministic: the last slice adds all in order) chosen "
+                           "per shape by a cost model (hopper_tune_table.hpp)",
+                .dtypes = {DType::bf16, DType::f16, DType::tf32},
+                .min_compute_capability = 90,
+                .auto_priority = 0,
+                .half_inputs_f32_output = true,
+                .batched = true,
+                .precondition = hopper_precondition,
+                .workspace_bytes =
+                    [](const GemmProblem& p, const Context& ctx) {
+                      return wgmma_tuned_workspace_bytes(p, ctx, tuned_tile(p, ctx), SplitMode::rule);
+                    },
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                  run_wgmma_tuned(p, l, tuned_tile(p, l.context), SplitMode::rule);
+                }});
+  // Every configuration the table can pick is an entry of its own, so the GPU tests check
+  // each one and the benchmark shows what the table chose from, split as the rule says. A
+  // tuning run may add {SplitMode::none, "_k1", ...} (never split) and {SplitMode::most,
+  // "_kmax", ...} (split as far as the limits allow) to `modes`: the 2026-11-24 table came
+  // from such a run. They are not registered otherwise, to keep the GPU tests short.
+  struct Mode {
+    SplitMode mode;
+    const char* suffix;
+    const char* summary;
+  };
+  const Mode modes[] = {{SplitMode::rule, "", "; split-K as the table's rule says"}};
+  for (const TunedWgmma& t : kTunedWgmma)
+    for (const Mode& m : modes) {
+      const WgmmaTile tile = t.tile;
+      const SplitMode mode = m.mode;
+      registry.add({.name = std::string(t.name) + m.suffix,
+                    .backend = Backend::cuda,
+                    .rung = 21,
+                    .role = KernelRole::ladder,
+                    .summary = std::string(t.summary) + m.summary,
+                    .dtypes = {DType::bf16, DType::f16, DType::tf32},
+                    .min_compute_capability = 90,
+                    .auto_priority = 0,
+                    .half_inputs_f32_output = true,
+                    .batched = true,
+                    .precondition = hopper_precondition,
+                    .workspace_bytes =
+                        [tile, mode](const GemmProblem& p, const Context& ctx) {
+                          return wgmma_tuned_workspace_bytes(p, ctx, tile, mode);
+                        },
+                    .run = [tile, mode](const GemmProblem& p, const KernelLaunch& l) {
+                      run_wgmma_tuned(p, l, tile, mode);
+                    }});
+    }
 }
 
 }  // namespace gemmkit::cuda

@@ -41,27 +41,38 @@
 
 #include <cooperative_groups.h>
 
+#include "cuda/hopper_tune_table.hpp"  // how split-K adds its slices
 #include "cuda/kernels/hopper.cuh"
 #include "cuda/kernels/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels {
 
-// T: __nv_bfloat16, __half or float (tf32).
-template <class T, int ClusterM = 2, int Stages = 4, int EpilogueBytes = 16 * 1024, int GroupRows = 8>
+// T: __nv_bfloat16, __half or float (tf32). The defaults are rung 19's configuration; rung
+// 21 (21_wgmma_tuned.cuh) instantiates narrower tiles (TileN 128 or 64), one consumer
+// (BM = 64) and split-K.
+template <class T, int ClusterM = 2, int Stages = 4, int EpilogueBytes = 16 * 1024, int GroupRows = 8,
+          int TileN = 256, int Consumers = 2, bool SplitK = false>
 struct WgmmaWsConfig {
   using Element = T;
-  static constexpr int BM = 128, BN = 256;
+  static constexpr int BM = 64 * Consumers, BN = TileN;
   static constexpr int BK = 128 / sizeof(T);       // one 128-byte swizzle row of K
   static constexpr int kInstrK = 32 / sizeof(T);   // K of one wgmma: 16 (16-bit), 8 (tf32)
   static constexpr int kStages = Stages;
-  static constexpr int kConsumers = 2;             // warpgroups of 64 x 256 outputs
+  static constexpr int kConsumers = Consumers;     // warpgroups of 64 x BN outputs
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kClusterM = ClusterM;       // blocks per cluster, stacked along M
   static constexpr int kGroupRows = GroupRows;     // cluster rows per group in the tile order
-  static constexpr int kABytes = BM * 128;         // (BM, BK) tile: 128 rows of 128 bytes
+  static constexpr int kABytes = BM * 128;         // (BM, BK) tile: BM rows of 128 bytes
   static constexpr int kBBytes = BN * 128;         // (BN, BK) tile
-  static constexpr int kBHalfBytes = kBBytes / 2;  // what each block of a pair copies
+  // B's tile is copied in one or two parts of 128 or 64 of its BN rows (of N); in a pair,
+  // block r copies part r into both blocks. 256 columns: two parts of 128 (rung 19); 128:
+  // one part, or two of 64 in a pair; 64: one part, the pair's first block copies it.
+  static constexpr int kBParts = BN == 256 ? 2 : (BN == 128 ? ClusterM : 1);
+  static constexpr int kBPartRows = BN / kBParts;
+  static_assert(kBParts <= 2, "at most one part of B per block of a pair");
+  static constexpr int kBPartBytes = kBPartRows * 128;
   static constexpr int kStageBytes = kABytes + kBBytes;
+  static constexpr bool kSplitK = SplitK;          // runs split-K work units (rung 21)
   static constexpr int kBoxBytes = 64 * 128;       // an MN-major box: 64 of M or N by BK rows
   static constexpr int kEpilogueBytes = EpilogueBytes;  // per consumer: C on its way to TMA stores
   // Stage buffers and epilogue buffers (1024-byte aligned for the swizzle), then the
@@ -70,17 +81,25 @@ struct WgmmaWsConfig {
       kStages * kStageBytes + kConsumers * kEpilogueBytes + 2 * kStages * 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "buffers exceed the shared memory of an SM");
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks");
+  static_assert(Consumers == 1 || Consumers == 2, "one or two consumer warpgroups");
+  static_assert(BN == 256 || BN == 128 || BN == 64, "wgmma tiles of 256, 128 or 64 columns");
 };
 
 // How the tiles are shared out (filled by the launcher). Tiles [0, dp_tiles) of the
 // grouped order go whole to clusters in turn; the K-blocks of tiles [dp_tiles, dp_tiles +
 // sk_tiles) are split evenly over all clusters (sk_tiles < clusters, so a share holds at
 // most one partial tile and one tile end).
+// Split-K (rung 21 only, and then sk_tiles = 0): each of the dp_tiles tiles is cut into
+// `splits` slices of its K-blocks, each slice a work unit of its own; `partials` then holds
+// 64 x BN floats per (tile, block rank, consumer, slice) and `flags` per (tile, block rank,
+// consumer) wgmma_split_counters(splits) counters of slices or groups done (from 0). (`splits` fills the struct's padding: rung 19's
+// kernel parameters keep their layout.)
 struct StreamK {
   int dp_tiles = 0, sk_tiles = 0;
-  float* partials = nullptr;  // per (cluster, block rank, consumer): 128 x 128 floats
+  float* partials = nullptr;  // per (cluster, block rank, consumer): 64 x BN floats
   unsigned* flags = nullptr;  // per (cluster, block rank, consumer): `launch` once written
   unsigned launch = 0;        // the value a written flag holds (flags start at 0: never 0)
+  int splits = 1;
 };
 
 // A strided batch as the kernel walks it (one matrix: count 1).
@@ -94,14 +113,28 @@ struct WsBatch {
 struct WorkUnit {
   int tile, k_begin, k_end;
   bool reverse = false;  // walk the K-blocks from k_end - 1 down to k_begin
+  int slice = 0;         // split-K: which slice of the tile's K-blocks
 };
 
 // Calls f(WorkUnit) for the work of cluster `cluster` of `clusters`, in order: its whole
-// tiles, then its stream-K share, the later tile first. Producer and consumers walk the
-// same list.
-template <class F>
+// tiles, then its stream-K share, the later tile first; or, split-K, units u = cluster,
+// cluster + clusters, ... of (tile u / splits, slice u % splits), slice s holding K-blocks
+// [s * k_tiles / splits, (s + 1) * k_tiles / splits) (never empty: splits <= k_tiles).
+// Producer and consumers walk the same list.
+template <bool SplitK = false, class F>
 __device__ __forceinline__ void for_each_unit(int cluster, int clusters, int k_tiles,
                                               const StreamK& sk, F&& f) {
+  if constexpr (SplitK) {
+    if (sk.splits > 1) {
+      const long long units = (long long)sk.dp_tiles * sk.splits;
+      for (long long u = cluster; u < units; u += clusters) {
+        const int slice = int(u % sk.splits);
+        f(WorkUnit{int(u / sk.splits), int((long long)slice * k_tiles / sk.splits),
+                   int((long long)(slice + 1) * k_tiles / sk.splits), false, slice});
+      }
+      return;
+    }
+  }
   for (int t = cluster, round = 0; t < sk.dp_tiles; t += clusters, ++round)
     f(WorkUnit{t, 0, k_tiles, (round & 1) == 1});
   if (sk.sk_tiles == 0) return;
@@ -184,13 +217,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (warpgroup == 0) {
     // ---- producer: one thread issues every copy --------------------------------------
-    release_registers<40>();
+    // Two consumers need more than an even share of the registers; one does not.
+    if constexpr (Cfg::kConsumers == 2) release_registers<40>();
     if (threadIdx.x == 0) {
       prefetch_tensor_map(&map_a);
       prefetch_tensor_map(&map_b);
       if (g.c_tma) prefetch_tensor_map(&map_c);
       int it = 0;  // stage uses so far: stage it % kStages, its (it / kStages)-th use
-      for_each_unit(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
+      for_each_unit<Cfg::kSplitK>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
         const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
         const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
         const int za = batch.shared_a ? 0 : ct.item, zb = batch.shared_b ? 0 : ct.item;
@@ -200,26 +234,29 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           barrier_wait(&empty[s], ((it / Cfg::kStages) & 1) ^ 1);  // first use: free already
           barrier_arrive_expect_bytes(&full[s], Cfg::kStageBytes);
           const int k0 = kt * Cfg::BK;
-          // (BM, BK) of A: one K-major box of 128 rows, or two MN-major boxes of 64 columns.
+          // (BM, BK) of A: one K-major box of BM rows, or MN-major boxes of 64 columns.
           if constexpr (MnMajorA) {
             tma_load_3d(stage_a(s), &map_a, &full[s], m0, k0, za);
-            tma_load_3d(stage_a(s) + Cfg::kBoxBytes, &map_a, &full[s], m0 + 64, k0, za);
+            if constexpr (Cfg::BM == 128)
+              tma_load_3d(stage_a(s) + Cfg::kBoxBytes, &map_a, &full[s], m0 + 64, k0, za);
           } else {
             tma_load_3d(stage_a(s), &map_a, &full[s], k0, m0, za);
           }
-          // (BN, BK) of B in two halves of 128 columns; in a pair, each block copies one
-          // half into both blocks.
-          for (int h = 0; h < 2; ++h) {
+          // (BN, BK) of B in parts of kBPartRows columns (two halves of 128 at BN = 256); in
+          // a pair, each block copies its parts into both blocks.
+          for (int h = 0; h < Cfg::kBParts; ++h) {
             if (ClusterM == 2 && h != rank) continue;
-            unsigned char* dst = stage_b(s) + h * Cfg::kBHalfBytes;
-            const int nh = n0 + h * 128;
-            if constexpr (MnMajorB) {
+            unsigned char* dst = stage_b(s) + h * Cfg::kBPartBytes;
+            const int nh = n0 + h * Cfg::kBPartRows;
+            if constexpr (MnMajorB) {  // one or two boxes of 64 columns
+              constexpr bool kTwo = Cfg::kBPartRows == 128;
               if constexpr (ClusterM == 2) {
                 tma_load_3d_multicast(dst, &map_b, &full[s], nh, k0, zb, 0b11);
-                tma_load_3d_multicast(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb, 0b11);
+                if constexpr (kTwo)
+                  tma_load_3d_multicast(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb, 0b11);
               } else {
                 tma_load_3d(dst, &map_b, &full[s], nh, k0, zb);
-                tma_load_3d(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb);
+                if constexpr (kTwo) tma_load_3d(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb);
               }
             } else {
               if constexpr (ClusterM == 2) tma_load_3d_multicast(dst, &map_b, &full[s], k0, nh, zb, 0b11);
@@ -231,7 +268,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
   } else {
     // ---- consumers: warpgroup c multiplies rows [64c, 64c + 64) of the tile ------------
-    claim_registers<232>();
+    if constexpr (Cfg::kConsumers == 2) claim_registers<232>();
     const int c = warpgroup - 1;
     const bool signals = threadIdx.x % 128 == 0;  // one thread per warpgroup frees stages
     // Byte offsets inside a stage: this warpgroup's 64 rows of A, and one wgmma's K step.
@@ -247,22 +284,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int r = 0; r < ClusterM; ++r) barrier_arrive_cluster(&empty[s], r);
     };
 
-    // This consumer's 128 x 128 floats of partial sums for cluster cl (fragment order: float4
+    // This consumer's 64 x BN floats of partial sums for cluster cl (fragment order: float4
     // r4 of thread i at [r4 * 128 + i], so a warp moves 512 contiguous bytes) and its flag.
+    constexpr int kAcc = Cfg::BN / 2;                // accumulators per thread
+    constexpr int kSlotFloat4s = 128 * (kAcc / 4);  // one consumer's 64 x BN floats
     const int lane128 = threadIdx.x % 128;
     auto partial_slot = [&](int cl) {
-      return reinterpret_cast<float4*>(sk.partials) + ((cl * ClusterM + rank) * 2 + c) * 128 * 32;
+      return reinterpret_cast<float4*>(sk.partials) +
+             ((cl * ClusterM + rank) * Cfg::kConsumers + c) * kSlotFloat4s;
     };
-    auto partial_flag = [&](int cl) { return sk.flags + (cl * ClusterM + rank) * 2 + c; };
+    auto partial_flag = [&](int cl) { return sk.flags + (cl * ClusterM + rank) * Cfg::kConsumers + c; };
+    const bool split = Cfg::kSplitK && sk.splits > 1;
 
     int it = 0;
-    for_each_unit(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
+    for_each_unit<Cfg::kSplitK>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
       const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
       const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
 
-      float acc[128];
+      float acc[kAcc];
 #pragma unroll
-      for (int r = 0; r < 128; ++r) acc[r] = 0.0f;
+      for (int r = 0; r < kAcc; ++r) acc[r] = 0.0f;
 
       for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
         const int s = it % Cfg::kStages;
@@ -273,7 +314,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const std::uint64_t da =
               smem_descriptor(stage_a(s) + a_rows_offset + kk * kStepA, kLeadA, 1024);
           const std::uint64_t db = smem_descriptor(stage_b(s) + kk * kStepB, kLeadB, 1024);
-          wgmma_64x256<T, MnMajorA, MnMajorB>(acc, da, db);
+          wgmma_64xn<T, MnMajorA, MnMajorB>(acc, da, db);
         }
         wgmma_commit();
         // Keep this stage's multiplies in flight; the previous stage's are done, so its
@@ -284,17 +325,70 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       wgmma_wait<0>();
       release((it - 1) % Cfg::kStages);
 
-      if (u.k_end < k_tiles) {
+      if constexpr (Cfg::kSplitK) {
+        if (split) {
+          // Split-K (rung 21): every slice leaves its partial sums and counts itself done;
+          // the slice that counts last adds all of them in slice order (its own read back
+          // from where it left them), so the bits do not depend on which slice came last,
+          // and nobody waits for anybody. Many slices go in two levels the same way
+          // (wgmma_split_group_size): the last slice of each group adds the group's slices
+          // into the group's first slot and counts the group done; the last group adds the
+          // groups' sums in group order.
+          const std::size_t wg_tile = (std::size_t(u.tile) * ClusterM + rank) * Cfg::kConsumers + c;
+          float4* slices = reinterpret_cast<float4*>(sk.partials) + wg_tile * sk.splits * kSlotFloat4s;
+          const int group_size = wgmma_split_group_size(sk.splits);
+          const int groups = (sk.splits + group_size - 1) / group_size;
+          unsigned* counters = sk.flags + wg_tile * wgmma_split_counters(sk.splits);
+          const int group = u.slice / group_size;
+          // The slots this level adds: `count` of them from `first`, `stride` apart.
+          int first = group * group_size, count = min(sk.splits - first, group_size), stride = 1;
+          int slot_out = u.slice;  // where this warpgroup's sums go next
+          unsigned* counter = groups > 1 ? counters + 1 + group : counters;
+          for (int level = 0;; ++level) {
+            float4* out = slices + std::size_t(slot_out) * kSlotFloat4s;
+#pragma unroll
+            for (int r4 = 0; r4 < kAcc / 4; ++r4)
+              __stcg(out + r4 * 128 + lane128,
+                     make_float4(acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]));
+            __threadfence();  // the sums are visible GPU-wide before they are counted
+            named_barrier(1 + c, 128);
+            bool last = false;
+            if (signals) last = atomicAdd(counter, 1u) == unsigned(count - 1);
+            if (!named_barrier_or(1 + c, 128, last)) return;
+            __threadfence();  // everything counted is visible
+            const float4* in = slices + std::size_t(first) * kSlotFloat4s;
+#pragma unroll
+            for (int r4 = 0; r4 < kAcc / 4; ++r4) {
+              const float4 v = __ldcg(in + r4 * 128 + lane128);
+              acc[4 * r4] = v.x, acc[4 * r4 + 1] = v.y, acc[4 * r4 + 2] = v.z, acc[4 * r4 + 3] = v.w;
+            }
+            for (int i = 1; i < count; ++i) {
+              in = slices + std::size_t(first + i * stride) * kSlotFloat4s;
+#pragma unroll
+              for (int r4 = 0; r4 < kAcc / 4; ++r4) {
+                const float4 v = __ldcg(in + r4 * 128 + lane128);
+                acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
+              }
+            }
+            if (level == 1 || groups == 1) break;
+            // The group's sum replaces its first slice (read above, and by nobody else).
+            slot_out = first;
+            first = 0, count = groups, stride = group_size;
+            counter = counters;
+          }
+        }
+      }
+      if (!split && u.k_end < k_tiles) {
         // Stream-K, not the tile's end: leave the partial sums for the cluster that ends it.
         float4* slot = partial_slot(cluster_id);
 #pragma unroll
-        for (int r4 = 0; r4 < 32; ++r4)
+        for (int r4 = 0; r4 < kAcc / 4; ++r4)
           slot[r4 * 128 + lane128] = make_float4(acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]);
         named_barrier(1 + c, 128);
         if (signals) flag_set(partial_flag(cluster_id), sk.launch);
         return;
       }
-      if (u.k_begin > 0) {
+      if (!split && u.k_begin > 0) {
         // Stream-K, the tile's end: add what the clusters before this one left for it.
         const long long iters = (long long)sk.sk_tiles * k_tiles;
         const long long tile_start = (long long)(u.tile - sk.dp_tiles) * k_tiles;
@@ -303,7 +397,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           named_barrier(1 + c, 128);
           const float4* slot = partial_slot(cl);
 #pragma unroll
-          for (int r4 = 0; r4 < 32; ++r4) {
+          for (int r4 = 0; r4 < kAcc / 4; ++r4) {
             const float4 v = slot[r4 * 128 + lane128];
             acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
           }

@@ -163,6 +163,18 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// The same barrier, which also returns whether `value` was true in any of the threads.
+__device__ __forceinline__ bool named_barrier_or(int id, int threads, bool value) {
+  unsigned any = 0;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\n"
+      "bar.red.or.pred q, %2, %3, p;\nselp.u32 %0, 1, 0, q;\n}"
+      : "=r"(any)
+      : "r"(unsigned(value)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
+
 __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 }
@@ -254,11 +266,76 @@ __device__ __forceinline__ void wgmma_64x256(float (&d)[128], std::uint64_t desc
   }
 }
 
-// Epilogue straight from one warpgroup's accumulator fragments: its 64 x 256 outputs start
-// at (row0, col0) of C; acc[4j + 2h + e] is row 16 * warp + lane / 4 + 8h, column
-// 8j + 2 * (lane % 4) + e (warp and lane within the warpgroup).
-template <class T>
-__device__ __forceinline__ void store_wgmma_tile(const TensorArgs<T>& g, const float (&acc)[128],
+// Accumulator operands of the narrower shapes: d[0..63] (m64n128) and d[0..31] (m64n64).
+#define GEMMKIT_D64_OPERANDS                                                                     \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "  \
+  "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "  \
+  "%56, %57, %58, %59, %60, %61, %62, %63}"
+#define GEMMKIT_D32_OPERANDS                                                                     \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define GEMMKIT_D32(i) GEMMKIT_D8(i), GEMMKIT_D8(i + 8), GEMMKIT_D8(i + 16), GEMMKIT_D8(i + 24)
+
+// d(64 x N, f32) += A(64 x K) * B(K x N) for N = 256, 128 or 64: d holds N / 2 floats per
+// thread in the fragment order of wgmma_64x256 (d[r]: column 8*(r/4) + 2*(lane%4) + r%2).
+// Narrower tiles keep more SMs busy on small outputs; N = 256 is wgmma_64x256 itself.
+template <class T, bool MnMajorA, bool MnMajorB, int Acc>
+__device__ __forceinline__ void wgmma_64xn(float (&d)[Acc], std::uint64_t desc_a,
+                                           std::uint64_t desc_b) {
+  constexpr int N = 2 * Acc;
+  static_assert(N == 256 || N == 128 || N == 64, "wgmma tiles of 256, 128 or 64 columns");
+  static_assert(!std::is_same_v<T, float> || (!MnMajorA && !MnMajorB),
+                "tf32 wgmma reads K-major operands only");
+  if constexpr (N == 256) {
+    wgmma_64x256<T, MnMajorA, MnMajorB>(d, desc_a, desc_b);
+  } else if constexpr (N == 128) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " GEMMKIT_D64_OPERANDS
+                   ", %64, %65, acc, 1, 1, %66, %67;\n}"
+                   : GEMMKIT_D64(0)
+                   : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+    else if constexpr (std::is_same_v<T, __half>)
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " GEMMKIT_D64_OPERANDS
+                   ", %64, %65, acc, 1, 1, %66, %67;\n}"
+                   : GEMMKIT_D64(0)
+                   : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+    else
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " GEMMKIT_D64_OPERANDS
+                   ", %64, %65, acc, 1, 1;\n}"
+                   : GEMMKIT_D64(0)
+                   : "l"(desc_a), "l"(desc_b));
+  } else {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " GEMMKIT_D32_OPERANDS
+                   ", %32, %33, acc, 1, 1, %34, %35;\n}"
+                   : GEMMKIT_D32(0)
+                   : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+    else if constexpr (std::is_same_v<T, __half>)
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " GEMMKIT_D32_OPERANDS
+                   ", %32, %33, acc, 1, 1, %34, %35;\n}"
+                   : GEMMKIT_D32(0)
+                   : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+    else
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 " GEMMKIT_D32_OPERANDS
+                   ", %32, %33, acc, 1, 1;\n}"
+                   : GEMMKIT_D32(0)
+                   : "l"(desc_a), "l"(desc_b));
+  }
+}
+
+// Epilogue straight from one warpgroup's accumulator fragments: its 64 x N outputs (N =
+// 2 * Acc: 256, 128 or 64) start at (row0, col0) of C; acc[4j + 2h + e] is row
+// 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e (warp and lane within the
+// warpgroup).
+template <class T, int Acc>
+__device__ __forceinline__ void store_wgmma_tile(const TensorArgs<T>& g, const float (&acc)[Acc],
                                                  int row0, int col0) {
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   row0 += warp * 16 + lane / 4;
@@ -268,7 +345,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TensorArgs<T>& g, const f
     const int row = row0 + 8 * h;
     if (row >= g.m) continue;
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
+    for (int j = 0; j < Acc / 4; ++j) {
       const int col = col0 + 8 * j;
       if (col < g.n) store_pair(g, row, col, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
     }
@@ -280,31 +357,38 @@ __device__ __forceinline__ void store_wgmma_tile(const TensorArgs<T>& g, const f
 // alpha * acc as Out into `buffer` (BufferBytes, 1024-byte aligned) in the 128-byte-swizzled
 // box layout (64 rows x 128 bytes per box, conflict-free: the eight rows a store instruction
 // touches land in eight different 16-byte chunks), then `leader` hands the boxes to the copy
-// engine, which clips them at the matrix edge. The tile (64 KiB of floats, 32 KiB of halves)
-// goes in passes through the two halves of the buffer in turn, so that one half fills while
-// the copy engine reads the other; the stores drain while the warpgroup multiplies its next
-// tile.
-template <class Out, int BufferBytes = 32768>
+// engine, which clips them at the matrix edge. The tile (64 KiB of floats, 32 KiB of halves
+// at 256 columns; N = 2 * Acc columns) goes in passes through the two halves of the buffer
+// in turn, so that one half fills while the copy engine reads the other; the stores drain
+// while the warpgroup multiplies its next tile.
+template <class Out, int BufferBytes = 32768, int Acc>
 __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, float alpha,
-                                                     const float (&acc)[128], int row0, int col0,
+                                                     const float (&acc)[Acc], int row0, int col0,
                                                      int item, unsigned char* buffer,
                                                      int barrier_id, bool leader) {
+  constexpr int N = 2 * Acc;
   constexpr int kBoxCols = 128 / sizeof(Out);  // a 128-byte box row: 64 halves or 32 floats
   constexpr int kHalfBytes = BufferBytes / 2;
   constexpr int kPassCols = kHalfBytes / (64 * sizeof(Out));
   constexpr int kGroupsPerPass = kPassCols / 8;  // 8-column groups j of the fragment
-  static_assert(kPassCols >= kBoxCols && 256 % kPassCols == 0 && (256 / kPassCols) % 2 == 0,
-                "an even number of passes of whole boxes");
+  static_assert(kPassCols >= kBoxCols && N % kPassCols == 0, "passes of whole boxes");
+  // With an even number of passes per tile, each tile starts in the half that the latest
+  // group did not read; with an odd number (one pass of a narrow tile) it may be the same.
+  constexpr bool kEvenPasses = (N / kPassCols) % 2 == 0;
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-  // One loop over all 32 column groups, fully unrolled, so acc is indexed by constants only.
+  // One loop over all column groups, fully unrolled, so acc is indexed by constants only.
 #pragma unroll
-  for (int j = 0; j < 32; ++j) {
+  for (int j = 0; j < Acc / 4; ++j) {
     const int pass = j / kGroupsPerPass;
     unsigned char* half = buffer + (pass % 2) * kHalfBytes;
     if (j % kGroupsPerPass == 0) {
       // The stores that last read this half (two passes ago, or the previous tile's) are
-      // done reading it; the latest group, out of the other half, may still be.
-      if (leader) bulk_wait_read<1>();
+      // done reading it; the latest group, out of the other half, may still be (unless it
+      // read this very half: then all must be done).
+      if (leader) {
+        if (kEvenPasses || pass > 0) bulk_wait_read<1>();
+        else bulk_wait_read<0>();
+      }
       named_barrier(barrier_id, 128);
     }
 #pragma unroll
@@ -333,7 +417,10 @@ __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, f
 }
 
 #undef GEMMKIT_D8
+#undef GEMMKIT_D32
 #undef GEMMKIT_D64
 #undef GEMMKIT_D128_OPERANDS
+#undef GEMMKIT_D64_OPERANDS
+#undef GEMMKIT_D32_OPERANDS
 
 }  // namespace gemmkit::cuda::kernels::hopper
