@@ -122,7 +122,9 @@ class BatchData {
       const std::ptrdiff_t offset = static_cast<const unsigned char*>(item.c) - c.data();
       const VerifyResult r =
           verify(item, c_before_.data() + offset, case_.verify, seed_ + i, accuracy);
-      if (!r.passed)
+      // Random data is sometimes ill-conditioned (K = 1 with beta != 0: a b and beta c
+      // cancel): a result within rounding of the exact one, backwards, is right.
+      if (!r.passed && !r.within_rounding)
         return ::testing::AssertionFailure()
                << case_.describe(p.dtype) << ": matrix " << i << ": error " << r.error << " > "
                << r.tolerance << " " << r.detail;

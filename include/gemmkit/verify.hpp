@@ -64,6 +64,11 @@ struct VerifyResult {
   // Backward error relative to |A||B| (freivalds: max over rows; full: at the largest
   // error); NaN when not computed.
   double backward_error = std::numeric_limits<double>::quiet_NaN();
+  // A failed check whose backward error is within what rounding in the tolerance dtype
+  // allows ((K + 2) unit roundoffs): the product is ill-conditioned, and a correct GEMM can
+  // be as far from the exact one (the detail says so). Tests of kernels on random data may
+  // accept it; the result still did not pass.
+  bool within_rounding = false;
   std::string check;       // which check ran, e.g. "full, exact integer reference"
   std::string guarantee;   // what passing it means, with the figures
   std::string detail;      // why it failed, e.g. the first mismatching entry

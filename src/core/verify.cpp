@@ -507,8 +507,11 @@ double unit_roundoff(DType dtype) {
 
 // What a backward error (the error over |alpha| |A||B| + |beta| |C0|) says about a result that
 // failed: within rounding, the problem is ill-conditioned; beyond it, the result is wrong.
+// The backward error a correct GEMM of this dtype can have over K terms.
+double rounding_allowance(DType dtype, std::int64_t k) { return double(k + 2) * unit_roundoff(dtype); }
+
 std::string backward_note(double backward, DType dtype, std::int64_t k) {
-  const double rounding = double(k + 2) * unit_roundoff(dtype);
+  const double rounding = rounding_allowance(dtype, k);
   std::string note = "backward error relative to |A||B| " + number(backward);
   if (backward <= rounding)
     return note + ", within what " + std::string(dtype_name(dtype)) + " rounding of " +
@@ -641,8 +644,10 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
       result.detail += "; the largest error is at " + entry_name(li, lj) + ": " +
                        number(to_double(got[li * p.ldc + lj])) + ", expected " + number(largest_expected);
     }
-    if (li >= 0 && std::isfinite(worst))
+    if (li >= 0 && std::isfinite(worst)) {
       result.detail += "; " + backward_note(result.backward_error, tol_dtype, p.k);
+      result.within_rounding = result.backward_error <= rounding_allowance(tol_dtype, p.k);
+    }
   }
   return result;
 }
@@ -853,7 +858,10 @@ VerifyResult verify_freivalds(const GemmProblem& p, const CT* c0, double tol, DT
                        number(std::fabs(worst_residual)) + ", more than the " + number(worst_allowed) +
                        " that rounding explains" +
                        (std::isfinite(worst_residual) ? "" : " (the inputs hold NaN or Inf)");
-    if (std::isfinite(backward)) result.detail += "; " + backward_note(backward, tol_dtype, k);
+    if (std::isfinite(backward)) {
+      result.detail += "; " + backward_note(backward, tol_dtype, k);
+      result.within_rounding = backward <= rounding_allowance(tol_dtype, k);
+    }
   } else if (!result.passed) {
     result.detail = "inconclusive: the residual " + number(result.error) + " is within the error of "
                     "the double-double reference itself (up to " + number(relative(high)) +

@@ -18,7 +18,7 @@ namespace {
 // ---- rung 22: padded copies for the Hopper rungs ------------------------------------------
 
 // The Hopper rung that multiplies the padded copies: the one place that names it.
-constexpr const char* kInner = "cuda_wgmma_ws";
+constexpr const char* kInner = "cuda_wgmma_tuned";
 
 int elem_bytes(const GemmProblem& p) { return p.dtype == DType::tf32 ? 4 : 2; }
 

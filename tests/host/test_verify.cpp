@@ -311,6 +311,14 @@ TEST(Verify, FullAndFreivaldsAgreeUnderCancellation) {
     EXPECT_FALSE(r.passed) << verify_mode_name(mode);
     EXPECT_TRUE(contains(r.detail, "ill-conditioned")) << r.detail;
     EXPECT_LT(r.backward_error, 122 * 0x1p-24) << r.detail;
+    EXPECT_TRUE(r.within_rounding) << r.detail;
+  }
+  // A wrong entry is not within rounding, however ill-conditioned the rest.
+  severe.c<float>()(3, 4) += 1.0f;
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+    const VerifyResult r = verify(severe.problem(), nullptr, mode);
+    EXPECT_FALSE(r.passed) << verify_mode_name(mode);
+    EXPECT_FALSE(r.within_rounding) << verify_mode_name(mode) << ": " << r.detail;
   }
 }
 
