@@ -64,7 +64,8 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
   ASSERT_NE(tf32, nullptr);
   EXPECT_EQ(tf32->accuracy, DType::tf32);
   // auto never answers an f32 problem with it (on any device), but takes it for a tf32 one
-  // that no rung of ours accepts (rows not on 16 bytes).
+  // that no rung of ours accepts (rows not on 16 bytes) where the priorities decide (cc 8.0;
+  // on 9.0 the tuning table may name a rung of ours that pads such rows).
   for (const int cc : {80, 90}) {
     GemmProblem p = shape(65, 33, 17);
     const AutoChoice f32 = explain_auto_choice(Backend::cuda, cc, p);
@@ -73,7 +74,8 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
     p.dtype = DType::tf32;
     const AutoChoice t = explain_auto_choice(Backend::cuda, cc, p);
     ASSERT_NE(t.chosen, nullptr);
-    EXPECT_EQ(t.chosen->name, "cuda_cublas_tf32") << "cc " << cc;
+    EXPECT_TRUE(t.chosen->supports(DType::tf32)) << t.chosen->name;
+    if (cc == 80) EXPECT_EQ(t.chosen->name, "cuda_cublas_tf32");
   }
 }
 
