@@ -29,35 +29,9 @@ using namespace gemmkit;
 
 namespace {
 
-std::size_t bytes_of(DType d) { return d == DType::bf16 || d == DType::f16 ? 2 : 4; }
-
-void store(DType d, unsigned char* p, float v) {
-  if (d == DType::bf16) {
-    const __nv_bfloat16 x = __float2bfloat16_rn(v);
-    std::memcpy(p, &x, 2);
-  } else if (d == DType::f16) {
-    const __half x = __float2half_rn(v);
-    std::memcpy(p, &x, 2);
-  } else {
-    std::memcpy(p, &v, 4);
-  }
-}
-
-float load(DType d, const unsigned char* p) {
-  if (d == DType::bf16) {
-    __nv_bfloat16 x;
-    std::memcpy(&x, p, 2);
-    return __bfloat162float(x);
-  }
-  if (d == DType::f16) {
-    __half x;
-    std::memcpy(&x, p, 2);
-    return __half2float(x);
-  }
-  float v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
+using gpu_test::load_element;
+using gpu_test::store_element;
+std::size_t bytes_of(DType d) { return gpu_test::element_bytes(d); }
 
 // A rows x cols matrix (leading dimension ld, NaN in the padding) on the host and on the
 // device, where it starts `offset` elements into its buffer (1: off 16 bytes), and the
@@ -72,11 +46,11 @@ struct TestMatrix {
       : d(dtype), rows(r), cols(c), ld(l), offset(off), host(std::size_t(r * l) * bytes_of(dtype)),
         device(std::size_t(((r - 1) * l + c + off)) * bytes_of(dtype)) {
     for (std::int64_t i = 0; i < r; ++i)
-      for (std::int64_t j = 0; j < l; ++j) store(d, at(i, j), j < c ? value() : std::numeric_limits<float>::quiet_NaN());
+      for (std::int64_t j = 0; j < l; ++j) store_element(d, at(i, j), j < c ? value() : std::numeric_limits<float>::quiet_NaN());
     upload();
   }
   unsigned char* at(std::int64_t i, std::int64_t j) { return host.data() + (i * ld + j) * bytes_of(d); }
-  float get(std::int64_t i, std::int64_t j) const { return load(d, host.data() + (i * ld + j) * bytes_of(d)); }
+  float get(std::int64_t i, std::int64_t j) const { return load_element(d, host.data() + (i * ld + j) * bytes_of(d)); }
   void* dev() const { return device.data() + offset * bytes_of(d); }
   std::size_t span() const { return std::size_t((rows - 1) * ld + cols) * bytes_of(d); }
   void upload() { GEMMKIT_CUDA_CHECK(cudaMemcpy(dev(), host.data(), span(), cudaMemcpyHostToDevice)); }
@@ -125,7 +99,7 @@ void check_padded(const PadCase& c, std::uint64_t seed) {
   const double alpha = 1.5, beta = c.beta_zero ? 0.0 : -0.75;
   if (c.beta_zero) {
     for (std::int64_t i = 0; i < c.m; ++i)
-      for (std::int64_t j = 0; j < c.n; ++j) store(out, cm.at(i, j), std::numeric_limits<float>::quiet_NaN());
+      for (std::int64_t j = 0; j < c.n; ++j) store_element(out, cm.at(i, j), std::numeric_limits<float>::quiet_NaN());
     cm.upload();
   }
   const std::vector<unsigned char> before = cm.host;
@@ -162,7 +136,7 @@ void check_padded(const PadCase& c, std::uint64_t seed) {
         sum += t;
         sum_abs += std::fabs(t);
       }
-      const double beta_c = c.beta_zero ? 0.0 : beta * double(load(out, old));
+      const double beta_c = c.beta_zero ? 0.0 : beta * double(load_element(out, old));
       const double ref = alpha * sum + beta_c, got = cm.get(i, j);
       ASSERT_TRUE(std::isfinite(got)) << what << ": C(" << i << ", " << j << ") = " << got;
       num += (got - ref) * (got - ref);
@@ -272,7 +246,7 @@ TEST(GpuSplitK, LongKIntegerInputsExactEveryTranspose) {
     const double alpha = 2.0, beta = c.beta_zero ? 0.0 : -3.0;
     if (c.beta_zero) {
       for (std::int64_t i = 0; i < c.m; ++i)
-        for (std::int64_t j = 0; j < c.n; ++j) store(DType::f32, cm.at(i, j), std::numeric_limits<float>::quiet_NaN());
+        for (std::int64_t j = 0; j < c.n; ++j) store_element(DType::f32, cm.at(i, j), std::numeric_limits<float>::quiet_NaN());
       cm.upload();
     }
     const std::vector<unsigned char> before = cm.host;

@@ -28,19 +28,8 @@ using namespace gemmkit;
 
 namespace {
 
-std::size_t element_bytes(DType d) { return d == DType::tf32 || d == DType::f32 ? 4 : 2; }
-
-void store(DType d, unsigned char* p, float v) {
-  if (d == DType::bf16) {
-    const __nv_bfloat16 x = __float2bfloat16_rn(v);
-    std::memcpy(p, &x, 2);
-  } else if (d == DType::f16) {
-    const __half x = __float2half_rn(v);
-    std::memcpy(p, &x, 2);
-  } else {
-    std::memcpy(p, &v, 4);
-  }
-}
+using gpu_test::element_bytes;
+using gpu_test::store_element;
 
 // rows x cols, leading dimension ld (whole 16 bytes), from `values` (row-major, rows x cols).
 std::vector<unsigned char> pack(DType d, const std::vector<float>& values, std::int64_t rows,
@@ -50,7 +39,7 @@ std::vector<unsigned char> pack(DType d, const std::vector<float>& values, std::
   for (std::int64_t z = 0; z < batch; ++z)
     for (std::int64_t i = 0; i < rows; ++i)
       for (std::int64_t j = 0; j < cols; ++j)
-        store(d, out.data() + std::size_t(z * stride + i * ld + j) * element_bytes(d),
+        store_element(d, out.data() + std::size_t(z * stride + i * ld + j) * element_bytes(d),
               values[std::size_t((z * rows + i) * cols + j)]);
   return out;
 }
@@ -206,21 +195,7 @@ TEST(GpuWgmmaTuned, EveryTileIsAnEntry) {
   EXPECT_NE(Registry::instance().find("cuda_wgmma_tuned"), nullptr);
 }
 
-float load(DType d, const unsigned char* p) {
-  if (d == DType::bf16) {
-    __nv_bfloat16 x;
-    std::memcpy(&x, p, 2);
-    return __bfloat162float(x);
-  }
-  if (d == DType::f16) {
-    __half x;
-    std::memcpy(&x, p, 2);
-    return __half2float(x);
-  }
-  float v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
+using gpu_test::load_element;
 
 // Split-K in every transpose, beta = 0 over NaN (C through TMA stores) and beta = -1 with
 // C's rows not on 16 bytes (ordinary stores that read C), C in the input type and in f32:
@@ -260,7 +235,7 @@ TEST(GpuWgmmaTuned, SplitKEveryTransposeBetaAndOutputExact) {
             std::vector<unsigned char> c(std::size_t(m * ldc) * ob);
             for (std::int64_t i = 0; i < m; ++i)
               for (std::int64_t j = 0; j < ldc; ++j)
-                store(out, c.data() + std::size_t(i * ldc + j) * ob,
+                store_element(out, c.data() + std::size_t(i * ldc + j) * ob,
                       j < n && !beta_zero ? c0[std::size_t(i * n + j)] : std::nanf(""));
             const std::vector<unsigned char> before = c;
             GemmProblem p;
@@ -295,10 +270,10 @@ TEST(GpuWgmmaTuned, SplitKEveryTransposeBetaAndOutputExact) {
                 }
                 const double exact = 2.0 * double(row[std::size_t(j)]) - (beta_zero ? 0.0 : double(c0[std::size_t(i * n + j)]));
                 unsigned char expected[4];
-                store(out, expected, float(exact));
-                if (load(out, at) != load(out, expected) && wrong++ == 0)
+                store_element(out, expected, float(exact));
+                if (load_element(out, at) != load_element(out, expected) && wrong++ == 0)
                   first = "C(" + std::to_string(i) + ", " + std::to_string(j) + ") = " +
-                          std::to_string(load(out, at)) + ", expected " + std::to_string(load(out, expected));
+                          std::to_string(load_element(out, at)) + ", expected " + std::to_string(load_element(out, expected));
               }
             }
             EXPECT_EQ(wrong, 0) << what << ": " << wrong << " wrong, the first: " << first;
