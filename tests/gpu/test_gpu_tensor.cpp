@@ -31,33 +31,9 @@ namespace {
 // Host storage of one element of `dtype`, with conversions through float.
 struct Element {
   DType dtype;
-  std::size_t bytes() const { return dtype == DType::tf32 || dtype == DType::f32 ? 4 : 2; }
-  void store(unsigned char* p, float v) const {
-    if (dtype == DType::bf16) {
-      const __nv_bfloat16 x = __float2bfloat16_rn(v);
-      std::memcpy(p, &x, 2);
-    } else if (dtype == DType::f16) {
-      const __half x = __float2half_rn(v);
-      std::memcpy(p, &x, 2);
-    } else {
-      std::memcpy(p, &v, 4);
-    }
-  }
-  float load(const unsigned char* p) const {
-    if (dtype == DType::bf16) {
-      __nv_bfloat16 x;
-      std::memcpy(&x, p, 2);
-      return __bfloat162float(x);
-    }
-    if (dtype == DType::f16) {
-      __half x;
-      std::memcpy(&x, p, 2);
-      return __half2float(x);
-    }
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
+  std::size_t bytes() const { return gpu_test::element_bytes(dtype); }
+  void store(unsigned char* p, float v) const { gpu_test::store_element(dtype, p, v); }
+  float load(const unsigned char* p) const { return gpu_test::load_element(dtype, p); }
 };
 
 // rows x cols with leading dimension ld: uniform [-1, 1) inside, NaN in the padding.
