@@ -41,7 +41,8 @@ struct GemmProblem {
   void* c = nullptr;
   std::int64_t ldc = 1;
   // C's element type when it differs from the inputs': only f32 for f16/bf16 inputs (the
-  // tensor cores sum in FP32 anyway). nullopt: C has the input dtype.
+  // tensor cores sum in FP32 anyway), and i64 for i32 inputs (the exact product, wider; only
+  // kernels with KernelEntry::wider_integer_output). nullopt: C has the input dtype.
   std::optional<DType> out_dtype;
   Layout layout = Layout::row_major;
   // Strided batch: `batch` products; operand i starts `stride_*` elements after operand
@@ -76,7 +77,7 @@ GemmProblem batch_item(const GemmProblem& problem, std::int64_t i);
 
 // Throws a usage error if the problem is inconsistent (negative sizes, leading dimension
 // smaller than a stored width, null pointer for a non-empty operand, non-integer alpha/beta
-// for an integer dtype, an output dtype other than f32 for f16/bf16 inputs).
+// for an integer dtype, an output dtype other than f32 for f16/bf16 inputs or i64 for i32).
 void validate(const GemmProblem& problem);
 
 // Build a problem from typed views. a is op(A)'s storage (M x K, or K x M if trans_a).

@@ -39,6 +39,8 @@ struct KernelEntry {
   int auto_priority = 0;
   // Accepts f16/bf16 inputs with C in f32 (GemmProblem::out_dtype).
   bool half_inputs_f32_output = false;
+  // Accepts i32 inputs with C in i64 (GemmProblem::out_dtype): exact results wider than the inputs.
+  bool wider_integer_output = false;
   // Runs a strided batch (GemmProblem::batch) itself, in one launch; otherwise the library
   // runs the batch's products one after another.
   bool batched = false;

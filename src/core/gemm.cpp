@@ -113,8 +113,10 @@ void validate(const GemmProblem& problem) {
   if (p.m > 0 && p.n > 0 && p.k > 0 && (p.a == nullptr || p.b == nullptr)) bad("A or B is null");
   if (!std::isfinite(p.alpha) || !std::isfinite(p.beta)) bad("alpha and beta must be finite");
   if (p.out_dtype && *p.out_dtype != p.dtype &&
-      !(*p.out_dtype == DType::f32 && (p.dtype == DType::f16 || p.dtype == DType::bf16)))
-    bad("C in " + std::string(dtype_name(*p.out_dtype)) + " is only offered for f16 and bf16 inputs (as f32)");
+      !(*p.out_dtype == DType::f32 && (p.dtype == DType::f16 || p.dtype == DType::bf16)) &&
+      !(*p.out_dtype == DType::i64 && p.dtype == DType::i32))
+    bad("C in " + std::string(dtype_name(*p.out_dtype)) +
+        " is only offered for f16 and bf16 inputs (as f32) and i32 inputs (as i64)");
   if (is_integer(p.dtype)) {
     // Integer kernels convert alpha/beta to the element type; they must be exact integers.
     for (double x : {p.alpha, p.beta})

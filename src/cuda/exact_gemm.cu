@@ -1,0 +1,354 @@
+// Exact integer GEMM on the GPU (include/gemmkit/exact.hpp): the bound, residues of the
+// operands modulo enough int8 primes, one modular int8 GEMM per prime (modular_gemm), the
+// Chinese remainder rebuild (crt_rebuild) and an epilogue in multi-word integers. Why each
+// step is exact: docs/exact.md.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cuda/check.hpp"
+#include "cuda/context.hpp"
+#include "cuda/device_buffer.hpp"
+#include "cuda/kernels/exact_residues.cuh"
+#include "cuda/ladder.hpp"
+#include "cuda/launch.hpp"
+#include "gemmkit/exact.hpp"
+#include "gemmkit/modular.hpp"
+
+namespace gemmkit {
+namespace {
+
+using cuda::ceil_div;
+using cuda::kernels::ModuliTable;
+using cuda::kernels::PlaneKind;
+
+// Rows of an int8 plane: whole 16-byte chunks (the conversion writes 16 bytes at a time, and
+// the int8 GEMMs like rows on 16 bytes); the padding is zero.
+std::int64_t padded16(std::int64_t x) { return std::max<std::int64_t>(16, (x + 15) / 16 * 16); }
+std::size_t aligned(std::size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
+
+// The conversion's and the epilogue's grids put row tiles on y (at most 65535 of them).
+constexpr std::int64_t kMaxRows = 65535 * 64;
+
+// The first 256 bytes of the workspace: the report's key (the first overflowing entry's
+// index in the caller's row-major order; all ones: none), then max |A| and max |B|.
+struct ReportWords {
+  unsigned long long key, max_a, max_b;
+};
+
+// The modular GEMM of the first `moduli` primes on the planes of a workspace (pointers null
+// when only sizing).
+ModularGemmProblem modular_problem(const GemmProblem& p, int moduli, const std::int8_t* a,
+                                   const std::int8_t* b, std::int8_t* c) {
+  const std::int64_t kp = padded16(p.k), np = padded16(p.n);
+  ModularGemmProblem g;
+  g.m = p.m, g.n = p.n, g.k = kp;  // the zero columns of the padding add nothing
+  g.moduli.assign(int8_moduli().begin(), int8_moduli().begin() + moduli);
+  g.a = a, g.lda = kp, g.stride_a = p.m * kp;
+  g.b = b, g.ldb = kp, g.stride_b = p.n * kp;
+  g.c = c, g.ldc = np, g.stride_c = p.m * np;
+  return g;
+}
+
+// Byte offsets of the workspace's parts for a row-major problem, sized for the worst plan of
+// its dtype and k.
+struct Regions {
+  int moduli = 0, limbs = 0;  // of the worst plan
+  std::size_t a = 0, b = 0, c = 0, words = 0, gemm = 0, total = 0;
+};
+
+Regions regions(const Context& ctx, const GemmProblem& p) {
+  const ExactPlan worst = worst_case_exact_plan(p.dtype, p.k);
+  Regions r;
+  r.moduli = worst.moduli;
+  r.limbs = worst.limbs;
+  const std::size_t q = std::size_t(worst.moduli), kp = std::size_t(padded16(p.k)), np = std::size_t(padded16(p.n));
+  std::size_t at = aligned(sizeof(ReportWords));
+  r.a = at, at += aligned(q * std::size_t(p.m) * kp);
+  r.b = at, at += aligned(q * std::size_t(p.n) * kp);
+  r.c = at, at += aligned(q * std::size_t(p.m) * np);
+  r.words = at, at += aligned(std::size_t(p.m) * std::size_t(p.n) * std::size_t(worst.limbs) * 8);
+  r.gemm = at;
+  if (worst.moduli > 0) at += aligned(modular_gemm_workspace_bytes(ctx, modular_problem(p, worst.moduli, nullptr, nullptr, nullptr)));
+  r.total = at;
+  return r;
+}
+
+ModuliTable moduli_table(int count) {
+  ModuliTable t;
+  t.count = count;
+  for (int q = 0; q < count; ++q) {
+    const std::uint32_t p = int8_moduli()[std::size_t(q)];
+    t.p[q] = p;
+    t.barrett[q] = std::uint32_t(0xffffffffu / p);
+    t.two32[q] = std::uint32_t((std::uint64_t{1} << 32) % p);
+  }
+  return t;
+}
+
+// Why the exact GEMM cannot run a (row-major) problem, or nullopt.
+std::optional<std::string> exact_rejects(const GemmProblem& p) {
+  if (p.dtype != DType::i32 && p.dtype != DType::i64)
+    return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported (i32 and i64 are)";
+  if (p.c_dtype() != p.dtype && !(p.dtype == DType::i32 && p.c_dtype() == DType::i64))
+    return "C in " + std::string(dtype_name(p.c_dtype())) + " is not supported";
+  if (p.k > int8_k_limit())
+    return "k = " + std::to_string(p.k) + " exceeds " + std::to_string(int8_k_limit()) +
+           ", the most that int32 sums of int8 products hold";
+  if (p.m > kMaxRows || p.n > kMaxRows)
+    return "more than " + std::to_string(kMaxRows) + " rows or columns";
+  return std::nullopt;
+}
+
+template <class T>
+void launch_max_abs(const void* x, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                    unsigned long long* out, Stream stream) {
+  if (rows == 0 || cols == 0) return;
+  const std::int64_t y = std::min<std::int64_t>(rows, 4096);
+  const std::int64_t xb = std::min<std::int64_t>(ceil_div(cols, 256), std::max<std::int64_t>(1, 4096 / y));
+  cuda::kernels::exact_max_abs<T><<<dim3(unsigned(xb), unsigned(y)), 256, 0, stream>>>(
+      static_cast<const T*>(x), rows, cols, ld, out);
+  cuda::check_launch("exact_max_abs");
+}
+
+// S (rows x cols: S(r, c) = src[r * ld + c], or src[c * ld + r] when transposed) -> planes.
+template <class T, PlaneKind Kind>
+void launch_planes(const void* src, bool transposed, std::int64_t ld, std::int64_t rows, std::int64_t cols,
+                   std::int8_t* out, int planes, const ModuliTable& table, Stream stream) {
+  const std::int64_t cp = padded16(cols);
+  const dim3 grid(unsigned(ceil_div(cp, 64)), unsigned(ceil_div(rows, 64)));
+  const auto* s = static_cast<const T*>(src);
+  if (transposed)
+    cuda::kernels::exact_to_int8_planes<T, true, Kind><<<grid, 256, 0, stream>>>(s, ld, rows, cols, cp, out,
+                                                                                 rows * cp, planes, table);
+  else
+    cuda::kernels::exact_to_int8_planes<T, false, Kind><<<grid, 256, 0, stream>>>(s, ld, rows, cols, cp, out,
+                                                                                  rows * cp, planes, table);
+  cuda::check_launch("exact_to_int8_planes");
+}
+
+template <class CT>
+void launch_epilogue(const GemmProblem& p, const std::uint64_t* x, int limbs, const ExactLimbsOut* to,
+                     bool key_transposed, unsigned long long* report, Stream stream) {
+  const dim3 grid(unsigned(ceil_div(p.n, 256)), unsigned(std::min<std::int64_t>(p.m, 65535)));
+  const auto alpha = static_cast<long long>(p.alpha), beta = static_cast<long long>(p.beta);
+  auto* c = static_cast<CT*>(p.c);
+  if (to)
+    cuda::kernels::exact_epilogue<CT, true><<<grid, 256, 0, stream>>>(x, limbs, p.m, p.n, alpha, beta, c, p.ldc,
+                                                                      to->words, to->ld, to->limbs,
+                                                                      key_transposed, report);
+  else
+    cuda::kernels::exact_epilogue<CT, false><<<grid, 256, 0, stream>>>(x, limbs, p.m, p.n, alpha, beta, c, p.ldc,
+                                                                       nullptr, 0, 0, key_transposed, report);
+  cuda::check_launch("exact_epilogue");
+}
+
+void check_exact_problem(const Context& ctx, const GemmProblem& problem, const ExactLimbsOut* to) {
+  GemmProblem checked = problem;
+  static std::int64_t unread;  // limbs out and beta == 0: C is neither read nor written
+  if (to && problem.beta == 0 && !checked.c) checked.c = &unread;
+  validate(checked);
+  const GemmProblem p = as_row_major(problem);
+  if (auto why = exact_rejects(p)) fail(ErrorCategory::usage, "exact integer GEMM of " + problem.shape_string() + ": " + *why);
+  if (problem.batch != 1)
+    fail(ErrorCategory::usage, "exact integer GEMM takes one product at a time, not a batch of " +
+                                   std::to_string(problem.batch) + " (gemm() runs a batch product by product)");
+  if (to) {
+    const int needed = exact_output_limbs(p);
+    if (to->limbs < needed || to->ld < std::max<std::int64_t>(1, p.n) || (p.m > 0 && p.n > 0 && !to->words))
+      fail(ErrorCategory::usage, "exact integer GEMM of " + problem.shape_string() + ": the limbs output needs " +
+                                     std::to_string(needed) + " words per entry and ld >= " +
+                                     std::to_string(p.n) + " (has " + std::to_string(to->limbs) + " and " +
+                                     std::to_string(to->ld) + ")");
+  }
+  (void)ctx;
+}
+
+}  // namespace
+
+std::size_t exact_integer_gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem) {
+  const GemmProblem p = as_row_major(problem);
+  if (auto why = exact_rejects(p)) fail(ErrorCategory::usage, "exact integer GEMM of " + problem.shape_string() + ": " + *why);
+  return regions(ctx, p).total;
+}
+
+ExactPlan exact_integer_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace,
+                             const ExactLimbsOut* limbs_out) {
+  if (ctx.backend() != Backend::cuda)
+    fail(ErrorCategory::usage, "exact integer GEMM runs on the CUDA backend, not in a CPU context");
+  check_exact_problem(ctx, problem, limbs_out);
+  const GemmProblem p = as_row_major(problem);
+  const Regions r = regions(ctx, p);
+  if (workspace.bytes < r.total)
+    fail(ErrorCategory::usage, "exact integer GEMM of " + problem.shape_string() + " needs " +
+                                   std::to_string(r.total) + " bytes of workspace, " +
+                                   std::to_string(workspace.bytes) + " were given");
+  if (reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
+    fail(ErrorCategory::usage, "the workspace must start on a " + std::to_string(kWorkspaceAlignment) + "-byte boundary");
+  const cuda::DeviceScope scope(ctx.device());
+  auto* base = static_cast<unsigned char*>(workspace.data);
+  auto* words = reinterpret_cast<ReportWords*>(base);
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(&words->key, 0xff, sizeof words->key, stream));
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(&words->max_a, 0, 2 * sizeof words->max_a, stream));
+  ExactPlan plan;
+  if (p.m == 0 || p.n == 0) return plan;
+  const bool i64 = p.dtype == DType::i64;
+
+  // 1. The bound: max |op(A)|, max |op(B)| (any order of storage: the maxima of the stored
+  //    matrices). alpha == 0 or k == 0: the product is zero and A and B are not read.
+  if (p.alpha != 0 && p.k > 0) {
+    if (i64) {
+      launch_max_abs<std::int64_t>(p.a, p.a_rows(), p.a_cols(), p.lda, &words->max_a, stream);
+      launch_max_abs<std::int64_t>(p.b, p.b_rows(), p.b_cols(), p.ldb, &words->max_b, stream);
+    } else {
+      launch_max_abs<std::int32_t>(p.a, p.a_rows(), p.a_cols(), p.lda, &words->max_a, stream);
+      launch_max_abs<std::int32_t>(p.b, p.b_rows(), p.b_cols(), p.ldb, &words->max_b, stream);
+    }
+    unsigned long long maxima[2] = {0, 0};
+    GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(maxima, &words->max_a, sizeof maxima, cudaMemcpyDeviceToHost, stream));
+    GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    plan = plan_exact_gemm(maxima[0], maxima[1], p.k, /*digits_allowed=*/false);
+  }
+
+  // 2-4. Residues, one modular GEMM per prime, the CRT rebuild into `limbs` words an entry.
+  const auto* x = reinterpret_cast<const std::uint64_t*>(base + r.words);
+  int limbs = 0;  // 0: the product is zero
+  if (plan.method == ExactPlan::Method::residues) {
+    if (plan.moduli > r.moduli || plan.limbs > r.limbs)
+      fail(ErrorCategory::internal, "exact GEMM plan beyond its dtype's worst case");
+    auto* a_planes = reinterpret_cast<std::int8_t*>(base + r.a);
+    auto* b_planes = reinterpret_cast<std::int8_t*>(base + r.b);
+    auto* c_planes = reinterpret_cast<std::int8_t*>(base + r.c);
+    const ModuliTable table = moduli_table(plan.moduli);
+    // A_q = op(A) (m x k): stored k x m when transposed. B_q^T (n x k) = op(B)^T: B stored
+    // n x k when transposed reads directly, k x n otherwise through the tile transpose.
+    if (i64) {
+      launch_planes<std::int64_t, PlaneKind::residues>(p.a, p.trans_a, p.lda, p.m, p.k, a_planes, plan.moduli, table, stream);
+      launch_planes<std::int64_t, PlaneKind::residues>(p.b, !p.trans_b, p.ldb, p.n, p.k, b_planes, plan.moduli, table, stream);
+    } else {
+      launch_planes<std::int32_t, PlaneKind::residues>(p.a, p.trans_a, p.lda, p.m, p.k, a_planes, plan.moduli, table, stream);
+      launch_planes<std::int32_t, PlaneKind::residues>(p.b, !p.trans_b, p.ldb, p.n, p.k, b_planes, plan.moduli, table, stream);
+    }
+    const ModularGemmProblem g = modular_problem(p, plan.moduli, a_planes, b_planes, c_planes);
+    const std::size_t gemm_bytes = modular_gemm_workspace_bytes(ctx, g);
+    if (gemm_bytes > r.total - r.gemm)
+      fail(ErrorCategory::internal, "modular_gemm asks for more workspace than the worst plan's");
+    modular_gemm(ctx, g, stream, Workspace{gemm_bytes ? base + r.gemm : nullptr, gemm_bytes});
+    CrtProblem crt;
+    crt.rows = p.m, crt.cols = p.n;
+    crt.moduli = g.moduli;
+    crt.residues = c_planes;
+    crt.ld = g.ldc, crt.plane_stride = g.stride_c;
+    crt.out = reinterpret_cast<std::uint64_t*>(base + r.words);
+    crt.ld_out = p.n;
+    crt.limbs = plan.limbs;
+    crt_rebuild(ctx, crt, stream);
+    limbs = plan.limbs;
+  }
+
+  // 5. C = alpha X + beta C0, exact; an entry that does not fit C is reported.
+  const bool key_transposed = problem.layout == Layout::col_major;
+  if (p.c_dtype() == DType::i64)
+    launch_epilogue<std::int64_t>(p, x, limbs, limbs_out, key_transposed, &words->key, stream);
+  else
+    launch_epilogue<std::int32_t>(p, x, limbs, limbs_out, key_transposed, &words->key, stream);
+  return plan;
+}
+
+ExactGemmReport exact_gemm_report(const GemmProblem& problem, Stream stream, Workspace workspace) {
+  ExactGemmReport report;
+  if (problem.m == 0 || problem.n == 0) return report;
+  if (!workspace.data || workspace.bytes < sizeof(ReportWords))
+    fail(ErrorCategory::usage, "exact_gemm_report: the workspace holds no report");
+  unsigned long long key = 0;
+  GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(&key, workspace.data, sizeof key, cudaMemcpyDeviceToHost, stream));
+  GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (key == ~0ull) return report;
+  // The key is the entry's index in the caller's C, row-major: i * N + j.
+  report.overflow_row = std::int64_t(key / std::uint64_t(problem.n));
+  report.overflow_col = std::int64_t(key % std::uint64_t(problem.n));
+  return report;
+}
+
+namespace {
+
+std::string overflow_message(const GemmProblem& problem, const ExactGemmReport& report) {
+  return "numeric overflow: the exact result at (" + std::to_string(report.overflow_row) + ", " +
+         std::to_string(report.overflow_col) + ") does not fit " + std::string(dtype_name(problem.c_dtype())) +
+         " (exact integer GEMM " + problem.shape_string() + "; use --out-dtype i64 or exact)";
+}
+
+}  // namespace
+
+ExactPlan exact_integer_gemm(const GemmProblem& host, const ExactLimbsOut* limbs_out, Context* context) {
+  require_cuda_device();
+  std::optional<Context> own;
+  Context& ctx = context && context->backend() == Backend::cuda ? *context : own.emplace(Backend::cuda);
+  check_exact_problem(ctx, host, limbs_out);
+  if (host.m == 0 || host.n == 0) return {};
+  const cuda::DeviceScope scope(ctx.device());
+  const GemmProblem rm = as_row_major(host);
+  const auto copy_in = [](const void* src, std::size_t bytes) {
+    cuda::DeviceBuffer<unsigned char> d(bytes);
+    if (bytes) d.copy_from_host(static_cast<const unsigned char*>(src), bytes);
+    return d;
+  };
+  const std::size_t in = dtype_size(host.dtype), out = dtype_size(host.c_dtype());
+  const cuda::DeviceBuffer<unsigned char> a = copy_in(host.a, std::size_t(host.a_span()) * in);
+  const cuda::DeviceBuffer<unsigned char> b = copy_in(host.b, std::size_t(host.b_span()) * in);
+  // C as it is (C0 when beta != 0; the gaps between rows come back as they were).
+  const bool has_c = !limbs_out || host.beta != 0;
+  cuda::DeviceBuffer<unsigned char> c = copy_in(host.c, has_c ? std::size_t(host.c_span()) * out : 0);
+  GemmProblem d = host;
+  d.a = a.data(), d.b = b.data(), d.c = has_c ? c.data() : nullptr;
+  // Limbs on the device, tightly packed (rows x cols of the row-major form).
+  std::optional<cuda::DeviceBuffer<std::uint64_t>> words;
+  ExactLimbsOut device_limbs;
+  if (limbs_out) {
+    words.emplace(std::size_t(rm.m * rm.n) * std::size_t(limbs_out->limbs));
+    device_limbs = {words->data(), rm.n, limbs_out->limbs};
+  }
+  const Workspace ws = ctx.workspace(nullptr, exact_integer_gemm_workspace_bytes(ctx, d));
+  const ExactPlan plan = exact_integer_gemm(ctx, d, nullptr, ws, limbs_out ? &device_limbs : nullptr);
+  const ExactGemmReport report = exact_gemm_report(d, nullptr, ws);
+  if (report.overflow()) fail(ErrorCategory::numeric, overflow_message(host, report));
+  if (limbs_out) {
+    const std::size_t row_bytes = std::size_t(rm.n * limbs_out->limbs) * 8;
+    GEMMKIT_CUDA_CHECK(cudaMemcpy2D(limbs_out->words, std::size_t(limbs_out->ld * limbs_out->limbs) * 8, words->data(),
+                                    row_bytes, row_bytes, std::size_t(rm.m), cudaMemcpyDeviceToHost));
+  } else {
+    c.copy_to_host(static_cast<unsigned char*>(host.c), c.size());
+  }
+  return plan;
+}
+
+namespace cuda {
+
+void register_exact_kernels(Registry& registry) {
+  KernelEntry e;
+  e.name = "cuda_exact_residues";
+  e.backend = Backend::cuda;
+  e.rung = 0;
+  e.role = KernelRole::ladder;
+  e.summary = "exact i32/i64 GEMM: residues mod int8 primes, modular int8 tensor-core GEMMs, CRT on "
+              "the GPU; an entry that does not fit C is an error, never wrapped";
+  e.dtypes = {DType::i32, DType::i64};
+  e.min_compute_capability = 75;  // int8 tensor cores
+  e.auto_priority = 1;            // the only CUDA kernel of integer dtypes
+  e.wider_integer_output = true;
+  e.precondition = exact_rejects;
+  e.workspace_bytes = [](const GemmProblem& p, const Context& ctx) { return exact_integer_gemm_workspace_bytes(ctx, p); };
+  e.run = [](const GemmProblem& p, const KernelLaunch& l) {
+    exact_integer_gemm(l.context, p, l.stream, l.workspace);
+    const ExactGemmReport report = exact_gemm_report(p, l.stream, l.workspace);
+    if (report.overflow()) fail(ErrorCategory::numeric, overflow_message(p, report));
+  };
+  registry.add(std::move(e));
+}
+
+}  // namespace cuda
+}  // namespace gemmkit

@@ -1,0 +1,231 @@
+// Exact integer GEMM, the kernels around the int8 GEMMs (src/cuda/exact_gemm.cu runs them):
+//   exact_max_abs          the bound: max |x| of an operand, one read of it;
+//   exact_to_int8_planes   an i32/i64 operand as centred int8 residues mod each prime (or as
+//                          balanced base-256 digits), in the K-major layout the int8 GEMMs read;
+//   exact_epilogue         alpha X + beta C0 in multi-word integers from the CRT's limbs, into
+//                          C (an entry that does not fit is reported, not written) or limbs.
+// Why: with them the int8 tensor cores compute an exact integer product; each kernel reads
+// and writes its data once, so the pipeline stays bandwidth-bound outside the GEMMs.
+// Measured: see docs/ladder.md
+#pragma once
+
+#include <cub/block/block_reduce.cuh>
+
+#include <cstdint>
+
+namespace gemmkit::cuda::kernels {
+
+// Reductions by u mod p without division: Barrett with m = floor((2^32 - 1) / p), exact for
+// every 32-bit u after one correction (the quotient estimate is low by at most 1).
+struct ModuliTable {
+  static constexpr int kMax = 64;
+  int count = 0;
+  std::uint32_t p[kMax];
+  std::uint32_t barrett[kMax];  // floor((2^32 - 1) / p)
+  std::uint32_t two32[kMax];    // 2^32 mod p
+};
+
+__device__ __forceinline__ std::uint32_t mod_small(std::uint32_t u, std::uint32_t p, std::uint32_t m) {
+  std::uint32_t r = u - __umulhi(u, m) * p;  // in [0, 2p)
+  return r >= p ? r - p : r;
+}
+
+// Max |x| over a rows x cols row-major matrix (leading dimension ld) into *out (atomicMax;
+// *out starts at 0). Blocks stride over rows (y) and columns (x).
+template <class T>
+__global__ void exact_max_abs(const T* __restrict__ x, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                              unsigned long long* out) {
+  unsigned long long v = 0;
+  for (std::int64_t r = blockIdx.y; r < rows; r += gridDim.y)
+    for (std::int64_t c = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; c < cols;
+         c += std::int64_t(gridDim.x) * blockDim.x) {
+      const std::int64_t e = x[r * ld + c];
+      // |INT64_MIN| = 2^63 in unsigned arithmetic.
+      const unsigned long long a = e < 0 ? 0ull - static_cast<unsigned long long>(e) : static_cast<unsigned long long>(e);
+      v = a > v ? a : v;
+    }
+  using Reduce = cub::BlockReduce<unsigned long long, 256>;
+  __shared__ typename Reduce::TempStorage temp;
+  struct Max {
+    __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return a > b ? a : b; }
+  };
+  const unsigned long long block_max = Reduce(temp).Reduce(v, Max{});
+  if (threadIdx.x == 0 && block_max > 0) atomicMax(out, block_max);
+}
+
+// What exact_to_int8_planes writes into plane q for a value.
+enum class PlaneKind { residues, digits };
+
+// Source S (rows x cols as the GEMM reads it: A's m x k, or B^T's n x k) -> planes of int8,
+// plane q row-major rows x cols_padded at out + q * plane_stride (ld cols_padded, a multiple
+// of 16; columns cols..cols_padded - 1 zero).
+//   Transposed == false: S(r, c) = src[r * ld + c];  true: S(r, c) = src[c * ld + r].
+//   residues: plane q holds S mod p_q, centred in [-(p-1)/2, (p-1)/2];
+//   digits:   plane q holds digit q of S in balanced base 256 (int8, S = sum_q d_q 256^q).
+// Block 256 threads, one 64 x 64 tile of S: read in S's storage order (coalesced either
+// way) into shared memory, then each thread writes 16 consecutive bytes of a row per plane.
+template <class T, bool Transposed, PlaneKind Kind>
+__global__ void __launch_bounds__(256) exact_to_int8_planes(const T* __restrict__ src, std::int64_t ld,
+                                                            std::int64_t rows, std::int64_t cols,
+                                                            std::int64_t cols_padded, std::int8_t* __restrict__ out,
+                                                            std::int64_t plane_stride, int planes,
+                                                            const __grid_constant__ ModuliTable table) {
+  __shared__ T tile[64][65];  // tile[r - r0][c - c0]; 65: conflict-free column walks
+  const std::int64_t r0 = std::int64_t(blockIdx.y) * 64, c0 = std::int64_t(blockIdx.x) * 64;
+  const int t = threadIdx.x;
+  if constexpr (!Transposed) {
+    // Thread t: column t % 64 of rows t / 64, + 4, ..., + 60: a warp reads 32 consecutive.
+    const int c = t % 64;
+    for (int r = t / 64; r < 64; r += 4) {
+      const std::int64_t gr = r0 + r, gc = c0 + c;
+      tile[r][c] = gr < rows && gc < cols ? src[gr * ld + gc] : T(0);
+    }
+  } else {
+    // S(r, c) = src[c * ld + r]: thread t reads row t % 64 (consecutive in memory).
+    const int r = t % 64;
+    for (int c = t / 64; c < 64; c += 4) {
+      const std::int64_t gr = r0 + r, gc = c0 + c;
+      tile[r][c] = gr < rows && gc < cols ? src[gc * ld + gr] : T(0);
+    }
+  }
+  __syncthreads();
+  // Thread t: row t / 4, columns 16 (t % 4) .. + 15 of the tile.
+  const int r = t / 4, cb = 16 * (t % 4);
+  const std::int64_t gr = r0 + r, gc = c0 + cb;
+  if (gr >= rows || gc >= cols_padded) return;  // cols_padded % 16 == 0: a chunk is all in or all out
+  // |v| as two 32-bit halves and its sign: residues come from the magnitude, negated after.
+  std::uint32_t hi[16], lo[16];
+  bool neg[16];
+  std::int64_t v[16];
+#pragma unroll
+  for (int e = 0; e < 16; ++e) {
+    v[e] = tile[r][cb + e];
+    neg[e] = v[e] < 0;
+    const unsigned long long a = neg[e] ? 0ull - static_cast<unsigned long long>(v[e]) : static_cast<unsigned long long>(v[e]);
+    hi[e] = std::uint32_t(a >> 32);
+    lo[e] = std::uint32_t(a);
+  }
+  std::int8_t* row_out = out + gr * cols_padded + gc;
+  for (int q = 0; q < planes; ++q) {
+    std::uint32_t packed[4] = {0, 0, 0, 0};  // the 16 int8 values, 4 to a word (registers)
+    if constexpr (Kind == PlaneKind::residues) {
+      const std::uint32_t p = table.p[q], m = table.barrett[q], two32 = table.two32[q];
+      const int half = int(p - 1) / 2;
+#pragma unroll
+      for (int e = 0; e < 16; ++e) {
+        // |v| mod p = (hi mod p) (2^32 mod p) + lo mod p, reduced again (< 2^16 + 2^8).
+        std::uint32_t x = mod_small(lo[e], p, m);
+        if (sizeof(T) == 8) x = mod_small(mod_small(hi[e], p, m) * two32 + x, p, m);
+        const int c = int(x) > half ? int(x) - int(p) : int(x);  // centred residue of |v|
+        const int s = neg[e] ? -c : c;                            // of v: the range is symmetric
+        packed[e / 4] |= std::uint32_t(std::uint8_t(std::int8_t(s))) << (8 * (e % 4));
+      }
+    } else {
+      // Digit q of v: v = 256 (v >> 8) + (v & 255), and a low byte b >= 128 is the digit
+      // b - 256 with a carry of 1 into the rest (never overflowing: v >> 8 < 2^55).
+#pragma unroll
+      for (int e = 0; e < 16; ++e) {
+        const std::uint32_t b = std::uint32_t(v[e] & 255);
+        packed[e / 4] |= b << (8 * (e % 4));
+        v[e] = (v[e] >> 8) + (b >= 128 ? 1 : 0);
+      }
+    }
+    *reinterpret_cast<int4*>(row_out + std::int64_t(q) * plane_stride) =
+        make_int4(int(packed[0]), int(packed[1]), int(packed[2]), int(packed[3]));
+  }
+}
+
+// Multi-word two's-complement integers, least significant word first, kWords wide.
+constexpr int kExactWords = 10;
+
+__device__ __forceinline__ void words_times(std::uint64_t (&x)[kExactWords], long long s) {
+  const bool negative = s < 0;
+  const std::uint64_t u = negative ? 0ull - static_cast<std::uint64_t>(s) : static_cast<std::uint64_t>(s);
+  // x u mod 2^(64 kWords): exact when the product fits, x sign-extended.
+  std::uint64_t carry = 0;
+#pragma unroll
+  for (int w = 0; w < kExactWords; ++w) {
+    const std::uint64_t lo = x[w] * u, hi = __umul64hi(x[w], u);
+    x[w] = lo + carry;
+    carry = hi + (x[w] < lo ? 1 : 0);
+  }
+  if (negative) {
+    std::uint64_t c = 1;
+#pragma unroll
+    for (int w = 0; w < kExactWords; ++w) {
+      x[w] = ~x[w] + c;
+      c = c && x[w] == 0 ? 1 : 0;
+    }
+  }
+}
+
+__device__ __forceinline__ void words_add(std::uint64_t (&x)[kExactWords], const std::uint64_t (&y)[kExactWords]) {
+  std::uint64_t carry = 0;
+#pragma unroll
+  for (int w = 0; w < kExactWords; ++w) {
+    const std::uint64_t s = x[w] + y[w];
+    const std::uint64_t c1 = s < x[w] ? 1 : 0;
+    x[w] = s + carry;
+    carry = c1 + (x[w] < s ? 1 : 0);
+  }
+}
+
+// C = alpha X + beta C0 for the rows x cols entries of X (`limbs` words each at
+// x + (i * cols + j) * limbs; limbs == 0: X = 0). C0 is c (CT, leading dimension ldc) when
+// beta != 0. ToLimbs: the result goes to out_words (out_limbs words per entry at
+// out_words + (i * ld_out + j) * out_limbs), exact by the caller's choice of out_limbs.
+// Else to c as CT when it fits; the first entry that does not fit, in the caller's
+// row-major order (key i * cols + j, or j * rows + i when the caller's C is column-major,
+// i.e. this is its transpose), goes to *report by atomicMin.
+template <class CT, bool ToLimbs>
+__global__ void __launch_bounds__(256) exact_epilogue(const std::uint64_t* __restrict__ x, int limbs,
+                                                      std::int64_t rows, std::int64_t cols, long long alpha,
+                                                      long long beta, CT* c, std::int64_t ldc,
+                                                      std::uint64_t* __restrict__ out_words, std::int64_t ld_out,
+                                                      int out_limbs, bool key_transposed,
+                                                      unsigned long long* report) {
+  const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols) return;
+  for (std::int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
+    std::uint64_t y[kExactWords];
+    const std::uint64_t* xe = x + (i * cols + j) * limbs;
+    std::uint64_t top = 0;
+#pragma unroll
+    for (int w = 0; w < kExactWords; ++w) {
+      if (w < limbs) top = y[w] = xe[w];
+      else y[w] = static_cast<long long>(top) < 0 ? ~0ull : 0ull;
+    }
+    if (alpha != 1) words_times(y, alpha);
+    if (beta != 0) {
+      const long long c0 = static_cast<long long>(c[i * ldc + j]);
+      std::uint64_t z[kExactWords];
+#pragma unroll
+      for (int w = 0; w < kExactWords; ++w) z[w] = w == 0 ? static_cast<std::uint64_t>(c0) : c0 < 0 ? ~0ull : 0ull;
+      words_times(z, beta);
+      words_add(y, z);
+    }
+    if constexpr (ToLimbs) {
+      std::uint64_t* o = out_words + (i * ld_out + j) * out_limbs;
+      const std::uint64_t ext = static_cast<long long>(y[kExactWords - 1]) < 0 ? ~0ull : 0ull;
+#pragma unroll
+      for (int w = 0; w < kExactWords; ++w)
+        if (w < out_limbs) o[w] = y[w];
+      for (int w = kExactWords; w < out_limbs; ++w) o[w] = ext;
+    } else {
+      const long long v = static_cast<long long>(y[0]);
+      const std::uint64_t ext = v < 0 ? ~0ull : 0ull;
+      bool fits = true;
+#pragma unroll
+      for (int w = 1; w < kExactWords; ++w) fits = fits && y[w] == ext;
+      if constexpr (sizeof(CT) == 4) fits = fits && v >= -2147483648ll && v <= 2147483647ll;
+      if (fits) {
+        c[i * ldc + j] = static_cast<CT>(v);
+      } else {
+        const std::uint64_t key = key_transposed ? std::uint64_t(j * rows + i) : std::uint64_t(i * cols + j);
+        atomicMin(report, static_cast<unsigned long long>(key));
+      }
+    }
+  }
+}
+
+}  // namespace gemmkit::cuda::kernels

@@ -1,0 +1,154 @@
+// The host half of the exact integer GEMM: the bound, the number of moduli (the fewest whose
+// product exceeds 2 bound + 1, checked against GMP), digit slices, output limbs, and the
+// validation of wider integer outputs. No GPU needed.
+#include <gmpxx.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "gemmkit/exact.hpp"
+#include "gemmkit/modular.hpp"
+#include "gemmkit/registry.hpp"
+
+namespace gemmkit {
+namespace {
+
+mpz_class product_of_first(int q) {
+  mpz_class p = 1;
+  for (int i = 0; i < q; ++i) p *= static_cast<unsigned long>(int8_moduli()[std::size_t(i)]);
+  return p;
+}
+
+mpz_class mpz_of(std::uint64_t x) {
+  mpz_class r = static_cast<unsigned long>(x >> 32);
+  r <<= 32;
+  r += static_cast<unsigned long>(x & 0xffffffffu);
+  return r;
+}
+
+TEST(ExactPlan, FewestModuliWhoseProductExceedsTwiceTheBound) {
+  std::mt19937_64 rng(19);
+  for (int trial = 0; trial < 2000; ++trial) {
+    // Magnitudes of every size from 1 bit to 64, and k up to the int8 limit.
+    const std::uint64_t a = rng() >> (rng() % 64), b = rng() >> (rng() % 64);
+    const std::int64_t k = std::int64_t(rng() % std::uint64_t(int8_k_limit())) + 1;
+    const ExactPlan plan = plan_exact_gemm(a, b, k, /*digits_allowed=*/false);
+    const mpz_class bound = mpz_of(a) * mpz_of(b) * mpz_class(static_cast<unsigned long>(k));
+    ASSERT_EQ(plan.bound, bound.get_str()) << a << " " << b << " " << k;
+    if (bound == 0) {
+      EXPECT_EQ(plan.method, ExactPlan::Method::zero);
+      continue;
+    }
+    ASSERT_EQ(plan.method, ExactPlan::Method::residues);
+    const mpz_class needed = 2 * bound + 1;
+    EXPECT_GT(product_of_first(plan.moduli), needed) << plan.describe();
+    EXPECT_LE(product_of_first(plan.moduli - 1), needed) << plan.describe();
+    EXPECT_EQ(plan.gemms, plan.moduli);
+    // The limbs hold (-P/2, P/2): P/2 < 2^(64 limbs - 1).
+    EXPECT_LT(mpz_sizeinbase(mpz_class(product_of_first(plan.moduli) / 2).get_mpz_t(), 2), std::size_t(64 * plan.limbs));
+  }
+}
+
+TEST(ExactPlan, TheIssuesShapes) {
+  // i32 at 8192^3 (|a|, |b| <= 2^31): 2^75, 10 primes (79 bits), two words.
+  const ExactPlan i32 = worst_case_exact_plan(DType::i32, 8192);
+  EXPECT_EQ(i32.method, ExactPlan::Method::residues);
+  EXPECT_EQ(i32.moduli, 10);
+  EXPECT_EQ(i32.limbs, 2);
+  EXPECT_EQ(i32.bound, "37778931862957161709568");
+  // i64 (2^63) at k = 4096 and at the limit: 19 primes, three words.
+  EXPECT_EQ(worst_case_exact_plan(DType::i64, 4096).moduli, 19);
+  EXPECT_EQ(worst_case_exact_plan(DType::i64, int8_k_limit()).moduli, 19);
+  EXPECT_EQ(worst_case_exact_plan(DType::i64, int8_k_limit()).limbs, 3);
+  // 63-bit inputs at k = 1: 2^124 < P / 2 takes 17 primes (131 bits).
+  EXPECT_EQ(plan_exact_gemm(std::uint64_t(1) << 62, std::uint64_t(1) << 62, 1, false).moduli, 17);
+  EXPECT_NE(i32.describe().find("residues mod 10 int8 primes"), std::string::npos) << i32.describe();
+}
+
+TEST(ExactPlan, ZeroProductsRunNoGemm) {
+  EXPECT_EQ(plan_exact_gemm(0, 5, 10).method, ExactPlan::Method::zero);
+  EXPECT_EQ(plan_exact_gemm(7, 0, 10).method, ExactPlan::Method::zero);
+  EXPECT_EQ(plan_exact_gemm(7, 5, 0).method, ExactPlan::Method::zero);
+  EXPECT_EQ(plan_exact_gemm(7, 5, 0).gemms, 0);
+}
+
+TEST(ExactPlan, DigitSlicesWhenThoseTakeFewerGemms) {
+  // |a|, |b| <= 127 at k = 1000: one int8 GEMM of the values themselves, against 4 primes.
+  const ExactPlan small = plan_exact_gemm(127, 127, 1000);
+  EXPECT_EQ(small.method, ExactPlan::Method::digits);
+  EXPECT_EQ(small.gemms, 1);
+  EXPECT_EQ(plan_exact_gemm(127, 127, 1000, false).moduli, 4);
+  // 128 needs a second balanced digit (127 + 256 * 0 cannot reach it): 2 x 1 < 4.
+  EXPECT_EQ(plan_exact_gemm(128, 127, 1000).digits_a, 2);
+  EXPECT_EQ(plan_exact_gemm(128, 127, 1000).gemms, 2);
+  // 16-bit entries: 3 x 3 digits (9 GEMMs) against 6 primes: residues.
+  EXPECT_EQ(plan_exact_gemm(40000, 40000, 4096).method, ExactPlan::Method::residues);
+  // Full-range i32 entries: residues (16 or 25 digit pairs against 10 primes).
+  EXPECT_EQ(plan_exact_gemm(std::uint64_t(1) << 31, std::uint64_t(1) << 31, 8192).method,
+            ExactPlan::Method::residues);
+}
+
+TEST(ExactPlan, RefusesWhatTheModuliCannotCover) {
+  EXPECT_THROW(plan_exact_gemm(3, 3, int8_k_limit() + 1), Error);
+  EXPECT_THROW(plan_exact_gemm(3, 3, -1), Error);
+  EXPECT_THROW(worst_case_exact_plan(DType::f32, 10), Error);
+  try {
+    plan_exact_gemm(3, 3, int8_k_limit() + 1);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage);
+    EXPECT_NE(std::string(e.what()).find("exceeds"), std::string::npos) << e.what();
+  }
+}
+
+GemmProblem integer_problem(DType dtype, double alpha = 1, double beta = 0) {
+  static std::int64_t storage[64];
+  GemmProblem p;
+  p.dtype = dtype;
+  p.m = 3, p.n = 4, p.k = 5;
+  p.a = storage, p.lda = 5;
+  p.b = storage, p.ldb = 4;
+  p.c = storage, p.ldc = 4;
+  p.alpha = alpha, p.beta = beta;
+  return p;
+}
+
+TEST(ExactPlan, OutputLimbsCoverAlphaAndBeta) {
+  // i32, k = 5: |AB| <= 2^62 5 takes 9 primes (71 bits), two words.
+  EXPECT_EQ(exact_output_limbs(integer_problem(DType::i32)), 2);
+  EXPECT_EQ(exact_output_limbs(integer_problem(DType::i32, 3)), 3);
+  EXPECT_EQ(exact_output_limbs(integer_problem(DType::i32, 1, 1)), 3);
+  EXPECT_EQ(exact_output_limbs(integer_problem(DType::i64)), 3);
+  EXPECT_EQ(exact_output_limbs(integer_problem(DType::i64, -1)), 3);
+  EXPECT_EQ(exact_output_limbs(integer_problem(DType::i64, 1, -2)), 4);
+}
+
+TEST(ExactValidation, I64OutputOnlyForI32Inputs) {
+  GemmProblem p = integer_problem(DType::i32);
+  p.out_dtype = DType::i64;
+  EXPECT_NO_THROW(validate(p));
+  p.dtype = DType::i64;
+  p.out_dtype = DType::i32;  // narrower: never
+  EXPECT_THROW(validate(p), Error);
+  p.dtype = DType::f32;
+  p.out_dtype = DType::i64;
+  EXPECT_THROW(validate(p), Error);
+  p.dtype = DType::i32;
+  p.out_dtype = DType::f64;
+  EXPECT_THROW(validate(p), Error);
+}
+
+TEST(ExactValidation, CpuKernelsRefuseWiderOutputsClearly) {
+  GemmProblem p = integer_problem(DType::i32);
+  p.out_dtype = DType::i64;
+  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu)) {
+    if (!e->supports(DType::i32)) continue;
+    const auto why = e->rejects(p);
+    ASSERT_TRUE(why.has_value()) << e->name;
+    EXPECT_NE(why->find("C in i64"), std::string::npos) << *why;
+  }
+  Context cpu(Backend::cpu);
+  EXPECT_THROW(choose_gemm_kernel(cpu, p), Error);
+}
+
+}  // namespace
+}  // namespace gemmkit
