@@ -24,10 +24,4 @@ const std::vector<std::uint32_t>& int8_moduli() {
 
 std::int64_t int8_k_limit() { return (std::int64_t{1} << 31) / (125 * 125); }
 
-int crt_limbs(const std::vector<std::uint32_t>& moduli) {
-  double bits = 0;
-  for (std::uint32_t p : moduli) bits += std::log2(double(p));
-  return int(bits) / 64 + 1;  // (-P/2, P/2) needs ceil(log2 P) bits with the sign
-}
-
 }  // namespace gemmkit

@@ -9,8 +9,4 @@ std::size_t modular_gemm_workspace_bytes(const Context&, const ModularGemmProble
 void modular_gemm(Context&, const ModularGemmProblem&, Stream, Workspace) {
   fail(ErrorCategory::internal, "modular_gemm: branch i8gemm is not merged into this build");
 }
-void crt_rebuild(Context&, const CrtProblem&, Stream) {
-  fail(ErrorCategory::internal, "crt_rebuild: the lead's CRT is not merged into this build");
-}
-
 }  // namespace gemmkit
