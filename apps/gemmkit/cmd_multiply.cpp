@@ -6,10 +6,13 @@
 #include <cstring>
 
 #include "cli.hpp"
+#include "gemmkit/device.hpp"
+#include "gemmkit/exact.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/memory.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/verify.hpp"
+#include "gemmkit/walks.hpp"
 
 namespace gemmkit::cli {
 namespace {
@@ -62,6 +65,49 @@ std::string shape(const AnyMatrix& m) {
   return std::to_string(rows_of(m)) + "x" + std::to_string(cols_of(m));
 }
 
+// The exact result of --out-dtype exact: rows x cols integers of `limbs` two's-complement
+// words, as a .csv of decimal integers or a .npy of uint64 shaped (rows, cols, limbs).
+// (INTERIM: write_limb_table of helper walksgpu replaces it once merged.)
+void write_exact_table(const std::string& path, const std::vector<std::uint64_t>& words, std::int64_t rows,
+                       std::int64_t cols, int limbs) {
+  AtomicFile file(path);
+  if (output_format(path) == FileFormat::npy) {
+    std::string header = "{'descr': '<u8', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+                         std::to_string(cols) + ", " + std::to_string(limbs) + "), }";
+    header.append(64 - (10 + header.size() + 1) % 64, ' ');
+    header += '\n';
+    const unsigned char magic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    file.write(magic, 8);
+    const std::uint16_t len = std::uint16_t(header.size());
+    const unsigned char len_le[2] = {static_cast<unsigned char>(len & 0xff), static_cast<unsigned char>(len >> 8)};
+    file.write(len_le, 2);
+    file.write(header);
+    file.write(words.data(), words.size() * sizeof(std::uint64_t));
+  } else if (output_format(path) == FileFormat::csv) {
+    std::string line;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      line.clear();
+      for (std::int64_t j = 0; j < cols; ++j) {
+        const std::uint64_t* x = &words[std::size_t((i * cols + j) * limbs)];
+        const bool negative = std::int64_t(x[limbs - 1]) < 0;
+        std::vector<std::uint64_t> magnitude(x, x + limbs);
+        if (negative) {  // two's complement negation
+          std::uint64_t carry = 1;
+          for (auto& w : magnitude) w = ~w + carry, carry = carry && w == 0;
+        }
+        if (j) line += ',';
+        line += BigInt::from_limbs(std::move(magnitude), negative).to_string();
+      }
+      line += '\n';
+      file.write(line);
+    }
+  } else {
+    fail(ErrorCategory::usage, "--out-dtype exact writes .csv (decimal integers) or .npy (uint64 limbs), not " +
+                                   quoted_path(path));
+  }
+  file.commit();
+}
+
 void run_multiply(const MultiplyOptions& o) {
   // Cheap checks first, so a typo costs no computation.
   output_format(o.c_path);
@@ -102,14 +148,34 @@ void run_multiply(const MultiplyOptions& o) {
   // C holds the inputs' dtype (tf32: f32), or f32 for f16/bf16 inputs when asked.
   const DType storage = dtype == DType::tf32 ? DType::f32 : dtype;
   DType out = storage;
-  if (!o.out_dtype.empty()) {
+  // --out-dtype exact: C as big integers (limbs), for i32 and i64 inputs.
+  const bool exact_out = o.out_dtype == "exact";
+  if (!o.out_dtype.empty() && !exact_out) {
     out = parse_dtype_option(o.out_dtype, "--out-dtype");
     const bool half_in = dtype == DType::f16 || dtype == DType::bf16;
-    if (out != storage && !(half_in && out == DType::f32))
+    const bool wider_int = dtype == DType::i32 && out == DType::i64;
+    if (out != storage && !(half_in && out == DType::f32) && !wider_int)
       fail(ErrorCategory::usage, "--out-dtype " + o.out_dtype + " with " +
                                      std::string(dtype_name(dtype)) +
                                      " inputs: C is " + std::string(dtype_name(storage)) +
-                                     (half_in ? " or f32" : "") + " (the kernels write no other)");
+                                     (half_in ? " or f32" : "") + (dtype == DType::i32 ? ", i64 or exact" : "") +
+                                     (dtype == DType::i64 ? " or exact" : "") + " (the kernels write no other)");
+  }
+  if (exact_out && !is_integer(dtype))
+    fail(ErrorCategory::usage, "--out-dtype exact takes integer inputs (--dtype i32 or i64), not " +
+                                   std::string(dtype_name(dtype)));
+  if (exact_out && output_format(o.c_path) == FileFormat::mtx)
+    fail(ErrorCategory::usage, "--out-dtype exact writes .csv (decimal integers) or .npy (uint64 limbs), not " +
+                                   quoted_path(o.c_path));
+  // Integer GEMM on the GPU is the exact one (cuda_exact_residues); results wider than the
+  // inputs exist only there.
+  const bool on_gpu = backend ? *backend == Backend::cuda : (o.kernel == "auto" && cuda_device_available());
+  const bool exact_gpu = is_integer(dtype) && (o.kernel == "cuda_exact_residues" || (o.kernel == "auto" && on_gpu));
+  if ((exact_out || out != storage) && is_integer(dtype)) {
+    if (backend == Backend::cpu || (o.kernel != "auto" && o.kernel != "cuda_exact_residues"))
+      fail(ErrorCategory::usage, "--out-dtype " + o.out_dtype + " is computed by cuda_exact_residues on the CUDA "
+                                     "backend; the CPU kernels write C in the inputs' dtype");
+    require_cuda_device();
   }
   // Verification checks the product of the inputs as converted; it says so when they were.
   const bool converted = dtype_of_any(a) != storage || dtype_of_any(b) != storage ||
@@ -136,8 +202,25 @@ void run_multiply(const MultiplyOptions& o) {
   GemmOptions options;
   options.backend = backend;
   options.kernel = o.kernel;
+  // The exact GPU GEMM through the library's exact API, which says how it ran (the plan).
+  std::optional<ExactPlan> plan;
+  std::vector<std::uint64_t> limbs;
+  int limb_count = 0;
   const auto start = std::chrono::steady_clock::now();
-  const std::string kernel = gemm(p, options);
+  std::string kernel;
+  if (exact_gpu) {
+    if (exact_out) {
+      limb_count = exact_output_limbs(p);
+      limbs.assign(std::size_t(m * n * limb_count), 0);
+      const ExactLimbsOut to{limbs.data(), n, limb_count};
+      plan = exact_integer_gemm(p, &to);
+    } else {
+      plan = exact_integer_gemm(p);
+    }
+    kernel = "cuda_exact_residues";
+  } else {
+    kernel = gemm(p, options);
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -145,13 +228,16 @@ void run_multiply(const MultiplyOptions& o) {
   // data) is held to the tolerance of the precision it computes in.
   const KernelEntry* entry = Registry::instance().find(kernel);
   const std::optional<DType> accuracy = entry ? entry->accuracy : std::nullopt;
-  const VerifyResult check = verify(p, c_before_data, verify_mode, 0x5eed, accuracy);
+  VerifyResult check;
+  if (!exact_out) check = verify(p, c_before_data, verify_mode, 0x5eed, accuracy);
+  else if (verify_mode != VerifyMode::none) check = verify_limbs(p, c_before_data, limbs.data(), n, limb_count);
   const std::string of_inputs =
       converted ? " (of the inputs as converted to " + std::string(dtype_name(dtype)) + ")" : "";
 
   nlohmann::json report = {
       {"a", o.a_path}, {"b", o.b_path}, {"output", o.c_path},
-      {"m", m}, {"n", n}, {"k", k}, {"dtype", dtype_name(dtype)}, {"out_dtype", dtype_name(out)},
+      {"m", m}, {"n", n}, {"k", k}, {"dtype", dtype_name(dtype)},
+      {"out_dtype", exact_out ? std::string("exact") : std::string(dtype_name(out))},
       {"trans_a", o.trans_a}, {"trans_b", o.trans_b}, {"alpha", o.alpha}, {"beta", o.beta},
       {"kernel", kernel}, {"seconds", seconds},
       {"gflops", seconds > 0 ? p.flops() / seconds / 1e9 : 0.0},
@@ -173,18 +259,27 @@ void run_multiply(const MultiplyOptions& o) {
                                                  kernel + ": ") +
              check.detail + of_inputs + "; " + quoted_path(o.c_path) + " was not written");
   }
-  write_matrix(o.c_path, c);
+  if (plan) {
+    report["exact"] = {{"method", plan->describe()}, {"int8_gemms", plan->gemms}, {"moduli", plan->moduli},
+                       {"bound", plan->bound}};
+    if (exact_out) report["exact"]["limbs"] = limb_count;
+  }
+  if (exact_out) write_exact_table(o.c_path, limbs, m, n, limb_count);
+  else write_matrix(o.c_path, c);
   if (!o.json_path.empty()) write_json(o.json_path, report);
 
   const std::string dtypes = std::string(dtype_name(dtype)) +
-                             (out != storage ? " -> " + std::string(dtype_name(out)) : "");
+                             (exact_out ? " -> exact" : out != storage ? " -> " + std::string(dtype_name(out)) : "");
   std::printf("%s = %s%s x %s%s: %s %s on %s, %.3f ms, %.2f GFLOP/s\n", quoted_path(o.c_path).c_str(),
               quoted_path(o.a_path).c_str(), o.trans_a ? "^T" : "", quoted_path(o.b_path).c_str(), o.trans_b ? "^T" : "",
               p.shape_string().c_str(), dtypes.c_str(), kernel.c_str(), seconds * 1e3,
               report["gflops"].get<double>());
+  if (plan) std::printf("exact: %s\n", plan->describe().c_str());
   if (check.method == VerifyMode::none)
     std::printf("not verified (--verify none)%s\n",
-                is_integer(dtype) ? "; no entry of the exact product overflows" : "");
+                is_integer(dtype) && !plan ? "; no entry of the exact product overflows"
+                : plan && !exact_out       ? "; every entry computed exactly (an overflow would have stopped it)"
+                                           : "");
   else
     std::printf("verified (%s)%s: %s\n", check.check.c_str(), of_inputs.c_str(), check.guarantee.c_str());
 }
@@ -206,8 +301,10 @@ void add_multiply(CLI::App& app) {
                   "Compute dtype: f64, f32, tf32, f16, bf16, i32, i64 (default: the inputs' "
                   "common dtype); inputs are converted to it, rounding to nearest");
   cmd->add_option("--out-dtype", o->out_dtype,
-                  "dtype of C: the compute dtype (default; tf32 writes f32), or f32 for f16 and "
-                  "bf16 (their FP32 sums unrounded)");
+                  "dtype of C: the compute dtype (default; tf32 writes f32), f32 for f16 and "
+                  "bf16 (their FP32 sums unrounded), i64 for i32 (exact, GPU), or exact for i32 "
+                  "and i64: big integers as a .csv of decimal integers or a .npy of uint64 "
+                  "limbs shaped (rows, cols, limbs) (GPU)");
   cmd->add_flag("--transpose-a", o->trans_a, "Use A^T");
   cmd->add_flag("--transpose-b", o->trans_b, "Use B^T");
   cmd->add_option("--alpha", o->alpha, "Scale of the product")->capture_default_str();

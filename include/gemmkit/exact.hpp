@@ -95,6 +95,7 @@ ExactPlan worst_case_exact_plan(DType dtype, std::int64_t k);
 // caller's C (column-major problems too), or -1, -1.
 struct ExactGemmReport {
   std::int64_t overflow_row = -1, overflow_col = -1;
+  std::string value;  // the exact result there, in decimal
   bool overflow() const { return overflow_row >= 0; }
 };
 

@@ -92,4 +92,11 @@ double relative_frobenius_error(DType dtype, const void* got, std::int64_t rows,
                                 std::int64_t cols, std::int64_t ld,
                                 const std::vector<double>& reference);
 
+// Checks an exact integer result held as limbs (entry (i, j): `limbs` 64-bit two's-complement
+// words, least significant first, at words + (i * ld + j) * limbs; host memory) against
+// alpha op(A) op(B) + beta C0 of a row-major i32/i64 problem (its C unused; c_before is C0):
+// the modular Freivalds check of `exact`, any size.
+VerifyResult verify_limbs(const GemmProblem& problem, const void* c_before, const std::uint64_t* words,
+                          std::int64_t ld, int limbs, std::uint64_t seed = 0x5eed);
+
 }  // namespace gemmkit

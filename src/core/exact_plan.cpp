@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exact_text.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
 
@@ -73,7 +74,50 @@ int balanced_digits(std::uint64_t v) {
   return t;
 }
 
+// Two's complement words (mod 2^(64 size)) times a signed factor, and their sum.
+Words signed_times(Words x, std::int64_t f) {
+  const bool negative = f < 0;
+  const std::uint64_t u = negative ? 0ull - std::uint64_t(f) : std::uint64_t(f);
+  x = times(std::move(x), u);
+  if (negative) {
+    std::uint64_t carry = 1;
+    for (std::uint64_t& w : x) w = ~w + carry, carry = carry && w == 0;
+  }
+  return x;
+}
+
 }  // namespace
+
+namespace detail {
+
+std::string exact_value_text(const std::uint64_t* x, int limbs, std::int64_t alpha, std::int64_t beta,
+                             std::int64_t c0) {
+  // Six words beyond X's: alpha X and beta c0 (|alpha|, |beta| <= 2^53) fit with room.
+  const std::size_t size = std::size_t(std::max(limbs, 1)) + 6;
+  const bool x_negative = limbs > 0 && std::int64_t(x[limbs - 1]) < 0;
+  Words v(size, x_negative ? ~0ull : 0ull);
+  for (int w = 0; w < limbs; ++w) v[std::size_t(w)] = x[w];
+  v = signed_times(std::move(v), alpha);
+  v.resize(size);
+  Words c(size, c0 < 0 ? ~0ull : 0ull);
+  c[0] = std::uint64_t(c0);
+  c = signed_times(std::move(c), beta);
+  c.resize(size);
+  std::uint64_t carry = 0;
+  for (std::size_t w = 0; w < size; ++w) {
+    const uint128_t s = uint128_t(v[w]) + c[w] + carry;
+    v[w] = std::uint64_t(s);
+    carry = std::uint64_t(s >> 64);
+  }
+  const bool negative = std::int64_t(v.back()) < 0;
+  if (negative) {
+    std::uint64_t one = 1;
+    for (std::uint64_t& w : v) w = ~w + one, one = one && w == 0;
+  }
+  return (negative ? "-" : "") + decimal(v);
+}
+
+}  // namespace detail
 
 std::string ExactPlan::describe() const {
   char bound_text[32];

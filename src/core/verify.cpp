@@ -653,13 +653,13 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
 }
 
 // The full check of an integer result: every entry equal to the exact one.
-template <class T>
-VerifyResult verify_full_integer(const GemmProblem& p, const T* c0) {
+template <class T, class CT>
+VerifyResult verify_full_integer(const GemmProblem& p, const CT* c0) {
   VerifyResult result;
   result.method = VerifyMode::full;
   result.check = "full, exact 128-bit reference";
   result.guarantee = "every entry equals the exact product";
-  const auto* got = static_cast<const T*>(p.c);
+  const auto* got = static_cast<const CT*>(p.c);
   const std::int64_t m = p.m, n = p.n, block = std::min(block_rows(p), std::max<std::int64_t>(m, 1));
   std::vector<int128_t> exact(static_cast<std::size_t>(block * n));
   Norm2 diff, ref;
@@ -673,14 +673,14 @@ VerifyResult verify_full_integer(const GemmProblem& p, const T* c0) {
   };
   for (std::int64_t i0 = 0; i0 < m; i0 += block) {
     const std::int64_t i1 = std::min(m, i0 + block);
-    const auto [oi, oj] = exact_rows<T, T>(p, c0, i0, i1, exact.data());
+    const auto [oi, oj] = exact_rows<T, CT>(p, c0, i0, i1, exact.data());
     if (oi >= 0) return overflow(entry_name(oi, oj) + " overflows 128-bit integers");
     for (std::int64_t i = i0; i < i1; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
         const int128_t x = exact[(i - i0) * n + j], g = got[i * p.ldc + j];
-        if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max())
+        if (x < std::numeric_limits<CT>::min() || x > std::numeric_limits<CT>::max())
           return overflow(entry_name(i, j) + " is " + to_string(x) + ", which does not fit " +
-                          std::string(dtype_name(p.dtype)));
+                          std::string(dtype_name(p.c_dtype())));
         diff.add(static_cast<double>(g - x));
         ref.add(static_cast<double>(x));
         if (g != x && mismatches++ == 0) fi = i, fj = j, first_expected = x;
@@ -1004,7 +1004,7 @@ VerifyResult verify_modular(const GemmProblem& p, const CT* c0, std::uint64_t se
     if constexpr (std::is_integral_v<CT>) {
       if (expected < std::numeric_limits<CT>::min() || expected > std::numeric_limits<CT>::max())
         return failed("numeric overflow: the exact result at " + entry_name(first, j) + " is " +
-                      to_string(expected) + ", which does not fit " + std::string(dtype_name(p.dtype)) +
+                      to_string(expected) + ", which does not fit " + std::string(dtype_name(p.c_dtype())) +
                       rows_differ);
       if (got[first * p.ldc + j] != expected)
         return failed("entry " + entry_name(first, j) + " is " + to_string(got[first * p.ldc + j]) +
@@ -1023,17 +1023,82 @@ VerifyResult verify_modular(const GemmProblem& p, const CT* c0, std::uint64_t se
                 "modulo a prime" + rows_differ);
 }
 
+// An exact result held as `limbs` words of two's complement per entry, modulo 2^bits - 1:
+// 2^(64 w) is 2^(64 w mod bits) there, and a negative value is its words' value minus 2^(64 limbs).
+std::uint64_t residue_of_limbs(const std::uint64_t* x, int limbs, int bits) {
+  uint128_t acc = 0;
+  for (int w = 0; w < limbs; ++w)
+    acc += uint128_t(mersenne_reduce(x[w], bits)) << ((64 * w) % bits);  // < limbs 2^122
+  std::uint64_t r = mersenne_reduce(acc, bits);
+  if (std::int64_t(x[limbs - 1]) < 0) {
+    const std::uint64_t m = (std::uint64_t{1} << bits) - 1, wrap = std::uint64_t{1} << ((64 * limbs) % bits);
+    r = mersenne_reduce(uint128_t(r) + m - wrap, bits);
+  }
+  return r;
+}
+
+template <class T, class CT>
+VerifyResult verify_limbs_typed(const GemmProblem& p, const CT* c0, const std::uint64_t* words, std::int64_t ld,
+                                int limbs, std::uint64_t seed) {
+  VerifyResult result;
+  result.method = VerifyMode::exact;
+  result.check = "exact, modular Freivalds on the limbs: 3 rounds mod 2^61-1 and 3 mod 2^31-1";
+  result.guarantee = "every entry equals the exact product, except with probability below 2^-92";
+  const std::int64_t m = p.m, n = p.n;
+  std::vector<std::uint64_t> x(static_cast<std::size_t>(n * kLanes));
+  std::uint64_t state = seed;
+  for (std::size_t e = 0; e < x.size(); ++e)
+    x[e] = splitmix(state) % ((std::uint64_t{1} << lane_bits(int(e % kLanes))) - 1);
+  std::vector<std::uint64_t> cx(static_cast<std::size_t>(m * kLanes));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < m; ++i) {
+    uint128_t acc[kLanes] = {};
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::uint64_t* e = words + (i * ld + j) * limbs;
+      const std::uint64_t r61 = residue_of_limbs(e, limbs, 61), r31 = residue_of_limbs(e, limbs, 31);
+      for (int t = 0; t < kLanes; ++t) acc[t] += uint128_t(t < kRounds ? r61 : r31) * x[j * kLanes + t];
+      if (j % 32 == 31)
+        for (int t = 0; t < kLanes; ++t) acc[t] = mersenne_reduce(acc[t], lane_bits(t));
+    }
+    for (int t = 0; t < kLanes; ++t) cx[i * kLanes + t] = mersenne_reduce(acc[t], lane_bits(t));
+  }
+  std::vector<std::uint64_t> abx(static_cast<std::size_t>(m * kLanes), 0), c0x(abx.size(), 0);
+  if (p.alpha != 0)
+    abx = op_times_mod(static_cast<const T*>(p.a), p.trans_a, p.a_rows(), p.a_cols(), p.lda,
+                       op_times_mod(static_cast<const T*>(p.b), p.trans_b, p.b_rows(), p.b_cols(), p.ldb, x));
+  if (p.beta != 0) c0x = op_times_mod(c0, false, m, n, p.ldc, x);
+  std::int64_t wrong_rows = 0, first = -1;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (int t = 0; t < kLanes; ++t) {
+      const int bits = lane_bits(t);
+      const auto at = static_cast<std::size_t>(i * kLanes + t);
+      const std::uint64_t expected = mersenne_reduce(
+          uint128_t(residue_of(p.alpha, bits)) * abx[at] + uint128_t(residue_of(p.beta, bits)) * c0x[at], bits);
+      if (cx[at] != expected) {
+        if (wrong_rows++ == 0) first = i;
+        break;
+      }
+    }
+  if (first >= 0) {
+    result.passed = false;
+    result.error = kInfinity;
+    result.detail = "row " + std::to_string(first) + " of C x differs from alpha A (B x) + beta C0 x modulo a prime (" +
+                    std::to_string(wrong_rows) + " of " + std::to_string(m) + " rows differ)";
+  }
+  return result;
+}
+
 // With no verification asked for, integer products are still screened for overflow: a cheap
 // bound on each row, and where it reaches the dtype's range, the exact modular check.
-template <class T>
-VerifyResult screen_overflow(const GemmProblem& p, const T* c0, std::uint64_t seed) {
+template <class T, class CT>
+VerifyResult screen_overflow(const GemmProblem& p, const CT* c0, std::uint64_t seed) {
   VerifyResult result;
   result.check = "none (integer overflow screened)";
-  result.guarantee = "not verified; no entry of the exact product exceeds " + std::string(dtype_name(p.dtype));
-  const double limit = static_cast<double>(std::numeric_limits<T>::max());
-  const std::vector<double> bound = row_bounds<T, T>(p, c0);
+  result.guarantee = "not verified; no entry of the exact product exceeds " + std::string(dtype_name(p.c_dtype()));
+  const double limit = static_cast<double>(std::numeric_limits<CT>::max());
+  const std::vector<double> bound = row_bounds<T, CT>(p, c0);
   if (std::all_of(bound.begin(), bound.end(), [&](double b) { return b < limit; })) return result;
-  VerifyResult exact = verify_modular<T, T>(p, c0, seed);
+  VerifyResult exact = verify_modular<T, CT>(p, c0, seed);
   if (exact.passed) return result;
   exact.method = VerifyMode::none;
   return exact;
@@ -1056,10 +1121,10 @@ VerifyResult verify_typed(const GemmProblem& p, const void* c_before, VerifyMode
   const auto* c0 = static_cast<const CT*>(c_before);
   const bool cheap = double(p.m) * double(p.n) * double(p.k) <= kFullVerifyLimit;
   if constexpr (std::is_integral_v<T>) {
-    if (mode == VerifyMode::none) return screen_overflow<T>(p, c0, seed);
+    if (mode == VerifyMode::none) return screen_overflow<T, CT>(p, c0, seed);
     if (mode == VerifyMode::full || (mode == VerifyMode::automatic && cheap))
-      return verify_full_integer<T>(p, c0);
-    return verify_modular<T, T>(p, c0, seed);
+      return verify_full_integer<T, CT>(p, c0);
+    return verify_modular<T, CT>(p, c0, seed);
   } else {
     if (mode == VerifyMode::none) return {};
     const bool integer_data = integer_valued_typed<T, CT>(p, c0);
@@ -1084,6 +1149,8 @@ decltype(auto) visit_problem(const GemmProblem& p, F&& f) {
   return visit_storage(p.dtype, [&]<class T>(std::type_identity<T>) {
     if constexpr (!std::is_integral_v<T>)
       if (p.c_dtype() != p.dtype) return f.template operator()<T, float>();  // f16/bf16 in, f32 C
+    if constexpr (std::is_same_v<T, std::int32_t>)
+      if (p.c_dtype() == DType::i64) return f.template operator()<T, std::int64_t>();  // i32 in, i64 C
     return f.template operator()<T, T>();
   });
 }
@@ -1158,6 +1225,19 @@ std::vector<int128_t> reference_gemm_exact(const GemmProblem& problem, const voi
     }
   });
   return out;
+}
+
+VerifyResult verify_limbs(const GemmProblem& problem, const void* c_before, const std::uint64_t* words,
+                          std::int64_t ld, int limbs, std::uint64_t seed) {
+  check_problem(problem, c_before, "verify_limbs");
+  if (!is_integer(problem.dtype) || problem.layout != Layout::row_major || limbs < 1 || ld < problem.n)
+    fail(ErrorCategory::usage, "verify_limbs: a row-major integer problem and limbs >= 1, ld >= n");
+  return visit_problem(problem, [&]<class T, class CT>() {
+    if constexpr (std::is_integral_v<T>)
+      return verify_limbs_typed<T, CT>(problem, static_cast<const CT*>(c_before), words, ld, limbs, seed);
+    else
+      return VerifyResult{};
+  });
 }
 
 bool integer_valued(const GemmProblem& problem, const void* c_before) {

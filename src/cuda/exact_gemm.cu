@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "core/exact_text.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
@@ -35,9 +37,10 @@ std::size_t aligned(std::size_t bytes) { return (bytes + kWorkspaceAlignment - 1
 constexpr std::int64_t kMaxRows = 65535 * 64;
 
 // The first 256 bytes of the workspace: the report's key (the first overflowing entry's
-// index in the caller's row-major order; all ones: none), then max |A| and max |B|.
+// index in the caller's row-major order; all ones: none), max |A|, max |B|, and the words
+// per entry of the rebuilt product (the epilogue's `limbs`).
 struct ReportWords {
-  unsigned long long key, max_a, max_b;
+  unsigned long long key, max_a, max_b, limbs;
 };
 
 // The modular GEMM of the first `moduli` primes on the planes of a workspace (pointers null
@@ -61,7 +64,8 @@ struct Regions {
   std::size_t a = 0, b = 0, c = 0, words = 0, gemm = 0, total = 0;
 };
 
-Regions regions(const Context& ctx, const GemmProblem& p) {
+// Without a context, everything but the modular GEMM's part (and the total).
+Regions regions(const Context* ctx, const GemmProblem& p) {
   const ExactPlan worst = worst_case_exact_plan(p.dtype, p.k);
   Regions r;
   r.moduli = worst.moduli;
@@ -73,7 +77,8 @@ Regions regions(const Context& ctx, const GemmProblem& p) {
   r.c = at, at += aligned(q * std::size_t(p.m) * np);
   r.words = at, at += aligned(std::size_t(p.m) * std::size_t(p.n) * std::size_t(worst.limbs) * 8);
   r.gemm = at;
-  if (worst.moduli > 0) at += aligned(modular_gemm_workspace_bytes(ctx, modular_problem(p, worst.moduli, nullptr, nullptr, nullptr)));
+  if (worst.moduli > 0 && ctx)
+    at += aligned(modular_gemm_workspace_bytes(*ctx, modular_problem(p, worst.moduli, nullptr, nullptr, nullptr)));
   r.total = at;
   return r;
 }
@@ -96,8 +101,9 @@ std::optional<std::string> exact_rejects(const GemmProblem& p) {
     return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported (i32 and i64 are)";
   if (p.c_dtype() != p.dtype && !(p.dtype == DType::i32 && p.c_dtype() == DType::i64))
     return "C in " + std::string(dtype_name(p.c_dtype())) + " is not supported";
-  if (p.k > int8_k_limit())
-    return "k = " + std::to_string(p.k) + " exceeds " + std::to_string(int8_k_limit()) +
+  // The int8 GEMMs run on k rounded up to 16 (zero columns).
+  if (padded16(p.k) > int8_k_limit())
+    return "k = " + std::to_string(p.k) + " exceeds " + std::to_string(int8_k_limit() / 16 * 16) +
            ", the most that int32 sums of int8 products hold";
   if (p.m > kMaxRows || p.n > kMaxRows)
     return "more than " + std::to_string(kMaxRows) + " rows or columns";
@@ -173,7 +179,7 @@ void check_exact_problem(const Context& ctx, const GemmProblem& problem, const E
 std::size_t exact_integer_gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem) {
   const GemmProblem p = as_row_major(problem);
   if (auto why = exact_rejects(p)) fail(ErrorCategory::usage, "exact integer GEMM of " + problem.shape_string() + ": " + *why);
-  return regions(ctx, p).total;
+  return regions(&ctx, p).total;
 }
 
 ExactPlan exact_integer_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace,
@@ -182,7 +188,7 @@ ExactPlan exact_integer_gemm(Context& ctx, const GemmProblem& problem, Stream st
     fail(ErrorCategory::usage, "exact integer GEMM runs on the CUDA backend, not in a CPU context");
   check_exact_problem(ctx, problem, limbs_out);
   const GemmProblem p = as_row_major(problem);
-  const Regions r = regions(ctx, p);
+  const Regions r = regions(&ctx, p);
   if (workspace.bytes < r.total)
     fail(ErrorCategory::usage, "exact integer GEMM of " + problem.shape_string() + " needs " +
                                    std::to_string(r.total) + " bytes of workspace, " +
@@ -246,7 +252,12 @@ ExactPlan exact_integer_gemm(Context& ctx, const GemmProblem& problem, Stream st
     crt.out = reinterpret_cast<std::uint64_t*>(base + r.words);
     crt.ld_out = p.n;
     crt.limbs = plan.limbs;
+    // Limbs out of AB itself: the rebuild writes them there (sign-extended to the caller's
+    // words), and no epilogue runs.
+    const bool direct = limbs_out && p.alpha == 1 && p.beta == 0;
+    if (direct) crt.out = limbs_out->words, crt.ld_out = limbs_out->ld, crt.limbs = limbs_out->limbs;
     crt_rebuild(ctx, crt, stream);
+    if (direct) return plan;
     limbs = plan.limbs;
   }
 
@@ -264,13 +275,40 @@ ExactGemmReport exact_gemm_report(const GemmProblem& problem, Stream stream, Wor
   if (problem.m == 0 || problem.n == 0) return report;
   if (!workspace.data || workspace.bytes < sizeof(ReportWords))
     fail(ErrorCategory::usage, "exact_gemm_report: the workspace holds no report");
-  unsigned long long key = 0;
-  GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(&key, workspace.data, sizeof key, cudaMemcpyDeviceToHost, stream));
+  ReportWords words{};
+  GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(&words, workspace.data, sizeof words, cudaMemcpyDeviceToHost, stream));
   GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (key == ~0ull) return report;
+  if (words.key == ~0ull) return report;
   // The key is the entry's index in the caller's C, row-major: i * N + j.
-  report.overflow_row = std::int64_t(key / std::uint64_t(problem.n));
-  report.overflow_col = std::int64_t(key % std::uint64_t(problem.n));
+  report.overflow_row = std::int64_t(words.key / std::uint64_t(problem.n));
+  report.overflow_col = std::int64_t(words.key % std::uint64_t(problem.n));
+  // Its value: alpha X + beta C0 from the rebuilt X (row-major form: C^T's entry (col, row)
+  // for a column-major C) and C0, which the epilogue did not overwrite there.
+  const GemmProblem p = as_row_major(problem);
+  const bool col = problem.layout == Layout::col_major;
+  const std::int64_t i = col ? report.overflow_col : report.overflow_row, j = col ? report.overflow_row : report.overflow_col;
+  const int limbs = int(words.limbs);
+  std::uint64_t x[cuda::kernels::kExactWords] = {};
+  if (limbs > 0 && limbs <= cuda::kernels::kExactWords)
+    GEMMKIT_CUDA_CHECK(cudaMemcpy(x, static_cast<const unsigned char*>(workspace.data) + regions(nullptr, p).words +
+                                         std::size_t((i * p.n + j) * limbs) * 8,
+                                  std::size_t(limbs) * 8, cudaMemcpyDeviceToHost));
+  std::int64_t c0 = 0;
+  if (p.beta != 0) {
+    const std::size_t size = dtype_size(p.c_dtype());
+    unsigned char bytes[8] = {};
+    GEMMKIT_CUDA_CHECK(cudaMemcpy(bytes, static_cast<const unsigned char*>(p.c) + std::size_t(i * p.ldc + j) * size,
+                                  size, cudaMemcpyDeviceToHost));
+    if (size == 4) {
+      std::int32_t v;
+      std::memcpy(&v, bytes, 4);
+      c0 = v;
+    } else {
+      std::memcpy(&c0, bytes, 8);
+    }
+  }
+  report.value = detail::exact_value_text(x, limbs <= cuda::kernels::kExactWords ? limbs : 0,
+                                          std::int64_t(p.alpha), std::int64_t(p.beta), c0);
   return report;
 }
 
@@ -278,8 +316,8 @@ namespace {
 
 std::string overflow_message(const GemmProblem& problem, const ExactGemmReport& report) {
   return "numeric overflow: the exact result at (" + std::to_string(report.overflow_row) + ", " +
-         std::to_string(report.overflow_col) + ") does not fit " + std::string(dtype_name(problem.c_dtype())) +
-         " (exact integer GEMM " + problem.shape_string() + "; use --out-dtype i64 or exact)";
+         std::to_string(report.overflow_col) + ") is " + report.value + ", which does not fit " +
+         std::string(dtype_name(problem.c_dtype()));
 }
 
 }  // namespace

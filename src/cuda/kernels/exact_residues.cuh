@@ -176,7 +176,7 @@ __device__ __forceinline__ void words_add(std::uint64_t (&x)[kExactWords], const
 // out_words + (i * ld_out + j) * out_limbs), exact by the caller's choice of out_limbs.
 // Else to c as CT when it fits; the first entry that does not fit, in the caller's
 // row-major order (key i * cols + j, or j * rows + i when the caller's C is column-major,
-// i.e. this is its transpose), goes to *report by atomicMin.
+// i.e. this is its transpose), goes to report[0] by atomicMin; report[3] gets `limbs`.
 template <class CT, bool ToLimbs>
 __global__ void __launch_bounds__(256) exact_epilogue(const std::uint64_t* __restrict__ x, int limbs,
                                                       std::int64_t rows, std::int64_t cols, long long alpha,
@@ -185,6 +185,7 @@ __global__ void __launch_bounds__(256) exact_epilogue(const std::uint64_t* __res
                                                       int out_limbs, bool key_transposed,
                                                       unsigned long long* report) {
   const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j == 0 && blockIdx.y == 0) report[3] = static_cast<unsigned long long>(limbs);  // for the host's message
   if (j >= cols) return;
   for (std::int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
     std::uint64_t y[kExactWords];
