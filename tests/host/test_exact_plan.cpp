@@ -6,9 +6,11 @@
 
 #include <random>
 
+#include "core/exact_text.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
 #include "gemmkit/registry.hpp"
+#include "gemmkit/verify.hpp"
 
 namespace gemmkit {
 namespace {
@@ -148,6 +150,73 @@ TEST(ExactValidation, CpuKernelsRefuseWiderOutputsClearly) {
   }
   Context cpu(Backend::cpu);
   EXPECT_THROW(choose_gemm_kernel(cpu, p), Error);
+}
+
+}  // namespace
+}  // namespace gemmkit
+
+namespace gemmkit {
+namespace {
+
+// Two's complement words of an mpz value.
+std::vector<std::uint64_t> words_of(mpz_class v, int limbs) {
+  mpz_class m = 1;
+  m <<= 64 * limbs;
+  if (v < 0) v += m;
+  std::vector<std::uint64_t> w(std::size_t(limbs), 0);
+  for (int i = 0; i < limbs; ++i) {
+    const mpz_class low = v & mpz_class("18446744073709551615");
+    w[std::size_t(i)] = std::uint64_t(mpz_get_ui(mpz_class(low >> 32).get_mpz_t())) << 32 |
+                        std::uint64_t(mpz_get_ui(mpz_class(low & 0xffffffffu).get_mpz_t()));
+    v >>= 64;
+  }
+  return w;
+}
+
+TEST(ExactText, ValuesOfOverflowMessagesAgainstGmp) {
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 500; ++trial) {
+    const int limbs = 1 + int(rng() % 4);
+    mpz_class x = 0;
+    for (int i = 0; i < limbs; ++i) x = (x << 64) + mpz_of(rng());
+    x >>= 1 + int(rng() % 8);  // keep the sign bit free
+    if (rng() % 2) x = -x;
+    const std::int64_t alpha = std::int64_t(rng() >> 11) * (rng() % 2 ? -1 : 1);
+    const std::int64_t beta = trial % 3 ? std::int64_t(rng() >> 12) * (rng() % 2 ? -1 : 1) : 0;
+    const std::int64_t c0 = std::int64_t(rng());
+    const std::vector<std::uint64_t> w = words_of(x, limbs);
+    const mpz_class want = x * mpz_class(std::to_string(alpha)) + mpz_class(std::to_string(beta)) * mpz_class(std::to_string(c0));
+    EXPECT_EQ(detail::exact_value_text(w.data(), limbs, alpha, beta, c0), want.get_str()) << trial;
+  }
+  EXPECT_EQ(detail::exact_value_text(nullptr, 0, 1, -3, 5), "-15");
+}
+
+TEST(ExactVerify, LimbsPassWhenExactAndFailWhenOneEntryIsOff) {
+  // A 9 x 7 x 5 i64 problem with entries near 2^62: results beyond 128 bits.
+  std::mt19937_64 rng(11);
+  std::vector<std::int64_t> a(9 * 5), b(5 * 7), c0(9 * 7);
+  for (auto& x : a) x = std::int64_t(rng() >> 1) * (rng() % 2 ? -1 : 1);
+  for (auto& x : b) x = std::int64_t(rng() >> 1) * (rng() % 2 ? -1 : 1);
+  for (auto& x : c0) x = std::int64_t(rng());
+  GemmProblem p;
+  p.dtype = DType::i64;
+  p.m = 9, p.n = 7, p.k = 5, p.a = a.data(), p.lda = 5, p.b = b.data(), p.ldb = 7, p.c = c0.data(), p.ldc = 7;
+  p.alpha = -3, p.beta = 2;
+  const int limbs = exact_output_limbs(p);
+  std::vector<std::uint64_t> words;
+  for (std::int64_t i = 0; i < 9; ++i)
+    for (std::int64_t j = 0; j < 7; ++j) {
+      mpz_class s = 0;
+      for (std::int64_t l = 0; l < 5; ++l)
+        s += mpz_class(std::to_string(a[std::size_t(i * 5 + l)])) * mpz_class(std::to_string(b[std::size_t(l * 7 + j)]));
+      s = s * -3 + mpz_class(std::to_string(c0[std::size_t(i * 7 + j)])) * 2;
+      for (std::uint64_t w : words_of(s, limbs)) words.push_back(w);
+    }
+  EXPECT_TRUE(verify_limbs(p, c0.data(), words.data(), 7, limbs).passed);
+  words[std::size_t((4 * 7 + 3) * limbs + 1)] ^= 1;  // entry (4, 3) off by 2^64
+  const VerifyResult r = verify_limbs(p, c0.data(), words.data(), 7, limbs);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.detail.find("row 4"), std::string::npos) << r.detail;
 }
 
 }  // namespace
