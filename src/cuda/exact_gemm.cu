@@ -2,6 +2,7 @@
 // operands modulo enough int8 primes, one modular int8 GEMM per prime (modular_gemm), the
 // Chinese remainder rebuild (crt_rebuild) and an epilogue in multi-word integers. Why each
 // step is exact: docs/exact.md.
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -77,8 +78,10 @@ Regions regions(const Context* ctx, const GemmProblem& p) {
   r.c = at, at += aligned(q * std::size_t(p.m) * np);
   r.words = at, at += aligned(std::size_t(p.m) * std::size_t(p.n) * std::size_t(worst.limbs) * 8);
   r.gemm = at;
+  // The int8 GEMMs' scratch: modular_gemm's, or cuBLAS's for the digit slices' plain GEMMs.
   if (worst.moduli > 0 && ctx)
-    at += aligned(modular_gemm_workspace_bytes(*ctx, modular_problem(p, worst.moduli, nullptr, nullptr, nullptr)));
+    at += aligned(std::max(modular_gemm_workspace_bytes(*ctx, modular_problem(p, worst.moduli, nullptr, nullptr, nullptr)),
+                           cuda::cublas_workspace_bytes(*ctx)));
   r.total = at;
   return r;
 }
@@ -217,7 +220,11 @@ ExactPlan exact_integer_gemm(Context& ctx, const GemmProblem& problem, Stream st
     unsigned long long maxima[2] = {0, 0};
     GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(maxima, &words->max_a, sizeof maxima, cudaMemcpyDeviceToHost, stream));
     GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    plan = plan_exact_gemm(maxima[0], maxima[1], p.k, /*digits_allowed=*/false);
+    plan = plan_exact_gemm(maxima[0], maxima[1], p.k);
+    // Digit slices keep their int32 products in the residue planes' room (sized for the
+    // worst plan's moduli): 4 bytes an entry per pair of digits.
+    if (plan.method == ExactPlan::Method::digits && 4 * plan.gemms > r.moduli)
+      plan = plan_exact_gemm(maxima[0], maxima[1], p.k, /*digits_allowed=*/false);
   }
 
   // 2-4. Residues, one modular GEMM per prime, the CRT rebuild into `limbs` words an entry.
@@ -257,6 +264,46 @@ ExactPlan exact_integer_gemm(Context& ctx, const GemmProblem& problem, Stream st
     const bool direct = limbs_out && p.alpha == 1 && p.beta == 0;
     if (direct) crt.out = limbs_out->words, crt.ld_out = limbs_out->ld, crt.limbs = limbs_out->limbs;
     crt_rebuild(ctx, crt, stream);
+    if (direct) return plan;
+    limbs = plan.limbs;
+  }
+
+  // 2-4 for digit slices: digits of the operands, one plain int8 GEMM per pair of digits
+  // (int32 sums, exact for k <= 131071), the pairs summed with their weights.
+  if (plan.method == ExactPlan::Method::digits) {
+    if (plan.limbs > r.limbs) fail(ErrorCategory::internal, "exact GEMM digit plan beyond its dtype's worst case");
+    auto* a_planes = reinterpret_cast<std::int8_t*>(base + r.a);
+    auto* b_planes = reinterpret_cast<std::int8_t*>(base + r.b);
+    auto* products = reinterpret_cast<int*>(base + r.c);
+    const ModuliTable none{};
+    if (i64) {
+      launch_planes<std::int64_t, PlaneKind::digits>(p.a, p.trans_a, p.lda, p.m, p.k, a_planes, plan.digits_a, none, stream);
+      launch_planes<std::int64_t, PlaneKind::digits>(p.b, !p.trans_b, p.ldb, p.n, p.k, b_planes, plan.digits_b, none, stream);
+    } else {
+      launch_planes<std::int32_t, PlaneKind::digits>(p.a, p.trans_a, p.lda, p.m, p.k, a_planes, plan.digits_a, none, stream);
+      launch_planes<std::int32_t, PlaneKind::digits>(p.b, !p.trans_b, p.ldb, p.n, p.k, b_planes, plan.digits_b, none, stream);
+    }
+    const std::int64_t kp = padded16(p.k), np = padded16(p.n);
+    {
+      // D_ab (m x n row-major, ld np) = A_a B_b: column-major to cuBLAS, D^T = B_b^T^T A_a^T,
+      // B_b^T and A_a stored K-major: "TN", the layout of its int8 tensor-core kernels.
+      const cuda::CublasCall call(ctx, stream, Workspace{base + r.gemm, r.total - r.gemm});
+      const int one = 1, zero = 0;
+      for (int da = 0; da < plan.digits_a; ++da)
+        for (int db = 0; db < plan.digits_b; ++db)
+          GEMMKIT_CUBLAS_CHECK(cublasGemmEx(call.get(), CUBLAS_OP_T, CUBLAS_OP_N, int(p.n), int(p.m), int(kp), &one,
+                                            b_planes + std::int64_t(db) * p.n * kp, CUDA_R_8I, int(kp),
+                                            a_planes + std::int64_t(da) * p.m * kp, CUDA_R_8I, int(kp), &zero,
+                                            products + std::int64_t(da * plan.digits_b + db) * p.m * np, CUDA_R_32I,
+                                            int(np), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+    }
+    const bool direct = limbs_out && p.alpha == 1 && p.beta == 0;
+    std::uint64_t* out = direct ? limbs_out->words : reinterpret_cast<std::uint64_t*>(base + r.words);
+    const dim3 grid(unsigned(ceil_div(p.n, 256)), unsigned(std::min<std::int64_t>(p.m, 65535)));
+    cuda::kernels::exact_digits_combine<<<grid, 256, 0, stream>>>(products, plan.digits_a, plan.digits_b, p.m * np, np,
+                                                                  p.m, p.n, out, direct ? limbs_out->ld : p.n,
+                                                                  direct ? limbs_out->limbs : plan.limbs);
+    cuda::check_launch("exact_digits_combine");
     if (direct) return plan;
     limbs = plan.limbs;
   }

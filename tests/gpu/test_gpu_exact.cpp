@@ -270,6 +270,51 @@ TEST(GpuExact, AlphaAndBeta) {
   expect_exact_c(k0, "i32 k = 0, beta -3");
 }
 
+TEST(GpuExact, SmallEntriesRunAsDigitSlices) {
+  SKIP_WITHOUT_DEVICE();
+  std::uint64_t seed = 600;
+  struct Small {
+    std::int64_t a_limit, b_limit;
+    int digits_a, digits_b;
+  };
+  // |a|, |b| <= 127: one int8 GEMM of the values themselves; 128 needs a second digit of A.
+  for (const Small sm : {Small{127, 127, 1, 1}, Small{128, 127, 2, 1}, Small{9, 9, 1, 1}})
+    for (const Shape s : {Shape{1, 1, 1}, Shape{65, 33, 17}, Shape{130, 257, 3001}})
+      for (bool ta : {false, true})
+        for (Layout layout : {Layout::row_major, Layout::col_major}) {
+          const std::string what = "digits " + std::to_string(sm.a_limit) + " " + label(s, ta, !ta, layout);
+          HostProblem<std::int64_t> h(s.m, s.n, s.k, ta, !ta, layout);
+          h.fill(seed++, sm.a_limit, sm.b_limit);
+          h.A(0, 0) = std::int64_t(-sm.a_limit);  // the extremes present
+          h.B(0, 0) = std::int64_t(sm.b_limit);
+          const int limbs = exact_output_limbs(h.p);
+          const std::int64_t rows = h.col ? h.p.n : h.p.m, cols = h.col ? h.p.m : h.p.n;
+          std::vector<std::uint64_t> words(std::size_t(rows * cols * limbs));
+          const ExactLimbsOut out{words.data(), cols, limbs};
+          const ExactPlan plan = exact_integer_gemm(h.p, &out);
+          // k = 1 needs so few primes that residues win there.
+          const ExactPlan want = plan_exact_gemm(std::uint64_t(sm.a_limit), std::uint64_t(sm.b_limit), s.k);
+          EXPECT_EQ(want.method, s.k > 1 ? ExactPlan::Method::digits : want.method) << what;
+          EXPECT_EQ(plan.method, want.method) << what << ": " << plan.describe();
+          if (want.method == ExactPlan::Method::digits) {
+            EXPECT_EQ(plan.digits_a, sm.digits_a) << what;
+            EXPECT_EQ(plan.digits_b, sm.digits_b) << what;
+          }
+          std::int64_t wrong = 0;
+          for (std::int64_t i = 0; i < h.p.m; ++i)
+            for (std::int64_t j = 0; j < h.p.n; ++j) {
+              const std::int64_t r = h.col ? j : i, c = h.col ? i : j;
+              wrong += !(Wide::of_limbs(&words[std::size_t((r * cols + c) * limbs)], limbs) == h.expected(i, j));
+            }
+          EXPECT_EQ(wrong, 0) << what;
+          // Into i32 C with alpha and beta, through the registry.
+          HostProblem<std::int32_t> g(s.m, s.n, s.k, ta, !ta, layout);
+          g.p.alpha = -2, g.p.beta = 3;
+          g.fill(seed++, sm.a_limit, sm.b_limit, 1000);
+          expect_exact_c(g, what + " into i32");
+        }
+}
+
 // Small entries everywhere; op(A)(5, 3) op(B)(3, 7) and op(A)(9, 1) op(B)(1, 2) too large for
 // i32 (row 3 and row 1 of op(B) zero elsewhere, so nothing else overflows): the first in
 // row-major order is (5, 7).

@@ -170,6 +170,45 @@ __device__ __forceinline__ void words_add(std::uint64_t (&x)[kExactWords], const
   }
 }
 
+// Digit slices: X = sum over digit pairs (a, b) of D_ab 256^(a + b), D_ab (int32, plane
+// a * db + b at d + (a * db + b) * plane_stride, row-major rows x cols, leading dimension ld)
+// the product of digit a of op(A) and digit b of op(B). Into `limbs` words an entry at
+// out + (i * ld_out + j) * limbs (the CRT's format), exact: `limbs` holds every |X| <= the
+// bound, and the sums are formed in kExactWords words.
+__global__ void __launch_bounds__(256) exact_digits_combine(const int* __restrict__ d, int da, int db,
+                                                            std::int64_t plane_stride, std::int64_t ld,
+                                                            std::int64_t rows, std::int64_t cols,
+                                                            std::uint64_t* __restrict__ out, std::int64_t ld_out,
+                                                            int limbs) {
+  const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= cols) return;
+  for (std::int64_t i = blockIdx.y; i < rows; i += gridDim.y) {
+    std::uint64_t x[kExactWords] = {};
+    for (int a = 0; a < da; ++a)
+      for (int b = 0; b < db; ++b) {
+        const long long v = d[std::int64_t(a * db + b) * plane_stride + i * ld + j];
+        // v 2^s as words: bits s .. s + 63 hold v (sign-extended above), s = 8 (a + b) < 64 * 2.
+        const int s = 8 * (a + b), w0 = s / 64, sh = s % 64;
+        const std::uint64_t ext = v < 0 ? ~0ull : 0ull;
+        std::uint64_t y[kExactWords];
+#pragma unroll
+        for (int w = 0; w < kExactWords; ++w) {
+          if (w < w0) y[w] = 0;
+          else if (w == w0) y[w] = static_cast<std::uint64_t>(v) << sh;
+          else if (w == w0 + 1) y[w] = sh ? static_cast<std::uint64_t>(v >> (64 - sh)) : ext;
+          else y[w] = ext;
+        }
+        words_add(x, y);
+      }
+    std::uint64_t* o = out + (i * ld_out + j) * limbs;
+    const std::uint64_t ext = static_cast<long long>(x[kExactWords - 1]) < 0 ? ~0ull : 0ull;
+#pragma unroll
+    for (int w = 0; w < kExactWords; ++w)
+      if (w < limbs) o[w] = x[w];
+    for (int w = kExactWords; w < limbs; ++w) o[w] = ext;
+  }
+}
+
 // C = alpha X + beta C0 for the rows x cols entries of X (`limbs` words each at
 // x + (i * cols + j) * limbs; limbs == 0: X = 0). C0 is c (CT, leading dimension ldc) when
 // beta != 0. ToLimbs: the result goes to out_words (out_limbs words per entry at
