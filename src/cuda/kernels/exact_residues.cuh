@@ -190,15 +190,17 @@ __global__ void __launch_bounds__(256) exact_digits_combine(const int* __restric
         // v 2^s as words: bits s .. s + 63 hold v (sign-extended above), s = 8 (a + b) < 64 * 2.
         const int s = 8 * (a + b), w0 = s / 64, sh = s % 64;
         const std::uint64_t ext = v < 0 ? ~0ull : 0ull;
-        std::uint64_t y[kExactWords];
+        const std::uint64_t lo = static_cast<std::uint64_t>(v) << sh;
+        const std::uint64_t hi = sh ? static_cast<std::uint64_t>(v >> (64 - sh)) : ext;
+        std::uint64_t carry = 0;
 #pragma unroll
         for (int w = 0; w < kExactWords; ++w) {
-          if (w < w0) y[w] = 0;
-          else if (w == w0) y[w] = static_cast<std::uint64_t>(v) << sh;
-          else if (w == w0 + 1) y[w] = sh ? static_cast<std::uint64_t>(v >> (64 - sh)) : ext;
-          else y[w] = ext;
+          const std::uint64_t y = w < w0 ? 0ull : w == w0 ? lo : w == w0 + 1 ? hi : ext;
+          const std::uint64_t s1 = x[w] + y;
+          const std::uint64_t c1 = s1 < y ? 1ull : 0ull;
+          x[w] = s1 + carry;
+          carry = c1 + (x[w] < s1 ? 1ull : 0ull);
         }
-        words_add(x, y);
       }
     std::uint64_t* o = out + (i * ld_out + j) * limbs;
     const std::uint64_t ext = static_cast<long long>(x[kExactWords - 1]) < 0 ? ~0ull : 0ull;
