@@ -4,6 +4,7 @@
 // the four transposes, padded and unaligned operands, alpha/beta.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -38,7 +39,8 @@ bool run_case(Context& ctx, const KernelEntry& entry, const I8Case& cs, std::uin
   SCOPED_TRACE(entry.name + " " + describe(cs));
   const std::int64_t a_rows = cs.trans_a ? cs.k : cs.m, a_cols = cs.trans_a ? cs.m : cs.k;
   const std::int64_t b_rows = cs.trans_b ? cs.n : cs.k, b_cols = cs.trans_b ? cs.k : cs.n;
-  const std::int64_t lda = a_cols + cs.pad, ldb = b_cols + cs.pad, ldc = cs.n + cs.pad;
+  const std::int64_t lda = std::max<std::int64_t>(a_cols, 1) + cs.pad, ldb = std::max<std::int64_t>(b_cols, 1) + cs.pad,
+                     ldc = cs.n + cs.pad;
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> byte(-128, 127), small(-1000, 1000);
   std::vector<std::int8_t> a(std::size_t(a_rows * lda + cs.offset)), b(std::size_t(b_rows * ldb + cs.offset));
