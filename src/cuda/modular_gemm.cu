@@ -14,6 +14,7 @@
 #include "cuda/context.hpp"
 #include "cuda/kernels/modular_reduce.cuh"
 #include "cuda/launch.hpp"
+#include "core/modular_validate.hpp"
 #include "cuda/modular.hpp"
 #include "gemmkit/modular.hpp"
 
@@ -24,6 +25,7 @@ std::size_t aligned_bytes(std::size_t bytes) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
+// A null pointer (a workspace query by shapes) counts as on 16 bytes, as cudaMalloc's are.
 bool on16(const void* ptr, std::int64_t ld, std::int64_t stride) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 16 == 0 && stride % 16 == 0;
 }
@@ -132,7 +134,7 @@ void run_cublas(Context& ctx, const cuda::ModularOperands& o, const Plan& l, Str
 }  // namespace
 
 std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
-  validate(p);
+  detail::validate_modular(p, false);
   if (ctx.backend() != Backend::cuda)
     fail(ErrorCategory::usage, "the modular int8 GEMM runs on the CUDA backend, not on a CPU context");
   if (p.m == 0 || p.n == 0 || p.k == 0 || p.moduli.empty()) return 0;
