@@ -21,8 +21,11 @@ void KernelEntry::run_batch(const GemmProblem& problem, const KernelLaunch& laun
 std::optional<std::string> KernelEntry::rejects(const GemmProblem& problem) const {
   if (!supports(problem.dtype))
     return "dtype " + std::string(dtype_name(problem.dtype)) + " is not supported";
+  // int8 inputs always come with int32 C (validate checks), which every int8 entry writes;
+  // i32 inputs with i64 C only for entries that say so.
   const bool wider_integer = problem.dtype == DType::i32 && problem.c_dtype() == DType::i64;
-  if (problem.c_dtype() != problem.dtype && !(wider_integer ? wider_integer_output : half_inputs_f32_output))
+  if (problem.c_dtype() != problem.dtype && problem.dtype != DType::i8 &&
+      !(wider_integer ? wider_integer_output : half_inputs_f32_output))
     return "C in " + std::string(dtype_name(problem.c_dtype())) + " is not supported";
   if (!precondition) return std::nullopt;
   if (batched || problem.batch <= 1) return precondition(problem);

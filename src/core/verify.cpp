@@ -653,7 +653,8 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
 }
 
 // The full check of an integer result: every entry equal to the exact one.
-template <class T, class CT>
+// CT: C's type (T, or int32 for int8 inputs).
+template <class T, class CT = T>
 VerifyResult verify_full_integer(const GemmProblem& p, const CT* c0) {
   VerifyResult result;
   result.method = VerifyMode::full;
@@ -1090,7 +1091,7 @@ VerifyResult verify_limbs_typed(const GemmProblem& p, const CT* c0, const std::u
 
 // With no verification asked for, integer products are still screened for overflow: a cheap
 // bound on each row, and where it reaches the dtype's range, the exact modular check.
-template <class T, class CT>
+template <class T, class CT = T>
 VerifyResult screen_overflow(const GemmProblem& p, const CT* c0, std::uint64_t seed) {
   VerifyResult result;
   result.check = "none (integer overflow screened)";
@@ -1147,11 +1148,15 @@ VerifyResult verify_typed(const GemmProblem& p, const void* c_before, VerifyMode
 template <class F>
 decltype(auto) visit_problem(const GemmProblem& p, F&& f) {
   return visit_storage(p.dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (!std::is_integral_v<T>)
-      if (p.c_dtype() != p.dtype) return f.template operator()<T, float>();  // f16/bf16 in, f32 C
-    if constexpr (std::is_same_v<T, std::int32_t>)
-      if (p.c_dtype() == DType::i64) return f.template operator()<T, std::int64_t>();  // i32 in, i64 C
-    return f.template operator()<T, T>();
+    if constexpr (std::is_same_v<T, std::int8_t>) {
+      return f.template operator()<T, std::int32_t>();  // int8 in, int32 C
+    } else {
+      if constexpr (!std::is_integral_v<T>)
+        if (p.c_dtype() != p.dtype) return f.template operator()<T, float>();  // f16/bf16 in, f32 C
+      if constexpr (std::is_same_v<T, std::int32_t>)
+        if (p.c_dtype() == DType::i64) return f.template operator()<T, std::int64_t>();  // i32 in, i64 C
+      return f.template operator()<T, T>();
+    }
   });
 }
 

@@ -52,6 +52,8 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
     // SIMT rung 14) take bf16 and need sm_80 at least.
     if (e->name == "cuda_exact_residues") {  // integers only: the exact GEMM by residues
       EXPECT_TRUE(e->supports(DType::i32) && e->supports(DType::i64)) << e->name;
+    } else if (e->role == KernelRole::ladder && e->supports(DType::i8)) {  // rung 24: int8 wgmma
+      EXPECT_GE(e->min_compute_capability, 90) << e->name;
     } else if (e->role == KernelRole::ladder && e->rung >= 16 && e->name != "cuda_split_k") {
       EXPECT_TRUE(e->supports(DType::bf16)) << e->name;
       EXPECT_GE(e->min_compute_capability, 80) << e->name;
