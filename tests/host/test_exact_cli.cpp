@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include "gemmkit/device.hpp"
+#include "gemmkit/verify.hpp"
 #include "host/cli_test_support.hpp"
 
 namespace {
@@ -57,6 +59,62 @@ TEST_F(ExactCli, I32OnTheCpuStillWrapsNothing) {
   const CliResult r = run("multiply " + big + " " + one + " -o " + c + " --dtype i32 --backend cpu --verify none");
   expect_error(r, 1, "the exact result at (0, 0) is 4294967294, which does not fit i32");
   EXPECT_FALSE(std::filesystem::exists(c));
+}
+
+}  // namespace
+
+namespace {
+
+using gemmkit::int128_t;
+__extension__ typedef unsigned __int128 uint128_t;
+
+// On a machine with a CUDA device: the exact GPU GEMM through the command line.
+class ExactCliGpu : public ExactCli {
+ protected:
+  void SetUp() override {
+    if (!gemmkit::cuda_device_available()) GTEST_SKIP() << gemmkit::no_device_message();
+    ExactCli::SetUp();
+  }
+};
+
+TEST_F(ExactCliGpu, FullRangeI32AsExactDecimalsAndI64) {
+  // [2^31 - 1, -2^31] x [-2^31, -2^31; 2^31 - 1, 5]: 2^62 - 2^31 - 2^62 + 2^31 = ... exactly.
+  const std::string big_a = write_file("BA.csv", "2147483647,-2147483648\n-2147483648,-2147483648\n");
+  const std::string big_b = write_file("BB.csv", "-2147483648,-2147483648\n2147483647,5\n");
+  const std::string out = path("E.csv");
+  CliResult r = run("multiply " + big_a + " " + big_b + " -o " + out + " --dtype i32 --backend cuda --out-dtype exact");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("exact: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verified (exact, modular Freivalds on the limbs"), std::string::npos) << r.out;
+  // (2^31-1)(-2^31) + (-2^31)(2^31-1) = -2^63 + 2^32; (2^31-1)(-2^31) + (-2^31)(5) = -2^62 - 2^32... as GMP would.
+  const int128_t a00 = 2147483647, a01 = -2147483648LL, a10 = -2147483648LL, a11 = -2147483648LL;
+  const int128_t b00 = -2147483648LL, b01 = -2147483648LL, b10 = 2147483647, b11 = 5;
+  auto text = [](int128_t v) {
+    std::string s;
+    const bool neg = v < 0;
+    uint128_t u = neg ? -uint128_t(v) : uint128_t(v);
+    do s.insert(s.begin(), char('0' + int(u % 10))), u /= 10; while (u);
+    return neg ? "-" + s : s;
+  };
+  const std::string expected = text(a00 * b00 + a01 * b10) + "," + text(a00 * b01 + a01 * b11) + "\n" +
+                               text(a10 * b00 + a11 * b10) + "," + text(a10 * b01 + a11 * b11) + "\n";
+  EXPECT_EQ(read_file(out), expected);
+  // i64 C holds these (|x| < 2^63 here): the same numbers.
+  r = run("multiply " + big_a + " " + big_b + " -o " + path("E64.csv") + " --dtype i32 --backend cuda --out-dtype i64");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(read_file(path("E64.csv")).find(text(a10 * b00 + a11 * b10)), std::string::npos);
+  // i32 C does not: the first entry that does not fit is named, with its value, nothing written.
+  r = run("multiply " + big_a + " " + big_b + " -o " + path("E32.csv") + " --dtype i32 --backend cuda");
+  expect_error(r, 1, "the exact result at (0, 0) is " + text(a00 * b00 + a01 * b10) + ", which does not fit i32");
+  EXPECT_FALSE(std::filesystem::exists(path("E32.csv")));
+}
+
+TEST_F(ExactCliGpu, SmallI32IsVerifiedLikeTheCpu) {
+  const CliResult r = run("multiply " + a + " " + b + " -o " + c + " --dtype i32 --backend cuda --verify full");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("on cuda_exact_residues"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("every entry equals the exact product"), std::string::npos) << r.out;
+  EXPECT_NE(read_file(c).find("58,64\n139,154"), std::string::npos) << read_file(c);
 }
 
 }  // namespace
