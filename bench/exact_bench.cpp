@@ -24,6 +24,9 @@
 
 namespace {
 
+__extension__ typedef __int128 int128;
+__extension__ typedef unsigned __int128 uint128;
+
 void check(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
     std::fprintf(stderr, "exact_bench: %s: %s\n", what, cudaGetErrorString(status));
@@ -197,10 +200,10 @@ int main(int argc, char** argv) {
     std::mt19937_64 rng(7);
     for (int s = 0; s < 256; ++s) {
       const std::int64_t i = std::int64_t(rng() % std::uint64_t(n)), j = std::int64_t(rng() % std::uint64_t(n));
-      __int128 acc = 0;
-      for (std::int64_t l = 0; l < n; ++l) acc += __int128(std::int64_t(A[i * n + l]) * std::int64_t(B[l * n + j]));
+      int128 acc = 0;
+      for (std::int64_t l = 0; l < n; ++l) acc += int128(std::int64_t(A[i * n + l]) * std::int64_t(B[l * n + j]));
       const std::uint64_t* x = &got[std::size_t((i * n + j) * limbs)];
-      const __int128 g = __int128((unsigned __int128)(x[0]) | ((unsigned __int128)(x[1]) << 64));
+      const int128 g = int128(uint128(x[0]) | (uint128(x[1]) << 64));
       bool ok = g == acc;
       for (int w = 2; w < limbs; ++w) ok = ok && x[w] == (acc < 0 ? ~0ull : 0ull);
       wrong += !ok;
