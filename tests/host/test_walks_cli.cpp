@@ -13,6 +13,7 @@
 
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
+#include "gemmkit/walks.hpp"
 #include "host/cli_test_support.hpp"
 
 using namespace gemmkit;
@@ -102,11 +103,37 @@ TEST_F(WalksCli, CsvAndNpyOutputs) {
   const auto m = std::get<Matrix<std::int64_t>>(read_npy(path("t.npy")));
   EXPECT_EQ(m(5, 7), 11);  // F -> H
 
-  // Counts past int64 cannot go into .npy: refused, nothing written, old file kept.
-  write("keep.npy", "old");
-  r = run(path("seed.txt") + " --undirected -k 60 -o " + path("keep.npy"));
-  expect_error(r, 1, "64-bit");
-  EXPECT_EQ(read_file(path("keep.npy")), "old");
+  // Counts past int64 go into .npy as exact words, shape (rows, cols, limbs), that read back
+  // as the CSV's decimal numbers.
+  r = run(path("seed.txt") + " --undirected -k 60 -o " + path("big.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run(path("seed.txt") + " --undirected -k 60 -o " + path("big.csv"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const LimbTable t = read_limb_table(path("big.npy"));
+  ASSERT_EQ(t.rows, 10);
+  ASSERT_EQ(t.cols, 10);
+  ASSERT_GE(t.limbs, 2);
+  std::istringstream lines(read_file(path("big.csv")));
+  std::string line;
+  std::getline(lines, line);  // the header
+  for (std::int64_t i = 0; i < t.rows; ++i) {
+    ASSERT_TRUE(std::getline(lines, line));
+    std::istringstream fields(line);
+    std::string field;
+    std::getline(fields, field, ',');  // the row's label
+    for (std::int64_t j = 0; j < t.cols; ++j) {
+      ASSERT_TRUE(std::getline(fields, field, ','));
+      const std::uint64_t* w = &t.words[std::size_t(i * t.cols + j) * t.limbs];
+      ASSERT_EQ(w[t.limbs - 1] >> 63, 0u);  // walk counts of an unweighted graph
+      std::vector<std::uint64_t> magnitude(w, w + t.limbs);
+      while (!magnitude.empty() && magnitude.back() == 0) magnitude.pop_back();
+      EXPECT_EQ(BigInt::from_limbs(magnitude, false).to_string(), field) << i << ", " << j;
+    }
+  }
+  // --all-lengths has no .npy form: refused before any work, nothing written.
+  r = run(path("seed.txt") + " --undirected -k 6 --all-lengths -o " + path("all.npy"));
+  expect_error(r, 2, "--all-lengths");
+  EXPECT_FALSE(fs::exists(path("all.npy")));
   r = run(path("seed.txt") + " --undirected -k 60 --all-lengths -o " + path("all.csv"));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string all = read_file(path("all.csv"));
