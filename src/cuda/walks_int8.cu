@@ -225,7 +225,7 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
                                  const std::vector<PowerStep>& steps,
                                  const std::vector<std::int64_t>& rows,
                                  const std::vector<std::int64_t>& cols, std::uint64_t* out,
-                                 const std::function<void(const std::string&)>& progress) {
+                                 const std::function<void(const std::string&)>& progress, int max_batch) {
   const auto wall_start = Clock::now();
   if (ctx.backend() != Backend::cuda)
     fail(ErrorCategory::usage, "the GPU walk engine needs a CUDA context, not a CPU one");
@@ -272,7 +272,7 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
   std::size_t free_bytes = 0, total_bytes = 0;
   GEMMKIT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   const std::size_t budget = std::size_t(0.9 * double(free_bytes));
-  int group = nq;
+  int group = max_batch > 0 ? std::min(nq, max_batch) : nq;
   while (group > 0 && needed(group) > budget) --group;
   if (group < 1)
     fail(ErrorCategory::out_of_memory,

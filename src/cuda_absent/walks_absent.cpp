@@ -13,7 +13,7 @@ int gpu_int8_limbs(const std::vector<std::uint32_t>&) {
 Int8PowersReport gpu_int8_powers(Context&, const Graph&, const std::vector<std::uint32_t>&,
                                  const std::vector<PowerStep>&, const std::vector<std::int64_t>&,
                                  const std::vector<std::int64_t>&, std::uint64_t*,
-                                 const std::function<void(const std::string&)>&) {
+                                 const std::function<void(const std::string&)>&, int) {
   require_cuda_device();  // throws: no CUDA in this build
   return {};
 }

@@ -70,7 +70,8 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
                                  const std::vector<PowerStep>& steps,
                                  const std::vector<std::int64_t>& rows,
                                  const std::vector<std::int64_t>& cols, std::uint64_t* out,
-                                 const std::function<void(const std::string&)>& progress);
+                                 const std::function<void(const std::string&)>& progress,
+                                 int max_batch = 0);  // moduli per batch at most (0: all that fit; tests)
 
 // memcpy on every core, in pieces of a megabyte: the host side of copying a table off the
 // device into memory touched for the first time (compiled as C++ with OpenMP, which the

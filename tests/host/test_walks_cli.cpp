@@ -196,3 +196,47 @@ TEST_F(WalksCli, BackendOptionBenchAndJson) {
     EXPECT_NE(bench.err.find("--bench: the GPU engine did not run"), std::string::npos) << bench.err;
   }
 }
+
+// On a machine with a GPU: the GPU engine's files are the CPU engine's (CSV byte for byte,
+// .npy limbs value for value), for a table, one row of every length, and --json's timings.
+TEST_F(WalksCli, GpuEngineWritesWhatTheCpuEngineWrites) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  std::string edges;
+  std::uint64_t state = 12345;
+  auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (int u = 0; u < 600; ++u)
+    for (int d = 0; d < 5; ++d) {
+      const auto v = next() % 600;
+      const auto w = static_cast<long long>(next() % 7) - 3;
+      edges += std::to_string(u) + " " + std::to_string(v) + " " + std::to_string(w == 0 ? 1 : w) + "\n";
+    }
+  write("g.txt", edges);
+  const std::string g = path("g.txt") + " --method dense ";
+  for (const std::string& query : {std::string("-k 30"), std::string("-k 7 --all-lengths --from 599")}) {
+    const CliResult gpu = run(g + query + " --backend cuda -o " + path("gpu.csv") + " --json " + path("j.json"));
+    ASSERT_EQ(gpu.status, 0) << gpu.err;
+    const CliResult cpu = run(g + query + " --backend cpu -o " + path("cpu.csv"));
+    ASSERT_EQ(cpu.status, 0) << cpu.err;
+    EXPECT_EQ(read_file(path("gpu.csv")), read_file(path("cpu.csv"))) << query;
+    const nlohmann::json j = nlohmann::json::parse(read_file(path("j.json")));
+    ASSERT_TRUE(j.contains("gpu")) << j.dump();
+    for (const char* key : {"gemm_seconds", "build_seconds", "crt_seconds", "copy_seconds", "engine_seconds"})
+      EXPECT_TRUE(j["gpu"].contains(key)) << key;
+    EXPECT_TRUE(j.contains("write_seconds"));
+  }
+  // Counts past int64 (length 40 reaches about 2^85): the .npy limbs hold the same values.
+  ASSERT_EQ(run(g + "-k 40 --backend cuda -o " + path("gpu.npy")).status, 0);
+  ASSERT_EQ(run(g + "-k 40 --backend cpu -o " + path("cpu.npy")).status, 0);
+  const LimbTable a = read_limb_table(path("gpu.npy")), b = read_limb_table(path("cpu.npy"));
+  ASSERT_EQ(a.rows, b.rows);
+  ASSERT_EQ(a.cols, b.cols);
+  for (std::int64_t i = 0; i < a.rows * a.cols; ++i)
+    for (int l = 0; l < std::max(a.limbs, b.limbs); ++l) {
+      // Beyond its own width a table's word is its sign extension.
+      auto word = [&](const LimbTable& t) {
+        const std::uint64_t* w = &t.words[std::size_t(i) * t.limbs];
+        return l < t.limbs ? w[l] : ((w[t.limbs - 1] >> 63) ? ~std::uint64_t{0} : 0);
+      };
+      ASSERT_EQ(word(a), word(b)) << "entry " << i << ", word " << l;
+    }
+}
