@@ -201,10 +201,13 @@ class GpuTimes {
   std::vector<Span> spans_;
 };
 
+// A copy of `host` on the device, ordered on stream s (a non-blocking stream does not wait
+// for the legacy stream, whose pageable cudaMemcpy may return before its DMA is done).
 template <class T>
-cuda::DeviceBuffer<T> upload(const std::vector<T>& host) {
+cuda::DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t s) {
   cuda::DeviceBuffer<T> d(host.size());
-  if (!host.empty()) d.copy_from_host(host.data(), host.size());
+  if (!host.empty())
+    GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(d.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, s));
   return d;
 }
 
@@ -281,14 +284,14 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
              std::to_string(col_count) + " table of " + std::to_string(lengths) + " length(s); " +
              std::to_string(free_bytes) + " of " + std::to_string(total_bytes) + " are free");
 
-  const cuda::DeviceBuffer<std::int64_t> d_row_start = upload(g.row_start);
-  const cuda::DeviceBuffer<std::int32_t> d_target = upload(g.target);
-  const cuda::DeviceBuffer<std::int64_t> d_weight = upload(g.weight);
+  const cuda::DeviceBuffer<std::int64_t> d_row_start = upload(g.row_start, s);
+  const cuda::DeviceBuffer<std::int32_t> d_target = upload(g.target, s);
+  const cuda::DeviceBuffer<std::int64_t> d_weight = upload(g.weight, s);
   // Row and column indices: read by the rebuild's gathers, and by the residue gathers of
   // several batches (which read them even when they are every vertex in order).
   const bool indexed = gather || group < nq;
-  const cuda::DeviceBuffer<std::int64_t> d_rows = indexed ? upload(rows) : cuda::DeviceBuffer<std::int64_t>();
-  const cuda::DeviceBuffer<std::int64_t> d_cols = indexed ? upload(cols) : cuda::DeviceBuffer<std::int64_t>();
+  const cuda::DeviceBuffer<std::int64_t> d_rows = indexed ? upload(rows, s) : cuda::DeviceBuffer<std::int64_t>();
+  const cuda::DeviceBuffer<std::int64_t> d_cols = indexed ? upload(cols, s) : cuda::DeviceBuffer<std::int64_t>();
   cuda::DeviceBuffer<std::int8_t> a_col(plane * group), r_row[2], r_col[2];
   for (int i = 0; i < 2; ++i) {
     r_row[i] = cuda::DeviceBuffer<std::int8_t>(plane * group);
