@@ -7,20 +7,6 @@
 
 namespace gemmkit::walks_detail {
 
-const std::vector<std::uint32_t>& int8_primes() {
-  static const std::vector<std::uint32_t> primes = [] {
-    std::vector<std::uint32_t> v;
-    for (std::uint32_t n = 255; n >= 3; n -= 2) {
-      bool prime = true;
-      for (std::uint32_t d = 3; d * d <= n; d += 2)
-        if (n % d == 0) prime = false;
-      if (prime) v.push_back(n);
-    }
-    return v;
-  }();
-  return primes;
-}
-
 std::optional<int> int8_primes_for_bound(const BigInt& bound) {
   // P > 2 bound + 1, multiplied out in 64-bit words.
   const std::vector<std::uint64_t>& b = bound.magnitude();
@@ -52,11 +38,6 @@ std::optional<int> int8_primes_for_bound(const BigInt& bound) {
     if (greater()) return static_cast<int>(q + 1);
   }
   return std::nullopt;
-}
-
-std::int64_t int8_k_limit() {
-  const std::int64_t half = (int8_primes().front() - 1) / 2;  // the largest |residue|
-  return ((std::int64_t{1} << 31) - 1) / (half * half);
 }
 
 void parallel_copy(void* dst, const void* src, std::size_t bytes) {

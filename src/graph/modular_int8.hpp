@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "gemmkit/context.hpp"
+#include "gemmkit/modular.hpp"
 #include "gemmkit/walks.hpp"
 
 namespace gemmkit::walks_detail {
@@ -33,15 +34,15 @@ struct PowerStep {
   int length_index = 0;
 };
 
-// The odd primes below 256, largest first.
-const std::vector<std::uint32_t>& int8_primes();
+// The odd primes below 256, largest first: gemmkit::int8_moduli() (gemmkit/modular.hpp).
+inline const std::vector<std::uint32_t>& int8_primes() { return int8_moduli(); }
 
 // The fewest int8 primes whose product exceeds 2 * bound + 1; nullopt if all 53 do not.
 std::optional<int> int8_primes_for_bound(const BigInt& bound);
 
 // The largest K for which a sum of K products of centred residues modulo any int8 prime
-// fits an int32: floor((2^31 - 1) / 125^2).
-std::int64_t int8_k_limit();
+// fits an int32: floor((2^31 - 1) / 125^2) (gemmkit/modular.hpp).
+using gemmkit::int8_k_limit;
 
 // What the GPU engine measured.
 struct Int8PowersReport {

@@ -1,0 +1,19 @@
+// The modular int8 GEMM in a build made without nvcc: the checks still run (usage errors
+// first), then the device error says that this build has no CUDA.
+#include "gemmkit/device.hpp"
+#include "gemmkit/error.hpp"
+#include "gemmkit/modular.hpp"
+
+namespace gemmkit {
+
+std::size_t modular_gemm_workspace_bytes(const Context&, const ModularGemmProblem& p) {
+  validate(p);
+  fail(ErrorCategory::device, no_device_message());
+}
+
+void modular_gemm(Context&, const ModularGemmProblem& p, Stream, Workspace) {
+  validate(p);
+  fail(ErrorCategory::device, no_device_message());
+}
+
+}  // namespace gemmkit

@@ -1,0 +1,184 @@
+// The modular int8 GEMM (gemmkit/modular.hpp) against an exact CPU reference: int64 sums
+// of the residues' products, reduced mod p and centred. Every path, several moduli in one
+// batch, both outputs, padded leading dimensions and strides, odd sizes, K = 1, and the
+// longest K whose int32 sums cannot overflow.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/device_buffer.hpp"
+#include "gemmkit/context.hpp"
+#include "gemmkit/modular.hpp"
+#include "gpu/gpu_test_support.hpp"
+
+using namespace gemmkit;
+
+namespace {
+
+constexpr std::int8_t kPoison = 0x55;  // in outputs before the call; never a valid result here
+
+std::int64_t centred(std::int64_t x, std::int64_t p) {
+  std::int64_t r = x % p;
+  const std::int64_t half = (p - 1) / 2;
+  if (r > half) r -= p;
+  if (r < -half) r += p;
+  return r;
+}
+
+struct Case {
+  std::int64_t m, n, k;
+  std::vector<std::uint32_t> moduli;
+  std::int64_t pad = 0;           // extra elements per row of every matrix
+  bool shared_b = false;          // one B for every modulus (stride 0)
+  bool write_c = true, write_ct = true;
+  bool extreme = false;           // every residue the largest of its modulus
+};
+
+std::string describe(const Case& c, ModularGemmPath path) {
+  return std::to_string(c.moduli.size()) + " x " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+         std::to_string(c.k) + " pad " + std::to_string(c.pad) + (c.shared_b ? " shared B" : "") +
+         " path " + std::string(modular_gemm_path_name(path));
+}
+
+void check_case(const Case& cs, ModularGemmPath path, std::uint32_t seed) {
+  SCOPED_TRACE(describe(cs, path));
+  const std::int64_t nq = std::int64_t(cs.moduli.size());
+  const std::int64_t lda = cs.k + cs.pad, ldb = cs.k + cs.pad, ldc = cs.n + cs.pad, ldct = cs.m + cs.pad;
+  // Strides a little longer than a matrix, so that matrices do not start on 16 bytes.
+  const std::int64_t sa = cs.m * lda + 3, sb = cs.shared_b ? 0 : cs.n * ldb + 5, sc = cs.m * ldc + 7,
+                     sct = cs.n * ldct + 1;
+  std::vector<std::int8_t> a(std::size_t(nq * sa)), b(std::size_t(cs.shared_b ? cs.n * ldb : nq * sb));
+  std::mt19937 rng(seed);
+  // Residues of each modulus (B's of the smallest when shared: valid for every modulus).
+  std::uint32_t smallest = 255;
+  for (auto p : cs.moduli) smallest = std::min(smallest, p);
+  auto fill = [&](std::vector<std::int8_t>& v, std::int64_t rows, std::int64_t ld, std::int64_t stride,
+                  std::int64_t count, bool shared) {
+    for (std::int64_t q = 0; q < count; ++q) {
+      const int half = int(((shared ? smallest : cs.moduli[std::size_t(q)]) - 1) / 2);
+      std::uniform_int_distribution<int> d(-half, half);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < ld; ++c)  // padding random too: it must not be read
+          v[std::size_t(q * stride + r * ld + c)] = std::int8_t(cs.extreme && c < cs.k ? half : d(rng));
+    }
+  };
+  fill(a, cs.m, lda, sa, nq, false);
+  fill(b, cs.n, ldb, sb, cs.shared_b ? 1 : nq, cs.shared_b);
+
+  const std::size_t c_count = std::size_t(nq * sc), ct_count = std::size_t(nq * sct);
+  cuda::DeviceBuffer<std::int8_t> da(a.size()), db(b.size()), dc(c_count), dct(ct_count);
+  da.copy_from_host(a.data(), a.size());
+  db.copy_from_host(b.data(), b.size());
+  const std::vector<std::int8_t> poison_c(c_count, kPoison), poison_ct(ct_count, kPoison);
+  dc.copy_from_host(poison_c.data(), c_count);
+  dct.copy_from_host(poison_ct.data(), ct_count);
+
+  ModularGemmProblem p;
+  p.m = cs.m, p.n = cs.n, p.k = cs.k, p.moduli = cs.moduli;
+  p.a = da.data(), p.lda = lda, p.stride_a = sa;
+  p.b = db.data(), p.ldb = ldb, p.stride_b = sb;
+  if (cs.write_c) p.c = dc.data(), p.ldc = ldc, p.stride_c = sc;
+  if (cs.write_ct) p.ct = dct.data(), p.ldct = ldct, p.stride_ct = sct;
+  p.path = path;
+  Context ctx(Backend::cuda);
+  const std::size_t bytes = modular_gemm_workspace_bytes(ctx, p);
+  modular_gemm(ctx, p, nullptr, bytes ? ctx.workspace(nullptr, bytes) : Workspace{});
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<std::int8_t> c(c_count), ct(ct_count);
+  dc.copy_to_host(c.data(), c_count);
+  dct.copy_to_host(ct.data(), ct_count);
+
+  int errors = 0;
+  for (std::int64_t q = 0; q < nq; ++q) {
+    const std::int64_t mod = cs.moduli[std::size_t(q)];
+    for (std::int64_t i = 0; i < cs.m; ++i)
+      for (std::int64_t j = 0; j < cs.n; ++j) {
+        std::int64_t sum = 0;
+        for (std::int64_t l = 0; l < cs.k; ++l)
+          sum += std::int64_t(a[std::size_t(q * sa + i * lda + l)]) * b[std::size_t(q * sb + j * ldb + l)];
+        const std::int64_t want = centred(sum, mod);
+        if (cs.write_c) {
+          const std::int64_t got = c[std::size_t(q * sc + i * ldc + j)];
+          if (got != want && ++errors <= 5)
+            ADD_FAILURE() << "C_" << q << "(" << i << ", " << j << ") mod " << mod << " = " << got << ", want " << want;
+        }
+        if (cs.write_ct) {
+          const std::int64_t got = ct[std::size_t(q * sct + j * ldct + i)];
+          if (got != want && ++errors <= 5)
+            ADD_FAILURE() << "C^T_" << q << "(" << j << ", " << i << ") mod " << mod << " = " << got << ", want " << want;
+        }
+      }
+  }
+  // Nothing written outside the outputs: padding, gaps between matrices, unasked outputs.
+  for (std::size_t i = 0; i < c_count; ++i) {
+    const std::int64_t q = std::int64_t(i) / sc, r = (std::int64_t(i) % sc) / ldc, col = (std::int64_t(i) % sc) % ldc;
+    const bool inside = cs.write_c && q < nq && r < cs.m && col < cs.n;
+    if (!inside && c[i] != kPoison && ++errors <= 5) ADD_FAILURE() << "C written outside the output at " << i;
+  }
+  for (std::size_t i = 0; i < ct_count; ++i) {
+    const std::int64_t q = std::int64_t(i) / sct, r = (std::int64_t(i) % sct) / ldct, col = (std::int64_t(i) % sct) % ldct;
+    const bool inside = cs.write_ct && q < nq && r < cs.n && col < cs.m;
+    if (!inside && ct[i] != kPoison && ++errors <= 5) ADD_FAILURE() << "C^T written outside the output at " << i;
+  }
+  EXPECT_EQ(errors, 0);
+}
+
+std::vector<ModularGemmPath> paths() {
+  std::vector<ModularGemmPath> v = {ModularGemmPath::cublas};
+  Context ctx(Backend::cuda);
+  if (ctx.compute_capability() == 90) v.push_back(ModularGemmPath::fused);
+  return v;
+}
+
+const std::vector<std::uint32_t> kFive = {251, 3, 127, 255, 241};
+
+}  // namespace
+
+TEST(GpuModular, EdgeShapesEveryPathBothOutputs) {
+  SKIP_WITHOUT_DEVICE();
+  const std::vector<Case> cases = {
+      {1, 1, 1, kFive},
+      {1, 1, 1, {251}, 0, false, true, false},
+      {5, 7, 9, kFive, 3},
+      {64, 64, 64, kFive},
+      {65, 63, 33, kFive, 1},
+      {130, 257, 1, {251, 7}, 0},
+      {200, 150, 300, kFive, 16},
+      {129, 131, 1000, {239, 233}, 0, true},
+      {256, 256, 128, {251, 3}, 0, false, false, true},
+      {3, 300, 77, {199}, 2, false, true, false},
+      {300, 3, 77, {199, 197}, 0, false, false, true},
+      {128, 256, 64, {251, 241, 239}, 0},
+  };
+  std::uint32_t seed = 1;
+  for (const ModularGemmPath path : paths())
+    for (const Case& c : cases) check_case(c, path, seed++);
+}
+
+TEST(GpuModular, LongestKDoesNotOverflow) {
+  SKIP_WITHOUT_DEVICE();
+  // Every residue 125 (mod 251): each sum is K * 15625, just below 2^31.
+  Case c{2, 3, int8_k_limit(), {251}};
+  c.extreme = true;
+  for (const ModularGemmPath path : paths()) check_case(c, path, 7);
+}
+
+TEST(GpuModular, EmptyKWritesZeros) {
+  SKIP_WITHOUT_DEVICE();
+  for (const ModularGemmPath path : paths()) check_case({9, 17, 0, {251, 3}, 1}, path, 3);
+}
+
+TEST(GpuModular, FusedNeedsSm90) {
+  SKIP_WITHOUT_DEVICE();
+  Context ctx(Backend::cuda);
+  if (ctx.compute_capability() == 90) GTEST_SKIP() << "an sm_90 device runs the fused path";
+  ModularGemmProblem p;
+  p.m = p.n = p.k = 16, p.moduli = {251};
+  cuda::DeviceBuffer<std::int8_t> x(256);
+  p.a = p.b = x.data(), p.c = x.data(), p.lda = p.ldb = p.ldc = 16;
+  p.path = ModularGemmPath::fused;
+  EXPECT_THROW(modular_gemm_workspace_bytes(ctx, p), Error);
+}

@@ -1,0 +1,122 @@
+// The modular int8 GEMM's host side: its moduli, K limit and problem checks (which run
+// before anything touches a device, so they are tested without one).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gemmkit/error.hpp"
+#include "gemmkit/modular.hpp"
+
+using namespace gemmkit;
+
+namespace {
+
+// A valid problem of 3 moduli, 5 x 7 x 9, both outputs; pointers are never dereferenced.
+ModularGemmProblem valid_problem() {
+  static std::int8_t a[3 * 5 * 9], b[3 * 7 * 9], c[3 * 5 * 7], ct[3 * 7 * 5];
+  ModularGemmProblem p;
+  p.m = 5, p.n = 7, p.k = 9;
+  p.moduli = {251, 3, 255};
+  p.a = a, p.lda = 9, p.stride_a = 45;
+  p.b = b, p.ldb = 9, p.stride_b = 63;
+  p.c = c, p.ldc = 7, p.stride_c = 35;
+  p.ct = ct, p.ldct = 5, p.stride_ct = 35;
+  return p;
+}
+
+// validate(p) throws a usage error whose message contains `what`.
+void expect_usage_error(const ModularGemmProblem& p, const std::string& what) {
+  try {
+    validate(p);
+    FAIL() << "no error; expected one about " << what;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage) << e.what();
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Modular, ModuliAreTheOddPrimesBelow256LargestFirst) {
+  const auto& q = int8_moduli();
+  ASSERT_EQ(q.size(), 53u);
+  EXPECT_EQ(q.front(), 251u);
+  EXPECT_EQ(q.back(), 3u);
+  for (std::size_t i = 1; i < q.size(); ++i) EXPECT_LT(q[i], q[i - 1]);
+}
+
+TEST(Modular, KLimitIsTheLongestInt32SumOfResidueProducts) {
+  const std::int64_t k = int8_k_limit();
+  EXPECT_EQ(k, 137438);
+  EXPECT_LE(k * 125 * 125, std::int64_t{2147483647});
+  EXPECT_GT((k + 1) * 125 * 125, std::int64_t{2147483647});
+}
+
+TEST(Modular, AValidProblemPasses) {
+  EXPECT_NO_THROW(validate(valid_problem()));
+  ModularGemmProblem p = valid_problem();
+  p.c = nullptr;  // one output is enough
+  EXPECT_NO_THROW(validate(p));
+  p = valid_problem();
+  p.stride_a = 0, p.stride_b = 0;  // one A and B for every modulus
+  EXPECT_NO_THROW(validate(p));
+  p = valid_problem();
+  p.m = 0, p.a = nullptr;  // empty: nothing is read
+  EXPECT_NO_THROW(validate(p));
+  p = valid_problem();
+  p.k = int8_k_limit(), p.lda = p.ldb = p.k, p.moduli = {251, 3};
+  EXPECT_NO_THROW(validate(p));
+}
+
+TEST(Modular, BadProblemsAreUsageErrorsSayingWhat) {
+  ModularGemmProblem p = valid_problem();
+  p.n = -1;
+  expect_usage_error(p, "negative size");
+  p = valid_problem();
+  p.moduli[1] = 4;
+  expect_usage_error(p, "modulus 1 is 4");
+  p.moduli[1] = 1;
+  expect_usage_error(p, "modulus 1 is 1");
+  p.moduli[1] = 257;
+  expect_usage_error(p, "odd and in [3, 255]");
+  p = valid_problem();
+  p.moduli = {251};
+  p.k = int8_k_limit() + 1, p.lda = p.ldb = p.k;
+  expect_usage_error(p, "exceeds 137438");
+  p.moduli = {255};  // residues up to 127: a shorter limit
+  p.k = int8_k_limit(), p.lda = p.ldb = p.k;
+  expect_usage_error(p, "exceeds 133144");
+  p = valid_problem();
+  p.c = p.ct = nullptr;
+  expect_usage_error(p, "no output");
+  p = valid_problem();
+  p.lda = 8;
+  expect_usage_error(p, "lda 8 < 9");
+  p = valid_problem();
+  p.ldb = 0;
+  expect_usage_error(p, "ldb 0");
+  p = valid_problem();
+  p.ldc = 6;
+  expect_usage_error(p, "ldc 6 < 7");
+  p = valid_problem();
+  p.ldct = 4;
+  expect_usage_error(p, "ldct 4 < 5");
+  p = valid_problem();
+  p.stride_b = -1;
+  expect_usage_error(p, "stride_b -1 is negative");
+  p = valid_problem();
+  p.a = nullptr;
+  expect_usage_error(p, "A or B is null");
+  p = valid_problem();
+  p.stride_c = 34;
+  expect_usage_error(p, "outputs would overlap");
+  p = valid_problem();
+  p.stride_ct = 0;
+  expect_usage_error(p, "stride_ct 0");
+}
+
+TEST(Modular, PathNames) {
+  EXPECT_EQ(modular_gemm_path_name(ModularGemmPath::automatic), "auto");
+  EXPECT_EQ(modular_gemm_path_name(ModularGemmPath::fused), "fused");
+  EXPECT_EQ(modular_gemm_path_name(ModularGemmPath::cublas), "cublas");
+}
