@@ -222,24 +222,22 @@ bool is_identity(const std::vector<std::int64_t>& index, std::int64_t n) {
 
 bool gpu_int8_powers_available() { return cuda_device_available(); }
 
-int gpu_int8_limbs(const std::vector<std::uint32_t>& primes) { return crt_limbs(primes); }
-
 Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector<std::uint32_t>& primes,
                                  const std::vector<PowerStep>& steps,
                                  const std::vector<std::int64_t>& rows,
-                                 const std::vector<std::int64_t>& cols, std::uint64_t* out,
+                                 const std::vector<std::int64_t>& cols, int limbs, std::uint64_t* out,
                                  const std::function<void(const std::string&)>& progress, int max_batch) {
   const auto wall_start = Clock::now();
   if (ctx.backend() != Backend::cuda)
     fail(ErrorCategory::usage, "the GPU walk engine needs a CUDA context, not a CPU one");
   const cuda::DeviceScope device(ctx.device());
   const std::int64_t n = g.n, ld = leading_dimension(n);
-  if (n > int8_k_limit())
+  if (ld > int8_k_limit())  // the products run on the padded order
     fail(ErrorCategory::usage, "the GPU walk engine takes at most " + std::to_string(int8_k_limit()) +
                                    " vertices (int32 sums of int8 products), not " + std::to_string(n));
   const int nq = int(primes.size());
-  if (nq < 1 || nq > 64) fail(ErrorCategory::internal, "the GPU walk engine takes 1 to 64 moduli");
-  const int limbs = gpu_int8_limbs(primes);
+  if (nq < 1 || nq > kCrtMaxModuli || limbs < 1)
+    fail(ErrorCategory::internal, "the GPU walk engine takes 1 to " + std::to_string(kCrtMaxModuli) + " moduli");
   int lengths = 0;
   for (const PowerStep& s : steps)
     if (s.kind == PowerStep::record) lengths = std::max(lengths, s.length_index + 1);

@@ -59,18 +59,15 @@ struct Int8PowersReport {
 // Whether this build and machine can run gpu_int8_powers (CUDA built, a device present).
 bool gpu_int8_powers_available();
 
-// The 64-bit words per count gpu_int8_powers writes for these primes (crt_limbs: enough
-// for every value of (-P/2, P/2), so at least limbs_for_bound of any bound they cover).
-int gpu_int8_limbs(const std::vector<std::uint32_t>& primes);
-
 // Runs `steps` on ctx's device modulo `primes`: at each record step the counts
 // R(rows[r], cols[c]) go to out + ((length_index * rows.size() + r) * cols.size() + c) *
-// gpu_int8_limbs(primes) as two's-complement words, least significant first (host memory,
-// written once, never read: it need not be initialised). n must not exceed int8_k_limit().
+// limbs as `limbs` two's-complement words, least significant first (enough for the bound
+// the primes were chosen for; host memory, written once, never read: it need not be
+// initialised). n must not exceed int8_k_limit().
 Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector<std::uint32_t>& primes,
                                  const std::vector<PowerStep>& steps,
                                  const std::vector<std::int64_t>& rows,
-                                 const std::vector<std::int64_t>& cols, std::uint64_t* out,
+                                 const std::vector<std::int64_t>& cols, int limbs, std::uint64_t* out,
                                  const std::function<void(const std::string&)>& progress,
                                  int max_batch = 0);  // moduli per batch at most (0: all that fit; tests)
 

@@ -368,14 +368,15 @@ void dense_exact_gpu(const Graph& g, const Plan& plan, const WalkQuery& query, i
                      WalkCounts& out) {
   const std::vector<std::uint32_t> primes(walks_detail::int8_primes().begin(),
                                           walks_detail::int8_primes().begin() + nq);
-  // The engine writes every word of the table, once, in its final form: no zero fill first.
-  out.limbs = walks_detail::gpu_int8_limbs(primes);
+  // The engine writes every word of the table (out.limbs, as the CPU engine's), once, in
+  // its final form: no zero fill first.
   out.words.resize(plan.lengths.size() * plan.sources.size() * plan.targets.size() *
                    static_cast<std::size_t>(out.limbs));
   std::optional<Context> own;
   Context& ctx = query.context ? *query.context : own.emplace(Backend::cuda);
   const walks_detail::Int8PowersReport r = walks_detail::gpu_int8_powers(
-      ctx, g, primes, power_steps(plan), plan.sources, plan.targets, out.words.data(), query.progress);
+      ctx, g, primes, power_steps(plan), plan.sources, plan.targets, out.limbs, out.words.data(),
+      query.progress);
   GpuWalkTiming t;
   t.products = r.gemms / r.batches;
   t.primes = nq;

@@ -11,6 +11,7 @@
 
 #include "gemmkit/context.hpp"
 #include "gemmkit/error.hpp"
+#include "gemmkit/exact.hpp"
 #include "gemmkit/walks.hpp"
 #include "gpu/gpu_test_support.hpp"
 #include "graph/modular_int8.hpp"
@@ -157,11 +158,11 @@ TEST(GpuWalks, ModuliInSeveralBatches) {
   // Rows in a scrambled order and a few columns, to exercise the gathers.
   std::vector<std::int64_t> rows, cols = {519, 0, 64, 63, 200};
   for (std::int64_t r = 0; r < 520; ++r) rows.push_back((r * 7) % 520);
-  const int limbs = walks_detail::gpu_int8_limbs(primes);
+  const int limbs = crt_limbs(primes);  // all the words of (-P/2, P/2): more than the bound needs
   for (int max_batch : {5, 0}) {
     std::vector<std::uint64_t> out(std::size_t(q.length) * rows.size() * cols.size() * limbs);
     Context ctx(Backend::cuda);
-    const auto report = walks_detail::gpu_int8_powers(ctx, g, primes, steps, rows, cols, out.data(), {}, max_batch);
+    const auto report = walks_detail::gpu_int8_powers(ctx, g, primes, steps, rows, cols, limbs, out.data(), {}, max_batch);
     EXPECT_EQ(report.batches, max_batch ? (nq + 4) / 5 : 1);
     for (int li = 0; li < q.length; ++li)
       for (std::size_t r = 0; r < rows.size(); ++r)

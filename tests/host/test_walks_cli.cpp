@@ -224,19 +224,9 @@ TEST_F(WalksCli, GpuEngineWritesWhatTheCpuEngineWrites) {
       EXPECT_TRUE(j["gpu"].contains(key)) << key;
     EXPECT_TRUE(j.contains("write_seconds"));
   }
-  // Counts past int64 (length 40 reaches about 2^85): the .npy limbs hold the same values.
+  // Counts past int64 (length 40 reaches about 2^85): the same .npy limbs, byte for byte.
   ASSERT_EQ(run(g + "-k 40 --backend cuda -o " + path("gpu.npy")).status, 0);
   ASSERT_EQ(run(g + "-k 40 --backend cpu -o " + path("cpu.npy")).status, 0);
-  const LimbTable a = read_limb_table(path("gpu.npy")), b = read_limb_table(path("cpu.npy"));
-  ASSERT_EQ(a.rows, b.rows);
-  ASSERT_EQ(a.cols, b.cols);
-  for (std::int64_t i = 0; i < a.rows * a.cols; ++i)
-    for (int l = 0; l < std::max(a.limbs, b.limbs); ++l) {
-      // Beyond its own width a table's word is its sign extension.
-      auto word = [&](const LimbTable& t) {
-        const std::uint64_t* w = &t.words[std::size_t(i) * t.limbs];
-        return l < t.limbs ? w[l] : ((w[t.limbs - 1] >> 63) ? ~std::uint64_t{0} : 0);
-      };
-      ASSERT_EQ(word(a), word(b)) << "entry " << i << ", word " << l;
-    }
+  EXPECT_GE(read_limb_table(path("gpu.npy")).limbs, 2);
+  EXPECT_EQ(read_file(path("gpu.npy")), read_file(path("cpu.npy")));
 }
