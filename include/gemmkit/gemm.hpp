@@ -40,8 +40,9 @@ struct GemmProblem {
   std::int64_t ldb = 1;
   void* c = nullptr;
   std::int64_t ldc = 1;
-  // C's element type when it differs from the inputs': only f32 for f16/bf16 inputs (the
-  // tensor cores sum in FP32 anyway). nullopt: C has the input dtype.
+  // C's element type when it differs from the inputs': f32 for f16/bf16 inputs (the tensor
+  // cores sum in FP32 anyway), and i32 for i8 inputs (required: int8 sums need it).
+  // nullopt: C has the input dtype.
   std::optional<DType> out_dtype;
   Layout layout = Layout::row_major;
   // Strided batch: `batch` products; operand i starts `stride_*` elements after operand

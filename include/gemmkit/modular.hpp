@@ -54,7 +54,10 @@ struct ModularGemmProblem {
 // of a batch that overlap (a nonzero stride below one matrix's span).
 void validate(const ModularGemmProblem& problem);
 
-// Device bytes of workspace a call needs for this problem on ctx's device.
+// Device bytes of workspace a call needs for this problem on ctx's device. Depends on the
+// shapes only: the pointers may be null (sized as if every operand starts on 16 bytes, as
+// cudaMalloc's memory does; operands off 16 bytes need more, and modular_gemm says how
+// much), and an output counts as asked for when its leading dimension is set.
 std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p);
 // Queues the batch on `stream` (device pointers of ctx's device), with `workspace` of at
 // least modular_gemm_workspace_bytes() (aligned to kWorkspaceAlignment). Nothing is

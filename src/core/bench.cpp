@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "core/bench_device.hpp"
+#include "core/splitmix.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/registry.hpp"
 
@@ -201,6 +202,8 @@ struct Operands {
   // unwritten is not credited with the previous kernel's result there.
   std::vector<unsigned char> c0;
   void restore_c() { std::memcpy(p.c, c0.data(), c0.size()); }
+  // int8 operands, which no host matrix holds (dtype i8: a and b are then unused).
+  std::vector<std::int8_t> a8, b8;
 };
 
 void* data_of(AnyMatrix& m) {
@@ -225,7 +228,9 @@ std::unique_ptr<Operands> make_operands(const BenchShape& s, const BenchOptions&
   const auto allocate = [&](AnyMatrix& m, std::int64_t rows, std::int64_t cols, std::uint64_t seed,
                             std::int64_t& ld, std::int64_t& stride) {
     const std::int64_t r = col ? cols : rows, c = col ? rows : cols;
-    m = random_matrix(r * batch, c, o.dtype, dist, seed);
+    // int8 A and B are bytes (below); C is int32 then.
+    if (o.dtype != DType::i8 || &m == &ops->c)
+      m = random_matrix(r * batch, c, o.dtype == DType::i8 ? DType::i32 : o.dtype, dist, seed);
     ld = c;
     stride = batch > 1 ? r * c : 0;
   };
@@ -235,6 +240,18 @@ std::unique_ptr<Operands> make_operands(const BenchShape& s, const BenchOptions&
   p.a = data_of(ops->a);
   p.b = data_of(ops->b);
   p.c = data_of(ops->c);
+  if (o.dtype == DType::i8) {
+    // int8 inputs: every value of [-128, 127], from the same seeds.
+    p.out_dtype = DType::i32;
+    const auto bytes = [](std::vector<std::int8_t>& v, std::int64_t count, std::uint64_t seed) {
+      v.resize(std::size_t(count));
+      for (std::int64_t i = 0; i < count; ++i) v[std::size_t(i)] = std::int8_t(splitmix64(seed * 0x100000001ull + std::uint64_t(i)));
+    };
+    bytes(ops->a8, p.a_span(), o.seed);
+    bytes(ops->b8, p.b_span(), o.seed + 1);
+    p.a = ops->a8.data();
+    p.b = ops->b8.data();
+  }
   const auto* c = static_cast<const unsigned char*>(p.c);
   ops->c0.assign(c, c + std::size_t(p.c_span()) * dtype_size(p.c_dtype()));
   return ops;

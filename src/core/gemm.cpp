@@ -112,7 +112,9 @@ void validate(const GemmProblem& problem) {
   if (p.m > 0 && p.n > 0 && p.c == nullptr) bad("C is null");
   if (p.m > 0 && p.n > 0 && p.k > 0 && (p.a == nullptr || p.b == nullptr)) bad("A or B is null");
   if (!std::isfinite(p.alpha) || !std::isfinite(p.beta)) bad("alpha and beta must be finite");
-  if (p.out_dtype && *p.out_dtype != p.dtype &&
+  if (p.dtype == DType::i8 && p.c_dtype() != DType::i32)
+    bad("int8 inputs need C in i32 (out_dtype = i32): int8 sums overflow int8");
+  if (p.out_dtype && *p.out_dtype != p.dtype && p.dtype != DType::i8 &&
       !(*p.out_dtype == DType::f32 && (p.dtype == DType::f16 || p.dtype == DType::bf16)))
     bad("C in " + std::string(dtype_name(*p.out_dtype)) + " is only offered for f16 and bf16 inputs (as f32)");
   if (is_integer(p.dtype)) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/modular_validate.hpp"
 #include "gemmkit/error.hpp"
 
 namespace gemmkit {
@@ -43,7 +44,11 @@ std::string_view modular_gemm_path_name(ModularGemmPath path) {
   return "?";
 }
 
-void validate(const ModularGemmProblem& p) {
+void validate(const ModularGemmProblem& p) { detail::validate_modular(p, true); }
+
+namespace detail {
+
+void validate_modular(const ModularGemmProblem& p, bool pointers) {
   const std::string shape = std::to_string(p.moduli.size()) + " x " + std::to_string(p.m) + "x" +
                             std::to_string(p.n) + "x" + std::to_string(p.k);
   auto bad = [&](const std::string& what) {
@@ -63,7 +68,7 @@ void validate(const ModularGemmProblem& p) {
     bad("K = " + std::to_string(p.k) + " exceeds " + std::to_string(k_limit_for(half)) +
         ", the longest int32 sum of products of residues mod " + std::to_string(largest) +
         " (int8_k_limit() = " + std::to_string(int8_k_limit()) + " for the int8 primes)");
-  if (!p.c && !p.ct) bad("no output: C and C^T are both null");
+  if (pointers && !p.c && !p.ct) bad("no output: C and C^T are both null");
   auto check_ld = [&](const char* name, std::int64_t ld, std::int64_t width, const char* what) {
     if (ld < std::max<std::int64_t>(1, width))
       bad(std::string(name) + " " + std::to_string(ld) + " < " + std::to_string(std::max<std::int64_t>(1, width)) +
@@ -76,19 +81,24 @@ void validate(const ModularGemmProblem& p) {
   check_ld("ldb", p.ldb, p.k, "B^T (n x k)");
   check_stride("stride_a", p.stride_a);
   check_stride("stride_b", p.stride_b);
-  if (p.c) check_ld("ldc", p.ldc, p.n, "C (m x n)"), check_stride("stride_c", p.stride_c);
-  if (p.ct) check_ld("ldct", p.ldct, p.m, "C^T (n x m)"), check_stride("stride_ct", p.stride_ct);
+  // Without pointers (a workspace query) an output counts as asked for when it has a
+  // leading dimension.
+  const bool c = pointers ? p.c != nullptr : p.ldc > 0, ct = pointers ? p.ct != nullptr : p.ldct > 0;
+  if (c) check_ld("ldc", p.ldc, p.n, "C (m x n)"), check_stride("stride_c", p.stride_c);
+  if (ct) check_ld("ldct", p.ldct, p.m, "C^T (n x m)"), check_stride("stride_ct", p.stride_ct);
   const bool empty = p.m == 0 || p.n == 0 || p.moduli.empty();
-  if (!empty && p.k > 0 && (!p.a || !p.b)) bad("A or B is null");
+  if (pointers && !empty && p.k > 0 && (!p.a || !p.b)) bad("A or B is null");
   // Several outputs of a batch must not overlap: a stride of at least one matrix's span.
   if (!empty && p.moduli.size() > 1) {
-    if (p.c && p.stride_c < (p.m - 1) * p.ldc + p.n)
+    if (c && p.stride_c < (p.m - 1) * p.ldc + p.n)
       bad("stride_c " + std::to_string(p.stride_c) + " < " + std::to_string((p.m - 1) * p.ldc + p.n) +
           ", the elements one C spans: the batch's outputs would overlap");
-    if (p.ct && p.stride_ct < (p.n - 1) * p.ldct + p.m)
+    if (ct && p.stride_ct < (p.n - 1) * p.ldct + p.m)
       bad("stride_ct " + std::to_string(p.stride_ct) + " < " + std::to_string((p.n - 1) * p.ldct + p.m) +
           ", the elements one C^T spans: the batch's outputs would overlap");
   }
 }
+
+}  // namespace detail
 
 }  // namespace gemmkit

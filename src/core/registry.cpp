@@ -21,7 +21,8 @@ void KernelEntry::run_batch(const GemmProblem& problem, const KernelLaunch& laun
 std::optional<std::string> KernelEntry::rejects(const GemmProblem& problem) const {
   if (!supports(problem.dtype))
     return "dtype " + std::string(dtype_name(problem.dtype)) + " is not supported";
-  if (problem.c_dtype() != problem.dtype && !half_inputs_f32_output)
+  // int8 inputs always come with int32 C (validate checks), which every int8 entry writes.
+  if (problem.c_dtype() != problem.dtype && problem.dtype != DType::i8 && !half_inputs_f32_output)
     return "C in " + std::string(dtype_name(problem.c_dtype())) + " is not supported";
   if (!precondition) return std::nullopt;
   if (batched || problem.batch <= 1) return precondition(problem);

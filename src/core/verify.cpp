@@ -653,13 +653,14 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
 }
 
 // The full check of an integer result: every entry equal to the exact one.
-template <class T>
-VerifyResult verify_full_integer(const GemmProblem& p, const T* c0) {
+// CT: C's type (T, or int32 for int8 inputs).
+template <class T, class CT = T>
+VerifyResult verify_full_integer(const GemmProblem& p, const CT* c0) {
   VerifyResult result;
   result.method = VerifyMode::full;
   result.check = "full, exact 128-bit reference";
   result.guarantee = "every entry equals the exact product";
-  const auto* got = static_cast<const T*>(p.c);
+  const auto* got = static_cast<const CT*>(p.c);
   const std::int64_t m = p.m, n = p.n, block = std::min(block_rows(p), std::max<std::int64_t>(m, 1));
   std::vector<int128_t> exact(static_cast<std::size_t>(block * n));
   Norm2 diff, ref;
@@ -673,14 +674,14 @@ VerifyResult verify_full_integer(const GemmProblem& p, const T* c0) {
   };
   for (std::int64_t i0 = 0; i0 < m; i0 += block) {
     const std::int64_t i1 = std::min(m, i0 + block);
-    const auto [oi, oj] = exact_rows<T, T>(p, c0, i0, i1, exact.data());
+    const auto [oi, oj] = exact_rows<T, CT>(p, c0, i0, i1, exact.data());
     if (oi >= 0) return overflow(entry_name(oi, oj) + " overflows 128-bit integers");
     for (std::int64_t i = i0; i < i1; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
         const int128_t x = exact[(i - i0) * n + j], g = got[i * p.ldc + j];
-        if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max())
+        if (x < std::numeric_limits<CT>::min() || x > std::numeric_limits<CT>::max())
           return overflow(entry_name(i, j) + " is " + to_string(x) + ", which does not fit " +
-                          std::string(dtype_name(p.dtype)));
+                          std::string(dtype_name(p.c_dtype())));
         diff.add(static_cast<double>(g - x));
         ref.add(static_cast<double>(x));
         if (g != x && mismatches++ == 0) fi = i, fj = j, first_expected = x;
@@ -1025,15 +1026,15 @@ VerifyResult verify_modular(const GemmProblem& p, const CT* c0, std::uint64_t se
 
 // With no verification asked for, integer products are still screened for overflow: a cheap
 // bound on each row, and where it reaches the dtype's range, the exact modular check.
-template <class T>
-VerifyResult screen_overflow(const GemmProblem& p, const T* c0, std::uint64_t seed) {
+template <class T, class CT = T>
+VerifyResult screen_overflow(const GemmProblem& p, const CT* c0, std::uint64_t seed) {
   VerifyResult result;
   result.check = "none (integer overflow screened)";
-  result.guarantee = "not verified; no entry of the exact product exceeds " + std::string(dtype_name(p.dtype));
-  const double limit = static_cast<double>(std::numeric_limits<T>::max());
-  const std::vector<double> bound = row_bounds<T, T>(p, c0);
+  result.guarantee = "not verified; no entry of the exact product exceeds " + std::string(dtype_name(p.c_dtype()));
+  const double limit = static_cast<double>(std::numeric_limits<CT>::max());
+  const std::vector<double> bound = row_bounds<T, CT>(p, c0);
   if (std::all_of(bound.begin(), bound.end(), [&](double b) { return b < limit; })) return result;
-  VerifyResult exact = verify_modular<T, T>(p, c0, seed);
+  VerifyResult exact = verify_modular<T, CT>(p, c0, seed);
   if (exact.passed) return result;
   exact.method = VerifyMode::none;
   return exact;
@@ -1056,10 +1057,10 @@ VerifyResult verify_typed(const GemmProblem& p, const void* c_before, VerifyMode
   const auto* c0 = static_cast<const CT*>(c_before);
   const bool cheap = double(p.m) * double(p.n) * double(p.k) <= kFullVerifyLimit;
   if constexpr (std::is_integral_v<T>) {
-    if (mode == VerifyMode::none) return screen_overflow<T>(p, c0, seed);
+    if (mode == VerifyMode::none) return screen_overflow<T, CT>(p, c0, seed);
     if (mode == VerifyMode::full || (mode == VerifyMode::automatic && cheap))
-      return verify_full_integer<T>(p, c0);
-    return verify_modular<T, T>(p, c0, seed);
+      return verify_full_integer<T, CT>(p, c0);
+    return verify_modular<T, CT>(p, c0, seed);
   } else {
     if (mode == VerifyMode::none) return {};
     const bool integer_data = integer_valued_typed<T, CT>(p, c0);
@@ -1082,9 +1083,13 @@ VerifyResult verify_typed(const GemmProblem& p, const void* c_before, VerifyMode
 template <class F>
 decltype(auto) visit_problem(const GemmProblem& p, F&& f) {
   return visit_storage(p.dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (!std::is_integral_v<T>)
-      if (p.c_dtype() != p.dtype) return f.template operator()<T, float>();  // f16/bf16 in, f32 C
-    return f.template operator()<T, T>();
+    if constexpr (std::is_same_v<T, std::int8_t>) {
+      return f.template operator()<T, std::int32_t>();  // int8 in, int32 C
+    } else {
+      if constexpr (!std::is_integral_v<T>)
+        if (p.c_dtype() != p.dtype) return f.template operator()<T, float>();  // f16/bf16 in, f32 C
+      return f.template operator()<T, T>();
+    }
   });
 }
 

@@ -69,6 +69,18 @@ void cublas_gemm_tensor(const GemmProblem& p, const KernelLaunch& l) {
         p.stride_a, &beta, p.c, out, p.ldc, p.stride_c, p.batch, compute, CUBLAS_GEMM_DEFAULT));
 }
 
+void cublas_gemm_i8(const GemmProblem& p, const KernelLaunch& l) {
+  const CublasCall call(l.context, l.stream, l.workspace);
+  cublasHandle_t h = call.get();
+  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int alpha = int(std::int64_t(p.alpha)), beta = int(std::int64_t(p.beta));
+  GEMMKIT_CUBLAS_CHECK(cublasGemmEx_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, CUDA_R_8I, p.ldb, p.a,
+                                       CUDA_R_8I, p.lda, &beta, p.c, CUDA_R_32I, p.ldc, CUBLAS_COMPUTE_32I,
+                                       CUBLAS_GEMM_DEFAULT));
+}
+
 namespace {
 // Each call lends cuBLAS the workspace it asks for, from the call's stream's pool entry.
 std::size_t cublas_workspace(const GemmProblem&, const Context& ctx) {
@@ -126,6 +138,18 @@ void register_cublas_kernels(Registry& registry) {
                   .precondition = {},
                   .workspace_bytes = cublas_workspace,
                   .run = cublas_gemm_tensor});
+  // INT8 tensor cores with int32 sums: the reference of rung 24 and of the modular GEMM.
+  registry.add({.name = "cuda_cublas_i8",
+                .backend = Backend::cuda,
+                .rung = 0,
+                .role = KernelRole::reference,
+                .summary = "cuBLAS GemmEx, int8 inputs on tensor cores, int32 sums and C",
+                .dtypes = {DType::i8},
+                .min_compute_capability = 75,
+                .auto_priority = 100,
+                .precondition = {},
+                .workspace_bytes = cublas_workspace,
+                .run = cublas_gemm_i8});
 }
 
 }  // namespace gemmkit::cuda

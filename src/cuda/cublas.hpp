@@ -16,4 +16,8 @@ void cublas_gemm(const GemmProblem& device_problem, const KernelLaunch& launch,
 // The same for tensor-core dtypes: f16 and bf16 (C in the input type or f32), tf32.
 void cublas_gemm_tensor(const GemmProblem& device_problem, const KernelLaunch& launch);
 
+// int8 inputs, int32 C and sums (cublasGemmEx 8I -> 32I, CUBLAS_COMPUTE_32I); alpha and beta
+// integers (mod 2^32).
+void cublas_gemm_i8(const GemmProblem& device_problem, const KernelLaunch& launch);
+
 }  // namespace gemmkit::cuda

@@ -16,6 +16,7 @@ void register_tensor_kernels(Registry& registry);     // ladder_tensor.cu: rungs
 void register_hopper_kernels(Registry& registry);     // ladder_hopper.cu: rungs 18-19
 void register_skinny_kernels(Registry& registry);     // ladder_skinny.cu: rung 20
 void register_composed_kernels(Registry& registry);   // ladder_composed.cu: rungs 22-23
+void register_i8_kernels(Registry& registry);         // ladder_i8.cu: rung 24 (int8)
 
 // Rung 14's kernel in one tuned configuration (ladder_warptile.cu). Rung 15 runs it when a
 // problem has no partial wave to split.

@@ -1,16 +1,209 @@
-// Launchers and registry entries for rung 24, the int8 wgmma kernel (24_wgmma_i8.cuh): int8
-// GEMM with int32 results, and the fused modular GEMM of gemmkit/modular.hpp.
+// Launchers and registry entry for rung 24, the int8 wgmma kernel (24_wgmma_i8.cuh): int8
+// GEMM with int32 results (cuda_wgmma_i8), and the fused modular GEMM of gemmkit/modular.hpp.
+// 8-bit wgmma reads K-major operands only, through TMA (16-byte rows): an operand in another
+// layout (A transposed, B as stored) is transposed into the workspace first, and one whose
+// rows are not on 16 bytes is copied there with padded rows, so that every shape runs.
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "cuda/hopper_launch.hpp"
+#include "cuda/kernels/24_wgmma_i8.cuh"
+#include "cuda/kernels/modular_reduce.cuh"
+#include "cuda/kernels/transpose.cuh"
+#include "cuda/ladder.hpp"
+#include "cuda/launch.hpp"
 #include "cuda/modular.hpp"
-#include "gemmkit/error.hpp"
 
 namespace gemmkit::cuda {
+namespace {
 
-bool fused_modular_gemm_available(const Context&) { return false; }
+using Cfg = kernels::WgmmaI8Config;
+constexpr CUtensorMapDataType kByteMap = CU_TENSOR_MAP_DATA_TYPE_UINT8;  // bits are bits to TMA
 
-std::size_t fused_modular_gemm_workspace_bytes(const Context&, const ModularGemmProblem&) { return 0; }
+std::size_t aligned_bytes(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
 
-void fused_modular_gemm(Context&, const ModularOperands&, Stream, Workspace) {
-  fail(ErrorCategory::internal, "the fused modular GEMM is not in this build");
+template <bool Modular>
+int i8_resident(const Context& ctx) {
+  return resident_clusters<kernels::wgmma_i8_kernel<Cfg, Modular>, Cfg::kThreads, Cfg::kSmemBytes,
+                           Cfg::kClusterM>(ctx);
+}
+
+// One launch's operands: `count` matrices, K-major, rows on 16 bytes (stride 0: one matrix
+// for all).
+struct I8Operands {
+  std::int64_t m, n, k, count;
+  const std::int8_t* a;
+  std::int64_t lda, stride_a;
+  const std::int8_t* b;
+  std::int64_t ldb, stride_b;
+};
+
+template <bool Modular>
+WsPlan i8_plan(const Context& ctx, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t count) {
+  const std::int64_t tiles = ceil_div(ceil_div(m, Cfg::BM), Cfg::kClusterM) * ceil_div(n, Cfg::BN) * count;
+  return plan_ws_tiles<Cfg>(tiles, ceil_div(k, Cfg::BK), i8_resident<Modular>(ctx));
+}
+
+// Plans and queues one launch; `scratch` holds stream-K's partial sums and flags.
+template <bool Modular>
+void launch_i8(const Context& ctx, Stream stream, const I8Operands& o, const kernels::I8Output& out,
+               const CUtensorMap& map_c, Workspace scratch) {
+  const CUtensorMap map_a = batch_map(o.a, kByteMap, 1, o.m, o.k, o.lda, o.count, o.stride_a, Cfg::BM, Cfg::BK);
+  const CUtensorMap map_b =
+      batch_map(o.b, kByteMap, 1, o.n, o.k, o.ldb, o.count, o.stride_b, Cfg::kBPartRows, Cfg::BK);
+  WsPlan plan = i8_plan<Modular>(ctx, o.m, o.n, o.k, o.count);
+  if (plan.stream_k_bytes > 0) {
+    if (scratch.bytes < plan.stream_k_bytes)
+      fail(ErrorCategory::internal, "cuda_wgmma_i8: the workspace is smaller than declared");
+    auto* base = static_cast<unsigned char*>(scratch.data);
+    plan.sk.partials = reinterpret_cast<float*>(base);  // int32 sums in the same 4 bytes
+    plan.sk.flags = reinterpret_cast<unsigned*>(base + plan.slots * 64 * Cfg::BN * sizeof(int));
+    plan.sk.launch = 1;
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), stream));
+  }
+  const kernels::WsBatch batch{int(o.count), o.stride_a == 0, o.stride_b == 0, 0};
+  launch_clustered(kernels::wgmma_i8_kernel<Cfg, Modular>, stream, plan.clusters * Cfg::kClusterM,
+                   Cfg::kThreads, Cfg::kSmemBytes, Cfg::kClusterM, map_a, map_b, map_c, int(o.m), int(o.n),
+                   int(o.k), plan.sk, batch, out);
+  check_launch("wgmma_i8_kernel");
+}
+
+// ---- the int8 GEMM entry (one product: the entry is not batched) -------------------------
+
+bool on16(const void* ptr, std::int64_t ld) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 16 == 0; }
+
+// Which operands go through the workspace, and its layout: A's copy, B's copy, stream-K.
+struct GemmCopies {
+  bool copy_a = false, copy_b = false;
+  std::int64_t ld = 0;  // the copies' rows: K rounded up to 16 bytes
+  std::size_t b_at = 0, stream_k_at = 0;
+};
+
+GemmCopies gemm_copies(const GemmProblem& p) {
+  GemmCopies c;
+  c.copy_a = p.trans_a || !on16(p.a, p.lda);
+  c.copy_b = !p.trans_b || !on16(p.b, p.ldb);
+  c.ld = ceil_div(p.k, 16) * 16;
+  c.b_at = c.copy_a ? aligned_bytes(std::size_t(p.m * c.ld)) : 0;
+  c.stream_k_at = c.b_at + (c.copy_b ? aligned_bytes(std::size_t(p.n * c.ld)) : 0);
+  return c;
+}
+
+std::size_t wgmma_i8_workspace_bytes(const GemmProblem& p, const Context& ctx) {
+  if (p.k == 0 || p.m == 0 || p.n == 0) return 0;
+  return gemm_copies(p).stream_k_at + i8_plan<false>(ctx, p.m, p.n, p.k, 1).stream_k_bytes;
+}
+
+// Copies stored (rows, cols) into K-major (dst_rows, k) rows of `ld` bytes at dst: a
+// transpose when the operand is MN-major (stored k x mn), else a row copy.
+void k_major_copy(const std::int8_t* src, std::int64_t rows, std::int64_t cols, std::int64_t ld_src,
+                  bool transpose, std::int8_t* dst, std::int64_t ld, Stream stream) {
+  if (transpose) {
+    const dim3 grid(unsigned(ceil_div(cols, 32)), unsigned(std::min<std::int64_t>(ceil_div(rows, 32), 65535)));
+    kernels::transpose<std::int8_t><<<grid, dim3(32, 8), 0, stream>>>(src, rows, cols, ld_src, dst, ld);
+    check_launch("transpose<int8>");
+  } else {
+    const std::int64_t total = rows * ld;
+    const unsigned blocks = unsigned(std::clamp<std::int64_t>(ceil_div(total, 256), 1, 8192));
+    kernels::pack_rows<std::int8_t><<<blocks, 256, 0, stream>>>(src, ld_src, 0, rows, cols, 1, dst, ld);
+    check_launch("pack_rows");
+  }
+}
+
+void run_wgmma_i8(const GemmProblem& p, const KernelLaunch& l) {
+  if (p.m == 0 || p.n == 0) return;
+  auto* c = static_cast<int*>(p.c);
+  const int alpha = int(std::int64_t(p.alpha)), beta = int(std::int64_t(p.beta));  // mod 2^32
+  if (p.k == 0) {
+    const unsigned blocks = unsigned(std::clamp<std::int64_t>(ceil_div(p.m * p.n, 256), 1, 8192));
+    kernels::scale_c<int><<<blocks, 256, 0, l.stream>>>(c, p.ldc, int(p.m), int(p.n), beta);
+    check_launch("scale_c");
+    return;
+  }
+  const GemmCopies copies = gemm_copies(p);
+  auto* base = static_cast<unsigned char*>(l.workspace.data);
+  I8Operands o{p.m, p.n, p.k, 1, static_cast<const std::int8_t*>(p.a), p.lda, 0,
+               static_cast<const std::int8_t*>(p.b), p.ldb, 0};
+  if (copies.copy_a) {  // A^T stored (k, m), or A unaligned (m, k)
+    auto* a = reinterpret_cast<std::int8_t*>(base);
+    k_major_copy(o.a, p.a_rows(), p.a_cols(), p.lda, p.trans_a, a, copies.ld, l.stream);
+    o.a = a, o.lda = copies.ld;
+  }
+  if (copies.copy_b) {  // B stored (k, n), or B^T unaligned (n, k)
+    auto* b = reinterpret_cast<std::int8_t*>(base + copies.b_at);
+    k_major_copy(o.b, p.b_rows(), p.b_cols(), p.ldb, !p.trans_b, b, copies.ld, l.stream);
+    o.b = b, o.ldb = copies.ld;
+  }
+  kernels::I8Output out;
+  out.alpha = alpha, out.beta = beta;
+  out.c = c, out.ldc = p.ldc;
+  // TMA stores clip at the matrix edge in whole 16 bytes (rung 19's note), so C's rows
+  // must be whole 16 bytes too.
+  out.c_tma = beta == 0 && tma_compatible(p.c, p.ldc, 4) && (p.n * 4) % 16 == 0;
+  out.c_pairs = p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % 8 == 0;
+  const CUtensorMap map_c =
+      out.c_tma ? batch_map(p.c, CU_TENSOR_MAP_DATA_TYPE_INT32, 4, p.m, p.n, p.ldc, 1, 0, 64, 32) : CUtensorMap{};
+  const std::size_t sk_at = std::min(copies.stream_k_at, l.workspace.bytes);
+  launch_i8<false>(l.context, l.stream, o, out, map_c, Workspace{base + sk_at, l.workspace.bytes - sk_at});
+}
+
+std::optional<std::string> wgmma_i8_precondition(const GemmProblem& p) {
+  if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX) return "a dimension exceeds 2^31-1, the kernel's index range";
+  return std::nullopt;
+}
+
+}  // namespace
+
+// ---- the fused modular GEMM ---------------------------------------------------------------
+
+bool fused_modular_gemm_available(const Context& ctx) { return ctx.compute_capability() == 90; }
+
+std::size_t fused_modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
+  // Launches of up to kI8MaxModuli moduli one after another on one stream share the
+  // stream-K scratch: the largest of the first and the last launch's.
+  const std::int64_t nq = std::int64_t(p.moduli.size());
+  const std::int64_t first = std::min<std::int64_t>(nq, kernels::kI8MaxModuli);
+  const std::int64_t last = nq % kernels::kI8MaxModuli == 0 ? first : nq % kernels::kI8MaxModuli;
+  return std::max(i8_plan<true>(ctx, p.m, p.n, p.k, first).stream_k_bytes,
+                  i8_plan<true>(ctx, p.m, p.n, p.k, last).stream_k_bytes);
+}
+
+void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, Workspace workspace) {
+  const ModularGemmProblem& p = o.problem;
+  const std::int64_t nq = std::int64_t(p.moduli.size());
+  auto vec16 = [](const void* ptr, std::int64_t ld, std::int64_t stride) {
+    return ptr && reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 16 == 0 && stride % 16 == 0;
+  };
+  for (std::int64_t q0 = 0; q0 < nq; q0 += kernels::kI8MaxModuli) {
+    const std::int64_t count = std::min<std::int64_t>(nq - q0, kernels::kI8MaxModuli);
+    const I8Operands ops{p.m, p.n, o.k, count, o.a + q0 * o.stride_a, o.lda, o.stride_a,
+                         o.b + q0 * o.stride_b, o.ldb, o.stride_b};
+    kernels::I8Output out;
+    if (p.c) out.r = p.c + q0 * p.stride_c, out.ldr = p.ldc, out.stride_r = p.stride_c;
+    if (p.ct) out.rt = p.ct + q0 * p.stride_ct, out.ldrt = p.ldct, out.stride_rt = p.stride_ct;
+    out.r_vec = vec16(out.r, out.ldr, out.stride_r);
+    out.rt_vec = vec16(out.rt, out.ldrt, out.stride_rt);
+    for (std::int64_t q = 0; q < count; ++q) out.moduli[q] = static_cast<unsigned char>(p.moduli[std::size_t(q0 + q)]);
+    launch_i8<true>(ctx, stream, ops, out, CUtensorMap{}, workspace);
+  }
+}
+
+void register_i8_kernels(Registry& registry) {
+  registry.add({.name = "cuda_wgmma_i8",
+                .backend = Backend::cuda,
+                .rung = 24,
+                .role = KernelRole::ladder,
+                .summary = "rung 19 on int8 (wgmma s32.s8.s8, int32 C): 128x256 tiles, 4 stages of "
+                           "128-byte K, stream-K in exact int32; other layouts copied K-major first",
+                .dtypes = {DType::i8},
+                .min_compute_capability = 90,
+                .auto_priority = 30,
+                .precondition = wgmma_i8_precondition,
+                .workspace_bytes = wgmma_i8_workspace_bytes,
+                .run = run_wgmma_i8});
 }
 
 }  // namespace gemmkit::cuda

@@ -14,6 +14,7 @@
 #include "cuda/context.hpp"
 #include "cuda/kernels/modular_reduce.cuh"
 #include "cuda/launch.hpp"
+#include "core/modular_validate.hpp"
 #include "cuda/modular.hpp"
 #include "gemmkit/modular.hpp"
 
@@ -24,6 +25,7 @@ std::size_t aligned_bytes(std::size_t bytes) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
+// A null pointer (a workspace query by shapes) counts as on 16 bytes, as cudaMalloc's are.
 bool on16(const void* ptr, std::int64_t ld, std::int64_t stride) {
   return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 16 == 0 && stride % 16 == 0;
 }
@@ -58,9 +60,13 @@ Plan plan(const Context& ctx, const ModularGemmProblem& p) {
   l.fused = use_fused(ctx, p);
   const std::int64_t nq = std::int64_t(p.moduli.size());
   // cuBLAS's int8 kernels want K and the rows on 4 bytes; TMA wants rows on 16 bytes.
+  // The fused kernel's rank-3 tensor maps need a batch's matrices apart (or one for all).
   const bool k_ok = l.fused || p.k % 4 == 0;
-  l.pack_a = !(on16(p.a, p.lda, p.stride_a) && k_ok);
-  l.pack_b = !(on16(p.b, p.ldb, p.stride_b) && k_ok);
+  auto apart = [&](std::int64_t stride, std::int64_t rows, std::int64_t ld) {
+    return !l.fused || stride == 0 || stride >= rows * ld;
+  };
+  l.pack_a = !(on16(p.a, p.lda, p.stride_a) && k_ok && apart(p.stride_a, p.m, p.lda));
+  l.pack_b = !(on16(p.b, p.ldb, p.stride_b) && k_ok && apart(p.stride_b, p.n, p.ldb));
   l.k_packed = cuda::ceil_div(p.k, 16) * 16;
   l.count_a = p.stride_a == 0 ? 1 : nq;
   l.count_b = p.stride_b == 0 ? 1 : nq;
@@ -87,8 +93,8 @@ void pack(const std::int8_t* src, std::int64_t ld, std::int64_t stride, std::int
           std::int64_t count, std::int8_t* dst, std::int64_t k_packed, Stream stream) {
   const std::int64_t total = count * rows * k_packed;
   const unsigned blocks = unsigned(std::clamp<std::int64_t>(cuda::ceil_div(total, 256), 1, 8192));
-  cuda::kernels::pack_rows_i8<<<blocks, 256, 0, stream>>>(src, ld, stride, rows, k, count, dst, k_packed);
-  cuda::check_launch("pack_rows_i8");
+  cuda::kernels::pack_rows<std::int8_t><<<blocks, 256, 0, stream>>>(src, ld, stride, rows, k, count, dst, k_packed);
+  cuda::check_launch("pack_rows");
 }
 
 void run_cublas(Context& ctx, const cuda::ModularOperands& o, const Plan& l, Stream stream,
@@ -117,7 +123,7 @@ void run_cublas(Context& ctx, const cuda::ModularOperands& o, const Plan& l, Str
     for (std::int64_t col = 0; col < p.n; col += 64 * 65535) {
       const std::int64_t cols = std::min<std::int64_t>(p.n - col, 64 * 65535);
       const dim3 grid(unsigned(cuda::ceil_div(p.m, 64)), unsigned(cuda::ceil_div(cols, 64)));
-      cuda::kernels::reduce_products_to_residues<<<grid, 256, 0, stream>>>(
+      cuda::kernels::reduce_products_to_residues<int><<<grid, 256, 0, stream>>>(
           z, l.ldz, int(p.m), int(p.n), int(col), int(p.moduli[q]), p.c ? p.c + iq * p.stride_c : nullptr,
           p.ldc, vec_c, p.ct ? p.ct + iq * p.stride_ct : nullptr, p.ldct, vec_ct);
     }
@@ -128,7 +134,7 @@ void run_cublas(Context& ctx, const cuda::ModularOperands& o, const Plan& l, Str
 }  // namespace
 
 std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
-  validate(p);
+  detail::validate_modular(p, false);
   if (ctx.backend() != Backend::cuda)
     fail(ErrorCategory::usage, "the modular int8 GEMM runs on the CUDA backend, not on a CPU context");
   if (p.m == 0 || p.n == 0 || p.k == 0 || p.moduli.empty()) return 0;

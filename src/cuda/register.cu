@@ -13,6 +13,7 @@ void register_cuda_kernels(Registry& registry) {
   cuda::register_hopper_kernels(registry);
   cuda::register_skinny_kernels(registry);
   cuda::register_composed_kernels(registry);
+  cuda::register_i8_kernels(registry);
 }
 
 }  // namespace gemmkit::detail

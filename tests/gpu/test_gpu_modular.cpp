@@ -35,6 +35,7 @@ struct Case {
   bool shared_b = false;          // one B for every modulus (stride 0)
   bool write_c = true, write_ct = true;
   bool extreme = false;           // every residue the largest of its modulus
+  bool dense = false;             // strides of exactly one matrix (else a few bytes more)
 };
 
 std::string describe(const Case& c, ModularGemmPath path) {
@@ -48,8 +49,9 @@ void check_case(const Case& cs, ModularGemmPath path, std::uint32_t seed) {
   const std::int64_t nq = std::int64_t(cs.moduli.size());
   const std::int64_t lda = cs.k + cs.pad, ldb = cs.k + cs.pad, ldc = cs.n + cs.pad, ldct = cs.m + cs.pad;
   // Strides a little longer than a matrix, so that matrices do not start on 16 bytes.
-  const std::int64_t sa = cs.m * lda + 3, sb = cs.shared_b ? 0 : cs.n * ldb + 5, sc = cs.m * ldc + 7,
-                     sct = cs.n * ldct + 1;
+  const std::int64_t gap = cs.dense ? 0 : 1;
+  const std::int64_t sa = cs.m * lda + 3 * gap, sb = cs.shared_b ? 0 : cs.n * ldb + 5 * gap,
+                     sc = cs.m * ldc + 7 * gap, sct = cs.n * ldct + gap;
   std::vector<std::int8_t> a(std::size_t(nq * sa)), b(std::size_t(cs.shared_b ? cs.n * ldb : nq * sb));
   std::mt19937 rng(seed);
   // Residues of each modulus (B's of the smallest when shared: valid for every modulus).
@@ -152,10 +154,23 @@ TEST(GpuModular, EdgeShapesEveryPathBothOutputs) {
       {3, 300, 77, {199}, 2, false, true, false},
       {300, 3, 77, {199, 197}, 0, false, false, true},
       {128, 256, 64, {251, 241, 239}, 0},
+      // Operands read in place (rows and matrices on 16 bytes), 16-byte stores of C and C^T.
+      {256, 512, 320, {251, 241, 239}, 0, false, true, true, false, true},
+      {384, 128, 64, {5, 3}, 0, true, true, true, false, true},
+      {200, 176, 96, {251, 11}, 0, false, true, true, false, true},
   };
   std::uint32_t seed = 1;
   for (const ModularGemmPath path : paths())
     for (const Case& c : cases) check_case(c, path, seed++);
+}
+
+TEST(GpuModular, PersistentRoundsAndStreamK) {
+  SKIP_WITHOUT_DEVICE();
+  // Two moduli of 48 tiles (128 x 256, clusters of two): 96 for 66 clusters on 132 SMs, the
+  // last round of 30 shared out by stream-K.
+  Case c{1024, 3072, 768, {251, 241}};
+  c.dense = true;
+  for (const ModularGemmPath path : paths()) check_case(c, path, 11);
 }
 
 TEST(GpuModular, LongestKDoesNotOverflow) {

@@ -50,7 +50,9 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
     EXPECT_GE(e->min_compute_capability, 50) << e->name;
     // SIMT rungs take f32; tensor-core rungs (16 up, but for rung 23's split-K over the
     // SIMT rung 14) take bf16 and need sm_80 at least.
-    if (e->role == KernelRole::ladder && e->rung >= 16 && e->name != "cuda_split_k") {
+    if (e->role == KernelRole::ladder && e->supports(DType::i8)) {  // rung 24: int8 wgmma
+      EXPECT_GE(e->min_compute_capability, 90) << e->name;
+    } else if (e->role == KernelRole::ladder && e->rung >= 16 && e->name != "cuda_split_k") {
       EXPECT_TRUE(e->supports(DType::bf16)) << e->name;
       EXPECT_GE(e->min_compute_capability, 80) << e->name;
     } else if (e->role == KernelRole::ladder) {

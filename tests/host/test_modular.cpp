@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/modular_validate.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/modular.hpp"
 
@@ -113,6 +114,18 @@ TEST(Modular, BadProblemsAreUsageErrorsSayingWhat) {
   p = valid_problem();
   p.stride_ct = 0;
   expect_usage_error(p, "stride_ct 0");
+}
+
+TEST(Modular, WorkspaceQueriesCheckTheShapesOnly) {
+  ModularGemmProblem p = valid_problem();
+  p.a = p.b = nullptr, p.c = p.ct = nullptr;  // sized before anything is allocated
+  EXPECT_NO_THROW(detail::validate_modular(p, false));
+  EXPECT_THROW(validate(p), Error);
+  p.ldct = 4;  // set, so asked for, and too small
+  EXPECT_THROW(detail::validate_modular(p, false), Error);
+  p = valid_problem();
+  p.moduli[0] = 256;
+  EXPECT_THROW(detail::validate_modular(p, false), Error);
 }
 
 TEST(Modular, PathNames) {

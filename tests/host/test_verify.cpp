@@ -121,10 +121,10 @@ TEST(VerifyReference, ReadsHalfBfloat16AndInt8Storage) {
   const std::uint16_t ba[] = {0x3F80, 0x4040}, bb[] = {0x4000, 0xBF80};
   p.dtype = DType::bf16, p.a = ba, p.b = bb;
   EXPECT_EQ(reference_gemm(p, nullptr)[0], -1.0);
-  // i8: [-128, 127] . [127, 127], exactly -127
+  // i8 (C in i32): [-128, 127] . [127, 127], exactly -127
   const std::int8_t ia[] = {-128, 127}, ib[] = {127, 127};
-  std::int8_t c8 = 0;
-  p.dtype = DType::i8, p.a = ia, p.b = ib, p.c = &c8;
+  std::int32_t c32 = 0;
+  p.dtype = DType::i8, p.out_dtype = DType::i32, p.a = ia, p.b = ib, p.c = &c32;
   EXPECT_EQ(reference_gemm(p, nullptr)[0], -127.0);
   EXPECT_EQ(reference_gemm_exact(p, nullptr)[0], -127);
 }

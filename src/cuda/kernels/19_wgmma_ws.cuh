@@ -173,6 +173,107 @@ __device__ __forceinline__ ClusterTile cluster_tile(int id, int cluster_rows, in
   return {item, first_row + in_group % rows_here, back ? n_tiles - 1 - col : col};
 }
 
+// The producer warpgroup's work, done by one thread: every stage of this cluster's work
+// units in order, each stage's (BM, BK) tile of A and (BN, BK) tile of B. `smem` holds the
+// stages (kStageBytes each: A's tile, then B's); full/empty are the stages' barriers.
+// Rung 24 (int8) runs the same producer.
+template <class Cfg, bool MnMajorA, bool MnMajorB>
+__device__ __forceinline__ void ws_produce(const CUtensorMap& map_a, const CUtensorMap& map_b,
+                                           unsigned char* smem, std::uint64_t* full, std::uint64_t* empty,
+                                           int rank, int cluster_id, int clusters, int k_tiles,
+                                           int cluster_rows, int n_tiles, const StreamK& sk,
+                                           const WsBatch& batch) {
+  using namespace hopper;
+  constexpr int ClusterM = Cfg::kClusterM;
+  auto stage_a = [&](int s) { return smem + s * Cfg::kStageBytes; };
+  auto stage_b = [&](int s) { return smem + s * Cfg::kStageBytes + Cfg::kABytes; };
+  int it = 0;  // stage uses so far: stage it % kStages, its (it / kStages)-th use
+  for_each_unit<Cfg::kSplitK>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
+    const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
+    const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
+    const int za = batch.shared_a ? 0 : ct.item, zb = batch.shared_b ? 0 : ct.item;
+    for (int j = u.k_begin; j < u.k_end; ++j, ++it) {
+      const int kt = u.reverse ? u.k_end - 1 - (j - u.k_begin) : j;
+      const int s = it % Cfg::kStages;
+      barrier_wait(&empty[s], ((it / Cfg::kStages) & 1) ^ 1);  // first use: free already
+      barrier_arrive_expect_bytes(&full[s], Cfg::kStageBytes);
+      const int k0 = kt * Cfg::BK;
+      // (BM, BK) of A: one K-major box of BM rows, or MN-major boxes of 64 columns.
+      if constexpr (MnMajorA) {
+        tma_load_3d(stage_a(s), &map_a, &full[s], m0, k0, za);
+        if constexpr (Cfg::BM == 128)
+          tma_load_3d(stage_a(s) + Cfg::kBoxBytes, &map_a, &full[s], m0 + 64, k0, za);
+      } else {
+        tma_load_3d(stage_a(s), &map_a, &full[s], k0, m0, za);
+      }
+      // (BN, BK) of B in parts of kBPartRows columns (two halves of 128 at BN = 256); in
+      // a pair, each block copies its parts into both blocks.
+      for (int h = 0; h < Cfg::kBParts; ++h) {
+        if (ClusterM == 2 && h != rank) continue;
+        unsigned char* dst = stage_b(s) + h * Cfg::kBPartBytes;
+        const int nh = n0 + h * Cfg::kBPartRows;
+        if constexpr (MnMajorB) {  // one or two boxes of 64 columns
+          constexpr bool kTwo = Cfg::kBPartRows == 128;
+          if constexpr (ClusterM == 2) {
+            tma_load_3d_multicast(dst, &map_b, &full[s], nh, k0, zb, 0b11);
+            if constexpr (kTwo)
+              tma_load_3d_multicast(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb, 0b11);
+          } else {
+            tma_load_3d(dst, &map_b, &full[s], nh, k0, zb);
+            if constexpr (kTwo) tma_load_3d(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb);
+          }
+        } else {
+          if constexpr (ClusterM == 2) tma_load_3d_multicast(dst, &map_b, &full[s], k0, nh, zb, 0b11);
+          else tma_load_3d(dst, &map_b, &full[s], k0, nh, zb);
+        }
+      }
+    }
+  });
+}
+
+// One consumer warpgroup's main loop over work unit u: waits for each stage, multiplies its
+// 64 rows of A's tile (warpgroup c) by B's tile into acc (float for 16-bit and tf32 inputs,
+// int for int8), and hands each stage back to the producers of the cluster once its
+// multiplies are done. `it` counts the stages used so far (stage it % kStages).
+template <class Cfg, bool MnMajorA, bool MnMajorB, class Acc, int N>
+__device__ __forceinline__ void ws_consume(Acc (&acc)[N], const WorkUnit& u, int& it, unsigned char* smem,
+                                           std::uint64_t* full, std::uint64_t* empty, int c, bool signals) {
+  using namespace hopper;
+  using T = typename Cfg::Element;
+  auto stage_a = [&](int s) { return smem + s * Cfg::kStageBytes; };
+  auto stage_b = [&](int s) { return smem + s * Cfg::kStageBytes + Cfg::kABytes; };
+  // Byte offsets inside a stage: this warpgroup's 64 rows of A, and one wgmma's K step.
+  // K-major tiles step along the 128-byte row (32 bytes of K); MN-major tiles step down
+  // 32 / sizeof(T) rows of k (2048 bytes).
+  constexpr int kStepA = MnMajorA ? Cfg::kInstrK * 128 : 32;
+  constexpr int kStepB = MnMajorB ? Cfg::kInstrK * 128 : 32;
+  constexpr std::uint32_t kLeadA = MnMajorA ? Cfg::kBoxBytes : 16;
+  constexpr std::uint32_t kLeadB = MnMajorB ? Cfg::kBoxBytes : 16;
+  const int a_rows_offset = c * 64 * 128;  // K-major: 64 rows; MN-major: the second box
+  auto release = [&](int s) {
+    if (!signals) return;
+    for (int r = 0; r < Cfg::kClusterM; ++r) barrier_arrive_cluster(&empty[s], r);
+  };
+  for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
+    const int s = it % Cfg::kStages;
+    barrier_wait(&full[s], (it / Cfg::kStages) & 1);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK / Cfg::kInstrK; ++kk) {
+      const std::uint64_t da = smem_descriptor(stage_a(s) + a_rows_offset + kk * kStepA, kLeadA, 1024);
+      const std::uint64_t db = smem_descriptor(stage_b(s) + kk * kStepB, kLeadB, 1024);
+      wgmma_64xn<T, MnMajorA, MnMajorB>(acc, da, db);
+    }
+    wgmma_commit();
+    // Keep this stage's multiplies in flight; the previous stage's are done, so its
+    // buffers can be refilled.
+    wgmma_wait<1>();
+    if (kt > u.k_begin) release((it - 1) % Cfg::kStages);
+  }
+  wgmma_wait<0>();
+  if (u.k_end > u.k_begin) release((it - 1) % Cfg::kStages);  // (an empty unit used no stage)
+}
+
 // map_c is used only when g.c_tma.
 template <class Cfg, bool MnMajorA, bool MnMajorB>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -189,8 +290,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024);
-  auto stage_a = [&](int s) { return smem + s * Cfg::kStageBytes; };
-  auto stage_b = [&](int s) { return smem + s * Cfg::kStageBytes + Cfg::kABytes; };
   unsigned char* epilogue = smem + Cfg::kStages * Cfg::kStageBytes;  // one buffer per consumer
   std::uint64_t* full =
       reinterpret_cast<std::uint64_t*>(epilogue + Cfg::kConsumers * Cfg::kEpilogueBytes);
@@ -223,66 +322,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       prefetch_tensor_map(&map_a);
       prefetch_tensor_map(&map_b);
       if (g.c_tma) prefetch_tensor_map(&map_c);
-      int it = 0;  // stage uses so far: stage it % kStages, its (it / kStages)-th use
-      for_each_unit<Cfg::kSplitK>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
-        const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
-        const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
-        const int za = batch.shared_a ? 0 : ct.item, zb = batch.shared_b ? 0 : ct.item;
-        for (int j = u.k_begin; j < u.k_end; ++j, ++it) {
-          const int kt = u.reverse ? u.k_end - 1 - (j - u.k_begin) : j;
-          const int s = it % Cfg::kStages;
-          barrier_wait(&empty[s], ((it / Cfg::kStages) & 1) ^ 1);  // first use: free already
-          barrier_arrive_expect_bytes(&full[s], Cfg::kStageBytes);
-          const int k0 = kt * Cfg::BK;
-          // (BM, BK) of A: one K-major box of BM rows, or MN-major boxes of 64 columns.
-          if constexpr (MnMajorA) {
-            tma_load_3d(stage_a(s), &map_a, &full[s], m0, k0, za);
-            if constexpr (Cfg::BM == 128)
-              tma_load_3d(stage_a(s) + Cfg::kBoxBytes, &map_a, &full[s], m0 + 64, k0, za);
-          } else {
-            tma_load_3d(stage_a(s), &map_a, &full[s], k0, m0, za);
-          }
-          // (BN, BK) of B in parts of kBPartRows columns (two halves of 128 at BN = 256); in
-          // a pair, each block copies its parts into both blocks.
-          for (int h = 0; h < Cfg::kBParts; ++h) {
-            if (ClusterM == 2 && h != rank) continue;
-            unsigned char* dst = stage_b(s) + h * Cfg::kBPartBytes;
-            const int nh = n0 + h * Cfg::kBPartRows;
-            if constexpr (MnMajorB) {  // one or two boxes of 64 columns
-              constexpr bool kTwo = Cfg::kBPartRows == 128;
-              if constexpr (ClusterM == 2) {
-                tma_load_3d_multicast(dst, &map_b, &full[s], nh, k0, zb, 0b11);
-                if constexpr (kTwo)
-                  tma_load_3d_multicast(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb, 0b11);
-              } else {
-                tma_load_3d(dst, &map_b, &full[s], nh, k0, zb);
-                if constexpr (kTwo) tma_load_3d(dst + Cfg::kBoxBytes, &map_b, &full[s], nh + 64, k0, zb);
-              }
-            } else {
-              if constexpr (ClusterM == 2) tma_load_3d_multicast(dst, &map_b, &full[s], k0, nh, zb, 0b11);
-              else tma_load_3d(dst, &map_b, &full[s], k0, nh, zb);
-            }
-          }
-        }
-      });
+      ws_produce<Cfg, MnMajorA, MnMajorB>(map_a, map_b, smem, full, empty, rank, cluster_id, clusters,
+                                          k_tiles, cluster_rows, n_tiles, sk, batch);
     }
   } else {
     // ---- consumers: warpgroup c multiplies rows [64c, 64c + 64) of the tile ------------
     if constexpr (Cfg::kConsumers == 2) claim_registers<232>();
     const int c = warpgroup - 1;
     const bool signals = threadIdx.x % 128 == 0;  // one thread per warpgroup frees stages
-    // Byte offsets inside a stage: this warpgroup's 64 rows of A, and one wgmma's K step.
-    // K-major tiles step along the 128-byte row (32 bytes of K); MN-major tiles step down
-    // 32 / sizeof(T) rows of k (2048 bytes).
-    constexpr int kStepA = MnMajorA ? Cfg::kInstrK * 128 : 32;
-    constexpr int kStepB = MnMajorB ? Cfg::kInstrK * 128 : 32;
-    constexpr std::uint32_t kLeadA = MnMajorA ? Cfg::kBoxBytes : 16;
-    constexpr std::uint32_t kLeadB = MnMajorB ? Cfg::kBoxBytes : 16;
-    const int a_rows_offset = c * 64 * 128;  // K-major: 64 rows; MN-major: the second box
-    auto release = [&](int s) {
-      if (!signals) return;
-      for (int r = 0; r < ClusterM; ++r) barrier_arrive_cluster(&empty[s], r);
-    };
 
     // This consumer's 64 x BN floats of partial sums for cluster cl (fragment order: float4
     // r4 of thread i at [r4 * 128 + i], so a warp moves 512 contiguous bytes) and its flag.
@@ -305,25 +352,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
       for (int r = 0; r < kAcc; ++r) acc[r] = 0.0f;
 
-      for (int kt = u.k_begin; kt < u.k_end; ++kt, ++it) {
-        const int s = it % Cfg::kStages;
-        barrier_wait(&full[s], (it / Cfg::kStages) & 1);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < Cfg::BK / Cfg::kInstrK; ++kk) {
-          const std::uint64_t da =
-              smem_descriptor(stage_a(s) + a_rows_offset + kk * kStepA, kLeadA, 1024);
-          const std::uint64_t db = smem_descriptor(stage_b(s) + kk * kStepB, kLeadB, 1024);
-          wgmma_64xn<T, MnMajorA, MnMajorB>(acc, da, db);
-        }
-        wgmma_commit();
-        // Keep this stage's multiplies in flight; the previous stage's are done, so its
-        // buffers can be refilled.
-        wgmma_wait<1>();
-        if (kt > u.k_begin) release((it - 1) % Cfg::kStages);
-      }
-      wgmma_wait<0>();
-      release((it - 1) % Cfg::kStages);
+      ws_consume<Cfg, MnMajorA, MnMajorB>(acc, u, it, smem, full, empty, c, signals);
 
       if constexpr (Cfg::kSplitK) {
         if (split) {

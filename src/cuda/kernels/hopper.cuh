@@ -361,11 +361,13 @@ __device__ __forceinline__ void store_wgmma_tile(const TensorArgs<T>& g, const f
 // at 256 columns; N = 2 * Acc columns) goes in passes through the two halves of the buffer
 // in turn, so that one half fills while the copy engine reads the other; the stores drain
 // while the warpgroup multiplies its next tile.
-template <class Out, int BufferBytes = 32768, int Acc>
-__device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, float alpha,
-                                                     const float (&acc)[Acc], int row0, int col0,
-                                                     int item, unsigned char* buffer,
-                                                     int barrier_id, bool leader) {
+//
+// tma_store_tile is the same for any output: pair(r) gives the values of acc[r], acc[r + 1]
+// as they are stored (rung 24 stores int32 this way).
+template <class Out, int BufferBytes, int Acc, class PairOf>
+__device__ __forceinline__ void tma_store_tile(const CUtensorMap* map_c, PairOf&& pair, int row0,
+                                               int col0, int item, unsigned char* buffer,
+                                               int barrier_id, bool leader) {
   constexpr int N = 2 * Acc;
   constexpr int kBoxCols = 128 / sizeof(Out);  // a 128-byte box row: 64 halves or 32 floats
   constexpr int kHalfBytes = BufferBytes / 2;
@@ -399,8 +401,7 @@ __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, f
       const int chunk = (byte / 16) ^ (r % 8);                      // the 128-byte swizzle
       Pair<Out>* dst =
           reinterpret_cast<Pair<Out>*>(half + box * 8192 + r * 128 + chunk * 16 + byte % 16);
-      *dst = Pair<Out>{from_f32<Out>(alpha * acc[4 * j + 2 * h]),
-                       from_f32<Out>(alpha * acc[4 * j + 2 * h + 1])};
+      *dst = pair(4 * j + 2 * h);
     }
     if (j % kGroupsPerPass == kGroupsPerPass - 1) {
       fence_async_shared();
@@ -416,6 +417,59 @@ __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, f
   }
 }
 
+// alpha * acc as Out (float accumulators), through tma_store_tile.
+template <class Out, int BufferBytes = 32768, int Acc>
+__device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, float alpha,
+                                                     const float (&acc)[Acc], int row0, int col0,
+                                                     int item, unsigned char* buffer,
+                                                     int barrier_id, bool leader) {
+  tma_store_tile<Out, BufferBytes, Acc>(
+      map_c,
+      [&](int r) { return Pair<Out>{from_f32<Out>(alpha * acc[r]), from_f32<Out>(alpha * acc[r + 1])}; },
+      row0, col0, item, buffer, barrier_id, leader);
+}
+
+// ---- int8 wgmma (rung 24) ---------------------------------------------------------------
+
+#define GEMMKIT_R8(i)                                                                         \
+  "+r"(d[i]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]), \
+      "+r"(d[i + 6]), "+r"(d[i + 7])
+#define GEMMKIT_R32(i) GEMMKIT_R8(i), GEMMKIT_R8(i + 8), GEMMKIT_R8(i + 16), GEMMKIT_R8(i + 24)
+#define GEMMKIT_R64(i) GEMMKIT_R32(i), GEMMKIT_R32(i + 32)
+
+// d(64 x N, s32) += A(64 x 32) * B(32 x N) on int8, N = 256, 128 or 64 (d holds N / 2 ints
+// per thread, in the fragment order of the float shapes). 8-bit wgmma reads K-major
+// operands only: A's and B's tiles are rows of K (128 bytes = 128 values), and one
+// instruction's K = 32 is 32 bytes of them, the same step as 16 values of 16 bits.
+template <class T, bool MnMajorA, bool MnMajorB, int Acc>
+__device__ __forceinline__ void wgmma_64xn(int (&d)[Acc], std::uint64_t desc_a, std::uint64_t desc_b) {
+  constexpr int N = 2 * Acc;
+  static_assert(std::is_same_v<T, std::int8_t> && !MnMajorA && !MnMajorB,
+                "int32 accumulators: int8 inputs, K-major operands");
+  static_assert(N == 256 || N == 128 || N == 64, "wgmma tiles of 256, 128 or 64 columns");
+  if constexpr (N == 256)
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 " GEMMKIT_D128_OPERANDS
+                 ", %128, %129, acc;\n}"
+                 : GEMMKIT_R64(0), GEMMKIT_R64(64)
+                 : "l"(desc_a), "l"(desc_b));
+  else if constexpr (N == 128)
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 " GEMMKIT_D64_OPERANDS
+                 ", %64, %65, acc;\n}"
+                 : GEMMKIT_R64(0)
+                 : "l"(desc_a), "l"(desc_b));
+  else
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 " GEMMKIT_D32_OPERANDS
+                 ", %32, %33, acc;\n}"
+                 : GEMMKIT_R32(0)
+                 : "l"(desc_a), "l"(desc_b));
+}
+
+#undef GEMMKIT_R8
+#undef GEMMKIT_R32
+#undef GEMMKIT_R64
 #undef GEMMKIT_D8
 #undef GEMMKIT_D32
 #undef GEMMKIT_D64

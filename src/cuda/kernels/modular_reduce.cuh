@@ -8,12 +8,25 @@
 
 namespace gemmkit::cuda::kernels {
 
-// x mod p in [-(p-1)/2, (p-1)/2] (p odd): C++'s % keeps the sign of x, so x % p lies in
-// (-p, p) and one correction at most brings it into the centred range.
-__device__ __forceinline__ int centred_mod(int x, int p, int half) {
-  x %= p;
-  return x > half ? x - p : x < -half ? x + p : x;
-}
+// x mod p in [-(p-1)/2, (p-1)/2] (p odd), without a division. With
+// magic = ceil(2^32 / p) (below 2^31 for p >= 3), q = floor(x magic / 2^32) (a signed
+// multiply-high) is x / p + d rounded down, |d| = |x| (magic - 2^32 / p) / 2^32 < 1/2 for
+// |x| <= 2^31: q is floor(x / p) or one off, so x - q p lies in [-p, 2p), and at most two
+// subtractions and one addition of p centre it. (About 8 integer instructions against 20
+// for %.)
+struct Modulus {
+  int p = 3, half = 1, magic = 0;
+  __device__ __forceinline__ explicit Modulus(int modulus)
+      : p(modulus), half((modulus - 1) / 2), magic(int(0xFFFFFFFFu / unsigned(modulus) + 1u)) {}
+  __device__ __forceinline__ int centred(int x) const {
+    const int q = __mulhi(x, magic);
+    int r = int(unsigned(x) - unsigned(q) * unsigned(p));  // small: exact in wrapping arithmetic
+    if (r > half) r -= p;
+    if (r > half) r -= p;
+    if (r < -half) r += p;
+    return r;
+  }
+};
 
 // z: the int32 products of one modulus, column-major m x n with leading dimension ldz (a
 // multiple of 4, so 4 rows from a multiple of 4 never pass it). Each becomes its centred
@@ -22,12 +35,15 @@ __device__ __forceinline__ int centred_mod(int x, int p, int half) {
 // 16-byte loads of 4 rows of a column; C^T's rows are z's columns, stored 4 bytes at a
 // time; C goes through shared memory so that its stores are 4 bytes of a row too. vec_*:
 // the output and its leading dimension are on 4 bytes (4-byte stores allowed).
-__global__ void reduce_products_to_residues(const int* __restrict__ z, std::int64_t ldz, int m,
+// Z: the products' type (int, as cuBLAS writes them; a template so that every file that
+// includes this header shares one definition).
+template <class Z>
+__global__ void reduce_products_to_residues(const Z* __restrict__ z, std::int64_t ldz, int m,
                                             int n, int col_base, int p, std::int8_t* __restrict__ c,
                                             std::int64_t ldc, bool vec_c, std::int8_t* __restrict__ ct,
                                             std::int64_t ldct, bool vec_ct) {
   __shared__ std::int8_t tile[64][68];  // tile[column - col0][row - row0], rows padded to 68
-  const int half = (p - 1) / 2;
+  const Modulus mod(p);
   const int row0 = blockIdx.x * 64, col0 = col_base + blockIdx.y * 64;
   // Thread t: rows 4 (t % 16) .. + 3 of columns t / 16, t / 16 + 16, + 32, + 48.
   const int r4 = (threadIdx.x % 16) * 4;
@@ -36,8 +52,7 @@ __global__ void reduce_products_to_residues(const int* __restrict__ z, std::int6
     char4 v = make_char4(0, 0, 0, 0);
     if (col < n && row < m) {
       const int4 x = *reinterpret_cast<const int4*>(z + std::int64_t(col) * ldz + row);
-      v = make_char4(centred_mod(x.x, p, half), centred_mod(x.y, p, half), centred_mod(x.z, p, half),
-                     centred_mod(x.w, p, half));
+      v = make_char4(mod.centred(x.x), mod.centred(x.y), mod.centred(x.z), mod.centred(x.w));
       if (ct) {
         std::int8_t* out = ct + std::int64_t(col) * ldct + row;
         if (vec_ct && row + 3 < m) {
@@ -66,17 +81,17 @@ __global__ void reduce_products_to_residues(const int* __restrict__ z, std::int6
   }
 }
 
-// Copies `count` matrices of rows x cols int8 (matrix z at in + z * stride, leading
-// dimension ld) to out, matrix after matrix, each rows x ld_out with columns cols..ld_out-1
-// zero (so a GEMM may run over the padded K).
-__global__ void pack_rows_i8(const std::int8_t* __restrict__ in, std::int64_t ld, std::int64_t stride,
-                             std::int64_t rows, std::int64_t cols, std::int64_t count,
-                             std::int8_t* __restrict__ out, std::int64_t ld_out) {
+// Copies `count` matrices of rows x cols (matrix z at in + z * stride, leading dimension ld)
+// to out, matrix after matrix, each rows x ld_out with columns cols..ld_out-1 zero (so a GEMM
+// may run over the padded K).
+template <class T>
+__global__ void pack_rows(const T* __restrict__ in, std::int64_t ld, std::int64_t stride, std::int64_t rows,
+                          std::int64_t cols, std::int64_t count, T* __restrict__ out, std::int64_t ld_out) {
   const std::int64_t total = count * rows * ld_out;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t col = i % ld_out, row = (i / ld_out) % rows, item = i / (ld_out * rows);
-    out[i] = col < cols ? in[item * stride + row * ld + col] : std::int8_t(0);
+    out[i] = col < cols ? in[item * stride + row * ld + col] : T(0);
   }
 }
 

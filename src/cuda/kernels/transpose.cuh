@@ -1,5 +1,5 @@
-// out = in^T for an f32 matrix: the pre-pass that gives tf32 wgmma (which reads K-major
-// operands only) a K-major copy of an MN-major operand. A 32 x 32 tile goes through shared
+// out = in^T: the pre-pass that gives tf32 and int8 wgmma (which read K-major operands
+// only) a K-major copy of an MN-major operand. A 32 x 32 tile goes through shared
 // memory so that both the reads and the writes are coalesced; the +1 column keeps the
 // transposed reads free of bank conflicts.
 #pragma once
@@ -10,9 +10,10 @@ namespace gemmkit::cuda::kernels {
 
 // in: (rows, cols) with leading dimension ld_in; out: (cols, rows) with ld_out.
 // Block (32, 8): tile (blockIdx.y, blockIdx.x), each thread 4 rows of it.
-__global__ void transpose_f32(const float* __restrict__ in, std::int64_t rows, std::int64_t cols,
-                              std::int64_t ld_in, float* __restrict__ out, std::int64_t ld_out) {
-  __shared__ float tile[32][33];
+template <class T>
+__global__ void transpose(const T* __restrict__ in, std::int64_t rows, std::int64_t cols,
+                          std::int64_t ld_in, T* __restrict__ out, std::int64_t ld_out) {
+  __shared__ T tile[32][33];
   const std::int64_t col0 = std::int64_t(blockIdx.x) * 32;
   for (std::int64_t row0 = std::int64_t(blockIdx.y) * 32; row0 < rows;
        row0 += std::int64_t(gridDim.y) * 32) {  // grid.y is capped at 65535 tiles

@@ -1,0 +1,13 @@
+// Internal: the modular GEMM's checks, with or without its pointers (a workspace query
+// sizes by the shapes alone; see gemmkit/modular.hpp).
+#pragma once
+
+#include "gemmkit/modular.hpp"
+
+namespace gemmkit::detail {
+
+// validate(p) when `pointers`; otherwise every check but those of the pointers (null
+// operands, no output), an output counting as asked for when its leading dimension is set.
+void validate_modular(const ModularGemmProblem& p, bool pointers);
+
+}  // namespace gemmkit::detail

@@ -1,0 +1,286 @@
+// Rung 24, int8 tensor cores with int32 sums, and a modular epilogue. Exact arithmetic by
+// residues (walk counts, exact integer GEMM: gemmkit/modular.hpp) multiplies int8 matrices
+// of residues and reduces every int32 sum mod p. With cuBLAS that is two passes: the GEMM
+// writes 4 bytes per product and a second kernel reads them back to write 1 byte (78% of
+// the GEMM's own speed on the H200). Here, rung 19's kernel on int8:
+//   - The same warp-specialised persistent pipeline (ws_produce / ws_consume of
+//     19_wgmma_ws.cuh): a 128-byte swizzled row of K is 64 bf16 values or 128 int8 ones, so
+//     the stages, TMA boxes and descriptors are rung 19's with BK = 128; one wgmma
+//     (m64n256k32.s32.s8.s8) takes 32 bytes of K, the same step as k16 of 16-bit types.
+//     8-bit wgmma reads K-major operands only: A row-major and B stored n x k (trans_b); the
+//     launcher copies other layouts into that form first.
+//   - Twice the multiply-adds per byte of bf16, so each stage (48 KiB at 128 x 256) feeds
+//     the tensor cores twice as long: 4 stages keep them as busy as bf16's.
+//   - int32 accumulators: sums are exact, so stream-K's partial sums add up to the same
+//     bits in any order.
+//   - Epilogue, plain: alpha * acc + beta * C as int32 (TMA stores when beta == 0).
+//   - Epilogue, modular: each accumulator is reduced mod p (the batch item's modulus,
+//     passed by value, reduced with a multiply-high instead of a division) to a centred
+//     residue, and the 64 x 256 tile goes through shared memory in passes of 64 columns to
+//     C (row-major) and/or C^T: both stored 16 bytes per thread along their rows, so the
+//     transpose costs no scattered stores. The products never reach memory: one kernel for
+//     the whole modular GEMM, moduli as the persistent scheduler's batch dimension.
+// Measured: see docs/ladder.md.
+#pragma once
+
+#include "cuda/kernels/19_wgmma_ws.cuh"
+#include "cuda/kernels/modular_reduce.cuh"
+
+namespace gemmkit::cuda::kernels {
+
+// Rung 24's tile: 128 x 256 (two consumers of 64 x 256), clusters of two along M with B
+// multicast, 4 stages of 128-byte K (48 KiB each), 16 KiB of epilogue buffer per consumer.
+using WgmmaI8Config = WgmmaWsConfig<std::int8_t, 2, 4, 16 * 1024, 8, 256, 2, false>;
+
+// Moduli one launch takes (a larger batch runs in several launches).
+inline constexpr int kI8MaxModuli = 64;
+
+// What the epilogue writes.
+struct I8Output {
+  // Plain: C (int32, row-major, ldc) = alpha * acc + beta * C, arithmetic mod 2^32.
+  int alpha = 1, beta = 0;
+  int* c = nullptr;
+  std::int64_t ldc = 0;
+  bool c_tma = false;    // TMA stores: beta == 0, C and its rows on 16 bytes
+  bool c_pairs = false;  // two columns per 8-byte access (ldc even, C on 8 bytes)
+  // Modular: centred residues of matrix `item` mod moduli[item] into r (m x n, row-major)
+  // and/or rt (n x m, row-major: the transpose), either null.
+  std::int8_t* r = nullptr;
+  std::int64_t ldr = 0, stride_r = 0;
+  std::int8_t* rt = nullptr;
+  std::int64_t ldrt = 0, stride_rt = 0;
+  bool r_vec = false, rt_vec = false;  // 16-byte stores: base, ld and stride on 16 bytes
+  unsigned char moduli[kI8MaxModuli] = {};
+};
+
+// The plain epilogue without TMA (beta != 0, or C not on 16 bytes): int32 pairs straight
+// from the fragments (acc[4j + 2h + e]: row 16 warp + lane / 4 + 8h, column 8j + 2 (lane % 4)
+// + e of the warpgroup's 64 x N tile at (row0, col0)).
+template <int Acc>
+__device__ __forceinline__ void store_i8_tile(const I8Output& o, int m, int n, const int (&acc)[Acc],
+                                              int row0, int col0) {
+  const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  row0 += warp * 16 + lane / 4;
+  col0 += 2 * (lane % 4);
+  // Wrapping int32 arithmetic, as the CPU's integer GEMM: unsigned has it defined.
+  auto value = [&](int x, const int* old) {
+    unsigned v = unsigned(o.alpha) * unsigned(x);
+    if (o.beta != 0) v += unsigned(o.beta) * unsigned(*old);
+    return int(v);
+  };
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    if (row >= m) continue;
+#pragma unroll
+    for (int j = 0; j < Acc / 4; ++j) {
+      const int col = col0 + 8 * j;
+      int* c = o.c + std::int64_t(row) * o.ldc + col;
+      if (o.c_pairs && col + 1 < n) {
+        int2 old = make_int2(0, 0);
+        if (o.beta != 0) old = *reinterpret_cast<const int2*>(c);
+        *reinterpret_cast<int2*>(c) = make_int2(value(acc[4 * j + 2 * h], &old.x), value(acc[4 * j + 2 * h + 1], &old.y));
+      } else {
+        if (col < n) c[0] = value(acc[4 * j + 2 * h], c);
+        if (col + 1 < n) c[1] = value(acc[4 * j + 2 * h + 1], c + 1);
+      }
+    }
+  }
+}
+
+// The modular epilogue of one warpgroup's 64 x N tile at (row0, col0) of matrix `item`:
+// residues mod the item's modulus into C and/or C^T through `buffer` (kEpilogueBytes, two
+// 64 x 64 byte tiles with rows padded to 80 bytes, so that neither the fragment-order
+// writes nor the 16-byte reads meet bank conflicts), 64 columns per pass. barrier_id:
+// the warpgroup's named barrier.
+template <int Acc>
+__device__ __forceinline__ void store_residue_tile(const I8Output& o, int m, int n, const int (&acc)[Acc],
+                                                   int row0, int col0, int item, unsigned char* buffer,
+                                                   int barrier_id) {
+  constexpr int N = 2 * Acc, kPitch = 80;
+  const Modulus mod(o.moduli[item]);
+  std::int8_t* r = o.r ? o.r + item * o.stride_r : nullptr;
+  std::int8_t* rt = o.rt ? o.rt + item * o.stride_rt : nullptr;
+  unsigned char* tile_c = buffer;                // (64 rows, 64 columns): C's pass
+  unsigned char* tile_t = buffer + 64 * kPitch;  // (64 columns, 64 rows): C^T's pass
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+#pragma unroll
+  for (int pass = 0; pass < N / 64; ++pass) {
+    hopper::named_barrier(barrier_id, 128);  // the last pass's (or tile's) copies are done reading
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {
+      const int j = pass * 8 + jj;  // 8-column group of the fragment
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = warp * 16 + lane / 4 + 8 * h, col = 8 * jj + 2 * (lane % 4);  // in the pass
+        const std::int8_t v0 = std::int8_t(mod.centred(acc[4 * j + 2 * h]));
+        const std::int8_t v1 = std::int8_t(mod.centred(acc[4 * j + 2 * h + 1]));
+        if (r) *reinterpret_cast<char2*>(tile_c + row * kPitch + col) = make_char2(v0, v1);
+        if (rt) {
+          tile_t[col * kPitch + row] = static_cast<unsigned char>(v0);
+          tile_t[(col + 1) * kPitch + row] = static_cast<unsigned char>(v1);
+        }
+      }
+    }
+    hopper::named_barrier(barrier_id, 128);
+    // 64 rows x 4 chunks of 16 bytes per tile: two chunks per thread; rows of the output
+    // are 64 bytes of consecutive addresses, four threads each.
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int idx = t + 128 * i, row = idx / 4, chunk = idx % 4;
+      if (r) {  // C(row0 + row, col0 + 64 pass + 16 chunk ...)
+        const int grow = row0 + row, gcol = col0 + pass * 64 + chunk * 16;
+        if (grow < m && gcol < n) {
+          const unsigned char* src = tile_c + row * kPitch + chunk * 16;
+          std::int8_t* dst = r + std::int64_t(grow) * o.ldr + gcol;
+          if (o.r_vec && gcol + 16 <= n) *reinterpret_cast<int4*>(dst) = *reinterpret_cast<const int4*>(src);
+          else
+            for (int e = 0; e < 16 && gcol + e < n; ++e) dst[e] = std::int8_t(src[e]);
+        }
+      }
+      if (rt) {  // C^T(col0 + 64 pass + row, row0 + 16 chunk ...)
+        const int grow = col0 + pass * 64 + row, gcol = row0 + chunk * 16;
+        if (grow < n && gcol < m) {
+          const unsigned char* src = tile_t + row * kPitch + chunk * 16;
+          std::int8_t* dst = rt + std::int64_t(grow) * o.ldrt + gcol;
+          if (o.rt_vec && gcol + 16 <= m) *reinterpret_cast<int4*>(dst) = *reinterpret_cast<const int4*>(src);
+          else
+            for (int e = 0; e < 16 && gcol + e < m; ++e) dst[e] = std::int8_t(src[e]);
+        }
+      }
+    }
+  }
+}
+
+// C = beta * C (int32, row-major), for K = 0: nothing to multiply.
+template <class T>  // int (a template: one definition for every file that includes this)
+__global__ void scale_c(T* __restrict__ c, std::int64_t ldc, int m, int n, int beta) {
+  const std::int64_t total = std::int64_t(m) * n;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    T* x = c + (i / n) * ldc + i % n;
+    *x = beta == 0 ? T(0) : T(unsigned(beta) * unsigned(*x));
+  }
+}
+
+// Rung 24. Modular: the modular epilogue (out.r / out.rt, moduli by batch item); otherwise
+// the plain int32 one (map_c used only when out.c_tma). Operands K-major, as map_a and
+// map_b describe them (rank 3: the batch outermost).
+template <class Cfg, bool Modular>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_i8_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                    const __grid_constant__ CUtensorMap map_c, const int m, const int n, const int k,
+                    const StreamK sk, const WsBatch batch, const I8Output out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(std::is_same_v<typename Cfg::Element, std::int8_t> && !Cfg::kSplitK,
+                "rung 24: int8 elements, no split-K");
+  constexpr int ClusterM = Cfg::kClusterM;
+  using namespace hopper;
+  namespace cg = cooperative_groups;
+
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024);
+  unsigned char* epilogue = smem + Cfg::kStages * Cfg::kStageBytes;  // one buffer per consumer
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(epilogue + Cfg::kConsumers * Cfg::kEpilogueBytes);
+  std::uint64_t* empty = full + Cfg::kStages;
+
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int rank = ClusterM == 1 ? 0 : int(cluster.block_rank());
+  const int warpgroup = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      barrier_init(&full[s], 1);
+      barrier_init(&empty[s], Cfg::kConsumers * ClusterM);
+    }
+    fence_barrier_init();
+  }
+  cluster.sync();
+
+  const int m_tiles = (m + Cfg::BM - 1) / Cfg::BM;
+  const int n_tiles = (n + Cfg::BN - 1) / Cfg::BN;
+  const int cluster_rows = (m_tiles + ClusterM - 1) / ClusterM;
+  const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;
+  const int cluster_id = blockIdx.x / ClusterM, clusters = gridDim.x / ClusterM;
+
+  if (warpgroup == 0) {
+    if constexpr (Cfg::kConsumers == 2) release_registers<40>();
+    if (threadIdx.x == 0) {
+      prefetch_tensor_map(&map_a);
+      prefetch_tensor_map(&map_b);
+      if (!Modular && out.c_tma) prefetch_tensor_map(&map_c);
+      ws_produce<Cfg, false, false>(map_a, map_b, smem, full, empty, rank, cluster_id, clusters, k_tiles,
+                                    cluster_rows, n_tiles, sk, batch);
+    }
+  } else {
+    if constexpr (Cfg::kConsumers == 2) claim_registers<232>();
+    const int c = warpgroup - 1;
+    const bool signals = threadIdx.x % 128 == 0;
+    constexpr int kAcc = Cfg::BN / 2;
+    constexpr int kSlotInt4s = 128 * (kAcc / 4);  // one consumer's 64 x BN int32 partial sums
+    const int lane128 = threadIdx.x % 128;
+    // Stream-K as rung 19's (int4 r4 of thread i at [r4 * 128 + i]); the sums are exact.
+    auto partial_slot = [&](int cl) {
+      return reinterpret_cast<int4*>(sk.partials) + ((cl * ClusterM + rank) * Cfg::kConsumers + c) * kSlotInt4s;
+    };
+    auto partial_flag = [&](int cl) { return sk.flags + (cl * ClusterM + rank) * Cfg::kConsumers + c; };
+
+    int it = 0;
+    for_each_unit<false>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
+      const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
+      const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
+
+      int acc[kAcc];
+#pragma unroll
+      for (int r = 0; r < kAcc; ++r) acc[r] = 0;
+      ws_consume<Cfg, false, false>(acc, u, it, smem, full, empty, c, signals);
+
+      if (u.k_end < k_tiles) {  // stream-K, not the tile's end: leave the partial sums
+        int4* slot = partial_slot(cluster_id);
+#pragma unroll
+        for (int r4 = 0; r4 < kAcc / 4; ++r4)
+          slot[r4 * 128 + lane128] = make_int4(acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]);
+        named_barrier(1 + c, 128);
+        if (signals) flag_set(partial_flag(cluster_id), sk.launch);
+        return;
+      }
+      if (u.k_begin > 0) {  // stream-K, the tile's end: add what the clusters before left
+        const long long iters = (long long)sk.sk_tiles * k_tiles;
+        const long long tile_start = (long long)(u.tile - sk.dp_tiles) * k_tiles;
+        for (int cl = stream_k_owner_of(tile_start, iters, clusters); cl < cluster_id; ++cl) {
+          if (signals) flag_wait(partial_flag(cl), sk.launch);
+          named_barrier(1 + c, 128);
+          const int4* slot = partial_slot(cl);
+#pragma unroll
+          for (int r4 = 0; r4 < kAcc / 4; ++r4) {
+            const int4 v = slot[r4 * 128 + lane128];
+            acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
+          }
+        }
+      }
+
+      unsigned char* buffer = epilogue + c * Cfg::kEpilogueBytes;
+      if constexpr (Modular) {
+        store_residue_tile(out, m, n, acc, m0 + c * 64, n0, ct.item, buffer, 1 + c);
+      } else if (out.c_tma) {
+        tma_store_tile<int, Cfg::kEpilogueBytes, kAcc>(
+            &map_c,
+            [&](int r) {
+              return Pair<int>{int(unsigned(out.alpha) * unsigned(acc[r])), int(unsigned(out.alpha) * unsigned(acc[r + 1]))};
+            },
+            m0 + c * 64,
+            n0, ct.item, buffer, 1 + c, signals);
+      } else {
+        store_i8_tile(out, m, n, acc, m0 + c * 64, n0);
+      }
+    });
+    if (!Modular && signals && out.c_tma) bulk_wait();
+  }
+  __syncwarp();
+  cluster.sync();
+#else
+  __trap();  // built only for sm_90a; the launcher never picks it elsewhere
+#endif
+}
+
+}  // namespace gemmkit::cuda::kernels
