@@ -120,8 +120,8 @@ TEST(GpuWalks, UndirectedGraphAndTheCallersContext) {
 
 TEST(GpuWalks, LengthsThatNeedMostOfThePrimes) {
   SKIP_WITHOUT_DEVICE();
-  // Weights up to 7 and degree 6: row sums up to 42, so length 60 bounds the counts by
-  // 42^60, about 2^324: 50 of the 53 primes, and six-word counts.
+  // Weights up to 7 and degree 6: row sums up to 42; this graph's bound at length 60 is
+  // about 2^318: 48 of the 53 primes, and five-word counts.
   const Graph g = random_graph(576, 6, 7, 6);
   WalkQuery q;
   q.length = 60;
@@ -141,7 +141,7 @@ TEST(GpuWalks, ModuliInSeveralBatches) {
   // short): the residues of each batch are kept and rebuilt after the last one.
   const Graph g = random_graph(520, 7, 2, 7);
   WalkQuery q;
-  q.length = 16;  // counts up to 14^16, about 2^61: 9 primes, so two batches of 5
+  q.length = 16;  // a bound of about 2^60: 8 primes, so two batches of at most 5
   q.all_lengths = true;
   q.method = WalkMethod::dense;
   q.backend = WalkBackend::cpu;
