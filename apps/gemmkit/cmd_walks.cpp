@@ -169,7 +169,8 @@ void print_summary(const Graph& g, const WalkCounts& w) {
   std::printf("(too large to print; write it with -o FILE.csv)\n");
 }
 
-void write_csv_counts(const std::string& path, const Graph& g, const WalkCounts& w, bool all_lengths) {
+// Float mode: doubles, as count_text writes them.
+void write_csv_reals(const std::string& path, const Graph& g, const WalkCounts& w, bool all_lengths) {
   AtomicFile file(path);
   std::string buf;
   buf.reserve(1 << 20);
@@ -198,6 +199,27 @@ void write_csv_counts(const std::string& path, const Graph& g, const WalkCounts&
   file.commit();
 }
 
+// The table with labels: "from/to,<targets>" then "<source>,<counts>" (with --all-lengths a
+// leading length column, the lengths' tables one after another). Exact and int64 counts go
+// through the library's exact table writer (decimal integers, formatted in parallel).
+void write_csv_counts(const std::string& path, const Graph& g, const WalkCounts& w, bool all_lengths) {
+  if (w.mode == WalkMode::float64) return write_csv_reals(path, g, w, all_lengths);
+  LimbTableLabels labels;
+  if (all_lengths) labels.corner.push_back("length");
+  labels.corner.push_back("from/to");
+  for (auto v : w.targets) labels.columns.push_back(g.label(v));
+  for (int t : w.lengths)
+    for (auto v : w.sources) {
+      labels.rows.push_back({});
+      if (all_lengths) labels.rows.back().push_back(std::to_string(t));
+      labels.rows.back().push_back(g.label(v));
+    }
+  const std::int64_t rows = w.rows() * static_cast<std::int64_t>(w.lengths.size());
+  write_limb_table(path, LimbTableView{w.words.data(), rows, w.cols(), w.limbs}, &labels);
+}
+
+// int64 when every count fits (float64 in float mode), else the exact words: a '<u8' array
+// of shape (rows, cols, limbs), two's complement, least significant word first.
 void write_npy_counts(const std::string& path, const WalkCounts& w) {
   if (w.mode == WalkMode::float64) {
     Matrix<double> m(w.rows(), w.cols());
@@ -206,9 +228,10 @@ void write_npy_counts(const std::string& path, const WalkCounts& w) {
     write_npy(path, AnyMatrix(std::move(m)));
     return;
   }
-  if (!w.fits_int64())
-    fail(ErrorCategory::numeric, "some counts do not fit a 64-bit integer, so they cannot go in a "
-                                 ".npy file; " + quoted_path(path) + " was not written (write .csv instead)");
+  if (!w.fits_int64()) {
+    write_limb_table(path, LimbTableView{w.words.data(), w.rows(), w.cols(), w.limbs});
+    return;
+  }
   Matrix<std::int64_t> m(w.rows(), w.cols());
   for (std::int64_t r = 0; r < w.rows(); ++r)
     for (std::int64_t c = 0; c < w.cols(); ++c) m(r, c) = w.int64_at(0, r, c);
@@ -218,29 +241,39 @@ void write_npy_counts(const std::string& path, const WalkCounts& w) {
 // With --bench (on stderr) or --json: the method and time taken, and after the GPU engine
 // the references of the same run: cuBLAS's own int8 GEMM and DGEMM of the same order, and
 // the time as many DGEMMs as the engine ran int8 GEMMs would take.
-void report_timing(const Graph& g, const WalkCounts& w, double seconds, const WalksOptions& o) {
+void report_timing(const Graph& g, const WalkCounts& w, double seconds, double end_to_end,
+                   double write_seconds, const WalksOptions& o) {
   if (!o.bench && o.json_path.empty()) return;
   nlohmann::json report = {{"graph", o.graph_path}, {"vertices", g.n}, {"edges", g.edges()},
                            {"length", o.length}, {"mode", walk_mode_name(w.mode)},
                            {"method", w.method}, {"bound_bits", w.bound.bit_length()},
                            {"primes", w.primes}, {"seconds", seconds},
                            {"meta", meta_json()}};
-  if (o.bench) std::fprintf(stderr, "gemmkit walks: %s, %.3f s\n", w.method.c_str(), seconds);
+  report["end_to_end_seconds"] = end_to_end;
+  if (!o.output.empty()) report["write_seconds"] = write_seconds;
+  if (o.bench) {
+    std::fprintf(stderr, "gemmkit walks: %s, %.3f s (%.3f s from reading the graph to every count in memory)\n",
+                 w.method.c_str(), seconds, end_to_end);
+    if (!o.output.empty()) std::fprintf(stderr, "  written to %s in %.3f s\n", quoted_path(o.output).c_str(), write_seconds);
+  }
   if (w.gpu) {
     const double n = static_cast<double>(g.n);
     const double ops = 2.0 * n * n * n * w.gpu->products * w.gpu->primes;
     const double tops = ops / w.gpu->gemm_seconds / 1e12;
     report["gpu"] = {{"products", w.gpu->products}, {"primes", w.gpu->primes},
                      {"int8_gemms", w.gpu->products * w.gpu->primes},
-                     {"gemm_seconds", w.gpu->gemm_seconds}, {"reduce_seconds", w.gpu->reduce_seconds},
-                     {"engine_seconds", w.gpu->total_seconds},
+                     {"gemm_seconds", w.gpu->gemm_seconds}, {"build_seconds", w.gpu->build_seconds},
+                     {"crt_seconds", w.gpu->crt_seconds}, {"copy_seconds", w.gpu->copy_seconds},
+                     {"setup_seconds", w.gpu->setup_seconds}, {"engine_seconds", w.gpu->total_seconds},
                      {"int8_tops", tops}};
     if (o.bench)
-      std::fprintf(stderr, "  GPU: %d products x %d primes = %d int8 GEMMs of order %lld in %.2f ms "
-                           "(%.0f TOPS; %.2f ms of it reductions); engine %.3f s with transfers\n",
+      std::fprintf(stderr, "  GPU: %d products x %d primes = %d modular int8 GEMMs of order %lld in %.2f ms "
+                           "(%.0f TOPS); residues built in %.2f ms, counts rebuilt in %.2f ms, copied "
+                           "to the host in %.3f s; setup %.3f s; engine %.3f s\n",
                    w.gpu->products, w.gpu->primes, w.gpu->products * w.gpu->primes,
                    static_cast<long long>(g.n), w.gpu->gemm_seconds * 1e3, tops,
-                   w.gpu->reduce_seconds * 1e3, w.gpu->total_seconds);
+                   w.gpu->build_seconds * 1e3, w.gpu->crt_seconds * 1e3, w.gpu->copy_seconds,
+                   w.gpu->setup_seconds, w.gpu->total_seconds);
     if (o.bench) {
       const WalkGemmReferences ref = walk_gemm_references(g.n);
       const double ref_tops = 2.0 * n * n * n / ref.int8_seconds / 1e12;
@@ -288,9 +321,11 @@ void run_walks(const WalksOptions& o) {
     if (output_format(o.output) == FileFormat::mtx)
       fail(ErrorCategory::usage, "walk counts are written as .csv (with labels) or .npy, not .mtx");
     if (npy_out && o.all_lengths)
-      fail(ErrorCategory::usage, "--all-lengths writes a table per length: use a .csv output");
+      fail(ErrorCategory::usage, "--all-lengths writes a table per length: use a .csv output "
+                                 "(a .npy file holds one length's table)");
   }
 
+  const auto read_start = std::chrono::steady_clock::now();
   const Graph g = read_graph(o.graph_path, read);
   WalkQuery q;
   q.length = o.length;
@@ -306,19 +341,24 @@ void run_walks(const WalksOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const WalkCounts w = count_walks(g, q);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // From reading the graph to every count in memory.
+  const double end_to_end = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
   if (progress) std::fprintf(stderr, "\r%60s\r", "");
   if (w.rounded)
     std::fprintf(stderr, "gemmkit: warning: some counts reach 2^53 and are rounded in float mode "
                          "(use --mode exact)\n");
 
   if (!o.output.empty()) {
+    const auto write_start = std::chrono::steady_clock::now();
     if (npy_out) write_npy_counts(o.output, w);
     else write_csv_counts(o.output, g, w, o.all_lengths);
+    const double write_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
     std::printf("%s: %lld x %lld walk counts of length %s (%s, %s)\n", quoted_path(o.output).c_str(),
                 static_cast<long long>(w.rows()), static_cast<long long>(w.cols()),
                 o.all_lengths ? ("1.." + std::to_string(o.length)).c_str() : std::to_string(o.length).c_str(),
                 std::string(walk_mode_name(w.mode)).c_str(), w.method.c_str());
-    report_timing(g, w, seconds, o);
+    report_timing(g, w, seconds, end_to_end, write_seconds, o);
     return;
   }
   const bool pair = q.from && q.to;
@@ -327,7 +367,7 @@ void run_walks(const WalksOptions& o) {
     print_summary(g, w);
   else
     print_counts(g, w, pair, o.all_lengths);
-  report_timing(g, w, seconds, o);
+  report_timing(g, w, seconds, end_to_end, 0, o);
 }
 
 }  // namespace
@@ -363,7 +403,8 @@ void add_walks(CLI::App& app) {
   cmd->add_option("--format", o->format, "auto (by extension), edges, mtx, npy or csv")
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output,
-                  "Write the table: .csv with labels, or .npy when every count fits int64");
+                  "Write the table: .csv with labels, or .npy (int64 when every count fits, else "
+                  "exact 64-bit limbs: see docs/formats.md)");
   cmd->callback([o] { run_walks(*o); });
 }
 

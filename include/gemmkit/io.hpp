@@ -71,6 +71,40 @@ void write_mtx(const std::string& path, const AnyMatrix& matrix);
 AnyMatrix read_csv(const std::string& path, const ReadOptions& options = {});
 void write_csv(const std::string& path, const AnyMatrix& matrix);
 
+// ---- Exact integer tables ----------------------------------------------------------------
+// rows x cols integers of `limbs` 64-bit two's-complement words each (row-major, least
+// significant word first): exact walk counts, exact GEMM results.
+struct LimbTableView {
+  const std::uint64_t* words;
+  std::int64_t rows, cols;
+  int limbs;
+};
+// CSV labels: a header line of the `corner` fields then one field per column (no header line
+// when both are empty), and before each row's numbers that row's leading fields (none when
+// `rows` is empty; otherwise one entry per row). Fields holding a comma, a quote or a line
+// break are quoted.
+struct LimbTableLabels {
+  std::vector<std::string> corner;
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+// By output_format(path):
+//   .csv  decimal integers, comma-separated, a line per row, with the labels if given;
+//         streamed in blocks of rows formatted in parallel (no whole-table text in memory);
+//   .npy  the words themselves: a '<u8' array of shape (rows, cols, limbs), C order, read
+//         back by read_limb_table (labels are not stored).
+// Through AtomicFile: nothing partial is left on failure. .mtx is a usage error.
+void write_limb_table(const std::string& path, const LimbTableView& t,
+                      const LimbTableLabels* labels = nullptr);
+struct LimbTable {
+  std::vector<std::uint64_t> words;
+  std::int64_t rows = 0, cols = 0;
+  int limbs = 1;
+  LimbTableView view() const { return {words.data(), rows, cols, limbs}; }
+};
+// A .npy file of that shape (any other dtype, order or rank is an input error naming it).
+LimbTable read_limb_table(const std::string& path);
+
 // ---- Output ------------------------------------------------------------------------------
 // Every writer goes through AtomicFile, which first looks at what the output path is:
 //   "-" (or /dev/stdout)          standard output: the data is written there at commit

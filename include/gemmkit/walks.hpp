@@ -8,10 +8,15 @@
 #include <compare>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
+
+#include "gemmkit/context.hpp"
 
 namespace gemmkit {
 
@@ -109,9 +114,35 @@ inline constexpr std::int64_t kGpuWalkMinVertices = 512;
 struct GpuWalkTiming {
   int products = 0;          // n x n x n int8 GEMMs per prime
   int primes = 0;            // moduli, each a GEMM of every product
-  double gemm_seconds = 0;   // GPU time of all the GEMMs and their reductions
-  double reduce_seconds = 0; // the reductions' part of it
+  double gemm_seconds = 0;   // GPU time of all the modular GEMMs (products and reductions)
+  double reduce_seconds = 0; // 0: the reductions run inside the modular GEMMs, not timed apart
   double total_seconds = 0;  // the engine's wall time, transfers included
+  double build_seconds = 0;  // GPU time building the residue matrices from the graph
+  double crt_seconds = 0;    // GPU time rebuilding the counts (Chinese remainders, gathers)
+  double copy_seconds = 0;   // wall time copying the finished tables to host memory
+  double setup_seconds = 0;  // wall time before the first product (uploads, allocations, warm-up)
+};
+
+// Storage for big tables that the engines fill entirely: new elements are left
+// uninitialised (default- instead of value-initialised), so that resizing costs no
+// single-threaded zero fill, and the pages are first touched by the threads that fill them.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}  // NOLINT: rebinding
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
 };
 
 struct WalkQuery {
@@ -122,6 +153,7 @@ struct WalkQuery {
   WalkMethod method = WalkMethod::automatic;
   WalkBackend backend = WalkBackend::automatic;
   std::function<void(const std::string&)> progress;  // called with a short status line
+  Context* context = nullptr;  // the GPU engine's device; null: a context of its own
 };
 
 // The answer: for each length, a table whose rows are `sources` and columns `targets`.
@@ -146,7 +178,7 @@ class WalkCounts {
   // Storage (filled by count_walks): exact and int64 counts as `limbs` 64-bit words per
   // entry, two's complement, least significant first; float64 counts as doubles.
   int limbs = 1;
-  std::vector<std::uint64_t> words;
+  std::vector<std::uint64_t, UninitializedAllocator<std::uint64_t>> words;
   std::vector<double> reals;
 
  private:

@@ -179,6 +179,10 @@ void bind_walks(nb::module_& m) {
             d["gemm_seconds"] = w.gpu->gemm_seconds;
             d["reduce_seconds"] = w.gpu->reduce_seconds;
             d["total_seconds"] = w.gpu->total_seconds;
+            d["build_seconds"] = w.gpu->build_seconds;
+            d["crt_seconds"] = w.gpu->crt_seconds;
+            d["copy_seconds"] = w.gpu->copy_seconds;
+            d["setup_seconds"] = w.gpu->setup_seconds;
             return d;
           },
           "What the GPU engine measured, or None when it did not run.")

@@ -1,78 +1,86 @@
-// The GPU engine of exact walk counting (graph/modular_int8.hpp): powers of the adjacency
-// matrix modulo the odd primes below 256, as int8 tensor-core GEMMs with int32
-// accumulation, each followed by one kernel that reduces the products back to residues.
+// The GPU engine of exact walk counting (graph/modular_int8.hpp), end to end on the device:
+// the graph is uploaded once as CSR; one kernel scatters its weights mod every prime of a
+// batch into zeroed residue planes; the powers run as modular int8 GEMMs (modular_gemm)
+// whose epilogue writes centred residues in both layouts the next product reads; at each
+// recorded length crt_rebuild turns the residues of every count asked for into its final
+// two's-complement words on the device, and the table goes to the host once, in that form.
 #include <cublas_v2.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "cuda/context.hpp"
 #include "cuda/cublas.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/event.hpp"
 #include "cuda/launch.hpp"
 #include "gemmkit/device.hpp"
+#include "gemmkit/exact.hpp"
+#include "gemmkit/modular.hpp"
 #include "graph/modular_int8.hpp"
 
 namespace gemmkit::walks_detail {
 namespace {
 
-// Device matrices are n x n inside ld x ld with zeros around (ld a multiple of 64: cuBLAS's
-// int8 GEMMs want sizes that are multiples of 4, and the reduction works in 64 x 64 tiles),
-// one after another, a stride of ld * ld elements per modulus. The GEMMs run on the whole
-// ld x ld: the zero rows and columns add nothing.
+using cuda::Event;
+using cuda::elapsed_seconds;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Residue planes are n x n inside ld x ld with zeros around (ld a multiple of 64, so every
+// row starts 64-byte aligned and the products run on whole tiles), one plane per modulus,
+// ld * ld bytes apart. The products run on the whole ld x ld: the zero rows and columns add
+// nothing, and their results stay zero.
 std::int64_t leading_dimension(std::int64_t n) { return std::max<std::int64_t>(64, (n + 63) / 64 * 64); }
 
-// c: the int32 products of one modulus, column-major, ld x ld (rows and columns from n on
-// are zero and stay so). Each becomes its centred residue mod p,
-// written column-major into r_col and row-major into r_row (the two layouts the next GEMM
-// reads). Block 256 threads over a 64 x 64 tile: 16-byte loads of 4 rows of a column,
-// 4-byte stores, and the tile through shared memory so that the row-major stores are
-// 4 bytes of a row each too.
-__global__ void reduce_to_residues(const int* __restrict__ c, int p, int n, std::int64_t ld,
-                                   std::int8_t* __restrict__ r_col, std::int8_t* __restrict__ r_row) {
-  __shared__ std::int8_t tile[64][68];  // tile[column - col0][row - row0], rows padded to 68
-  const int half = (p - 1) / 2;
-  const int row0 = blockIdx.y * 64, col0 = blockIdx.x * 64;
-  auto centred = [&](int x) {
-    x %= p;  // in (-p, p)
-    return std::int8_t(x > half ? x - p : x < -half ? x + p : x);
-  };
-  // Thread t: rows 4 (t % 16) .. + 3 of columns t / 16, t / 16 + 16, + 32, + 48.
-  const int r4 = (threadIdx.x % 16) * 4;
-  for (int j = threadIdx.x / 16; j < 64; j += 16) {
-    const int row = row0 + r4, col = col0 + j;
-    char4 v = make_char4(0, 0, 0, 0);
-    if (col < n && row < n) {  // rows row..row+3 < ld: zero beyond n, reduced to zero
-      const int4 x = *reinterpret_cast<const int4*>(c + std::int64_t(col) * ld + row);
-      v = make_char4(centred(x.x), centred(x.y), centred(x.z), centred(x.w));
-      *reinterpret_cast<char4*>(r_col + std::int64_t(col) * ld + row) = v;
+// The moduli of one batch, passed by value to the scatter kernel.
+struct BatchModuli {
+  std::uint32_t p[64];
+};
+
+// A mod p_q for every modulus q of a batch, centred, from the CSR graph: entry (u, v) goes to
+// row-major r_row[q][u][v] and to column-major a_col[q][v][u] and r_col[q][v][u] (planes
+// zeroed before; parallel edges are merged in a Graph, so no entry is written twice).
+// One warp per row u, its lanes over the row's edges; blockIdx.y is the modulus.
+__global__ void scatter_residues(const std::int64_t* __restrict__ row_start,
+                                 const std::int32_t* __restrict__ target,
+                                 const std::int64_t* __restrict__ weight,  // null: all 1
+                                 std::int64_t n, std::int64_t ld, BatchModuli moduli,
+                                 std::int8_t* __restrict__ r_row, std::int8_t* __restrict__ r_col,
+                                 std::int8_t* __restrict__ a_col) {
+  const std::int64_t plane = ld * ld;
+  const std::int64_t p = moduli.p[blockIdx.y], half = (p - 1) / 2;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  const int lane = threadIdx.x % 32;
+  for (std::int64_t u = blockIdx.x * std::int64_t(blockDim.x / 32) + threadIdx.x / 32; u < n; u += warps)
+    for (std::int64_t e = row_start[u] + lane; e < row_start[u + 1]; e += 32) {
+      std::int64_t x = weight ? weight[e] % p : 1;  // in (-p, p)
+      if (x > half) x -= p;
+      else if (x < -half) x += p;
+      const std::int64_t v = target[e];
+      const std::int64_t q = blockIdx.y * plane;
+      r_row[q + u * ld + v] = std::int8_t(x);
+      r_col[q + v * ld + u] = std::int8_t(x);
+      a_col[q + v * ld + u] = std::int8_t(x);
     }
-    *reinterpret_cast<char4*>(&tile[j][r4]) = v;
-  }
-  __syncthreads();
-  // Thread t: columns 4 (t % 16) .. + 3 of rows t / 16, + 16, + 32, + 48.
-  const int c4 = (threadIdx.x % 16) * 4;
-  for (int i = threadIdx.x / 16; i < 64; i += 16) {
-    const int row = row0 + i, col = col0 + c4;
-    if (row < n && col < n)
-      *reinterpret_cast<char4*>(r_row + std::int64_t(row) * ld + col) =
-          make_char4(tile[c4][i], tile[c4 + 1][i], tile[c4 + 2][i], tile[c4 + 3][i]);
-  }
 }
 
-// Z = X Y (ld x ld): X row-major, Y column-major, Z column-major int32. cuBLAS is
-// column-major, so X's row-major buffer is X^T to it and the call is "TN", the layout its
-// int8 tensor-core kernels take. (One call per modulus: the strided-batched call over 50
-// moduli measured 1.8x slower per GEMM on the H200.)
-void int8_gemm(cublasHandle_t h, const std::int8_t* x_row, const std::int8_t* y_col, int* z,
-               std::int64_t ld) {
-  const int one = 1, zero = 0;
-  GEMMKIT_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(ld), int(ld),
-                                    int(ld), &one, x_row, CUDA_R_8I, int(ld), y_col, CUDA_R_8I, int(ld),
-                                    &zero, z, CUDA_R_32I, int(ld), CUBLAS_COMPUTE_32I,
-                                    CUBLAS_GEMM_DEFAULT));
+// Keeps the residues of the counts asked for, for a batch of moduli, when the moduli do not
+// all fit on the device at once: kept[q][r][c] = r_row[q][rows[r]][cols[c]] (q in the batch).
+__global__ void gather_residues(const std::int8_t* __restrict__ r_row, std::int64_t ld, int batch,
+                                const std::int64_t* __restrict__ rows, std::int64_t row_count,
+                                const std::int64_t* __restrict__ cols, std::int64_t col_count,
+                                std::int8_t* __restrict__ kept) {
+  const std::int64_t per_plane = row_count * col_count, total = per_plane * batch;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t q = i / per_plane, e = i % per_plane;
+    kept[i] = r_row[q * ld * ld + rows[e / col_count] * ld + cols[e % col_count]];
+  }
 }
 
 // Fills x with seeded pseudo-random integers in [-125, 125], as residues are.
@@ -88,97 +96,301 @@ __global__ void fill_residue_like(T* x, std::int64_t count, std::uint32_t seed) 
   }
 }
 
-using cuda::Event;
-using cuda::elapsed_seconds;
+// Z = X Y (ld x ld): X row-major, Y column-major, Z column-major int32, as cuBLAS's "TN"
+// int8 tensor-core GEMM (the reference the benchmark compares the modular GEMMs with).
+void int8_gemm(cublasHandle_t h, const std::int8_t* x_row, const std::int8_t* y_col, int* z,
+               std::int64_t ld) {
+  const int one = 1, zero = 0;
+  GEMMKIT_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(ld), int(ld),
+                                    int(ld), &one, x_row, CUDA_R_8I, int(ld), y_col, CUDA_R_8I, int(ld),
+                                    &zero, z, CUDA_R_32I, int(ld), CUBLAS_COMPUTE_32I,
+                                    CUBLAS_GEMM_DEFAULT));
+}
+
+// A non-blocking stream of the call's own, destroyed with it.
+class OwnStream {
+ public:
+  OwnStream() { GEMMKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~OwnStream() { cudaStreamDestroy(stream_); }
+  OwnStream(const OwnStream&) = delete;
+  OwnStream& operator=(const OwnStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Page-locked host memory, freed with it.
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(std::size_t bytes) {
+    if (bytes) GEMMKIT_CUDA_CHECK(cudaMallocHost(&data_, bytes));
+  }
+  ~PinnedBuffer() {
+    if (data_) cudaFreeHost(data_);
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  char* data() const { return static_cast<char*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+};
+
+// Copies finished tables to host memory that may never have been touched, through two
+// pinned staging buffers: the DMA of one chunk overlaps the copy of the one before out of
+// the staging buffer, and that copy runs on every core (the first touch of fresh pages is
+// most of its cost, and a pageable cudaMemcpy would pay it on one thread).
+class TableCopier {
+ public:
+  static constexpr std::size_t kChunk = std::size_t(32) << 20;
+
+  explicit TableCopier(std::size_t largest) : chunk_(std::clamp<std::size_t>(largest, 1, kChunk)), stage_{PinnedBuffer(chunk_), PinnedBuffer(chunk_)} {}
+
+  // After `ready` (recorded on the stream that finished the table), bytes from device to host.
+  void copy(const void* device, void* host, std::size_t bytes, cudaEvent_t ready) {
+    GEMMKIT_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), ready, 0));
+    const auto* src = static_cast<const char*>(device);
+    auto* dst = static_cast<char*>(host);
+    const std::size_t chunks = (bytes + chunk_ - 1) / chunk_;
+    auto issue = [&](std::size_t i) {
+      const std::size_t at = i * chunk_, size = std::min(chunk_, bytes - at);
+      GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(stage_[i % 2].data(), src + at, size, cudaMemcpyDeviceToHost,
+                                         stream_.get()));
+      GEMMKIT_CUDA_CHECK(cudaEventRecord(landed_[i % 2].get(), stream_.get()));
+    };
+    if (chunks > 0) issue(0);
+    for (std::size_t i = 0; i < chunks; ++i) {
+      // Buffer (i + 1) % 2 was emptied by the host copy of chunk i - 1, finished below.
+      if (i + 1 < chunks) issue(i + 1);
+      GEMMKIT_CUDA_CHECK(cudaEventSynchronize(landed_[i % 2].get()));
+      const std::size_t at = i * chunk_;
+      parallel_copy(dst + at, stage_[i % 2].data(), std::min(chunk_, bytes - at));
+    }
+  }
+
+ private:
+  std::size_t chunk_;
+  OwnStream stream_;
+  PinnedBuffer stage_[2];
+  Event landed_[2];
+};
+
+// GPU time of pieces of work, read once the work is done (reading an event pair waits for
+// it, which would stall the queue between steps).
+class GpuTimes {
+ public:
+  void start(cudaStream_t s) {
+    spans_.push_back({std::make_unique<Event>(), std::make_unique<Event>(), nullptr});
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(spans_.back().start->get(), s));
+  }
+  void stop(cudaStream_t s, double& sink) {
+    spans_.back().sink = &sink;
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(spans_.back().stop->get(), s));
+  }
+  void collect() {
+    for (Span& span : spans_) *span.sink += elapsed_seconds(*span.start, *span.stop);
+    spans_.clear();
+  }
+
+ private:
+  struct Span {
+    std::unique_ptr<Event> start, stop;
+    double* sink;
+  };
+  std::vector<Span> spans_;
+};
+
+// A copy of `host` on the device, ordered on stream s (a non-blocking stream does not wait
+// for the legacy stream, whose pageable cudaMemcpy may return before its DMA is done).
+template <class T>
+cuda::DeviceBuffer<T> upload(const std::vector<T>& host, cudaStream_t s) {
+  cuda::DeviceBuffer<T> d(host.size());
+  if (!host.empty())
+    GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(d.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, s));
+  return d;
+}
+
+bool is_identity(const std::vector<std::int64_t>& index, std::int64_t n) {
+  if (std::int64_t(index.size()) != n) return false;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (index[i] != i) return false;
+  return true;
+}
 
 }  // namespace
 
 bool gpu_int8_powers_available() { return cuda_device_available(); }
 
-Int8PowersReport gpu_int8_powers(const Graph& g, const std::vector<std::uint32_t>& primes,
+Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector<std::uint32_t>& primes,
                                  const std::vector<PowerStep>& steps,
                                  const std::vector<std::int64_t>& rows,
-                                 const std::vector<std::int64_t>& cols,
-                                 std::vector<std::uint32_t>& residues,
-                                 const std::function<void(const std::string&)>& progress) {
-  const auto wall_start = std::chrono::steady_clock::now();
+                                 const std::vector<std::int64_t>& cols, int limbs, std::uint64_t* out,
+                                 const std::function<void(const std::string&)>& progress, int max_batch) {
+  const auto wall_start = Clock::now();
+  if (ctx.backend() != Backend::cuda)
+    fail(ErrorCategory::usage, "the GPU walk engine needs a CUDA context, not a CPU one");
+  const cuda::DeviceScope device(ctx.device());
   const std::int64_t n = g.n, ld = leading_dimension(n);
-  if (n > int8_k_limit())
+  if (ld > int8_k_limit())  // the products run on the padded order
     fail(ErrorCategory::usage, "the GPU walk engine takes at most " + std::to_string(int8_k_limit()) +
                                    " vertices (int32 sums of int8 products), not " + std::to_string(n));
   const int nq = int(primes.size());
-  const std::size_t per_matrix = std::size_t(ld * ld);
-  // Per modulus: A (column-major), R in both layouts (int8) and the products (int32).
-  const std::size_t per_modulus = per_matrix * (3 + sizeof(int));
+  if (nq < 1 || nq > kCrtMaxModuli || limbs < 1)
+    fail(ErrorCategory::internal, "the GPU walk engine takes 1 to " + std::to_string(kCrtMaxModuli) + " moduli");
+  int lengths = 0;
+  for (const PowerStep& s : steps)
+    if (s.kind == PowerStep::record) lengths = std::max(lengths, s.length_index + 1);
+  const std::int64_t row_count = std::int64_t(rows.size()), col_count = std::int64_t(cols.size());
+  const std::size_t per_length = std::size_t(row_count * col_count);
+  const std::size_t table_words = per_length * std::size_t(limbs);
+  const std::size_t plane = std::size_t(ld * ld);
+  const bool gather = !is_identity(rows, n) || !is_identity(cols, n);
+
+  const OwnStream stream;
+  const cudaStream_t s = stream.get();
+
+  // Device memory: per modulus of a batch A (column-major) and R in both layouts twice (the
+  // product's operands and its result): 5 bytes per entry, plus modular_gemm's workspace.
+  // Besides: the graph, the gathers, the finished table (two when lengths overlap), and when
+  // the moduli take several batches the residues of every count asked for, kept for the
+  // rebuild after the last batch.
+  const std::size_t table_count = lengths > 1 ? 2 : 1;
+  const std::size_t fixed = std::size_t(g.n + 1) * 8 + g.target.size() * 4 + g.weight.size() * 8 +
+                            (rows.size() + cols.size()) * 8 + table_count * table_words * 8;
+  auto problem = [&](int first, int batch) {
+    ModularGemmProblem p;
+    p.m = p.n = p.k = ld;
+    p.moduli.assign(primes.begin() + first, primes.begin() + first + batch);
+    p.lda = p.ldb = p.ldc = p.ldct = ld;
+    p.stride_a = p.stride_b = p.stride_c = p.stride_ct = std::int64_t(plane);
+    return p;
+  };
+  auto needed = [&](int group) {
+    const std::size_t kept = group < nq ? std::size_t(lengths) * std::size_t(nq) * per_length : 0;
+    return fixed + kept + std::size_t(group) * plane * 5 + modular_gemm_workspace_bytes(ctx, problem(0, group));
+  };
   std::size_t free_bytes = 0, total_bytes = 0;
   GEMMKIT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const int group = int(std::min<std::size_t>(nq, std::size_t(0.85 * double(free_bytes)) / per_modulus));
+  const std::size_t budget = std::size_t(0.9 * double(free_bytes));
+  int group = max_batch > 0 ? std::min(nq, max_batch) : nq;
+  while (group > 0 && needed(group) > budget) --group;
   if (group < 1)
     fail(ErrorCategory::out_of_memory,
-         "the GPU walk engine needs " + std::to_string(per_modulus) + " bytes of device memory for a " +
-             std::to_string(n) + "-vertex graph; " + std::to_string(free_bytes) + " of " +
-             std::to_string(total_bytes) + " are free");
-  cuda::DeviceBuffer<std::int8_t> a_col(per_matrix * group), r_col(per_matrix * group),
-      r_row(per_matrix * group);
-  cuda::DeviceBuffer<int> products(per_matrix * group);
-  // The engine's own context: its cuBLAS handle on the default stream, with a workspace.
-  Context ctx(Backend::cuda);
-  const cuda::CublasCall cublas(ctx, nullptr, ctx.workspace(nullptr, cuda::cublas_workspace_bytes(ctx)));
+         "the GPU walk engine needs " + std::to_string(needed(1)) + " bytes of device memory for a " +
+             std::to_string(n) + "-vertex graph and a " + std::to_string(row_count) + " x " +
+             std::to_string(col_count) + " table of " + std::to_string(lengths) + " length(s); " +
+             std::to_string(free_bytes) + " of " + std::to_string(total_bytes) + " are free");
+
+  const cuda::DeviceBuffer<std::int64_t> d_row_start = upload(g.row_start, s);
+  const cuda::DeviceBuffer<std::int32_t> d_target = upload(g.target, s);
+  const cuda::DeviceBuffer<std::int64_t> d_weight = upload(g.weight, s);
+  // Row and column indices: read by the rebuild's gathers, and by the residue gathers of
+  // several batches (which read them even when they are every vertex in order).
+  const bool indexed = gather || group < nq;
+  const cuda::DeviceBuffer<std::int64_t> d_rows = indexed ? upload(rows, s) : cuda::DeviceBuffer<std::int64_t>();
+  const cuda::DeviceBuffer<std::int64_t> d_cols = indexed ? upload(cols, s) : cuda::DeviceBuffer<std::int64_t>();
+  cuda::DeviceBuffer<std::int8_t> a_col(plane * group), r_row[2], r_col[2];
+  for (int i = 0; i < 2; ++i) {
+    r_row[i] = cuda::DeviceBuffer<std::int8_t>(plane * group);
+    r_col[i] = cuda::DeviceBuffer<std::int8_t>(plane * group);
+  }
+  const std::size_t workspace_bytes = modular_gemm_workspace_bytes(ctx, problem(0, group));
+  const cuda::DeviceBuffer<std::byte> workspace(workspace_bytes);  // cudaMalloc: 256-byte aligned
+  const Workspace ws{workspace.data(), workspace_bytes};
+  cuda::DeviceBuffer<std::uint64_t> table[2];
+  for (std::size_t i = 0; i < table_count; ++i) table[i] = cuda::DeviceBuffer<std::uint64_t>(table_words);
+  cuda::DeviceBuffer<std::int8_t> kept(group < nq ? std::size_t(lengths) * std::size_t(nq) * per_length : 0);
 
   Int8PowersReport report;
   report.batches = (nq + group - 1) / group;
+  GpuTimes timer;
+  TableCopier copier(table_words * 8);
+  Event table_ready[2];
+  int pending = -1;  // a length whose table is rebuilt on the device and not yet copied
+  // Copies the pending table to the host (waiting for its rebuild, not counted as copying).
+  auto drain = [&] {
+    if (pending < 0) return;
+    const int buffer = pending % int(table_count);
+    GEMMKIT_CUDA_CHECK(cudaEventSynchronize(table_ready[buffer].get()));
+    const auto t = Clock::now();
+    if (progress) progress("copying the counts of length index " + std::to_string(pending) + " to the host");
+    copier.copy(table[buffer].data(), out + std::size_t(pending) * table_words, table_words * 8,
+                table_ready[buffer].get());
+    report.copy_seconds += seconds_since(t);
+    pending = -1;
+  };
+  // Rebuilds the counts of length index li from residue planes into a table on the device,
+  // after copying the one before it out of the buffer it reuses.
+  auto rebuild = [&](int li, const std::int8_t* residues, std::int64_t res_ld, std::int64_t plane_stride,
+                     const std::int64_t* row_index, const std::int64_t* col_index) {
+    if (progress) progress("rebuilding the counts of length index " + std::to_string(li));
+    drain();
+    const int buffer = li % int(table_count);
+    CrtProblem p;
+    p.rows = row_count;
+    p.cols = col_count;
+    p.moduli = primes;
+    p.residues = residues;
+    p.ld = res_ld;
+    p.plane_stride = plane_stride;
+    p.row_index = row_index;
+    p.col_index = col_index;
+    p.out = table[buffer].data();
+    p.ld_out = col_count;
+    p.limbs = limbs;
+    timer.start(s);
+    crt_rebuild(ctx, p, s);
+    timer.stop(s, report.crt_seconds);
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(table_ready[buffer].get(), s));
+    pending = li;
+  };
+
   const int products_per_batch =
-      int(std::count_if(steps.begin(), steps.end(), [](const PowerStep& s) { return s.kind != PowerStep::record; }));
-  std::vector<std::int8_t> host_col(per_matrix), host_row(per_matrix), host_batch(per_matrix * group);
-  const std::size_t per_length = rows.size() * cols.size();
-  const Event start, middle, stop;
+      int(std::count_if(steps.begin(), steps.end(), [](const PowerStep& st) { return st.kind != PowerStep::record; }));
   for (int q0 = 0; q0 < nq; q0 += group) {
     const int batch = std::min(group, nq - q0);
-    // A mod p, centred, in both layouts (padding zero); R starts as A.
-    const std::vector<int> batch_moduli(primes.begin() + q0, primes.begin() + q0 + batch);
-    for (int b = 0; b < batch; ++b) {
-      const std::int64_t p = batch_moduli[b], half = (p - 1) / 2;
-      std::fill(host_col.begin(), host_col.end(), 0);
-      std::fill(host_row.begin(), host_row.end(), 0);
-      for (std::int64_t u = 0; u < n; ++u)
-        for (std::int64_t e = g.row_start[u]; e < g.row_start[u + 1]; ++e) {
-          std::int64_t x = g.weight_at(e) % p;
-          if (x > half) x -= p;
-          else if (x < -half) x += p;
-          host_row[std::size_t(u * ld + g.target[e])] = std::int8_t(x);
-          host_col[std::size_t(g.target[e] * ld + u)] = std::int8_t(x);
-        }
-      const std::size_t at = per_matrix * std::size_t(b);
-      GEMMKIT_CUDA_CHECK(cudaMemcpy(a_col.data() + at, host_col.data(), per_matrix, cudaMemcpyHostToDevice));
-      GEMMKIT_CUDA_CHECK(cudaMemcpy(r_col.data() + at, host_col.data(), per_matrix, cudaMemcpyHostToDevice));
-      GEMMKIT_CUDA_CHECK(cudaMemcpy(r_row.data() + at, host_row.data(), per_matrix, cudaMemcpyHostToDevice));
+    int cur = 0;
+    // A mod p for the batch's moduli, centred, in both layouts (padding zero); R starts as A.
+    BatchModuli moduli{};
+    for (int b = 0; b < batch; ++b) moduli.p[b] = primes[q0 + b];
+    const std::size_t batch_bytes = plane * std::size_t(batch);
+    timer.start(s);
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(a_col.data(), 0, batch_bytes, s));
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(r_row[cur].data(), 0, batch_bytes, s));
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(r_col[cur].data(), 0, batch_bytes, s));
+    if (n > 0) {
+      const dim3 grid(unsigned(std::min<std::int64_t>((n + 7) / 8, 65535)), unsigned(batch));
+      scatter_residues<<<grid, 256, 0, s>>>(d_row_start.data(), d_target.data(),
+                                            g.weighted() ? d_weight.data() : nullptr, n, ld, moduli,
+                                            r_row[cur].data(), r_col[cur].data(), a_col.data());
+      cuda::check_launch("scatter_residues");
     }
+    timer.stop(s, report.build_seconds);
     if (q0 == 0) {
-      // Untimed warm-up: cuBLAS picks and loads its kernel, and ours loads, on first use.
-      int8_gemm(cublas.get(), r_row.data(), r_col.data(), products.data(), ld);
-      cudaFuncAttributes attributes;
-      GEMMKIT_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reduce_to_residues));
-      GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
+      // Untimed warm-up on one modulus: a GEMM library picks and loads its kernel on first use.
+      ModularGemmProblem w = problem(0, 1);
+      w.a = r_row[cur].data();
+      w.b = a_col.data();
+      w.c = r_row[1 - cur].data();
+      modular_gemm(ctx, w, s, ws);
+      GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(s));
+      report.setup_seconds = seconds_since(wall_start);
     }
     int done = 0;
-    for (const PowerStep& step : steps) {
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const PowerStep& step = steps[i];
       if (step.kind == PowerStep::record) {
-        // The whole batch's R at once, then row by row of the answer: each row's entries
-        // for all the batch's primes stay in cache while they are interleaved.
-        GEMMKIT_CUDA_CHECK(cudaMemcpy(host_batch.data(), r_row.data(), per_matrix * std::size_t(batch),
-                                      cudaMemcpyDeviceToHost));
-#pragma omp parallel for schedule(dynamic, 4)
-        for (std::int64_t r = 0; r < std::int64_t(rows.size()); ++r) {
-          std::uint32_t* out = &residues[(std::size_t(step.length_index) * per_length +
-                                          std::size_t(r) * cols.size()) * std::size_t(nq)];
-          for (int b = 0; b < batch; ++b) {
-            const std::int64_t p = batch_moduli[b];
-            const std::int8_t* row = host_batch.data() + per_matrix * std::size_t(b) + rows[r] * ld;
-            for (std::size_t c = 0; c < cols.size(); ++c) {
-              const std::int64_t v = row[cols[c]];
-              out[c * std::size_t(nq) + std::size_t(q0 + b)] = std::uint32_t(v < 0 ? v + p : v);
-            }
-          }
+        if (group == nq) {
+          rebuild(step.length_index, r_row[cur].data(), ld, std::int64_t(plane), gather ? d_rows.data() : nullptr,
+                  gather ? d_cols.data() : nullptr);
+        } else {
+          timer.start(s);
+          gather_residues<<<1024, 256, 0, s>>>(
+              r_row[cur].data(), ld, batch, d_rows.data(), row_count, d_cols.data(), col_count,
+              kept.data() + (std::size_t(step.length_index) * std::size_t(nq) + std::size_t(q0)) * per_length);
+          cuda::check_launch("gather_residues");
+          timer.stop(s, report.crt_seconds);
         }
         continue;
       }
@@ -186,28 +398,33 @@ Int8PowersReport gpu_int8_powers(const Graph& g, const std::vector<std::uint32_t
         progress("primes " + std::to_string(q0 + 1) + "-" + std::to_string(q0 + batch) + "/" +
                  std::to_string(nq) + ": int8 product " + std::to_string(++done) + "/" +
                  std::to_string(products_per_batch));
-      GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get()));
-      const std::int8_t* y = step.kind == PowerStep::square ? r_col.data() : a_col.data();
-      for (int b = 0; b < batch; ++b) {
-        const std::size_t at = per_matrix * std::size_t(b);
-        int8_gemm(cublas.get(), r_row.data() + at, y + at, products.data() + at, ld);
-      }
-      GEMMKIT_CUDA_CHECK(cudaEventRecord(middle.get()));
-      const dim3 grid(unsigned(ld / 64), unsigned(ld / 64));
-      for (int b = 0; b < batch; ++b) {
-        const std::size_t at = per_matrix * std::size_t(b);
-        reduce_to_residues<<<grid, 256>>>(products.data() + at, batch_moduli[b], int(n), ld,
-                                          r_col.data() + at, r_row.data() + at);
-      }
-      cuda::check_launch("reduce_to_residues");
-      GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get()));
-      report.gemm_seconds += elapsed_seconds(start, stop);
-      report.reduce_seconds += elapsed_seconds(middle, stop);
+      // The column-major copy of the result is only read by a later squaring.
+      bool column_read = false;
+      for (std::size_t j = i + 1; j < steps.size(); ++j)
+        if (steps[j].kind != PowerStep::record) {
+          column_read = steps[j].kind == PowerStep::square;
+          break;
+        }
+      ModularGemmProblem p = problem(q0, batch);
+      p.a = r_row[cur].data();
+      p.b = step.kind == PowerStep::square ? r_col[cur].data() : a_col.data();
+      p.c = r_row[1 - cur].data();
+      p.ct = column_read ? r_col[1 - cur].data() : nullptr;
+      timer.start(s);
+      modular_gemm(ctx, p, s, ws);
+      timer.stop(s, report.gemm_seconds);
+      cur = 1 - cur;
       ++report.gemms;
     }
   }
-  report.total_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (group < nq)
+    for (int li = 0; li < lengths; ++li)
+      rebuild(li, kept.data() + std::size_t(li) * std::size_t(nq) * per_length, col_count,
+              std::int64_t(per_length), nullptr, nullptr);
+  drain();
+  GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(s));
+  timer.collect();
+  report.total_seconds = seconds_since(wall_start);
   return report;
 }
 
@@ -238,7 +455,7 @@ GemmReferenceTimes gpu_reference_gemm_times(std::int64_t n) {
     return s[s.size() / 2];
   };
   GemmReferenceTimes t;
-  // The engine's own context: its cuBLAS handle on the default stream, with a workspace.
+  // The references' own context: its cuBLAS handle on the default stream, with a workspace.
   Context ctx(Backend::cuda);
   const cuda::CublasCall cublas(ctx, nullptr, ctx.workspace(nullptr, cuda::cublas_workspace_bytes(ctx)));
   cublasHandle_t h = cublas.get();

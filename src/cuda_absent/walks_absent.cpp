@@ -6,10 +6,10 @@ namespace gemmkit {
 
 namespace walks_detail {
 bool gpu_int8_powers_available() { return false; }
-Int8PowersReport gpu_int8_powers(const Graph&, const std::vector<std::uint32_t>&,
+Int8PowersReport gpu_int8_powers(Context&, const Graph&, const std::vector<std::uint32_t>&,
                                  const std::vector<PowerStep>&, const std::vector<std::int64_t>&,
-                                 const std::vector<std::int64_t>&, std::vector<std::uint32_t>&,
-                                 const std::function<void(const std::string&)>&) {
+                                 const std::vector<std::int64_t>&, int, std::uint64_t*,
+                                 const std::function<void(const std::string&)>&, int) {
   require_cuda_device();  // throws: no CUDA in this build
   return {};
 }

@@ -1,5 +1,8 @@
 #include "graph/modular_int8.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "graph/modular.hpp"
 
 namespace gemmkit::walks_detail {
@@ -35,6 +38,16 @@ std::optional<int> int8_primes_for_bound(const BigInt& bound) {
     if (greater()) return static_cast<int>(q + 1);
   }
   return std::nullopt;
+}
+
+void parallel_copy(void* dst, const void* src, std::size_t bytes) {
+  constexpr std::size_t kPiece = std::size_t(1) << 20;
+  const auto pieces = static_cast<std::int64_t>((bytes + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < pieces; ++i) {
+    const std::size_t at = static_cast<std::size_t>(i) * kPiece;
+    std::memcpy(static_cast<char*>(dst) + at, static_cast<const char*>(src) + at, std::min(kPiece, bytes - at));
+  }
 }
 
 }  // namespace gemmkit::walks_detail

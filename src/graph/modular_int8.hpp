@@ -1,14 +1,18 @@
-// Walk counting on GPU tensor cores: the modular GEMMs of exact mode as int8 GEMMs with
-// int32 accumulation (cuBLAS, CUBLAS_COMPUTE_32I), every modulus of a batch that fits in
-// device memory at each step.
+// Walk counting on GPU tensor cores, end to end on the device: the modular GEMMs of exact
+// mode as int8 GEMMs with int32 accumulation (modular_gemm, gemmkit/modular.hpp), every
+// modulus of a batch that fits in device memory at each step, and the counts rebuilt from
+// their residues on the device (crt_rebuild, gemmkit/exact.hpp).
 //   - Moduli: the odd primes below 256. Centred residues mod p lie in [-(p-1)/2, (p-1)/2],
 //     so they are int8 values, and their 53 primes cover every count up to 2^344.
 //   - Exactness: a product of two residues is at most 125^2 = 15625 in magnitude, so an
 //     int32 sum of K of them cannot overflow while K <= int8_k_limit() = 137,438: every
 //     square adjacency matrix that fits on a GPU (an int8 matrix of that order takes 18 GB).
 //     Larger graphs take the CPU engine.
-//   - After each GEMM one kernel reduces the int32 products mod p back to centred int8
-//     residues, in both layouts the next GEMM reads.
+//   - The graph goes to the device once (CSR); one kernel scatters its weights mod each
+//     prime into zeroed planes; each product's epilogue writes centred residues in both
+//     layouts the next product reads; at each recorded length the rebuild writes the final
+//     two's-complement words, gathered to the rows and columns asked for, and they are
+//     copied to the host once.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "gemmkit/context.hpp"
 #include "gemmkit/modular.hpp"
 #include "gemmkit/walks.hpp"
 
@@ -41,25 +46,35 @@ using gemmkit::int8_k_limit;
 
 // What the GPU engine measured.
 struct Int8PowersReport {
-  int gemms = 0;              // int8 GEMMs of order n (each a batch over the moduli)
+  int gemms = 0;              // modular GEMM steps of order n (each a batch over the moduli)
   int batches = 0;            // moduli groups that fit in device memory together
-  double gemm_seconds = 0;    // GPU time of the GEMMs and their reductions (CUDA events)
-  double reduce_seconds = 0;  // the reductions' part of it
-  double total_seconds = 0;   // wall time including uploads, downloads and residue copies
+  double gemm_seconds = 0;    // GPU time of the modular GEMMs (CUDA events)
+  double build_seconds = 0;   // GPU time building the residue matrices from the graph
+  double crt_seconds = 0;     // GPU time of the Chinese remainder rebuilds (and gathers)
+  double copy_seconds = 0;    // wall time copying the finished tables to the host
+  double setup_seconds = 0;   // wall time before the first product: uploads, allocations
+  double total_seconds = 0;   // the engine's wall time
 };
 
 // Whether this build and machine can run gpu_int8_powers (CUDA built, a device present).
 bool gpu_int8_powers_available();
 
-// Runs `steps` on the GPU modulo primes[0..q): at each record step, residues in [0, p) of
-// R(rows[r], cols[c]) go to residues[((length_index * rows.size() + r) * cols.size() + c) *
-// q + prime_index]. n must not exceed int8_k_limit().
-Int8PowersReport gpu_int8_powers(const Graph& g, const std::vector<std::uint32_t>& primes,
+// Runs `steps` on ctx's device modulo `primes`: at each record step the counts
+// R(rows[r], cols[c]) go to out + ((length_index * rows.size() + r) * cols.size() + c) *
+// limbs as `limbs` two's-complement words, least significant first (enough for the bound
+// the primes were chosen for; host memory, written once, never read: it need not be
+// initialised). n must not exceed int8_k_limit().
+Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector<std::uint32_t>& primes,
                                  const std::vector<PowerStep>& steps,
                                  const std::vector<std::int64_t>& rows,
-                                 const std::vector<std::int64_t>& cols,
-                                 std::vector<std::uint32_t>& residues,
-                                 const std::function<void(const std::string&)>& progress);
+                                 const std::vector<std::int64_t>& cols, int limbs, std::uint64_t* out,
+                                 const std::function<void(const std::string&)>& progress,
+                                 int max_batch = 0);  // moduli per batch at most (0: all that fit; tests)
+
+// memcpy on every core, in pieces of a megabyte: the host side of copying a table off the
+// device into memory touched for the first time (compiled as C++ with OpenMP, which the
+// engine's CUDA file is not).
+void parallel_copy(void* dst, const void* src, std::size_t bytes);
 
 // Reference timings in the same run, for the benchmark (see walk_gemm_references).
 struct GemmReferenceTimes {

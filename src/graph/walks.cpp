@@ -330,7 +330,7 @@ Matrix<double> dense_adjacency(const Graph& g, std::uint32_t p) {
 }
 
 // The counts from their residues (each count's residues for every prime in a row) by the
-// Chinese remainder theorem, into out.words.
+// Chinese remainder theorem, into out.words (the CPU engine).
 void rebuild_counts(const std::vector<std::uint32_t>& primes, const std::vector<std::uint32_t>& residues,
                     WalkCounts& out) {
   const std::size_t nq = primes.size();
@@ -368,12 +368,25 @@ void dense_exact_gpu(const Graph& g, const Plan& plan, const WalkQuery& query, i
                      WalkCounts& out) {
   const std::vector<std::uint32_t> primes(walks_detail::int8_primes().begin(),
                                           walks_detail::int8_primes().begin() + nq);
-  const std::size_t per_length = plan.sources.size() * plan.targets.size();
-  std::vector<std::uint32_t> residues(per_length * plan.lengths.size() * nq);
+  // The engine writes every word of the table (out.limbs, as the CPU engine's), once, in
+  // its final form: no zero fill first.
+  out.words.resize(plan.lengths.size() * plan.sources.size() * plan.targets.size() *
+                   static_cast<std::size_t>(out.limbs));
+  std::optional<Context> own;
+  Context& ctx = query.context ? *query.context : own.emplace(Backend::cuda);
   const walks_detail::Int8PowersReport r = walks_detail::gpu_int8_powers(
-      g, primes, power_steps(plan), plan.sources, plan.targets, residues, query.progress);
-  out.gpu = GpuWalkTiming{r.gemms / r.batches, nq, r.gemm_seconds, r.reduce_seconds, r.total_seconds};
-  rebuild_counts(primes, residues, out);
+      ctx, g, primes, power_steps(plan), plan.sources, plan.targets, out.limbs, out.words.data(),
+      query.progress);
+  GpuWalkTiming t;
+  t.products = r.gemms / r.batches;
+  t.primes = nq;
+  t.gemm_seconds = r.gemm_seconds;
+  t.total_seconds = r.total_seconds;
+  t.build_seconds = r.build_seconds;
+  t.crt_seconds = r.crt_seconds;
+  t.copy_seconds = r.copy_seconds;
+  t.setup_seconds = r.setup_seconds;
+  out.gpu = t;
 }
 
 void dense_exact(const Graph& g, const Plan& plan, const WalkQuery& query, WalkCounts& out) {
@@ -525,23 +538,25 @@ WalkCounts count_walks(const Graph& g, const WalkQuery& query) {
       case WalkMode::exact: {
         out.primes = walks_detail::primes_for_bound(out.bound);
         out.limbs = walks_detail::limbs_for_bound(out.bound);
-        out.words.assign(entries * out.limbs, 0);
         const std::string primes = std::to_string(out.primes) + (out.primes == 1 ? " prime" : " primes");
-        if (g.n == 0) break;
-        if (sparse) {
-          out.method = "sparse products mod " + primes;
-          sparse_exact(g, plan, query, out);
-        } else {
-          const std::string how = plan.lengths.size() > 1 ? "dense products" : "dense squaring";
+        const std::string how = plan.lengths.size() > 1 ? "dense products" : "dense squaring";
+        if (g.n > 0 && !sparse) {
           if (const std::optional<int> gpu_primes = gpu_primes_for(g, query, out.bound)) {
             out.primes = *gpu_primes;
             out.method = how + " on GPU tensor cores (int8) mod " + std::to_string(out.primes) +
                          " primes below 256";
             dense_exact_gpu(g, plan, query, out.primes, out);
-          } else {
-            out.method = how + " mod " + primes;
-            dense_exact(g, plan, query, out);
+            break;
           }
+        }
+        out.words.assign(entries * out.limbs, 0);
+        if (g.n == 0) break;
+        if (sparse) {
+          out.method = "sparse products mod " + primes;
+          sparse_exact(g, plan, query, out);
+        } else {
+          out.method = how + " mod " + primes;
+          dense_exact(g, plan, query, out);
         }
         break;
       }

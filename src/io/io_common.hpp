@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gemmkit/error.hpp"
 #include "gemmkit/io.hpp"
@@ -90,5 +91,18 @@ ParseStatus parse_float(std::string_view token, float& value);
 
 // Shortest text that reads back as exactly `value`.
 std::string format_double(double value);
+
+// .npy pieces shared by the matrix files (npy.cpp) and the exact integer tables
+// (limb_table.cpp). The magic, version and header of C-ordered data of this descr and shape
+// (version 1.0, or 2.0 when the header outgrows it; padded so that the data is 64-byte aligned).
+std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& shape);
+// Reads and checks the header of an array of '<u8' in C order of any shape, leaving the file
+// at the data.
+struct NpyU64Header {
+  std::vector<std::int64_t> shape;
+  std::int64_t data_offset = 0;  // bytes before the first element
+};
+NpyU64Header read_npy_u64_header(std::FILE* file, const std::string& path,
+                                 std::optional<std::int64_t> file_size);
 
 }  // namespace gemmkit::io

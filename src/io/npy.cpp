@@ -37,7 +37,8 @@ struct NpyHeader {
   StoredInfo type{};
   bool fortran_order = false;
   std::int64_t rows = 0, cols = 0;
-  std::int64_t data_offset = 0;  // bytes before the first element
+  std::vector<std::int64_t> shape;  // every dimension (for arrays of any rank: limb tables)
+  std::int64_t data_offset = 0;     // bytes before the first element
 };
 
 // Parses the header dictionary, a Python literal such as
@@ -45,8 +46,9 @@ struct NpyHeader {
 // Offsets in messages count from the start of the file.
 class HeaderParser {
  public:
-  HeaderParser(const std::string& path, std::string_view text, std::int64_t base)
-      : path_(path), text_(text), base_(base) {}
+  // any_rank: shapes of any number of dimensions (only `shape` is set); otherwise a matrix's.
+  HeaderParser(const std::string& path, std::string_view text, std::int64_t base, bool any_rank = false)
+      : path_(path), text_(text), base_(base), any_rank_(any_rank) {}
 
   NpyHeader parse() {
     NpyHeader header;
@@ -207,6 +209,8 @@ class HeaderParser {
       }
     }
     ++pos_;
+    header.shape = dims;
+    if (any_rank_) return;
     if (dims.empty())
       error(start,
             "0-dimensional arrays (shape ()) are not supported; a matrix needs 1 or 2 dimensions");
@@ -221,6 +225,7 @@ class HeaderParser {
   const std::string& path_;
   std::string_view text_;
   std::int64_t base_;
+  bool any_rank_;
   std::int64_t pos_ = 0;
 };
 
@@ -286,7 +291,7 @@ void read_exactly(std::FILE* file, void* buffer, std::size_t bytes, const std::s
 }
 
 NpyHeader read_header(std::FILE* file, const std::string& path,
-                      std::optional<std::int64_t> file_size) {
+                      std::optional<std::int64_t> file_size, bool any_rank = false) {
   unsigned char preamble[12];
   const std::size_t got = std::fread(preamble, 1, 8, file);
   if (got < kMagicSize || std::memcmp(preamble, kMagic, kMagicSize) != 0)
@@ -320,7 +325,7 @@ NpyHeader read_header(std::FILE* file, const std::string& path,
                     "the header is not terminated by a newline");
   // Version 1.0 and 2.0 headers are latin-1, 3.0 utf-8; every byte the parser accepts is
   // ASCII, so one byte-wise parser serves all three.
-  NpyHeader header = HeaderParser(path, text, header_start).parse();
+  NpyHeader header = HeaderParser(path, text, header_start, any_rank).parse();
   header.data_offset = header_start + header_length;
   return header;
 }
@@ -405,6 +410,37 @@ const char* descr_of() {
 
 }  // namespace
 
+namespace io {
+
+std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& shape) {
+  std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (";
+  for (std::size_t i = 0; i < shape.size(); ++i) dict += (i ? ", " : "") + std::to_string(shape[i]);
+  dict += shape.size() == 1 ? ",), }" : "), }";
+  // Pad with spaces and a final newline so that the data starts 64-byte aligned, as numpy
+  // does; version 2.0 only when the header outgrows the 2-byte length field.
+  const auto padded = [&](std::size_t preamble) { return (preamble + dict.size() + 1 + 63) / 64 * 64 - preamble; };
+  const bool v1 = padded(10) <= 65535;
+  dict.append(padded(v1 ? 10 : 12) - dict.size() - 1, ' ');
+  dict += '\n';
+  std::string head(kMagic, kMagicSize);
+  head += static_cast<char>(v1 ? 1 : 2);
+  head += '\0';
+  for (std::size_t b = 0; b < (v1 ? 2u : 4u); ++b) head += static_cast<char>(dict.size() >> (8 * b) & 0xff);
+  return head + dict;
+}
+
+NpyU64Header read_npy_u64_header(std::FILE* file, const std::string& path,
+                                 std::optional<std::int64_t> file_size) {
+  const NpyHeader h = read_header(file, path, file_size, true);
+  if (h.type.stored != Stored::u8)
+    input_error(path, at_byte(0), "expected an array of little-endian 64-bit unsigned integers ('<u8')");
+  if (h.fortran_order)
+    input_error(path, at_byte(0), "expected C order (fortran_order False)");
+  return {h.shape, h.data_offset};
+}
+
+}  // namespace io
+
 AnyMatrix read_npy(const std::string& path) {
   io::FilePtr file = io::open_for_reading(path);
   const std::optional<std::int64_t> file_size = io::regular_file_size(file.get());
@@ -448,24 +484,9 @@ void write_npy(const std::string& path, const AnyMatrix& matrix) {
   std::visit(
       [&](const auto& m) {
         using T = typename std::decay_t<decltype(m)>::value_type;
-        std::string dict = std::string("{'descr': '") + descr_of<T>() +
-                           "', 'fortran_order': False, 'shape': (" + std::to_string(m.rows()) +
-                           ", " + std::to_string(m.cols()) + "), }";
-        // Pad with spaces and a final newline so that the data starts 64-byte aligned, as
-        // numpy does; version 2.0 only when the header outgrows the 2-byte length field.
-        const auto padded = [&](std::size_t preamble) {
-          return (preamble + dict.size() + 1 + 63) / 64 * 64 - preamble;
-        };
-        const bool v1 = padded(10) <= 65535;
-        dict.append(padded(v1 ? 10 : 12) - dict.size() - 1, ' ');
-        dict += '\n';
-        std::string head(kMagic, kMagicSize);
-        head += static_cast<char>(v1 ? 1 : 2);
-        head += '\0';
-        for (std::size_t b = 0; b < (v1 ? 2u : 4u); ++b)
-          head += static_cast<char>(dict.size() >> (8 * b) & 0xff);
+        const std::string head = io::npy_header(descr_of<T>(), {m.rows(), m.cols()});
         AtomicFile out(path);
-        out.write(head + dict);
+        out.write(head);
         const auto row_bytes = static_cast<std::size_t>(m.cols()) * sizeof(T);
         if (m.ld() == m.cols()) {
           out.write(m.data(), row_bytes * static_cast<std::size_t>(m.rows()));

@@ -1,51 +1,69 @@
-// The GPU walk engine (int8 tensor-core GEMMs modulo the primes below 256) against the CPU
-// engine (f64 GEMMs modulo 21-bit primes) on random directed graphs with signed weights:
-// every count equal, for one length far past 2^64, for all lengths 1..K, and for one row.
+// The GPU walk engine (residues built on the device, modular int8 GEMMs modulo the primes
+// below 256, the Chinese remainder rebuild on the device) against the CPU engine (f64 GEMMs
+// modulo 21-bit primes): every count equal, on directed graphs with signed weights,
+// undirected and unweighted ones, vertex counts that are not multiples of 64, one row, one
+// column and one pair, all lengths 1..K, lengths that need most of the 53 primes, and the
+// moduli split into several batches (as when device memory is short).
 #include <gtest/gtest.h>
 
 #include <random>
 #include <vector>
 
+#include "gemmkit/context.hpp"
 #include "gemmkit/error.hpp"
+#include "gemmkit/exact.hpp"
 #include "gemmkit/walks.hpp"
 #include "gpu/gpu_test_support.hpp"
+#include "graph/modular_int8.hpp"
 
 using namespace gemmkit;
 
 namespace {
 
-Graph random_graph(std::int64_t n, int degree, int max_weight, std::uint64_t seed) {
+Graph random_graph(std::int64_t n, int degree, int max_weight, std::uint64_t seed, bool undirected = false) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<std::int64_t> vertex(0, n - 1), weight(-max_weight, max_weight);
   std::vector<Edge> edges;
   for (std::int64_t u = 0; u < n; ++u)
-    for (int d = 0; d < degree; ++d) edges.push_back({u, vertex(rng), max_weight ? weight(rng) : 1});
+    for (int d = 0; d < degree; ++d) {
+      const std::int64_t v = vertex(rng), w = max_weight ? weight(rng) : 1;
+      edges.push_back({u, v, w});
+      if (undirected && v != u) edges.push_back({v, u, w});
+    }
   return graph_from_edges(n, edges);
 }
 
-void expect_same_counts(const Graph& g, WalkQuery q) {
+void expect_same_counts(const Graph& g, WalkQuery q, Context* ctx = nullptr) {
   q.method = WalkMethod::dense;
   q.backend = WalkBackend::cuda;
+  q.context = ctx;
   const WalkCounts gpu = count_walks(g, q);
   ASSERT_TRUE(gpu.gpu.has_value()) << gpu.method;
   q.backend = WalkBackend::cpu;
   const WalkCounts cpu = count_walks(g, q);
   ASSERT_FALSE(cpu.gpu.has_value());
   ASSERT_EQ(gpu.lengths, cpu.lengths);
-  std::int64_t checked = 0;
+  ASSERT_EQ(gpu.sources, cpu.sources);
+  ASSERT_EQ(gpu.targets, cpu.targets);
+  ASSERT_EQ(gpu.words.size() / gpu.limbs, cpu.words.size() / cpu.limbs);
+  std::int64_t checked = 0, nonzero = 0;
   for (std::size_t li = 0; li < gpu.lengths.size(); ++li)
     for (std::int64_t r = 0; r < gpu.rows(); ++r)
-      for (std::int64_t c = 0; c < gpu.cols(); ++c, ++checked)
-        ASSERT_EQ(gpu.at(li, r, c), cpu.at(li, r, c))
-            << "length " << gpu.lengths[li] << ", entry (" << r << ", " << c << ")";
-  std::cout << "[   NOTE   ] " << gpu.method << ": " << checked << " counts equal the CPU's, "
-            << gpu.gpu->products << " products x " << gpu.gpu->primes << " primes" << std::endl;
+      for (std::int64_t c = 0; c < gpu.cols(); ++c, ++checked) {
+        const BigInt x = gpu.at(li, r, c);
+        ASSERT_EQ(x, cpu.at(li, r, c)) << "length " << gpu.lengths[li] << ", entry (" << r << ", " << c << ")";
+        nonzero += !x.is_zero();
+      }
+  EXPECT_GT(nonzero, checked / 4) << "too few nonzero counts to mean much";
+  std::cout << "[   NOTE   ] " << gpu.method << ": " << checked << " counts equal the CPU's (" << nonzero
+            << " nonzero), " << gpu.gpu->products << " products x " << gpu.gpu->primes << " primes, "
+            << gpu.limbs << " words each; engine " << gpu.gpu->total_seconds << " s" << std::endl;
 }
 
 TEST(GpuWalks, ExactCountsEqualTheCpuEngine) {
   SKIP_WITHOUT_DEVICE();
-  // 600 vertices (not a multiple of 16: padded leading dimensions), signed weights up to 3:
-  // counts of length 21 reach about 2^90 and need 12 primes below 256.
+  // 600 vertices (not a multiple of 64: padded planes), signed weights up to 3: counts of
+  // length 21 reach about 2^90 and need 12 primes below 256.
   const Graph g = random_graph(600, 5, 3, 1);
   WalkQuery q;
   q.length = 21;
@@ -60,6 +78,111 @@ TEST(GpuWalks, ExactCountsEqualTheCpuEngine) {
   row.length = 33;
   row.from = 5;
   expect_same_counts(h, row);
+}
+
+TEST(GpuWalks, RowsColumnsPairsAndAllLengthsOfThem) {
+  SKIP_WITHOUT_DEVICE();
+  const Graph g = random_graph(700, 6, 2, 4);  // signed weights, 700 = 10 x 64 + 60
+  WalkQuery q;
+  q.length = 27;  // squarings and products by A: 27 = 11011b
+  q.to = 699;     // the last vertex: the padding's neighbour
+  expect_same_counts(g, q);
+  q.from = 0;  // one pair
+  expect_same_counts(g, q);
+  q.to.reset();
+  q.all_lengths = true;  // one row, every length
+  q.length = 12;
+  expect_same_counts(g, q);
+  q.from.reset();
+  q.to = 3;  // one column, every length
+  expect_same_counts(g, q);
+}
+
+TEST(GpuWalks, UndirectedGraphAndTheCallersContext) {
+  SKIP_WITHOUT_DEVICE();
+  const Graph g = random_graph(640, 4, 0, 5, true);  // a multiple of 64: no padding
+  Context ctx(Backend::cuda);
+  WalkQuery q;
+  q.length = 40;
+  expect_same_counts(g, q, &ctx);
+  WalkQuery all;
+  all.length = 6;
+  all.all_lengths = true;
+  expect_same_counts(g, all, &ctx);
+  // Symmetric: walks u -> v and v -> u are as many.
+  all.backend = WalkBackend::cuda;
+  all.method = WalkMethod::dense;
+  all.context = &ctx;
+  const WalkCounts w = count_walks(g, all);
+  for (std::int64_t u = 0; u < 640; u += 37)
+    for (std::int64_t v = 0; v < 640; v += 41) EXPECT_EQ(w.at(5, u, v), w.at(5, v, u));
+}
+
+TEST(GpuWalks, LengthsThatNeedMostOfThePrimes) {
+  SKIP_WITHOUT_DEVICE();
+  // Weights up to 7 and degree 6: row sums up to 42; this graph's bound at length 60 is
+  // about 2^318: 48 of the 53 primes, and five-word counts.
+  const Graph g = random_graph(576, 6, 7, 6);
+  WalkQuery q;
+  q.length = 60;
+  const WalkCounts bound_check = [&] {
+    WalkQuery b = q;
+    b.backend = WalkBackend::cuda;
+    b.method = WalkMethod::dense;
+    return count_walks(g, b);
+  }();
+  EXPECT_GE(bound_check.primes, 45) << bound_check.method;
+  expect_same_counts(g, q);
+}
+
+TEST(GpuWalks, ModuliInSeveralBatches) {
+  SKIP_WITHOUT_DEVICE();
+  // The engine called directly with at most 5 moduli per batch (as when device memory is
+  // short): the residues of each batch are kept and rebuilt after the last one.
+  const Graph g = random_graph(520, 7, 2, 7);
+  WalkQuery q;
+  q.length = 16;  // a bound of about 2^60: 8 primes, so two batches of at most 5
+  q.all_lengths = true;
+  q.method = WalkMethod::dense;
+  q.backend = WalkBackend::cpu;
+  const WalkCounts cpu = count_walks(g, q);
+  const BigInt bound = walk_bound(g, q.length);
+  const int nq = *walks_detail::int8_primes_for_bound(bound);
+  ASSERT_GT(nq, 5);
+  const std::vector<std::uint32_t> primes(walks_detail::int8_primes().begin(), walks_detail::int8_primes().begin() + nq);
+  std::vector<walks_detail::PowerStep> steps;
+  for (int t = 1; t <= q.length; ++t) {
+    if (t > 1) steps.push_back({walks_detail::PowerStep::times_a, 0});
+    steps.push_back({walks_detail::PowerStep::record, t - 1});
+  }
+  // Rows in a scrambled order and a few columns, to exercise the gathers.
+  std::vector<std::int64_t> rows, cols = {519, 0, 64, 63, 200};
+  for (std::int64_t r = 0; r < 520; ++r) rows.push_back((r * 7) % 520);
+  const int limbs = crt_limbs(primes);  // all the words of (-P/2, P/2): more than the bound needs
+  for (int max_batch : {5, 0}) {
+    std::vector<std::uint64_t> out(std::size_t(q.length) * rows.size() * cols.size() * limbs);
+    Context ctx(Backend::cuda);
+    const auto report = walks_detail::gpu_int8_powers(ctx, g, primes, steps, rows, cols, limbs, out.data(), {}, max_batch);
+    EXPECT_EQ(report.batches, max_batch ? (nq + 4) / 5 : 1);
+    for (int li = 0; li < q.length; ++li)
+      for (std::size_t r = 0; r < rows.size(); ++r)
+        for (std::size_t c = 0; c < cols.size(); ++c) {
+          const std::uint64_t* w = &out[((li * rows.size() + r) * cols.size() + c) * limbs];
+          // Two's complement words to a BigInt.
+          const bool negative = w[limbs - 1] >> 63;
+          std::vector<std::uint64_t> magnitude(w, w + limbs);
+          if (negative) {
+            std::uint64_t carry = 1;
+            for (auto& x : magnitude) {
+              x = ~x + carry;
+              carry = carry && x == 0;
+            }
+          }
+          while (!magnitude.empty() && magnitude.back() == 0) magnitude.pop_back();
+          ASSERT_EQ(BigInt::from_limbs(magnitude, negative), cpu.at(li, rows[r], cols[c]))
+              << "max_batch " << max_batch << ", length " << li + 1 << ", (" << rows[r] << ", " << cols[c] << ")";
+        }
+  }
 }
 
 TEST(GpuWalks, BoundsPastTheInt8PrimesAreRefusedOrLeftToTheCpu) {

@@ -13,6 +13,7 @@
 
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
+#include "gemmkit/walks.hpp"
 #include "host/cli_test_support.hpp"
 
 using namespace gemmkit;
@@ -102,11 +103,37 @@ TEST_F(WalksCli, CsvAndNpyOutputs) {
   const auto m = std::get<Matrix<std::int64_t>>(read_npy(path("t.npy")));
   EXPECT_EQ(m(5, 7), 11);  // F -> H
 
-  // Counts past int64 cannot go into .npy: refused, nothing written, old file kept.
-  write("keep.npy", "old");
-  r = run(path("seed.txt") + " --undirected -k 60 -o " + path("keep.npy"));
-  expect_error(r, 1, "64-bit");
-  EXPECT_EQ(read_file(path("keep.npy")), "old");
+  // Counts past int64 go into .npy as exact words, shape (rows, cols, limbs), that read back
+  // as the CSV's decimal numbers.
+  r = run(path("seed.txt") + " --undirected -k 60 -o " + path("big.npy"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run(path("seed.txt") + " --undirected -k 60 -o " + path("big.csv"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const LimbTable t = read_limb_table(path("big.npy"));
+  ASSERT_EQ(t.rows, 10);
+  ASSERT_EQ(t.cols, 10);
+  ASSERT_GE(t.limbs, 2);
+  std::istringstream lines(read_file(path("big.csv")));
+  std::string line;
+  std::getline(lines, line);  // the header
+  for (std::int64_t i = 0; i < t.rows; ++i) {
+    ASSERT_TRUE(std::getline(lines, line));
+    std::istringstream fields(line);
+    std::string field;
+    std::getline(fields, field, ',');  // the row's label
+    for (std::int64_t j = 0; j < t.cols; ++j) {
+      ASSERT_TRUE(std::getline(fields, field, ','));
+      const std::uint64_t* w = &t.words[std::size_t(i * t.cols + j) * t.limbs];
+      ASSERT_EQ(w[t.limbs - 1] >> 63, 0u);  // walk counts of an unweighted graph
+      std::vector<std::uint64_t> magnitude(w, w + t.limbs);
+      while (!magnitude.empty() && magnitude.back() == 0) magnitude.pop_back();
+      EXPECT_EQ(BigInt::from_limbs(magnitude, false).to_string(), field) << i << ", " << j;
+    }
+  }
+  // --all-lengths has no .npy form: refused before any work, nothing written.
+  r = run(path("seed.txt") + " --undirected -k 6 --all-lengths -o " + path("all.npy"));
+  expect_error(r, 2, "--all-lengths");
+  EXPECT_FALSE(fs::exists(path("all.npy")));
   r = run(path("seed.txt") + " --undirected -k 60 --all-lengths -o " + path("all.csv"));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string all = read_file(path("all.csv"));
@@ -168,4 +195,38 @@ TEST_F(WalksCli, BackendOptionBenchAndJson) {
     EXPECT_EQ(bench.status, 0) << bench.err;
     EXPECT_NE(bench.err.find("--bench: the GPU engine did not run"), std::string::npos) << bench.err;
   }
+}
+
+// On a machine with a GPU: the GPU engine's files are the CPU engine's (CSV byte for byte,
+// .npy limbs value for value), for a table, one row of every length, and --json's timings.
+TEST_F(WalksCli, GpuEngineWritesWhatTheCpuEngineWrites) {
+  if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+  std::string edges;
+  std::uint64_t state = 12345;
+  auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (int u = 0; u < 600; ++u)
+    for (int d = 0; d < 5; ++d) {
+      const auto v = next() % 600;
+      const auto w = static_cast<long long>(next() % 7) - 3;
+      edges += std::to_string(u) + " " + std::to_string(v) + " " + std::to_string(w == 0 ? 1 : w) + "\n";
+    }
+  write("g.txt", edges);
+  const std::string g = path("g.txt") + " --method dense ";
+  for (const std::string& query : {std::string("-k 30"), std::string("-k 7 --all-lengths --from 599")}) {
+    const CliResult gpu = run(g + query + " --backend cuda -o " + path("gpu.csv") + " --json " + path("j.json"));
+    ASSERT_EQ(gpu.status, 0) << gpu.err;
+    const CliResult cpu = run(g + query + " --backend cpu -o " + path("cpu.csv"));
+    ASSERT_EQ(cpu.status, 0) << cpu.err;
+    EXPECT_EQ(read_file(path("gpu.csv")), read_file(path("cpu.csv"))) << query;
+    const nlohmann::json j = nlohmann::json::parse(read_file(path("j.json")));
+    ASSERT_TRUE(j.contains("gpu")) << j.dump();
+    for (const char* key : {"gemm_seconds", "build_seconds", "crt_seconds", "copy_seconds", "engine_seconds"})
+      EXPECT_TRUE(j["gpu"].contains(key)) << key;
+    EXPECT_TRUE(j.contains("write_seconds"));
+  }
+  // Counts past int64 (length 40 reaches about 2^85): the same .npy limbs, byte for byte.
+  ASSERT_EQ(run(g + "-k 40 --backend cuda -o " + path("gpu.npy")).status, 0);
+  ASSERT_EQ(run(g + "-k 40 --backend cpu -o " + path("cpu.npy")).status, 0);
+  EXPECT_GE(read_limb_table(path("gpu.npy")).limbs, 2);
+  EXPECT_EQ(read_file(path("gpu.npy")), read_file(path("cpu.npy")));
 }
