@@ -12,7 +12,6 @@
 #include "gemmkit/memory.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/verify.hpp"
-#include "gemmkit/walks.hpp"
 
 namespace gemmkit::cli {
 namespace {
@@ -63,49 +62,6 @@ void require_multiply_memory(const AnyMatrix& a, const AnyMatrix& b, const std::
 
 std::string shape(const AnyMatrix& m) {
   return std::to_string(rows_of(m)) + "x" + std::to_string(cols_of(m));
-}
-
-// The exact result of --out-dtype exact: rows x cols integers of `limbs` two's-complement
-// words, as a .csv of decimal integers or a .npy of uint64 shaped (rows, cols, limbs).
-// (INTERIM: write_limb_table of helper walksgpu replaces it once merged.)
-void write_exact_table(const std::string& path, const std::vector<std::uint64_t>& words, std::int64_t rows,
-                       std::int64_t cols, int limbs) {
-  AtomicFile file(path);
-  if (output_format(path) == FileFormat::npy) {
-    std::string header = "{'descr': '<u8', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
-                         std::to_string(cols) + ", " + std::to_string(limbs) + "), }";
-    header.append(64 - (10 + header.size() + 1) % 64, ' ');
-    header += '\n';
-    const unsigned char magic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
-    file.write(magic, 8);
-    const std::uint16_t len = std::uint16_t(header.size());
-    const unsigned char len_le[2] = {static_cast<unsigned char>(len & 0xff), static_cast<unsigned char>(len >> 8)};
-    file.write(len_le, 2);
-    file.write(header);
-    file.write(words.data(), words.size() * sizeof(std::uint64_t));
-  } else if (output_format(path) == FileFormat::csv) {
-    std::string line;
-    for (std::int64_t i = 0; i < rows; ++i) {
-      line.clear();
-      for (std::int64_t j = 0; j < cols; ++j) {
-        const std::uint64_t* x = &words[std::size_t((i * cols + j) * limbs)];
-        const bool negative = std::int64_t(x[limbs - 1]) < 0;
-        std::vector<std::uint64_t> magnitude(x, x + limbs);
-        if (negative) {  // two's complement negation
-          std::uint64_t carry = 1;
-          for (auto& w : magnitude) w = ~w + carry, carry = carry && w == 0;
-        }
-        if (j) line += ',';
-        line += BigInt::from_limbs(std::move(magnitude), negative).to_string();
-      }
-      line += '\n';
-      file.write(line);
-    }
-  } else {
-    fail(ErrorCategory::usage, "--out-dtype exact writes .csv (decimal integers) or .npy (uint64 limbs), not " +
-                                   quoted_path(path));
-  }
-  file.commit();
 }
 
 void run_multiply(const MultiplyOptions& o) {
@@ -264,7 +220,7 @@ void run_multiply(const MultiplyOptions& o) {
                        {"bound", plan->bound}};
     if (exact_out) report["exact"]["limbs"] = limb_count;
   }
-  if (exact_out) write_exact_table(o.c_path, limbs, m, n, limb_count);
+  if (exact_out) write_limb_table(o.c_path, LimbTableView{limbs.data(), m, n, limb_count});
   else write_matrix(o.c_path, c);
   if (!o.json_path.empty()) write_json(o.json_path, report);
 
