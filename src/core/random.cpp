@@ -176,8 +176,9 @@ AnyMatrix random_matrix(std::int64_t rows, std::int64_t cols, DType dtype,
                         const Distribution& distribution, std::uint64_t seed) {
   auto make = [&]<class T>(std::type_identity<T>) -> AnyMatrix {
     if constexpr (std::is_integral_v<T>) {
-      const double lim = double(std::numeric_limits<T>::max());
-      if (distribution.lo < -lim || distribution.hi > lim)
+      // The whole range, the minimum included (ints:-2147483648:2147483647 for i32).
+      if (distribution.lo < double(std::numeric_limits<T>::min()) ||
+          distribution.hi > double(std::numeric_limits<T>::max()))
         fail(ErrorCategory::usage, "distribution " + distribution.to_string() + " does not fit " +
                                        std::string(dtype_name(dtype)));
     } else {

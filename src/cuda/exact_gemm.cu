@@ -383,8 +383,11 @@ ExactPlan exact_integer_gemm(const GemmProblem& host, const ExactLimbsOut* limbs
     return d;
   };
   const std::size_t in = dtype_size(host.dtype), out = dtype_size(host.c_dtype());
-  const cuda::DeviceBuffer<unsigned char> a = copy_in(host.a, std::size_t(host.a_span()) * in);
-  const cuda::DeviceBuffer<unsigned char> b = copy_in(host.b, std::size_t(host.b_span()) * in);
+  // a_span() and b_span() are of the row-major form's operands: a column-major problem's A
+  // is its row-major form's B.
+  const bool col = host.layout == Layout::col_major;
+  const cuda::DeviceBuffer<unsigned char> a = copy_in(host.a, std::size_t(col ? rm.b_span() : rm.a_span()) * in);
+  const cuda::DeviceBuffer<unsigned char> b = copy_in(host.b, std::size_t(col ? rm.a_span() : rm.b_span()) * in);
   // C as it is (C0 when beta != 0; the gaps between rows come back as they were).
   const bool has_c = !limbs_out || host.beta != 0;
   cuda::DeviceBuffer<unsigned char> c = copy_in(host.c, has_c ? std::size_t(host.c_span()) * out : 0);

@@ -79,7 +79,9 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
     const AutoChoice t = explain_auto_choice(Backend::cuda, cc, p);
     ASSERT_NE(t.chosen, nullptr);
     EXPECT_TRUE(t.chosen->supports(DType::tf32)) << t.chosen->name;
-    if (cc == 80) EXPECT_EQ(t.chosen->name, "cuda_cublas_tf32");
+    if (cc == 80) {
+      EXPECT_EQ(t.chosen->name, "cuda_cublas_tf32");
+    }
   }
 }
 
