@@ -163,8 +163,21 @@ int main(int argc, char** argv) {
     check(cudaMalloc(&pa, std::size_t(plan.moduli) * std::size_t(n * kp)), "malloc planes");
     check(cudaMalloc(&pb, std::size_t(plan.moduli) * std::size_t(n * kp)), "malloc planes");
     check(cudaMalloc(&pc, std::size_t(plan.moduli) * std::size_t(n * np)), "malloc planes");
-    check(cudaMemset(pa, 3, std::size_t(plan.moduli) * std::size_t(n * kp)), "memset");
-    check(cudaMemset(pb, -5, std::size_t(plan.moduli) * std::size_t(n * kp)), "memset");
+    {
+      // Residue-like random planes (the tensor cores' clocks depend on the data): one
+      // random plane copied into every modulus's place.
+      std::vector<std::int8_t> plane(std::size_t(n * kp));
+      std::mt19937_64 rng(11);
+      for (std::size_t i = 0; i < plane.size(); i += 8) {
+        const std::uint64_t r = rng();
+        for (std::size_t b = 0; b < 8 && i + b < plane.size(); ++b)
+          plane[i + b] = std::int8_t(int((r >> (8 * b)) & 255) % 251 - 125);
+      }
+      for (int q = 0; q < plan.moduli; ++q) {
+        check(cudaMemcpy(pa + std::size_t(q) * plane.size(), plane.data(), plane.size(), cudaMemcpyHostToDevice), "planes");
+        check(cudaMemcpy(pb + std::size_t(q) * plane.size(), plane.data(), plane.size(), cudaMemcpyHostToDevice), "planes");
+      }
+    }
     g.a = pa, g.lda = kp, g.stride_a = n * kp;
     g.b = pb, g.ldb = kp, g.stride_b = n * kp;
     g.c = pc, g.ldc = np, g.stride_c = n * np;
