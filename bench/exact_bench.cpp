@@ -170,8 +170,8 @@ int main(int argc, char** argv) {
       std::mt19937_64 rng(11);
       for (std::size_t i = 0; i < plane.size(); i += 8) {
         const std::uint64_t r = rng();
-        for (std::size_t b = 0; b < 8 && i + b < plane.size(); ++b)
-          plane[i + b] = std::int8_t(int((r >> (8 * b)) & 255) % 251 - 125);
+        for (std::size_t byte = 0; byte < 8 && i + byte < plane.size(); ++byte)
+          plane[i + byte] = std::int8_t(int((r >> (8 * byte)) & 255) % 251 - 125);
       }
       for (int q = 0; q < plan.moduli; ++q) {
         check(cudaMemcpy(pa + std::size_t(q) * plane.size(), plane.data(), plane.size(), cudaMemcpyHostToDevice), "planes");
