@@ -75,6 +75,7 @@ struct ExactPlan {
   int limbs = 1;  // 64-bit words that hold every value of op(A) op(B) the method can rebuild
   // max |op(A)| entry, max |op(B)| entry, and their product times k (as a decimal string:
   // up to 2^157), the bound on |op(A) op(B)| the plan covers.
+  // (exact_integer_gemm plans the row-major form: for a column-major problem "a" is B.)
   std::uint64_t max_abs_a = 0, max_abs_b = 0;
   std::string bound;
   std::string describe() const;  // e.g. "residues mod 10 int8 primes (10 int8 GEMMs), |AB| <= 7.6e22"

@@ -239,10 +239,22 @@ TEST(GpuExact, I64With63BitInputs) {
           h.fill(seed++, 0, 0);  // the whole of int64, INT64_MIN included
           expect_exact_limbs(h, "i64 " + label(s, ta, tb, layout));
         }
-  // i64 C where the results fit: 31-bit inputs, k = 1000.
+  // i64 C where the results fit: 25-bit inputs, k = 1000 (|AB| < 2^60).
   HostProblem<std::int64_t> fits(65, 66, 1000, false, true, Layout::row_major);
-  fits.fill(seed++, (1ll << 31) - 1, (1ll << 31) - 1);
+  fits.fill(seed++, (1ll << 25) - 1, (1ll << 25) - 1);
   expect_exact_c(fits, "i64 65x66x1000 into i64");
+  // 63-bit inputs into i64 C: an entry that does not fit is an error, never a wrapped value.
+  HostProblem<std::int64_t> wide(9, 8, 100, false, false, Layout::row_major);
+  wide.fill(seed++, 0, 0);
+  GemmOptions options;
+  options.backend = Backend::cuda;
+  try {
+    gemm(wide.p, options);
+    ADD_FAILURE() << "63-bit products summed into i64 C reported no overflow";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::numeric);
+    EXPECT_NE(std::string(e.what()).find("which does not fit i64"), std::string::npos) << e.what();
+  }
 }
 
 TEST(GpuExact, AlphaAndBeta) {
@@ -297,8 +309,9 @@ TEST(GpuExact, SmallEntriesRunAsDigitSlices) {
           EXPECT_EQ(want.method, s.k > 1 ? ExactPlan::Method::digits : want.method) << what;
           EXPECT_EQ(plan.method, want.method) << what << ": " << plan.describe();
           if (want.method == ExactPlan::Method::digits) {
-            EXPECT_EQ(plan.digits_a, sm.digits_a) << what;
-            EXPECT_EQ(plan.digits_b, sm.digits_b) << what;
+            // The plan is of the row-major form: column-major C^T = B^T A^T swaps A and B.
+            EXPECT_EQ(plan.digits_a, h.col ? sm.digits_b : sm.digits_a) << what;
+            EXPECT_EQ(plan.digits_b, h.col ? sm.digits_a : sm.digits_b) << what;
           }
           std::int64_t wrong = 0;
           for (std::int64_t i = 0; i < h.p.m; ++i)
