@@ -232,8 +232,8 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
   if (ctx.backend() != Backend::cuda)
     fail(ErrorCategory::usage, "the GPU walk engine needs a CUDA context, not a CPU one");
   const cuda::DeviceScope device(ctx.device());
-  // The device's context is made by the first call that needs it (about 0.1 s on an H200):
-  // here, so that it is timed on its own.
+  // The device's context is made by the first call that needs it: here, so that it is
+  // timed on its own.
   Int8PowersReport report;
   GEMMKIT_CUDA_CHECK(cudaFree(nullptr));
   report.context_seconds = seconds_since(wall_start);
