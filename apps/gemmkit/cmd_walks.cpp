@@ -56,16 +56,6 @@ std::string count_text(const WalkCounts& w, std::size_t li, std::int64_t r, std:
   return w.at(li, r, c).to_string();
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
 // A text table with right-aligned columns, like the seeds' "from/to" tables.
 void print_table(const std::string& corner, const std::vector<std::string>& col_heads,
                  const std::vector<std::string>& row_heads,
@@ -182,12 +172,12 @@ void write_csv_reals(const std::string& path, const Graph& g, const WalkCounts& 
   };
   if (all_lengths) buf += "length,";
   buf += "from/to";
-  for (auto v : w.targets) buf += "," + csv_field(g.label(v));
+  for (auto v : w.targets) buf += "," + io::csv_field(g.label(v));
   buf += "\n";
   for (std::size_t li = 0; li < w.lengths.size(); ++li)
     for (std::int64_t r = 0; r < w.rows(); ++r) {
       if (all_lengths) buf += std::to_string(w.lengths[li]) + ",";
-      buf += csv_field(g.label(w.sources[r]));
+      buf += io::csv_field(g.label(w.sources[r]));
       for (std::int64_t c = 0; c < w.cols(); ++c) {
         buf += ',';
         buf += count_text(w, li, r, c);
@@ -264,16 +254,17 @@ void report_timing(const Graph& g, const WalkCounts& w, double seconds, double e
                      {"int8_gemms", w.gpu->products * w.gpu->primes},
                      {"gemm_seconds", w.gpu->gemm_seconds}, {"build_seconds", w.gpu->build_seconds},
                      {"crt_seconds", w.gpu->crt_seconds}, {"copy_seconds", w.gpu->copy_seconds},
-                     {"setup_seconds", w.gpu->setup_seconds}, {"engine_seconds", w.gpu->total_seconds},
+                     {"context_seconds", w.gpu->context_seconds}, {"setup_seconds", w.gpu->setup_seconds},
+                     {"engine_seconds", w.gpu->total_seconds},
                      {"int8_tops", tops}};
     if (o.bench)
       std::fprintf(stderr, "  GPU: %d products x %d primes = %d modular int8 GEMMs of order %lld in %.2f ms "
                            "(%.0f TOPS); residues built in %.2f ms, counts rebuilt in %.2f ms, copied "
-                           "to the host in %.3f s; setup %.3f s; engine %.3f s\n",
+                           "to the host in %.3f s; device context %.3f s, setup %.3f s; engine %.3f s\n",
                    w.gpu->products, w.gpu->primes, w.gpu->products * w.gpu->primes,
                    static_cast<long long>(g.n), w.gpu->gemm_seconds * 1e3, tops,
                    w.gpu->build_seconds * 1e3, w.gpu->crt_seconds * 1e3, w.gpu->copy_seconds,
-                   w.gpu->setup_seconds, w.gpu->total_seconds);
+                   w.gpu->context_seconds, w.gpu->setup_seconds, w.gpu->total_seconds);
     if (o.bench) {
       const WalkGemmReferences ref = walk_gemm_references(g.n);
       const double ref_tops = 2.0 * n * n * n / ref.int8_seconds / 1e12;

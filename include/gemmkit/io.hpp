@@ -20,6 +20,9 @@ namespace io {
 // that messages stay on one line whatever a file holds. Paths are shown whole.
 std::string quoted(std::string_view text, std::size_t max_shown = 60);
 inline std::string quoted_path(std::string_view path) { return quoted(path, path.size()); }
+// A CSV field: the text itself, or in double quotes (quotes doubled) when it holds a comma,
+// a quote or a line break.
+std::string csv_field(std::string_view text);
 }  // namespace io
 using io::quoted_path;  // every message names files this way, the command line's too
 

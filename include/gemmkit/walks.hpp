@@ -120,7 +120,8 @@ struct GpuWalkTiming {
   double build_seconds = 0;  // GPU time building the residue matrices from the graph
   double crt_seconds = 0;    // GPU time rebuilding the counts (Chinese remainders, gathers)
   double copy_seconds = 0;   // wall time copying the finished tables to host memory
-  double setup_seconds = 0;  // wall time before the first product (uploads, allocations, warm-up)
+  double context_seconds = 0;  // wall time making the device's context (its first use)
+  double setup_seconds = 0;  // wall time of uploads, allocations (pinned staging too), warm-up
 };
 
 // Storage for big tables that the engines fill entirely: new elements are left

@@ -183,6 +183,7 @@ void bind_walks(nb::module_& m) {
             d["crt_seconds"] = w.gpu->crt_seconds;
             d["copy_seconds"] = w.gpu->copy_seconds;
             d["setup_seconds"] = w.gpu->setup_seconds;
+            d["context_seconds"] = w.gpu->context_seconds;
             return d;
           },
           "What the GPU engine measured, or None when it did not run.")

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cuda/context.hpp"
@@ -143,7 +144,7 @@ class PinnedBuffer {
 // most of its cost, and a pageable cudaMemcpy would pay it on one thread).
 class TableCopier {
  public:
-  static constexpr std::size_t kChunk = std::size_t(32) << 20;
+  static constexpr std::size_t kChunk = std::size_t(16) << 20;
 
   explicit TableCopier(std::size_t largest) : chunk_(std::clamp<std::size_t>(largest, 1, kChunk)), stage_{PinnedBuffer(chunk_), PinnedBuffer(chunk_)} {}
 
@@ -231,6 +232,11 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
   if (ctx.backend() != Backend::cuda)
     fail(ErrorCategory::usage, "the GPU walk engine needs a CUDA context, not a CPU one");
   const cuda::DeviceScope device(ctx.device());
+  // The device's context is made by the first call that needs it: here, so that it is
+  // timed on its own.
+  Int8PowersReport report;
+  GEMMKIT_CUDA_CHECK(cudaFree(nullptr));
+  report.context_seconds = seconds_since(wall_start);
   const std::int64_t n = g.n, ld = leading_dimension(n);
   if (ld > int8_k_limit())  // the products run on the padded order
     fail(ErrorCategory::usage, "the GPU walk engine takes at most " + std::to_string(int8_k_limit()) +
@@ -302,20 +308,25 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
   for (std::size_t i = 0; i < table_count; ++i) table[i] = cuda::DeviceBuffer<std::uint64_t>(table_words);
   cuda::DeviceBuffer<std::int8_t> kept(group < nq ? std::size_t(lengths) * std::size_t(nq) * per_length : 0);
 
-  Int8PowersReport report;
   report.batches = (nq + group - 1) / group;
   GpuTimes timer;
-  TableCopier copier(table_words * 8);
+  // Made at the first copy, after the work is queued: pinning its buffers overlaps the GPU's.
+  std::optional<TableCopier> copier;
   Event table_ready[2];
   int pending = -1;  // a length whose table is rebuilt on the device and not yet copied
   // Copies the pending table to the host (waiting for its rebuild, not counted as copying).
   auto drain = [&] {
     if (pending < 0) return;
     const int buffer = pending % int(table_count);
+    if (!copier) {
+      const auto t = Clock::now();
+      copier.emplace(table_words * 8);
+      report.setup_seconds += seconds_since(t);
+    }
     GEMMKIT_CUDA_CHECK(cudaEventSynchronize(table_ready[buffer].get()));
     const auto t = Clock::now();
     if (progress) progress("copying the counts of length index " + std::to_string(pending) + " to the host");
-    copier.copy(table[buffer].data(), out + std::size_t(pending) * table_words, table_words * 8,
+    copier->copy(table[buffer].data(), out + std::size_t(pending) * table_words, table_words * 8,
                 table_ready[buffer].get());
     report.copy_seconds += seconds_since(t);
     pending = -1;
@@ -375,7 +386,7 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
       w.c = r_row[1 - cur].data();
       modular_gemm(ctx, w, s, ws);
       GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(s));
-      report.setup_seconds = seconds_since(wall_start);
+      report.setup_seconds += seconds_since(wall_start) - report.context_seconds;
     }
     int done = 0;
     for (std::size_t i = 0; i < steps.size(); ++i) {

@@ -52,7 +52,8 @@ struct Int8PowersReport {
   double build_seconds = 0;   // GPU time building the residue matrices from the graph
   double crt_seconds = 0;     // GPU time of the Chinese remainder rebuilds (and gathers)
   double copy_seconds = 0;    // wall time copying the finished tables to the host
-  double setup_seconds = 0;   // wall time before the first product: uploads, allocations
+  double context_seconds = 0; // wall time making the device's context (the first call that needs it)
+  double setup_seconds = 0;   // wall time of uploads, allocations (pinned staging too), warm-up
   double total_seconds = 0;   // the engine's wall time
 };
 

@@ -386,6 +386,7 @@ void dense_exact_gpu(const Graph& g, const Plan& plan, const WalkQuery& query, i
   t.crt_seconds = r.crt_seconds;
   t.copy_seconds = r.copy_seconds;
   t.setup_seconds = r.setup_seconds;
+  t.context_seconds = r.context_seconds;
   out.gpu = t;
 }
 

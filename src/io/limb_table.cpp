@@ -133,16 +133,6 @@ class DecimalWriter {
   std::vector<std::uint64_t> magnitude_, chunks_;
 };
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
 void check_table(const LimbTableView& t, const std::string& path) {
   if (t.rows < 0 || t.cols < 0 || t.limbs < 1 || (!t.words && t.rows * t.cols > 0))
     fail(ErrorCategory::usage, "writing " + quoted_path(path) + ": a table of " + std::to_string(t.rows) +
@@ -164,7 +154,7 @@ void write_csv_table(const std::string& path, const LimbTableView& t, const Limb
     for (const auto* list : {&labels->corner, &labels->columns})
       for (const std::string& field : *list) {
         if (!first) head += ',';
-        head += csv_field(field);
+        head += io::csv_field(field);
         first = false;
       }
     file.write(head + "\n");
@@ -196,7 +186,7 @@ void write_csv_table(const std::string& path, const LimbTableView& t, const Limb
           if (row_labels)
             for (const std::string& field : labels->rows[r]) {
               if (!first) text.append(",");
-              text.append(csv_field(field));
+              text.append(io::csv_field(field));
               first = false;
             }
           char* p = text.reserve(row_chars + 1);
@@ -232,6 +222,16 @@ void write_npy_table(const std::string& path, const LimbTableView& t) {
 }
 
 }  // namespace
+
+std::string io::csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
 
 void write_limb_table(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels) {
   check_table(t, path);
