@@ -119,14 +119,6 @@ nlohmann::json to_json(const BenchRow& r, DType dtype, Backend backend) {
           {"tolerance_dtype", dtype_name(r.tolerance_dtype)}, {"passed", r.check.passed}};
 }
 
-// A CSV field, quoted when it holds a comma, a quote or a line break.
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return quoted + "\"";
-}
-
 void write_csv_results(const std::string& path, const std::vector<BenchRow>& rows, DType dtype,
                        Backend backend) {
   std::string text =
@@ -144,7 +136,7 @@ void write_csv_results(const std::string& path, const std::vector<BenchRow>& row
             std::string(verify_mode_name(r.check.method)) + "," +
             (r.check.passed ? "true" : "false") + "," +
             std::string(dtype_name(r.tolerance_dtype)) + "," + (r.skipped ? "true" : "false") +
-            "," + csv_field(r.note) + "," + (r.trans_a ? "true" : "false") + "," +
+            "," + io::csv_field(r.note) + "," + (r.trans_a ? "true" : "false") + "," +
             (r.trans_b ? "true" : "false") + "," + std::string(layout_name(r.layout)) + "\n";
   }
   AtomicFile file(path);

@@ -23,6 +23,9 @@ inline std::string quoted_path(std::string_view path) { return quoted(path, path
 // A CSV field: the text itself, or in double quotes (quotes doubled) when it holds a comma,
 // a quote or a line break.
 std::string csv_field(std::string_view text);
+// The decimal text of an integer of `limbs` 64-bit words of two's complement, least
+// significant first (the words of an exact table, see LimbTableView).
+std::string decimal_text(const std::uint64_t* words, int limbs);
 }  // namespace io
 using io::quoted_path;  // every message names files this way, the command line's too
 

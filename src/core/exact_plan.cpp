@@ -8,6 +8,7 @@
 
 #include "core/exact_text.hpp"
 #include "gemmkit/exact.hpp"
+#include "gemmkit/io.hpp"
 #include "gemmkit/modular.hpp"
 
 namespace gemmkit {
@@ -45,23 +46,6 @@ bool greater(Words a, Words b) {
   for (std::size_t i = a.size(); i-- > 0;)
     if (a[i] != b[i]) return a[i] > b[i];
   return false;
-}
-
-std::string decimal(Words x) {
-  std::string s;
-  auto nonzero = [&] { return std::any_of(x.begin(), x.end(), [](std::uint64_t w) { return w != 0; }); };
-  while (nonzero()) {
-    std::uint64_t rem = 0;
-    for (std::size_t i = x.size(); i-- > 0;) {
-      const uint128_t cur = (uint128_t(rem) << 64) | x[i];
-      x[i] = std::uint64_t(cur / 10);
-      rem = std::uint64_t(cur % 10);
-    }
-    s.push_back(char('0' + rem));
-  }
-  if (s.empty()) s = "0";
-  std::reverse(s.begin(), s.end());
-  return s;
 }
 
 // Balanced base-256 digits (int8 in [-128, 127]) that t of them represent every |x| <= v:
@@ -109,12 +93,7 @@ std::string exact_value_text(const std::uint64_t* x, int limbs, std::int64_t alp
     v[w] = std::uint64_t(s);
     carry = std::uint64_t(s >> 64);
   }
-  const bool negative = std::int64_t(v.back()) < 0;
-  if (negative) {
-    std::uint64_t one = 1;
-    for (std::uint64_t& w : v) w = ~w + one, one = one && w == 0;
-  }
-  return (negative ? "-" : "") + decimal(v);
+  return io::decimal_text(v.data(), int(size));
 }
 
 }  // namespace detail
@@ -142,7 +121,9 @@ ExactPlan plan_exact_gemm(std::uint64_t max_abs_a, std::uint64_t max_abs_b, std:
   plan.max_abs_a = max_abs_a;
   plan.max_abs_b = max_abs_b;
   const Words bound = times(times(Words{max_abs_a}, max_abs_b), std::uint64_t(k));
-  plan.bound = decimal(bound);
+  Words signed_bound = bound;
+  signed_bound.push_back(0);  // a word for the sign: the bound is not negative
+  plan.bound = io::decimal_text(signed_bound.data(), int(signed_bound.size()));
   if (!greater(bound, Words{0})) return plan;  // Method::zero
   if (k > int8_k_limit())
     fail(ErrorCategory::usage, "exact GEMM: k = " + std::to_string(k) + " exceeds " +

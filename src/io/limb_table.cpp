@@ -223,6 +223,13 @@ void write_npy_table(const std::string& path, const LimbTableView& t) {
 
 }  // namespace
 
+std::string io::decimal_text(const std::uint64_t* words, int limbs) {
+  DecimalWriter writer(limbs);
+  std::string text(writer.max_chars(), '\0');
+  text.resize(std::size_t(writer.put(words, text.data()) - text.data()));
+  return text;
+}
+
 std::string io::csv_field(std::string_view text) {
   if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
   std::string out = "\"";
