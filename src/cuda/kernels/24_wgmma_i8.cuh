@@ -254,4 +254,111 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #endif
 }
 
+// ---- ping-pong (experimental) ----------------------------------------------------------
+// The epilogue above stalls the tensor cores: both consumers finish their halves of a tile
+// together and reduce together. Here each consumer warpgroup takes whole 64 x 256 tiles,
+// every other work unit, and the two take turns at the main loop (a named barrier pair
+// orders them), so one's epilogue runs while the other multiplies. The stage ring is shared
+// in unit order; the turn-taking also keeps a consumer from waiting on a stage two uses
+// ahead (mbarrier parity could not tell those apart). No stream-K (the launcher plans none).
+template <int Stages, int EpilogueBytes>
+struct WgmmaI8PingPongConfig : WgmmaWsConfig<std::int8_t, 2, Stages, EpilogueBytes, 8, 256, 1, false> {
+  using Base = WgmmaWsConfig<std::int8_t, 2, Stages, EpilogueBytes, 8, 256, 1, false>;
+  static constexpr int kThreads = 384;  // producer + two consumers, each on its own tiles
+  static constexpr int kSmemBytes = Stages * Base::kStageBytes + 2 * EpilogueBytes + 2 * Stages * 8 + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "buffers exceed the shared memory of an SM");
+};
+using WgmmaI8PingPongPlain = WgmmaI8PingPongConfig<4, 16 * 1024>;    // int32 C through TMA stores
+using WgmmaI8PingPongModular = WgmmaI8PingPongConfig<5, 10 * 1024>;  // residues: 10 KiB suffice
+
+template <class Cfg, bool Modular>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_i8_pingpong_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                             const __grid_constant__ CUtensorMap map_c, const int m, const int n, const int k,
+                             const StreamK sk, const WsBatch batch, const I8Output out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int ClusterM = Cfg::kClusterM;
+  using namespace hopper;
+  namespace cg = cooperative_groups;
+
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024);
+  unsigned char* epilogue = smem + Cfg::kStages * Cfg::kStageBytes;  // one buffer per consumer
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(epilogue + 2 * Cfg::kEpilogueBytes);
+  std::uint64_t* empty = full + Cfg::kStages;
+
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int rank = int(cluster.block_rank());
+  const int warpgroup = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      barrier_init(&full[s], 1);
+      barrier_init(&empty[s], ClusterM);  // one consumer per block reads each stage
+    }
+    fence_barrier_init();
+  }
+  cluster.sync();
+
+  const int m_tiles = (m + Cfg::BM - 1) / Cfg::BM;  // tiles of 64 rows
+  const int n_tiles = (n + Cfg::BN - 1) / Cfg::BN;
+  const int cluster_rows = (m_tiles + ClusterM - 1) / ClusterM;
+  const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;
+  const int cluster_id = blockIdx.x / ClusterM, clusters = gridDim.x / ClusterM;
+
+  if (warpgroup == 0) {
+    release_registers<40>();
+    if (threadIdx.x == 0) {
+      prefetch_tensor_map(&map_a);
+      prefetch_tensor_map(&map_b);
+      if (!Modular && out.c_tma) prefetch_tensor_map(&map_c);
+      ws_produce<Cfg, false, false>(map_a, map_b, smem, full, empty, rank, cluster_id, clusters, k_tiles,
+                                    cluster_rows, n_tiles, sk, batch);
+    }
+  } else {
+    claim_registers<232>();
+    const int c = warpgroup - 1;
+    const bool signals = threadIdx.x % 128 == 0;
+    constexpr int kAcc = Cfg::BN / 2;
+    int units = 0;
+    for_each_unit<false>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit) { ++units; });
+    int it = 0, index = 0;
+    for_each_unit<false>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
+      const int i = index++;
+      if (i % 2 != c) {  // the other consumer's unit: skip its stages
+        it += u.k_end - u.k_begin;
+        return;
+      }
+      const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
+      const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
+      int acc[kAcc];
+#pragma unroll
+      for (int r = 0; r < kAcc; ++r) acc[r] = 0;
+      // Barrier 3 + c: the other consumer has finished unit i - 1's main loop.
+      if (i > 0) named_barrier(3 + c, 256);
+      ws_consume<Cfg, false, false>(acc, u, it, smem, full, empty, 0, signals);
+      if (i + 1 < units) named_barrier_arrive(3 + (1 - c), 256);
+      unsigned char* buffer = epilogue + c * Cfg::kEpilogueBytes;
+      if constexpr (Modular) {
+        store_residue_tile(out, m, n, acc, m0, n0, ct.item, buffer, 1 + c);
+      } else if (out.c_tma) {
+        tma_store_tile<int, Cfg::kEpilogueBytes, kAcc>(
+            &map_c,
+            [&](int r) {
+              return Pair<int>{int(unsigned(out.alpha) * unsigned(acc[r])), int(unsigned(out.alpha) * unsigned(acc[r + 1]))};
+            },
+            m0, n0, ct.item, buffer, 1 + c, signals);
+      } else {
+        store_i8_tile(out, m, n, acc, m0, n0);
+      }
+    });
+    if (!Modular && signals && out.c_tma) bulk_wait();
+  }
+  __syncwarp();
+  cluster.sync();
+#else
+  __trap();
+#endif
+}
+
 }  // namespace gemmkit::cuda::kernels
