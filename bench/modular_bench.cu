@@ -11,8 +11,7 @@
 // of every variant in turn (so that all see the same clocks), each after an L2 flush (a
 // 256 MiB memset); the median. Inputs: residue-like random int8 in [-125, 125].
 //
-//   gemmkit_modular_bench [--reps R] [--cases 4096:1,8192:1,4096:50] [--json FILE] [--pingpong]
-// --pingpong adds the experimental ping-pong kernel (cuda_wgmma_i8_pingpong, fused_pingpong).
+//   gemmkit_modular_bench [--reps R] [--cases 4096:1,8192:1,4096:50] [--json FILE]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -72,16 +71,14 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   using namespace gemmkit;
   int reps = 10;
-  bool pingpong = false;
   std::string json_path, cases_text = "4096:1,8192:1,4096:50";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (arg == "--cases" && i + 1 < argc) cases_text = argv[++i];
-    else if (arg == "--pingpong") pingpong = true;
     else {
-      std::fprintf(stderr, "usage: gemmkit_modular_bench [--reps R] [--cases N:Q,...] [--json FILE] [--pingpong]\n");
+      std::fprintf(stderr, "usage: gemmkit_modular_bench [--reps R] [--cases N:Q,...] [--json FILE]\n");
       return 2;
     }
   }
@@ -164,14 +161,9 @@ int main(int argc, char** argv) {
       std::vector<std::pair<std::string, std::function<void()>>> variants;
       variants.emplace_back("cuBLAS INT8 GEMM (int32 C)", plain("cuda_cublas_i8"));
       if (own) variants.emplace_back("ours: cuda_wgmma_i8 (int32 C)", plain("cuda_wgmma_i8"));
-      if (own && pingpong) variants.emplace_back("ours: cuda_wgmma_i8_pingpong", plain("cuda_wgmma_i8_pingpong"));
       if (fused) {
         variants.emplace_back("modular fused, C and C^T", modular(ModularGemmPath::fused, true));
         variants.emplace_back("modular fused, C only", modular(ModularGemmPath::fused, false));
-      }
-      if (fused && pingpong) {
-        variants.emplace_back("modular ping-pong, C and C^T", modular(ModularGemmPath::fused_pingpong, true));
-        variants.emplace_back("modular ping-pong, C only", modular(ModularGemmPath::fused_pingpong, false));
       }
       variants.emplace_back("modular cuBLAS+reduce, C and C^T", modular(ModularGemmPath::cublas, true));
       variants.emplace_back("modular cuBLAS+reduce, C only", modular(ModularGemmPath::cublas, false));

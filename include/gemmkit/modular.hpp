@@ -31,11 +31,9 @@ std::int64_t int8_k_limit();
 // else cuBLAS. fused: our int8 wgmma kernel with the reduction in its epilogue, one kernel
 // for the whole batch (sm_90 only; a usage error elsewhere). cublas: per modulus one
 // cuBLAS int8 GEMM (cublasGemmEx 8I -> 32I) into the workspace, then a kernel that reduces
-// the products to residues (the reference, and the path of other devices). fused_pingpong
-// (experimental): fused, with the kernel's consumers on alternate tiles, one's epilogue
-// beside the other's multiplies.
-enum class ModularGemmPath { automatic, fused, cublas, fused_pingpong };
-std::string_view modular_gemm_path_name(ModularGemmPath path);  // "auto", "fused", "cublas", ...
+// the products to residues (the reference, and the path of other devices).
+enum class ModularGemmPath { automatic, fused, cublas };
+std::string_view modular_gemm_path_name(ModularGemmPath path);  // "auto", "fused", "cublas"
 
 // C_q = A_q B_q mod p_q for each modulus q of a batch, on centred int8 residues
 // (entries in [-(p-1)/2, (p-1)/2]); results centred too. Matrix q of each operand starts

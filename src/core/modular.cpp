@@ -40,7 +40,6 @@ std::string_view modular_gemm_path_name(ModularGemmPath path) {
     case ModularGemmPath::automatic: return "auto";
     case ModularGemmPath::fused: return "fused";
     case ModularGemmPath::cublas: return "cublas";
-    case ModularGemmPath::fused_pingpong: return "fused_pingpong";
   }
   return "?";
 }

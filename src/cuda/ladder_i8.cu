@@ -71,27 +71,6 @@ void launch_i8(const Context& ctx, Stream stream, const I8Operands& o, const ker
   check_launch("wgmma_i8_kernel");
 }
 
-// The ping-pong variant (experimental): no stream-K, as few clusters as give the same rounds.
-template <class PCfg, bool Modular>
-void launch_i8_pingpong(const Context& ctx, Stream stream, const I8Operands& o, const kernels::I8Output& out,
-                        const CUtensorMap& map_c) {
-  constexpr auto kernel = kernels::wgmma_i8_pingpong_kernel<PCfg, Modular>;
-  const CUtensorMap map_a = batch_map(o.a, kByteMap, 1, o.m, o.k, o.lda, o.count, o.stride_a, PCfg::BM, PCfg::BK);
-  const CUtensorMap map_b =
-      batch_map(o.b, kByteMap, 1, o.n, o.k, o.ldb, o.count, o.stride_b, PCfg::kBPartRows, PCfg::BK);
-  const std::int64_t tiles =
-      ceil_div(ceil_div(o.m, PCfg::BM), PCfg::kClusterM) * ceil_div(o.n, PCfg::BN) * o.count;
-  const int resident = resident_clusters<kernel, PCfg::kThreads, PCfg::kSmemBytes, PCfg::kClusterM>(ctx);
-  std::int64_t clusters = std::min<std::int64_t>(tiles, resident);
-  clusters = ceil_div(tiles, ceil_div(tiles, clusters));
-  kernels::StreamK sk;
-  sk.dp_tiles = int(tiles);
-  const kernels::WsBatch batch{int(o.count), o.stride_a == 0, o.stride_b == 0, 0};
-  launch_clustered(kernel, stream, int(clusters) * PCfg::kClusterM, PCfg::kThreads, PCfg::kSmemBytes,
-                   PCfg::kClusterM, map_a, map_b, map_c, int(o.m), int(o.n), int(o.k), sk, batch, out);
-  check_launch("wgmma_i8_pingpong_kernel");
-}
-
 // ---- the int8 GEMM entry (one product: the entry is not batched) -------------------------
 
 bool on16(const void* ptr, std::int64_t ld) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 16 == 0; }
@@ -134,7 +113,7 @@ void k_major_copy(const std::int8_t* src, std::int64_t rows, std::int64_t cols, 
   }
 }
 
-void run_wgmma_i8(const GemmProblem& p, const KernelLaunch& l, bool pingpong) {
+void run_wgmma_i8(const GemmProblem& p, const KernelLaunch& l) {
   if (p.m == 0 || p.n == 0) return;
   auto* c = static_cast<int*>(p.c);
   const int alpha = int(std::int64_t(p.alpha)), beta = int(std::int64_t(p.beta));  // mod 2^32
@@ -167,10 +146,6 @@ void run_wgmma_i8(const GemmProblem& p, const KernelLaunch& l, bool pingpong) {
   out.c_pairs = p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % 8 == 0;
   const CUtensorMap map_c =
       out.c_tma ? batch_map(p.c, CU_TENSOR_MAP_DATA_TYPE_INT32, 4, p.m, p.n, p.ldc, 1, 0, 64, 32) : CUtensorMap{};
-  if (pingpong) {
-    launch_i8_pingpong<kernels::WgmmaI8PingPongPlain, false>(l.context, l.stream, o, out, map_c);
-    return;
-  }
   const std::size_t sk_at = std::min(copies.stream_k_at, l.workspace.bytes);
   launch_i8<false>(l.context, l.stream, o, out, map_c, Workspace{base + sk_at, l.workspace.bytes - sk_at});
 }
@@ -196,7 +171,7 @@ std::size_t fused_modular_gemm_workspace_bytes(const Context& ctx, const Modular
                   i8_plan<true>(ctx, p.m, p.n, p.k, last).stream_k_bytes);
 }
 
-void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, Workspace workspace, bool pingpong) {
+void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, Workspace workspace) {
   const ModularGemmProblem& p = o.problem;
   const std::int64_t nq = std::int64_t(p.moduli.size());
   auto vec16 = [](const void* ptr, std::int64_t ld, std::int64_t stride) {
@@ -212,8 +187,7 @@ void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, W
     out.r_vec = vec16(out.r, out.ldr, out.stride_r);
     out.rt_vec = vec16(out.rt, out.ldrt, out.stride_rt);
     for (std::int64_t q = 0; q < count; ++q) out.moduli[q] = static_cast<unsigned char>(p.moduli[std::size_t(q0 + q)]);
-    if (pingpong) launch_i8_pingpong<kernels::WgmmaI8PingPongModular, true>(ctx, stream, ops, out, CUtensorMap{});
-    else launch_i8<true>(ctx, stream, ops, out, CUtensorMap{}, workspace);
+    launch_i8<true>(ctx, stream, ops, out, CUtensorMap{}, workspace);
   }
 }
 
@@ -229,21 +203,7 @@ void register_i8_kernels(Registry& registry) {
                 .auto_priority = 30,
                 .precondition = wgmma_i8_precondition,
                 .workspace_bytes = wgmma_i8_workspace_bytes,
-                .run = [](const GemmProblem& p, const KernelLaunch& l) { run_wgmma_i8(p, l, false); }});
-  // Experimental: consumers on alternate 64 x 256 tiles, one's epilogue beside the other's
-  // main loop (24_wgmma_i8.cuh, "ping-pong").
-  registry.add({.name = "cuda_wgmma_i8_pingpong",
-                .backend = Backend::cuda,
-                .rung = 24,
-                .role = KernelRole::ladder,
-                .summary = "rung 24 with its two consumers on alternate 64x256 tiles taking turns at the "
-                           "tensor cores (epilogue beside the other's main loop); experimental",
-                .dtypes = {DType::i8},
-                .min_compute_capability = 90,
-                .auto_priority = 0,
-                .precondition = wgmma_i8_precondition,
-                .workspace_bytes = wgmma_i8_workspace_bytes,
-                .run = [](const GemmProblem& p, const KernelLaunch& l) { run_wgmma_i8(p, l, true); }});
+                .run = run_wgmma_i8});
 }
 
 }  // namespace gemmkit::cuda

@@ -23,8 +23,7 @@ struct ModularOperands {
 bool fused_modular_gemm_available(const Context& ctx);
 // Its workspace (before the packed operands).
 std::size_t fused_modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p);
-// Queues the batch; A and B rows on 16 bytes. pingpong: the experimental ping-pong kernel.
-void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, Workspace workspace,
-                        bool pingpong = false);
+// Queues the batch; A and B rows on 16 bytes.
+void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, Workspace workspace);
 
 }  // namespace gemmkit::cuda

@@ -46,7 +46,6 @@ bool use_fused(const Context& ctx, const ModularGemmProblem& p) {
   switch (p.path) {
     case ModularGemmPath::cublas: return false;
     case ModularGemmPath::fused:
-    case ModularGemmPath::fused_pingpong:
       if (!cuda::fused_modular_gemm_available(ctx))
         fail(ErrorCategory::usage, "the fused modular GEMM needs an sm_90 device (compute capability 9.0), this one has " +
                                        std::to_string(ctx.compute_capability()));
@@ -183,8 +182,7 @@ void modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Work
   // Both copies hold zeros from K to k_packed, so the padded product is the same; with one
   // operand read in place K stays (the other's padding is never read then).
   if (l.pack_a && l.pack_b) o.k = l.k_packed;
-  if (l.fused)
-    cuda::fused_modular_gemm(ctx, o, stream, Workspace{workspace.data, l.a_at}, p.path == ModularGemmPath::fused_pingpong);
+  if (l.fused) cuda::fused_modular_gemm(ctx, o, stream, Workspace{workspace.data, l.a_at});
   else run_cublas(ctx, o, l, stream, workspace);
 }
 

@@ -107,13 +107,17 @@ bool run_case(Context& ctx, const KernelEntry& entry, const I8Case& cs, std::uin
 std::vector<const KernelEntry*> i8_entries(int cc) {
   std::vector<const KernelEntry*> v;
   for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda))
-    if (e->supports(DType::i8) && cc >= e->min_compute_capability &&
-        e->name.find("pingpong") == std::string::npos)  // the experimental one: GpuPingPong
-      v.push_back(e);
+    if (e->supports(DType::i8) && cc >= e->min_compute_capability) v.push_back(e);
   return v;
 }
 
-std::vector<I8Case> edge_cases() {
+}  // namespace
+
+TEST(GpuI8, EdgeShapesEveryEntryExact) {
+  SKIP_WITHOUT_DEVICE();
+  Context ctx(Backend::cuda);
+  const auto entries = i8_entries(ctx.compute_capability());
+  if (entries.empty()) GTEST_SKIP() << "no int8 entry runs on this device";
   std::vector<I8Case> cases = {{1, 1, 1}, {2, 3, 5}, {17, 33, 65}, {64, 256, 128}, {128, 256, 128},
                                {129, 257, 129}, {1000, 3, 77}, {3, 1000, 77}, {200, 300, 0, false, true, 0, 0, 2, -3},
                                {260, 520, 4099}, {513, 255, 1000, false, true, 16}};
@@ -127,17 +131,6 @@ std::vector<I8Case> edge_cases() {
       cases.push_back({131, 67, 45, ta, tb, 3, 1, -2, 3});
       cases.push_back({256, 256, 256, ta, tb, 16, 0, 3, 1});
     }
-  return cases;
-}
-
-}  // namespace
-
-TEST(GpuI8, EdgeShapesEveryEntryExact) {
-  SKIP_WITHOUT_DEVICE();
-  Context ctx(Backend::cuda);
-  const auto entries = i8_entries(ctx.compute_capability());
-  if (entries.empty()) GTEST_SKIP() << "no int8 entry runs on this device";
-  const std::vector<I8Case> cases = edge_cases();
   std::uint32_t seed = 1;
   for (const KernelEntry* e : entries) {
     int failed = 0;
@@ -154,17 +147,6 @@ TEST(GpuI8, LargeShapeAgreesWithTheReference) {
   // 96 tiles of 128 x 256 in clusters of two: on 132 SMs (66 clusters) a round and a last
   // round of 30 shared out by stream-K.
   for (const KernelEntry* e : entries) run_case(ctx, *e, {2048, 3072, 768}, 99);
-}
-
-// The experimental ping-pong kernel (its own suite: run it apart from the others).
-TEST(GpuPingPong, I8EdgeShapesAndRounds) {
-  SKIP_WITHOUT_DEVICE();
-  Context ctx(Backend::cuda);
-  const KernelEntry* e = Registry::instance().find("cuda_wgmma_i8_pingpong");
-  if (!e || ctx.compute_capability() < e->min_compute_capability) GTEST_SKIP() << "needs sm_90";
-  std::uint32_t seed = 1;
-  for (const I8Case& c : edge_cases()) run_case(ctx, *e, c, seed++);
-  run_case(ctx, *e, {2048, 3072, 768}, 99);
 }
 
 TEST(GpuI8, ValidationNeedsInt32C) {

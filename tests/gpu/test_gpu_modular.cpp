@@ -139,8 +139,9 @@ const std::vector<std::uint32_t> kFive = {251, 3, 127, 255, 241};
 
 }  // namespace
 
-static std::vector<Case> edge_cases() {
-  return {
+TEST(GpuModular, EdgeShapesEveryPathBothOutputs) {
+  SKIP_WITHOUT_DEVICE();
+  const std::vector<Case> cases = {
       {1, 1, 1, kFive},
       {1, 1, 1, {251}, 0, false, true, false},
       {5, 7, 9, kFive, 3},
@@ -158,24 +159,9 @@ static std::vector<Case> edge_cases() {
       {384, 128, 64, {5, 3}, 0, true, true, true, false, true},
       {200, 176, 96, {251, 11}, 0, false, true, true, false, true},
   };
-}
-
-TEST(GpuModular, EdgeShapesEveryPathBothOutputs) {
-  SKIP_WITHOUT_DEVICE();
   std::uint32_t seed = 1;
   for (const ModularGemmPath path : paths())
-    for (const Case& c : edge_cases()) check_case(c, path, seed++);
-}
-
-// The experimental ping-pong kernel (its own suite: run it apart from the others).
-TEST(GpuPingPong, ModularEdgeShapesAndRounds) {
-  SKIP_WITHOUT_DEVICE();
-  if (Context(Backend::cuda).compute_capability() != 90) GTEST_SKIP() << "the fused kernels need sm_90";
-  std::uint32_t seed = 1;
-  for (const Case& c : edge_cases()) check_case(c, ModularGemmPath::fused_pingpong, seed++);
-  Case big{1024, 3072, 768, {251, 241, 239}};  // 144 tiles of 64 x 256 per modulus: several rounds
-  big.dense = true;
-  check_case(big, ModularGemmPath::fused_pingpong, 5);
+    for (const Case& c : cases) check_case(c, path, seed++);
 }
 
 TEST(GpuModular, PersistentRoundsAndStreamK) {

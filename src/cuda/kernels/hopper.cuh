@@ -163,11 +163,6 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-// Arrives on that barrier without waiting (the waiting side uses named_barrier).
-__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 // The same barrier, which also returns whether `value` was true in any of the threads.
 __device__ __forceinline__ bool named_barrier_or(int id, int threads, bool value) {
   unsigned any = 0;
