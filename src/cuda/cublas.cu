@@ -82,6 +82,16 @@ void cublas_gemm_i8(const GemmProblem& p, const KernelLaunch& l) {
 }
 
 namespace {
+// cublasGemmEx refuses int8 operands (CUBLAS_STATUS_NOT_SUPPORTED, seen on the H200 with
+// CUDA 13 for 1x1x1) unless A and B start on 4 bytes with leading dimensions that are
+// multiples of 4, as its documentation of the CUDA_R_8I path has long said.
+std::optional<std::string> cublas_i8_precondition(const GemmProblem& p) {
+  const auto on4 = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 4 == 0; };
+  if (p.lda % 4 != 0 || p.ldb % 4 != 0 || !on4(p.a) || !on4(p.b))
+    return "cuBLAS's int8 GEMM needs A and B on 4 bytes with leading dimensions that are multiples of 4";
+  return std::nullopt;
+}
+
 // Each call lends cuBLAS the workspace it asks for, from the call's stream's pool entry.
 std::size_t cublas_workspace(const GemmProblem&, const Context& ctx) {
   return cublas_workspace_bytes(ctx);
@@ -147,7 +157,7 @@ void register_cublas_kernels(Registry& registry) {
                 .dtypes = {DType::i8},
                 .min_compute_capability = 75,
                 .auto_priority = 100,
-                .precondition = {},
+                .precondition = cublas_i8_precondition,
                 .workspace_bytes = cublas_workspace,
                 .run = cublas_gemm_i8});
 }

@@ -274,6 +274,52 @@ __device__ __forceinline__ void ws_consume(Acc (&acc)[N], const WorkUnit& u, int
   if (u.k_end > u.k_begin) release((it - 1) % Cfg::kStages);  // (an empty unit used no stage)
 }
 
+// Stream-K's partial sums, 4 accumulators at a time: float4 or int4 (rung 24's exact sums).
+template <class Acc>
+using Acc4 = std::conditional_t<std::is_same_v<Acc, int>, int4, float4>;
+
+// Stream-K after a work unit's main loop, for consumer c of block `rank` of cluster
+// `cluster_id`. Not the tile's end: leaves the unit's partial sums for the cluster that
+// ends the tile (its slot: 64 x BN sums, 4-vector r4 of thread i at [r4 * 128 + i], so a
+// warp moves 512 contiguous bytes), raises its flag, and returns false (no epilogue). The
+// tile's end (or a whole tile): adds what the clusters before this one left for it, in
+// cluster order, and returns true.
+template <class Cfg, class Acc, int N>
+__device__ __forceinline__ bool stream_k_finish(Acc (&acc)[N], const WorkUnit& u, const StreamK& sk, int k_tiles,
+                                                int cluster_id, int clusters, int rank, int c, bool signals) {
+  using namespace hopper;
+  constexpr int kSlot = 128 * (N / 4);
+  const int lane128 = threadIdx.x % 128;
+  auto slot = [&](int cl) {
+    return reinterpret_cast<Acc4<Acc>*>(sk.partials) + ((cl * Cfg::kClusterM + rank) * Cfg::kConsumers + c) * kSlot;
+  };
+  auto flag = [&](int cl) { return sk.flags + (cl * Cfg::kClusterM + rank) * Cfg::kConsumers + c; };
+  if (u.k_end < k_tiles) {
+    Acc4<Acc>* out = slot(cluster_id);
+#pragma unroll
+    for (int r4 = 0; r4 < N / 4; ++r4)
+      out[r4 * 128 + lane128] = Acc4<Acc>{acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]};
+    named_barrier(1 + c, 128);
+    if (signals) flag_set(flag(cluster_id), sk.launch);
+    return false;
+  }
+  if (u.k_begin > 0) {
+    const long long iters = (long long)sk.sk_tiles * k_tiles;
+    const long long tile_start = (long long)(u.tile - sk.dp_tiles) * k_tiles;
+    for (int cl = stream_k_owner_of(tile_start, iters, clusters); cl < cluster_id; ++cl) {
+      if (signals) flag_wait(flag(cl), sk.launch);
+      named_barrier(1 + c, 128);
+      const Acc4<Acc>* in = slot(cl);
+#pragma unroll
+      for (int r4 = 0; r4 < N / 4; ++r4) {
+        const Acc4<Acc> v = in[r4 * 128 + lane128];
+        acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
+      }
+    }
+  }
+  return true;
+}
+
 // map_c is used only when g.c_tma.
 template <class Cfg, bool MnMajorA, bool MnMajorB>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -331,16 +377,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int c = warpgroup - 1;
     const bool signals = threadIdx.x % 128 == 0;  // one thread per warpgroup frees stages
 
-    // This consumer's 64 x BN floats of partial sums for cluster cl (fragment order: float4
-    // r4 of thread i at [r4 * 128 + i], so a warp moves 512 contiguous bytes) and its flag.
+    // Split-K's slots of partial sums: 64 x BN floats per consumer, in stream-K's order.
     constexpr int kAcc = Cfg::BN / 2;                // accumulators per thread
-    constexpr int kSlotFloat4s = 128 * (kAcc / 4);  // one consumer's 64 x BN floats
-    const int lane128 = threadIdx.x % 128;
-    auto partial_slot = [&](int cl) {
-      return reinterpret_cast<float4*>(sk.partials) +
-             ((cl * ClusterM + rank) * Cfg::kConsumers + c) * kSlotFloat4s;
-    };
-    auto partial_flag = [&](int cl) { return sk.flags + (cl * ClusterM + rank) * Cfg::kConsumers + c; };
+    [[maybe_unused]] constexpr int kSlotFloat4s = 128 * (kAcc / 4);  // one consumer's 64 x BN floats
+    [[maybe_unused]] const int lane128 = threadIdx.x % 128;
     const bool split = Cfg::kSplitK && sk.splits > 1;
 
     int it = 0;
@@ -407,31 +447,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           }
         }
       }
-      if (!split && u.k_end < k_tiles) {
-        // Stream-K, not the tile's end: leave the partial sums for the cluster that ends it.
-        float4* slot = partial_slot(cluster_id);
-#pragma unroll
-        for (int r4 = 0; r4 < kAcc / 4; ++r4)
-          slot[r4 * 128 + lane128] = make_float4(acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]);
-        named_barrier(1 + c, 128);
-        if (signals) flag_set(partial_flag(cluster_id), sk.launch);
-        return;
-      }
-      if (!split && u.k_begin > 0) {
-        // Stream-K, the tile's end: add what the clusters before this one left for it.
-        const long long iters = (long long)sk.sk_tiles * k_tiles;
-        const long long tile_start = (long long)(u.tile - sk.dp_tiles) * k_tiles;
-        for (int cl = stream_k_owner_of(tile_start, iters, clusters); cl < cluster_id; ++cl) {
-          if (signals) flag_wait(partial_flag(cl), sk.launch);
-          named_barrier(1 + c, 128);
-          const float4* slot = partial_slot(cl);
-#pragma unroll
-          for (int r4 = 0; r4 < kAcc / 4; ++r4) {
-            const float4 v = slot[r4 * 128 + lane128];
-            acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
-          }
-        }
-      }
+      if (!split && !stream_k_finish<Cfg>(acc, u, sk, k_tiles, cluster_id, clusters, rank, c, signals)) return;
 
       if (g.c_tma) {
         unsigned char* buffer = epilogue + c * Cfg::kEpilogueBytes;

@@ -217,13 +217,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int c = warpgroup - 1;
     const bool signals = threadIdx.x % 128 == 0;
     constexpr int kAcc = Cfg::BN / 2;
-    constexpr int kSlotInt4s = 128 * (kAcc / 4);  // one consumer's 64 x BN int32 partial sums
-    const int lane128 = threadIdx.x % 128;
-    // Stream-K as rung 19's (int4 r4 of thread i at [r4 * 128 + i]); the sums are exact.
-    auto partial_slot = [&](int cl) {
-      return reinterpret_cast<int4*>(sk.partials) + ((cl * ClusterM + rank) * Cfg::kConsumers + c) * kSlotInt4s;
-    };
-    auto partial_flag = [&](int cl) { return sk.flags + (cl * ClusterM + rank) * Cfg::kConsumers + c; };
 
     int it = 0;
     for_each_unit<false>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
@@ -235,29 +228,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int r = 0; r < kAcc; ++r) acc[r] = 0;
       ws_consume<Cfg, false, false>(acc, u, it, smem, full, empty, c, signals);
 
-      if (u.k_end < k_tiles) {  // stream-K, not the tile's end: leave the partial sums
-        int4* slot = partial_slot(cluster_id);
-#pragma unroll
-        for (int r4 = 0; r4 < kAcc / 4; ++r4)
-          slot[r4 * 128 + lane128] = make_int4(acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]);
-        named_barrier(1 + c, 128);
-        if (signals) flag_set(partial_flag(cluster_id), sk.launch);
-        return;
-      }
-      if (u.k_begin > 0) {  // stream-K, the tile's end: add what the clusters before left
-        const long long iters = (long long)sk.sk_tiles * k_tiles;
-        const long long tile_start = (long long)(u.tile - sk.dp_tiles) * k_tiles;
-        for (int cl = stream_k_owner_of(tile_start, iters, clusters); cl < cluster_id; ++cl) {
-          if (signals) flag_wait(partial_flag(cl), sk.launch);
-          named_barrier(1 + c, 128);
-          const int4* slot = partial_slot(cl);
-#pragma unroll
-          for (int r4 = 0; r4 < kAcc / 4; ++r4) {
-            const int4 v = slot[r4 * 128 + lane128];
-            acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
-          }
-        }
-      }
+      if (!stream_k_finish<Cfg>(acc, u, sk, k_tiles, cluster_id, clusters, rank, c, signals)) return;
 
       unsigned char* buffer = epilogue + c * Cfg::kEpilogueBytes;
       if constexpr (Modular) {
