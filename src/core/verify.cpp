@@ -943,6 +943,43 @@ std::vector<std::uint64_t> op_times_mod(const T* s, bool transposed, std::int64_
   return y;
 }
 
+// Freivalds' random matrix X (n x kLanes): lane t's entries below its Mersenne prime.
+std::vector<std::uint64_t> freivalds_vectors(std::int64_t n, std::uint64_t seed) {
+  std::vector<std::uint64_t> x(static_cast<std::size_t>(n * kLanes));
+  std::uint64_t state = seed;
+  for (std::size_t e = 0; e < x.size(); ++e)
+    x[e] = splitmix(state) % ((std::uint64_t{1} << lane_bits(int(e % kLanes))) - 1);
+  return x;
+}
+
+struct WrongRows {
+  std::int64_t first = -1, count = 0;  // the first row of C X that differs, and how many do
+};
+// Compares cx = C X (m x kLanes, reduced) with alpha A (B X) + beta C0 X, lane by lane.
+template <class T, class CT>
+WrongRows freivalds_compare(const GemmProblem& p, const CT* c0, const std::vector<std::uint64_t>& x,
+                            const std::vector<std::uint64_t>& cx) {
+  const std::int64_t m = p.m, n = p.n;
+  std::vector<std::uint64_t> abx(static_cast<std::size_t>(m * kLanes), 0), c0x(abx.size(), 0);
+  if (p.alpha != 0)
+    abx = op_times_mod(static_cast<const T*>(p.a), p.trans_a, p.a_rows(), p.a_cols(), p.lda,
+                       op_times_mod(static_cast<const T*>(p.b), p.trans_b, p.b_rows(), p.b_cols(), p.ldb, x));
+  if (p.beta != 0) c0x = op_times_mod(c0, false, m, n, p.ldc, x);
+  WrongRows wrong;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (int t = 0; t < kLanes; ++t) {
+      const int bits = lane_bits(t);
+      const auto at = static_cast<std::size_t>(i * kLanes + t);
+      const std::uint64_t expected = mersenne_reduce(
+          uint128_t(residue_of(p.alpha, bits)) * abx[at] + uint128_t(residue_of(p.beta, bits)) * c0x[at], bits);
+      if (cx[at] != expected) {
+        if (wrong.count++ == 0) wrong.first = i;
+        break;
+      }
+    }
+  return wrong;
+}
+
 template <class T, class CT>
 VerifyResult verify_modular(const GemmProblem& p, const CT* c0, std::uint64_t seed) {
   VerifyResult result;
@@ -966,31 +1003,9 @@ VerifyResult verify_modular(const GemmProblem& p, const CT* c0, std::uint64_t se
                         ", not an integer (the exact product of integers is one)");
       }
 
-  std::vector<std::uint64_t> x(static_cast<std::size_t>(n * kLanes));
-  std::uint64_t state = seed;
-  for (std::size_t e = 0; e < x.size(); ++e)
-    x[e] = splitmix(state) % ((std::uint64_t{1} << lane_bits(int(e % kLanes))) - 1);
+  const std::vector<std::uint64_t> x = freivalds_vectors(n, seed);
   const std::vector<std::uint64_t> cx = op_times_mod(got, false, m, n, p.ldc, x);
-  std::vector<std::uint64_t> abx(static_cast<std::size_t>(m * kLanes), 0), c0x(abx.size(), 0);
-  if (p.alpha != 0) {
-    const auto* a = static_cast<const T*>(p.a);
-    const auto* b = static_cast<const T*>(p.b);
-    abx = op_times_mod(a, p.trans_a, p.a_rows(), p.a_cols(), p.lda,
-                       op_times_mod(b, p.trans_b, p.b_rows(), p.b_cols(), p.ldb, x));
-  }
-  if (p.beta != 0) c0x = op_times_mod(c0, false, m, n, p.ldc, x);
-  std::int64_t wrong_rows = 0, first = -1;
-  for (std::int64_t i = 0; i < m; ++i)
-    for (int t = 0; t < kLanes; ++t) {
-      const int bits = lane_bits(t);
-      const auto at = static_cast<std::size_t>(i * kLanes + t);
-      const std::uint64_t expected = mersenne_reduce(
-          uint128_t(residue_of(p.alpha, bits)) * abx[at] + uint128_t(residue_of(p.beta, bits)) * c0x[at], bits);
-      if (cx[at] != expected) {
-        if (wrong_rows++ == 0) first = i;
-        break;
-      }
-    }
+  const auto [first, wrong_rows] = freivalds_compare<T, CT>(p, c0, x, cx);
   if (first < 0) return result;
 
   // Name the first wrong entry of the first wrong row from its exact values.
@@ -1046,10 +1061,7 @@ VerifyResult verify_limbs_typed(const GemmProblem& p, const CT* c0, const std::u
   result.check = "exact, modular Freivalds on the limbs: 3 rounds mod 2^61-1 and 3 mod 2^31-1";
   result.guarantee = "every entry equals the exact product, except with probability below 2^-92";
   const std::int64_t m = p.m, n = p.n;
-  std::vector<std::uint64_t> x(static_cast<std::size_t>(n * kLanes));
-  std::uint64_t state = seed;
-  for (std::size_t e = 0; e < x.size(); ++e)
-    x[e] = splitmix(state) % ((std::uint64_t{1} << lane_bits(int(e % kLanes))) - 1);
+  const std::vector<std::uint64_t> x = freivalds_vectors(n, seed);
   std::vector<std::uint64_t> cx(static_cast<std::size_t>(m * kLanes));
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < m; ++i) {
@@ -1063,23 +1075,7 @@ VerifyResult verify_limbs_typed(const GemmProblem& p, const CT* c0, const std::u
     }
     for (int t = 0; t < kLanes; ++t) cx[i * kLanes + t] = mersenne_reduce(acc[t], lane_bits(t));
   }
-  std::vector<std::uint64_t> abx(static_cast<std::size_t>(m * kLanes), 0), c0x(abx.size(), 0);
-  if (p.alpha != 0)
-    abx = op_times_mod(static_cast<const T*>(p.a), p.trans_a, p.a_rows(), p.a_cols(), p.lda,
-                       op_times_mod(static_cast<const T*>(p.b), p.trans_b, p.b_rows(), p.b_cols(), p.ldb, x));
-  if (p.beta != 0) c0x = op_times_mod(c0, false, m, n, p.ldc, x);
-  std::int64_t wrong_rows = 0, first = -1;
-  for (std::int64_t i = 0; i < m; ++i)
-    for (int t = 0; t < kLanes; ++t) {
-      const int bits = lane_bits(t);
-      const auto at = static_cast<std::size_t>(i * kLanes + t);
-      const std::uint64_t expected = mersenne_reduce(
-          uint128_t(residue_of(p.alpha, bits)) * abx[at] + uint128_t(residue_of(p.beta, bits)) * c0x[at], bits);
-      if (cx[at] != expected) {
-        if (wrong_rows++ == 0) first = i;
-        break;
-      }
-    }
+  const auto [first, wrong_rows] = freivalds_compare<T, CT>(p, c0, x, cx);
   if (first >= 0) {
     result.passed = false;
     result.error = kInfinity;
