@@ -7,15 +7,18 @@ For every measured shape the table keeps the fastest of our kernels when it reac
 --threshold percent of cuBLAS (the same run, paired), and cuBLAS otherwise: auto never
 picks a kernel of ours that measured slower than the reference where it was measured.
 
-    bench/tune/make_auto_table.py --results bench/results/<run folder> [--threshold 100]
+    bench/tune/make_auto_table.py --results bench/results/<run folder> [--results ...] [--threshold 100]
+
+Several --results folders (runs on the same device) are read together: a dtype measured in a
+later run (int8, say) joins the table without re-running the others.
 """
 import argparse
 import json
 import pathlib
 import sys
 
-ELEMENT_BYTES = {"bf16": 2, "f16": 2, "tf32": 4, "f32": 4, "f64": 8, "i32": 4, "i64": 8}
-CPP_DTYPE = {"bf16": "bf16", "f16": "f16", "tf32": "tf32", "f32": "f32", "f64": "f64"}
+ELEMENT_BYTES = {"i8": 1, "bf16": 2, "f16": 2, "tf32": 4, "f32": 4, "f64": 8, "i32": 4, "i64": 8}
+CPP_DTYPE = {"i8": "i8", "bf16": "bf16", "f16": "f16", "tf32": "tf32", "f32": "f32", "f64": "f64"}
 
 
 def row_major(row):
@@ -36,17 +39,17 @@ def rows_on_16_bytes(dtype, m, n, k, ta, tb):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--results", required=True, type=pathlib.Path,
-                    help="folder of the tuning run's bench JSON files (suite_*.json)")
+    ap.add_argument("--results", required=True, type=pathlib.Path, action="append",
+                    help="folder of a tuning run's bench JSON files (suite_*.json); may be repeated")
     ap.add_argument("--threshold", type=float, default=100.0,
                     help="percent of cuBLAS one of ours must reach to be chosen (default 100)")
     ap.add_argument("--out", type=pathlib.Path,
                     default=pathlib.Path(__file__).resolve().parents[2] / "src/core/auto_table.inc")
     args = ap.parse_args()
 
-    files = sorted(args.results.glob("*.json"))
+    files = [f for folder in args.results for f in sorted(folder.glob("*.json"))]
     if not files:
-        sys.exit(f"make_auto_table.py: no JSON files in {args.results}")
+        sys.exit(f"make_auto_table.py: no JSON files in {', '.join(map(str, args.results))}")
     best = {}  # (dtype, m, n, k, batch, ta, tb) -> [reference name, our best (name, percent)]
     order = []
     meta = None
@@ -54,7 +57,7 @@ def main():
         doc = json.loads(path.read_text())
         if "rows" not in doc or "percent_of" not in doc:
             continue
-        meta = meta or doc["meta"]
+        meta = meta or doc["meta"]  # the first run's: device, date and commit in the header
         reference = doc["percent_of"]
         for row in doc["rows"]:
             if row.get("skipped") or row.get("failed") or not row.get("passed", True):
@@ -66,7 +69,8 @@ def main():
             if key not in best:
                 best[key] = [reference, None]
                 order.append(key)
-            if row["kernel"] == reference or row["reference"]:
+            # `--kernels auto` rows time a choice, not a kernel of their own.
+            if row["kernel"] == reference or row["reference"] or row["kernel"] == "auto":
                 continue
             pct = row.get("percent_of_reference")
             if pct is None:
@@ -86,10 +90,15 @@ def main():
                      f"{str(tb).lower()}, {str(aligned).lower()}, \"{kernel}\", {pct:.1f}}},")
     gpu = meta.get("gpu", {})
     cc = int(str(gpu.get("compute_capability", "0")).replace(".", "") or 0)
-    try:
-        folder = args.results.resolve().relative_to(pathlib.Path(__file__).resolve().parents[2])
-    except ValueError:
-        folder = args.results
+    root = pathlib.Path(__file__).resolve().parents[2]
+
+    def shown(path):
+        try:
+            return str(path.resolve().relative_to(root))
+        except ValueError:
+            return str(path)
+
+    folder = " + ".join(shown(path) for path in args.results)
     text = (
         "// Written by bench/tune/make_auto_table.py from the tuning run in\n"
         f"// {folder} ({meta.get('device')}, {meta.get('date')}, commit {meta.get('commit')}):\n"
