@@ -2,6 +2,7 @@
 // into a message and an exit status.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -28,6 +29,23 @@ class Error : public std::runtime_error {
 
  private:
   ErrorCategory category_;
+};
+
+// A result that does not fit its output type, never wrapped (the exact integer GEMM reports
+// one such entry of C): where it lies, its exact value in decimal, and the type it missed.
+class OverflowError : public Error {
+ public:
+  OverflowError(std::int64_t row, std::int64_t col, std::string value, std::string dtype);
+  std::int64_t row() const noexcept { return row_; }
+  std::int64_t col() const noexcept { return col_; }
+  const std::string& value() const noexcept { return value_; }
+  const std::string& dtype() const noexcept { return dtype_; }
+  // The same entry named in the transposed matrix, at (col, row).
+  OverflowError transposed() const { return OverflowError(col_, row_, value_, dtype_); }
+
+ private:
+  std::int64_t row_, col_;
+  std::string value_, dtype_;
 };
 
 // Exit status contract of the command line: 2 for usage and input errors, 1 otherwise.

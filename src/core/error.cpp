@@ -1,5 +1,7 @@
 #include "gemmkit/error.hpp"
 
+#include <utility>
+
 namespace gemmkit {
 
 std::string_view category_name(ErrorCategory category) {
@@ -14,6 +16,14 @@ std::string_view category_name(ErrorCategory category) {
   }
   return "unknown";
 }
+
+OverflowError::OverflowError(std::int64_t row, std::int64_t col, std::string value, std::string dtype)
+    : Error(ErrorCategory::numeric, "numeric overflow: the exact result at (" + std::to_string(row) + ", " +
+                                        std::to_string(col) + ") is " + value + ", which does not fit " + dtype),
+      row_(row),
+      col_(col),
+      value_(std::move(value)),
+      dtype_(std::move(dtype)) {}
 
 int exit_status(ErrorCategory category) {
   return category == ErrorCategory::usage || category == ErrorCategory::input ? 2 : 1;

@@ -338,6 +338,22 @@ std::size_t gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem,
   return choose_gemm_kernel(ctx, p, options).workspace_for(p, ctx);
 }
 
+namespace {
+
+// Runs f, which computes the row-major form of the caller's `problem`: an overflow it reports
+// names the caller's entry (a column-major C is computed as the row-major C^T).
+template <class F>
+void in_caller_layout(const GemmProblem& problem, F&& f) {
+  try {
+    f();
+  } catch (const OverflowError& e) {
+    if (problem.layout == Layout::col_major) throw e.transposed();
+    throw;
+  }
+}
+
+}  // namespace
+
 namespace detail {
 
 void launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& p, Stream stream,
@@ -365,7 +381,7 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
   if (needed > 0 && reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
     fail(ErrorCategory::usage, "the workspace must start on a " +
                                    std::to_string(kWorkspaceAlignment) + "-byte boundary");
-  detail::launch_gemm(ctx, entry, p, stream, workspace);
+  in_caller_layout(problem, [&] { detail::launch_gemm(ctx, entry, p, stream, workspace); });
   return entry;
 }
 
@@ -376,7 +392,7 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
   const KernelEntry& entry = choose_gemm_kernel(ctx, p, options);
   const std::size_t needed = entry.workspace_for(p, ctx);
   const Workspace workspace = needed > 0 ? ctx.workspace(stream, needed) : Workspace{};
-  detail::launch_gemm(ctx, entry, p, stream, workspace);
+  in_caller_layout(problem, [&] { detail::launch_gemm(ctx, entry, p, stream, workspace); });
   return entry;
 }
 
@@ -412,12 +428,12 @@ std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
     // The device copies of A, B and C (DeviceProblem in src/cuda/device.cu).
     require_device_memory(estimate_gemm_memory(p, VerifyMode::none).device,
                           "kernel '" + entry.name + "' on " + problem.shape_string());
-    detail::run_on_device(*ctx, entry, p);
+    in_caller_layout(problem, [&] { detail::run_on_device(*ctx, entry, p); });
   } else {
     const std::size_t needed = entry.workspace_for(p, *ctx);
     if (needed > 0)
       fail(ErrorCategory::internal, "CPU kernel '" + entry.name + "' asks for device workspace");
-    detail::launch_gemm(*ctx, entry, p, nullptr, {});
+    in_caller_layout(problem, [&] { detail::launch_gemm(*ctx, entry, p, nullptr, {}); });
   }
   return entry.name;
 }

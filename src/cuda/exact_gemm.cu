@@ -361,10 +361,8 @@ ExactGemmReport exact_gemm_report(const GemmProblem& problem, Stream stream, Wor
 
 namespace {
 
-std::string overflow_message(const GemmProblem& problem, const ExactGemmReport& report) {
-  return "numeric overflow: the exact result at (" + std::to_string(report.overflow_row) + ", " +
-         std::to_string(report.overflow_col) + ") is " + report.value + ", which does not fit " +
-         std::string(dtype_name(problem.c_dtype()));
+[[noreturn]] void throw_overflow(const GemmProblem& problem, const ExactGemmReport& report) {
+  throw OverflowError(report.overflow_row, report.overflow_col, report.value, std::string(dtype_name(problem.c_dtype())));
 }
 
 }  // namespace
@@ -403,7 +401,7 @@ ExactPlan exact_integer_gemm(const GemmProblem& host, const ExactLimbsOut* limbs
   const Workspace ws = ctx.workspace(nullptr, exact_integer_gemm_workspace_bytes(ctx, d));
   const ExactPlan plan = exact_integer_gemm(ctx, d, nullptr, ws, limbs_out ? &device_limbs : nullptr);
   const ExactGemmReport report = exact_gemm_report(d, nullptr, ws);
-  if (report.overflow()) fail(ErrorCategory::numeric, overflow_message(host, report));
+  if (report.overflow()) throw_overflow(host, report);
   if (limbs_out) {
     const std::size_t row_bytes = std::size_t(rm.n * limbs_out->limbs) * 8;
     GEMMKIT_CUDA_CHECK(cudaMemcpy2D(limbs_out->words, std::size_t(limbs_out->ld * limbs_out->limbs) * 8, words->data(),
@@ -433,7 +431,7 @@ void register_exact_kernels(Registry& registry) {
   e.run = [](const GemmProblem& p, const KernelLaunch& l) {
     exact_integer_gemm(l.context, p, l.stream, l.workspace);
     const ExactGemmReport report = exact_gemm_report(p, l.stream, l.workspace);
-    if (report.overflow()) fail(ErrorCategory::numeric, overflow_message(p, report));
+    if (report.overflow()) throw_overflow(p, report);
   };
   registry.add(std::move(e));
 }

@@ -351,12 +351,17 @@ TEST(GpuExact, OverflowIsReportedWithItsPosition) {
       try {
         gemm(h.p, options);
         ADD_FAILURE() << "no overflow reported";
-      } catch (const Error& e) {
+      } catch (const OverflowError& e) {
         EXPECT_EQ(e.category(), ErrorCategory::numeric);
         // The registry runs the row-major form: column-major C reports the first entry of
-        // C^T in its row-major order, C^T(2, 9) = C(9, 2).
-        const std::string at = layout == Layout::row_major ? "(5, 7)" : "(2, 9)";
-        EXPECT_NE(std::string(e.what()).find(at), std::string::npos) << e.what();
+        // C^T in its row-major order, C^T(2, 9), which gemm() names as the caller's C(9, 2).
+        const bool row = layout == Layout::row_major;
+        EXPECT_EQ(e.row(), row ? 5 : 9);
+        EXPECT_EQ(e.col(), row ? 7 : 2);
+        EXPECT_EQ(e.dtype(), "i32");
+        EXPECT_NE(std::string(e.what()).find(row ? "(5, 7)" : "(9, 2)"), std::string::npos) << e.what();
+        // The value: A(r, k) B(k, c) plus the small entries' sum, beyond 2^31 - 1.
+        EXPECT_GT(e.value().size(), std::size_t(9)) << e.value();
       }
       // The library's host API names the caller's entry in either layout.
       try {

@@ -37,6 +37,17 @@ TEST(Error, CategoriesMapToExitStatus) {
   EXPECT_EQ(exit_status(ErrorCategory::out_of_memory), 1);
 }
 
+TEST(Error, OverflowNamesItsEntryInEitherOrientation) {
+  const OverflowError e(5, 7, "2147483652", "i32");
+  EXPECT_EQ(e.category(), ErrorCategory::numeric);
+  EXPECT_STREQ(e.what(), "numeric overflow: the exact result at (5, 7) is 2147483652, which does not fit i32");
+  const OverflowError t = e.transposed();
+  EXPECT_EQ(t.row(), 7);
+  EXPECT_EQ(t.col(), 5);
+  EXPECT_EQ(t.value(), "2147483652");
+  EXPECT_STREQ(t.what(), "numeric overflow: the exact result at (7, 5) is 2147483652, which does not fit i32");
+}
+
 TEST(Matrix, LeadingDimensionAndViews) {
   Matrix<float> m(3, 4, 7);
   EXPECT_EQ(m.ld(), 7);
