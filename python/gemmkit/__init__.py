@@ -29,7 +29,7 @@ from ._gemmkit import (
 from ._context import default_context
 from ._info import cuda_available, device, devices, kernels, versions
 from ._matmul import matmul
-from ._walks import WalkCounts, walks
+from ._walks import WalkCounts, read_exact_table, walks
 from ._primitives import conv1d, reduce, spmv
 from ._bench import bench
 
@@ -52,6 +52,7 @@ __all__ = [
     "devices",
     "kernels",
     "matmul",
+    "read_exact_table",
     "reduce",
     "spmv",
     "versions",

@@ -466,3 +466,15 @@ def _flat_counts(engine: "_gemmkit.WalkCounts", result: str, sources: List[Any],
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
+
+
+def read_exact_table(path: Union[str, "os.PathLike[str]"]) -> np.ndarray:
+    """Read an exact integer table that gemmkit wrote as ``.npy`` (``gemmkit walks -o
+    counts.npy`` when counts outgrow int64, ``gemmkit multiply --out-dtype exact -o c.npy``):
+    a uint64 array of shape (rows, cols, limbs), each entry ``limbs`` two's-complement words,
+    least significant first. Returns a (rows, cols) numpy array of dtype ``object`` holding
+    the exact Python ints. A file of another dtype, order or rank raises InputError."""
+    rows, cols, values = _gemmkit.read_exact_table(os.fspath(path))
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out.reshape(rows, cols)

@@ -9,6 +9,7 @@
 
 #include "bindings.hpp"
 #include "gemmkit/error.hpp"
+#include "gemmkit/io.hpp"
 #include "gemmkit/walks.hpp"
 
 namespace gemmkit::python {
@@ -194,6 +195,28 @@ void bind_walks(nb::module_& m) {
            "fit int64).")
       .def("float64", &counts_as_float64, "Every count as float64 bytes (the nearest double).");
 
+  m.def(
+      "read_exact_table",
+      [](const std::string& path) {
+        LimbTable t;
+        {
+          nb::gil_scoped_release release;
+          t = read_limb_table(path);
+        }
+        const std::size_t count = std::size_t(t.rows) * std::size_t(t.cols);
+        PyObject* list = PyList_New(static_cast<Py_ssize_t>(count));
+        if (list == nullptr) throw nb::python_error();
+        nb::list values = nb::steal<nb::list>(list);
+        for (std::size_t i = 0; i < count; ++i) {
+          PyObject* value = entry_to_int(&t.words[i * static_cast<std::size_t>(t.limbs)], t.limbs);
+          if (value == nullptr) throw nb::python_error();
+          PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), value);
+        }
+        return nb::make_tuple(t.rows, t.cols, values);
+      },
+      nb::arg("path"),
+      "An exact integer table (.npy of uint64 limbs, shape (rows, cols, limbs)) as (rows, cols, "
+      "a row-major list of Python ints).");
   m.def(
       "count_walks",
       [](const Graph& graph, int length, std::optional<std::int64_t> source,

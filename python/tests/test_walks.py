@@ -140,6 +140,28 @@ def test_all_lengths_row_column_and_pair():
     assert pair["C", "J", 40] == expected[39][NAMES.index("C")][NAMES.index("J")]
 
 
+def _limb_words(value: int, limbs: int) -> list:
+    """value as `limbs` 64-bit two's-complement words, least significant first."""
+    return [(value >> (64 * i)) & (2**64 - 1) for i in range(limbs)]
+
+
+def test_read_exact_table_gives_python_ints(tmp_path):
+    values = [[0, 1, -1, 2**63 - 1], [-(2**63), 2**64 + 5, -(2**100) - 3, 3**80]]
+    limbs = 3
+    words = np.array([[_limb_words(v, limbs) for v in row] for row in values], dtype="<u8")
+    assert words.shape == (2, 4, limbs)
+    path = tmp_path / "table.npy"
+    np.save(path, words)
+    table = gemmkit.read_exact_table(path)
+    assert table.shape == (2, 4) and table.dtype == object
+    assert table.tolist() == values
+    np.save(tmp_path / "floats.npy", np.zeros((2, 4, 1)))
+    with pytest.raises(gemmkit.InputError, match="floats.npy"):
+        gemmkit.read_exact_table(tmp_path / "floats.npy")
+    with pytest.raises(gemmkit.InputError):
+        gemmkit.read_exact_table(tmp_path / "missing.npy")
+
+
 def test_length_60_equals_the_cli(tmp_path):
     cli = os.environ.get("GEMMKIT_CLI")
     if not cli:
@@ -154,6 +176,11 @@ def test_length_60_equals_the_cli(tmp_path):
     assert rows[0] == ["from/to"] + [str(x) for x in ours.targets]
     assert [r[0] for r in rows[1:]] == [str(x) for x in ours.sources]
     assert [[int(x) for x in r[1:]] for r in rows[1:]] == ours.counts.tolist()
+    # The exact binary table: uint64 limbs, read back as the same Python ints.
+    npy = tmp_path / "counts.npy"
+    subprocess.run([cli, "walks", str(GRAPH), "--undirected", "--length", "60", "-o", str(npy)],
+                   check=True, capture_output=True)
+    assert gemmkit.read_exact_table(npy).tolist() == ours.counts.tolist()
     pair = subprocess.run([cli, "walks", str(GRAPH), "--undirected", "--length", "60", "--from",
                            "C", "--to", "J"], check=True, capture_output=True, text=True)
     assert int(pair.stdout) == gemmkit.walks(str(GRAPH), 60, undirected=True, source="C",
