@@ -2,8 +2,10 @@
 // residues (entries in [-(p-1)/2, (p-1)/2], so int8 values), on int8 tensor cores with int32
 // accumulation. The product of two residues mod p is at most ((p-1)/2)^2 in magnitude, so
 // an int32 sum of K of them is exact while K ((p-1)/2)^2 < 2^31 (K <= int8_k_limit() for
-// the int8 primes); each sum is then reduced mod p back to a centred residue. This is the arithmetic of exact computation by residues (walk
-// counts, exact integer GEMM): one product per modulus, the Chinese remainder theorem after.
+// the int8 primes); each sum is then reduced mod p back to a centred residue. A longer K
+// runs in chunks that short, whose residues are added mod p. This is the arithmetic of exact
+// computation by residues (walk counts, exact integer GEMM): one product per modulus, the
+// Chinese remainder theorem after.
 //
 // Both operands are K-major (A_q row-major m x k, B_q stored as B_q^T, n x k row-major:
 // column-major B), the layout int8 tensor cores read; C_q can be written row-major (C) or
@@ -48,14 +50,15 @@ struct ModularGemmProblem {
   ModularGemmPath path = ModularGemmPath::automatic;
 };
 
-// Throws a usage error naming what is wrong: negative sizes, K too large for int32 sums
-// (above int8_k_limit() for the primes), a modulus that is even or outside [3, 255], a leading dimension below its matrix's width,
+// Throws a usage error naming what is wrong: negative sizes, a modulus that is even or
+// outside [3, 255], a leading dimension below its matrix's width,
 // a negative stride, a null operand of a non-empty product, no output at all, or outputs
 // of a batch that overlap (a nonzero stride below one matrix's span).
 void validate(const ModularGemmProblem& problem);
 
-// Device bytes of workspace a call needs for this problem on ctx's device. Depends on the
-// shapes only: the pointers may be null (sized as if every operand starts on 16 bytes, as
+// Device bytes of workspace a call needs for this problem on ctx's device (K beyond the
+// int32 limit: also one m x n plane per modulus and output for the chunks' residues). Depends
+// on the shapes only: the pointers may be null (sized as if every operand starts on 16 bytes, as
 // cudaMalloc's memory does; operands off 16 bytes need more, and modular_gemm says how
 // much), and an output counts as asked for when its leading dimension is set.
 std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p);

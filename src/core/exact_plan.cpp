@@ -125,10 +125,6 @@ ExactPlan plan_exact_gemm(std::uint64_t max_abs_a, std::uint64_t max_abs_b, std:
   signed_bound.push_back(0);  // a word for the sign: the bound is not negative
   plan.bound = io::decimal_text(signed_bound.data(), int(signed_bound.size()));
   if (!greater(bound, Words{0})) return plan;  // Method::zero
-  if (k > int8_k_limit())
-    fail(ErrorCategory::usage, "exact GEMM: k = " + std::to_string(k) + " exceeds " +
-                                   std::to_string(int8_k_limit()) +
-                                   ", the most that int32 sums of int8 products hold");
   // P > 2 bound + 1, P the product of the first q moduli (largest first: fewest moduli).
   const Words needed = plus_one(times(bound, 2));
   const std::vector<std::uint32_t>& primes = int8_moduli();

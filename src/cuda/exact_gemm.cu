@@ -104,10 +104,6 @@ std::optional<std::string> exact_rejects(const GemmProblem& p) {
     return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported (i32 and i64 are)";
   if (p.c_dtype() != p.dtype && !(p.dtype == DType::i32 && p.c_dtype() == DType::i64))
     return "C in " + std::string(dtype_name(p.c_dtype())) + " is not supported";
-  // The int8 GEMMs run on k rounded up to 16 (zero columns).
-  if (padded16(p.k) > int8_k_limit())
-    return "k = " + std::to_string(p.k) + " exceeds " + std::to_string(int8_k_limit() / 16 * 16) +
-           ", the most that int32 sums of int8 products hold";
   if (p.m > kMaxRows || p.n > kMaxRows)
     return "more than " + std::to_string(kMaxRows) + " rows or columns";
   return std::nullopt;

@@ -131,6 +131,76 @@ void run_cublas(Context& ctx, const cuda::ModularOperands& o, const Plan& l, Str
   }
 }
 
+// One product whose K int32 sums hold (see run_chunked), validated, K > 0.
+void run_chunk(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace) {
+  const Plan l = plan(ctx, p);
+  auto* base = static_cast<unsigned char*>(workspace.data);
+  cuda::ModularOperands o{p, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b, p.k};
+  if (l.pack_a) {
+    auto* a = reinterpret_cast<std::int8_t*>(base + l.a_at);
+    pack(p.a, p.lda, p.stride_a, p.m, p.k, l.count_a, a, l.k_packed, stream);
+    o.a = a, o.lda = l.k_packed, o.stride_a = l.count_a == 1 ? 0 : p.m * l.k_packed;
+  }
+  if (l.pack_b) {
+    auto* b = reinterpret_cast<std::int8_t*>(base + l.b_at);
+    pack(p.b, p.ldb, p.stride_b, p.n, p.k, l.count_b, b, l.k_packed, stream);
+    o.b = b, o.ldb = l.k_packed, o.stride_b = l.count_b == 1 ? 0 : p.n * l.k_packed;
+  }
+  // Both copies hold zeros from K to k_packed, so the padded product is the same; with one
+  // operand read in place K stays (the other's padding is never read then).
+  if (l.pack_a && l.pack_b) o.k = l.k_packed;
+  if (l.fused) cuda::fused_modular_gemm(ctx, o, stream, Workspace{workspace.data, l.a_at});
+  else run_cublas(ctx, o, l, stream, workspace);
+}
+
+// A K longer than int32 sums of residue products hold (modular_k_limit) runs in chunks of
+// `size` (a multiple of 16, so every chunk's operands keep their alignment): the first
+// writes C and C^T, each later one writes the workspace's planes, which are then added on
+// mod p. In the workspace: those planes (C's, then C^T's, tightly packed), then what one
+// chunk needs.
+struct Chunks {
+  std::int64_t size = 0, count = 1;
+  std::size_t c_at = 0, ct_at = 0, chunk_at = 0, total = 0;
+};
+
+ModularGemmProblem chunk_of(const ModularGemmProblem& p, const Chunks& ch, std::int64_t i) {
+  ModularGemmProblem q = p;
+  const std::int64_t k0 = i * ch.size;
+  q.k = std::min(ch.size, p.k - k0);
+  if (p.a) q.a = p.a + k0;
+  if (p.b) q.b = p.b + k0;
+  return q;
+}
+
+Chunks chunks(const Context& ctx, const ModularGemmProblem& p) {
+  Chunks ch;
+  const std::int64_t limit = detail::modular_k_limit(p);
+  if (p.k <= limit) {
+    ch.size = p.k;
+    ch.total = plan(ctx, p).total;
+    return ch;
+  }
+  ch.size = limit / 16 * 16;
+  ch.count = cuda::ceil_div(p.k, ch.size);
+  const std::size_t plane = std::size_t(p.m * p.n), nq = p.moduli.size();
+  const bool c = p.c || p.ldc > 0, ct = p.ct || p.ldct > 0;  // a query by shapes: ld set
+  ch.c_at = 0;
+  ch.ct_at = aligned_bytes(c ? nq * plane : 0);
+  ch.chunk_at = ch.ct_at + aligned_bytes(ct ? nq * plane : 0);
+  // The first and the last chunk bound every chunk's needs (the ones between are the first's).
+  ch.total = ch.chunk_at + std::max(plan(ctx, chunk_of(p, ch, 0)).total, plan(ctx, chunk_of(p, ch, ch.count - 1)).total);
+  return ch;
+}
+
+void add_planes(std::int8_t* out, std::int64_t ld, std::int64_t stride, const std::int8_t* in, std::int64_t rows,
+                std::int64_t cols, const std::vector<std::uint32_t>& moduli, Stream stream) {
+  const unsigned blocks = unsigned(std::clamp<std::int64_t>(cuda::ceil_div(rows * cols, 256), 1, 4096));
+  for (std::size_t q = 0; q < moduli.size(); ++q)
+    cuda::kernels::add_residues<std::int8_t><<<blocks, 256, 0, stream>>>(
+        out + std::int64_t(q) * stride, ld, in + std::int64_t(q) * rows * cols, cols, rows, cols, int(moduli[q]));
+  cuda::check_launch("add_residues");
+}
+
 }  // namespace
 
 std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
@@ -138,7 +208,7 @@ std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmPr
   if (ctx.backend() != Backend::cuda)
     fail(ErrorCategory::usage, "the modular int8 GEMM runs on the CUDA backend, not on a CPU context");
   if (p.m == 0 || p.n == 0 || p.k == 0 || p.moduli.empty()) return 0;
-  return plan(ctx, p).total;
+  return chunks(ctx, p).total;
 }
 
 void modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace) {
@@ -160,30 +230,29 @@ void modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Work
     }
     return;
   }
-  const Plan l = plan(ctx, p);
-  if (workspace.bytes < l.total)
-    fail(ErrorCategory::usage, "the modular GEMM needs " + std::to_string(l.total) +
+  const Chunks ch = chunks(ctx, p);
+  if (workspace.bytes < ch.total)
+    fail(ErrorCategory::usage, "the modular GEMM needs " + std::to_string(ch.total) +
                                    " bytes of workspace, " + std::to_string(workspace.bytes) + " were given");
-  if (l.total > 0 && reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
+  if (ch.total > 0 && reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
     fail(ErrorCategory::usage, "the workspace must start on a " + std::to_string(kWorkspaceAlignment) +
                                    "-byte boundary");
+  if (ch.count == 1) return run_chunk(ctx, p, stream, workspace);
   auto* base = static_cast<unsigned char*>(workspace.data);
-  cuda::ModularOperands o{p, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b, p.k};
-  if (l.pack_a) {
-    auto* a = reinterpret_cast<std::int8_t*>(base + l.a_at);
-    pack(p.a, p.lda, p.stride_a, p.m, p.k, l.count_a, a, l.k_packed, stream);
-    o.a = a, o.lda = l.k_packed, o.stride_a = l.count_a == 1 ? 0 : p.m * l.k_packed;
+  auto* c_more = reinterpret_cast<std::int8_t*>(base + ch.c_at);
+  auto* ct_more = reinterpret_cast<std::int8_t*>(base + ch.ct_at);
+  const Workspace rest{base + ch.chunk_at, workspace.bytes - ch.chunk_at};
+  for (std::int64_t i = 0; i < ch.count; ++i) {
+    ModularGemmProblem q = chunk_of(p, ch, i);
+    if (i > 0) {  // into the planes (m x n and n x m, tightly packed), then added on
+      if (p.c) q.c = c_more, q.ldc = p.n, q.stride_c = p.m * p.n;
+      if (p.ct) q.ct = ct_more, q.ldct = p.m, q.stride_ct = p.m * p.n;
+    }
+    run_chunk(ctx, q, stream, rest);
+    if (i == 0) continue;
+    if (p.c) add_planes(p.c, p.ldc, p.stride_c, c_more, p.m, p.n, p.moduli, stream);
+    if (p.ct) add_planes(p.ct, p.ldct, p.stride_ct, ct_more, p.n, p.m, p.moduli, stream);
   }
-  if (l.pack_b) {
-    auto* b = reinterpret_cast<std::int8_t*>(base + l.b_at);
-    pack(p.b, p.ldb, p.stride_b, p.n, p.k, l.count_b, b, l.k_packed, stream);
-    o.b = b, o.ldb = l.k_packed, o.stride_b = l.count_b == 1 ? 0 : p.n * l.k_packed;
-  }
-  // Both copies hold zeros from K to k_packed, so the padded product is the same; with one
-  // operand read in place K stays (the other's padding is never read then).
-  if (l.pack_a && l.pack_b) o.k = l.k_packed;
-  if (l.fused) cuda::fused_modular_gemm(ctx, o, stream, Workspace{workspace.data, l.a_at});
-  else run_cublas(ctx, o, l, stream, workspace);
 }
 
 }  // namespace gemmkit

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gemmkit/exact.hpp"
+#include "gemmkit/modular.hpp"
 #include "gemmkit/registry.hpp"
 #include "gpu_test_support.hpp"
 
@@ -255,6 +256,19 @@ TEST(GpuExact, I64With63BitInputs) {
     EXPECT_EQ(e.category(), ErrorCategory::numeric);
     EXPECT_NE(std::string(e.what()).find("which does not fit i64"), std::string::npos) << e.what();
   }
+}
+
+TEST(GpuExact, KBeyondTheInt32LimitOfOneProduct) {
+  SKIP_WITHOUT_DEVICE();
+  // k past int8_k_limit(): every modular GEMM runs in chunks. Full-range i32 (into limbs)
+  // and small entries that fit i64 C (which would be digit slices at a shorter k).
+  const std::int64_t k = int8_k_limit() + 4099;
+  HostProblem<std::int32_t> full(3, 5, k, false, true, Layout::row_major);
+  full.fill(300, 0, 0);
+  expect_exact_limbs(full, "i32 3x5x" + std::to_string(k));
+  HostProblem<std::int32_t, std::int64_t> small(4, 2, k, true, false, Layout::col_major);
+  small.fill(301, 100, 100);
+  expect_exact_c(small, "i32 -> i64 4x2x" + std::to_string(k));
 }
 
 TEST(GpuExact, AlphaAndBeta) {

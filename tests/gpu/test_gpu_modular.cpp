@@ -1,7 +1,7 @@
 // The modular int8 GEMM (gemmkit/modular.hpp) against an exact CPU reference: int64 sums
 // of the residues' products, reduced mod p and centred. Every path, several moduli in one
-// batch, both outputs, padded leading dimensions and strides, odd sizes, K = 1, and the
-// longest K whose int32 sums cannot overflow.
+// batch, both outputs, padded leading dimensions and strides, odd sizes, K = 1, the
+// longest K whose int32 sums cannot overflow, and longer K (in chunks).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -179,6 +179,23 @@ TEST(GpuModular, LongestKDoesNotOverflow) {
   Case c{2, 3, int8_k_limit(), {251}};
   c.extreme = true;
   for (const ModularGemmPath path : paths()) check_case(c, path, 7);
+}
+
+TEST(GpuModular, LongerKRunsInChunks) {
+  SKIP_WITHOUT_DEVICE();
+  // Every residue at its largest: an int32 sum of K products would wrap past K =
+  // int8_k_limit(); in chunks each sum holds, and the chunks' residues add up mod p. Three
+  // chunks, the last short, two moduli (the largest residue is 127 for 255: its own,
+  // shorter limit), padded rows off 16 bytes.
+  Case c{5, 19, 2 * int8_k_limit() + 1000, {251, 255}, 3};
+  c.extreme = true;
+  for (const ModularGemmPath path : paths()) check_case(c, path, 9);
+  // Random residues, C only and C^T only.
+  Case r{17, 33, int8_k_limit() + 17, {241, 3}};
+  r.write_ct = false;
+  for (const ModularGemmPath path : paths()) check_case(r, path, 10);
+  r.write_ct = true, r.write_c = false;
+  for (const ModularGemmPath path : paths()) check_case(r, path, 11);
 }
 
 TEST(GpuModular, EmptyKWritesZeros) {

@@ -81,6 +81,24 @@ __global__ void reduce_products_to_residues(const Z* __restrict__ z, std::int64_
   }
 }
 
+// out += in mod p on centred residues (rows x cols, row-major, leading dimensions ld_out
+// and ld_in): |out + in| <= p - 1, so one step of p centres the sum. How a K longer than
+// int32 sums hold adds up its chunks' residues.
+template <class T>
+__global__ void add_residues(T* __restrict__ out, std::int64_t ld_out, const T* __restrict__ in, std::int64_t ld_in,
+                             std::int64_t rows, std::int64_t cols, int p) {
+  const int half = (p - 1) / 2;
+  const std::int64_t total = rows * cols;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t r = i / cols, c = i % cols;
+    int x = int(out[r * ld_out + c]) + int(in[r * ld_in + c]);
+    if (x > half) x -= p;
+    else if (x < -half) x += p;
+    out[r * ld_out + c] = T(x);
+  }
+}
+
 // Copies `count` matrices of rows x cols (matrix z at in + z * stride, leading dimension ld)
 // to out, matrix after matrix, each rows x ld_out with columns cols..ld_out-1 zero (so a GEMM
 // may run over the padded K).
