@@ -164,6 +164,35 @@ GK_API gk_status gk_gemm_workspace_bytes(gk_context ctx, gk_layout layout, gk_op
  * for the CPU context. */
 GK_API gk_status gk_synchronize(gk_context ctx, void* stream);
 
+/* ---- modular int8 GEMM: exact arithmetic by residues ----------------------------------- */
+
+/* C_q = A_q B_q mod p_q for each of `count` odd moduli p_q = moduli[q] in [3, 255], on
+ * centred residues (int8 entries in [-(p_q-1)/2, (p_q-1)/2]; results centred too), on int8
+ * tensor cores (gemmkit/modular.hpp, docs/exact.md). Matrix q of an operand starts q * stride
+ * elements after the first (stride 0: one matrix for every modulus):
+ *   A_q    m x k, row-major, at a (lda, stride_a);
+ *   B_q    stored transposed, n x k row-major (B column-major), at b (ldb, stride_b);
+ *   C_q    m x n row-major at c (ldc, stride_c), and/or C_q^T, n x m row-major, at ct
+ *          (ldct, stride_ct): either may be NULL, not both.
+ * Any k (a k longer than int32 sums of residue products hold runs in chunks). A CUDA
+ * context only (GK_ERROR_USAGE on the CPU one); asynchronous on `stream`. workspace: at least
+ * gk_modular_gemm_workspace_bytes() bytes of device memory, 256-byte aligned, or NULL for the
+ * context's pool. */
+GK_API gk_status gk_modular_gemm(gk_context ctx, int64_t m, int64_t n, int64_t k,
+                                 const uint32_t* moduli, int64_t count, const int8_t* a,
+                                 int64_t lda, int64_t stride_a, const int8_t* b, int64_t ldb,
+                                 int64_t stride_b, int8_t* c, int64_t ldc, int64_t stride_c,
+                                 int8_t* ct, int64_t ldct, int64_t stride_ct, void* workspace,
+                                 size_t workspace_bytes, void* stream);
+
+/* Bytes of workspace gk_modular_gemm needs, in *bytes, from the shapes alone (an output
+ * counts as asked for when its leading dimension is nonzero). */
+GK_API gk_status gk_modular_gemm_workspace_bytes(gk_context ctx, int64_t m, int64_t n, int64_t k,
+                                                 const uint32_t* moduli, int64_t count,
+                                                 int64_t lda, int64_t stride_a, int64_t ldb,
+                                                 int64_t stride_b, int64_t ldc, int64_t stride_c,
+                                                 int64_t ldct, int64_t stride_ct, size_t* bytes);
+
 /* ---- errors and version --------------------------------------------------------------- */
 
 /* The message of the last failed gk_ call on the calling thread ("function: what and

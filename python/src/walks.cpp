@@ -45,21 +45,25 @@ std::size_t entry_count(const WalkCounts& w) {
   return w.lengths.size() * w.sources.size() * w.targets.size();
 }
 
+// `count` entries of `limbs` words each as a list of Python ints.
+nb::list ints_of(const std::uint64_t* words, std::size_t count, int limbs) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(count));
+  if (list == nullptr) throw nb::python_error();
+  nb::list out = nb::steal<nb::list>(list);
+  for (std::size_t i = 0; i < count; ++i) {
+    PyObject* value = entry_to_int(&words[i * static_cast<std::size_t>(limbs)], limbs);
+    if (value == nullptr) throw nb::python_error();
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), value);
+  }
+  return out;
+}
+
 // Every count, lengths then rows then columns, as a list of Python ints (exact and int64
 // modes).
 nb::list counts_as_ints(const WalkCounts& w) {
   if (w.mode == WalkMode::float64)
     fail(ErrorCategory::usage, "walk counts of float mode are doubles, not integers");
-  const std::size_t count = entry_count(w);
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(count));
-  if (list == nullptr) throw nb::python_error();
-  nb::list out = nb::steal<nb::list>(list);
-  for (std::size_t i = 0; i < count; ++i) {
-    PyObject* value = entry_to_int(&w.words[i * static_cast<std::size_t>(w.limbs)], w.limbs);
-    if (value == nullptr) throw nb::python_error();
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), value);
-  }
-  return out;
+  return ints_of(w.words.data(), entry_count(w), w.limbs);
 }
 
 // Every count as int64 bytes, and the flat index of the first that does not fit (-1: all fit;
@@ -203,16 +207,7 @@ void bind_walks(nb::module_& m) {
           nb::gil_scoped_release release;
           t = read_limb_table(path);
         }
-        const std::size_t count = std::size_t(t.rows) * std::size_t(t.cols);
-        PyObject* list = PyList_New(static_cast<Py_ssize_t>(count));
-        if (list == nullptr) throw nb::python_error();
-        nb::list values = nb::steal<nb::list>(list);
-        for (std::size_t i = 0; i < count; ++i) {
-          PyObject* value = entry_to_int(&t.words[i * static_cast<std::size_t>(t.limbs)], t.limbs);
-          if (value == nullptr) throw nb::python_error();
-          PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), value);
-        }
-        return nb::make_tuple(t.rows, t.cols, values);
+        return nb::make_tuple(t.rows, t.cols, ints_of(t.words.data(), std::size_t(t.rows) * std::size_t(t.cols), t.limbs));
       },
       nb::arg("path"),
       "An exact integer table (.npy of uint64 limbs, shape (rows, cols, limbs)) as (rows, cols, "

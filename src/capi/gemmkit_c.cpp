@@ -11,6 +11,7 @@
 #include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/modular.hpp"
 #include "gemmkit/registry.hpp"
 
 #if __has_include("gemmkit/version.hpp")
@@ -157,6 +158,16 @@ void run_gemm(gemmkit::Context& context, const gemmkit::GemmProblem& p, const ch
   if (kernel_ran) *kernel_ran = ran.name.c_str();
 }
 
+gemmkit::ModularGemmProblem modular_problem_of(std::int64_t m, std::int64_t n, std::int64_t k,
+                                               const std::uint32_t* moduli, std::int64_t count) {
+  if (count < 0) fail(ErrorCategory::usage, "count " + std::to_string(count) + " is negative");
+  if (count > 0) require(moduli, "moduli");
+  gemmkit::ModularGemmProblem p;
+  p.m = m, p.n = n, p.k = k;
+  p.moduli.assign(moduli, moduli + count);
+  return p;
+}
+
 }  // namespace
 
 extern "C" {
@@ -258,6 +269,41 @@ gk_status gk_gemm_workspace_bytes(gk_context ctx, gk_layout layout, gk_op op_a, 
         {layout, op_a, op_b, m, n, k, dtype, c_dtype, lda, stride_a, ldb, stride_b, ldc, stride_c, batch},
         1.0, &placeholder, &placeholder, 0.0, &placeholder);
     *bytes = gemmkit::gemm_workspace_bytes(context, p, options_of(kernel));
+  });
+}
+
+gk_status gk_modular_gemm(gk_context ctx, int64_t m, int64_t n, int64_t k, const uint32_t* moduli,
+                          int64_t count, const int8_t* a, int64_t lda, int64_t stride_a, const int8_t* b,
+                          int64_t ldb, int64_t stride_b, int8_t* c, int64_t ldc, int64_t stride_c, int8_t* ct,
+                          int64_t ldct, int64_t stride_ct, void* workspace, size_t workspace_bytes,
+                          void* stream) {
+  return guarded("gk_modular_gemm", [&] {
+    gemmkit::Context& context = context_of(ctx);
+    gemmkit::ModularGemmProblem p = modular_problem_of(m, n, k, moduli, count);
+    p.a = a, p.lda = lda, p.stride_a = stride_a;
+    p.b = b, p.ldb = ldb, p.stride_b = stride_b;
+    p.c = c, p.ldc = ldc, p.stride_c = stride_c;
+    p.ct = ct, p.ldct = ldct, p.stride_ct = stride_ct;
+    gemmkit::validate(p);  // before the pool is sized from it
+    const auto s = static_cast<gemmkit::Stream>(stream);
+    const gemmkit::Workspace w =
+        workspace ? gemmkit::Workspace{workspace, workspace_bytes}
+                  : context.workspace(s, gemmkit::modular_gemm_workspace_bytes(context, p));
+    gemmkit::modular_gemm(context, p, s, w);
+  });
+}
+
+gk_status gk_modular_gemm_workspace_bytes(gk_context ctx, int64_t m, int64_t n, int64_t k,
+                                          const uint32_t* moduli, int64_t count, int64_t lda,
+                                          int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t ldc,
+                                          int64_t stride_c, int64_t ldct, int64_t stride_ct, size_t* bytes) {
+  return guarded("gk_modular_gemm_workspace_bytes", [&] {
+    const gemmkit::Context& context = context_of(ctx);
+    require(bytes, "bytes");
+    gemmkit::ModularGemmProblem p = modular_problem_of(m, n, k, moduli, count);
+    p.lda = lda, p.stride_a = stride_a, p.ldb = ldb, p.stride_b = stride_b;
+    p.ldc = ldc, p.stride_c = stride_c, p.ldct = ldct, p.stride_ct = stride_ct;
+    *bytes = gemmkit::modular_gemm_workspace_bytes(context, p);
   });
 }
 

@@ -48,6 +48,11 @@ void validate(const ModularGemmProblem& p) { detail::validate_modular(p, true); 
 
 namespace detail {
 
+void require_cuda_context(const Context& ctx) {
+  if (ctx.backend() != Backend::cuda)
+    fail(ErrorCategory::usage, "the modular int8 GEMM runs on the CUDA backend, not on a CPU context");
+}
+
 std::int64_t modular_k_limit(const ModularGemmProblem& p) {
   std::uint32_t largest = 0;
   for (std::uint32_t mod : p.moduli) largest = std::max(largest, mod);

@@ -205,16 +205,14 @@ void add_planes(std::int8_t* out, std::int64_t ld, std::int64_t stride, const st
 
 std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
   detail::validate_modular(p, false);
-  if (ctx.backend() != Backend::cuda)
-    fail(ErrorCategory::usage, "the modular int8 GEMM runs on the CUDA backend, not on a CPU context");
+  detail::require_cuda_context(ctx);
   if (p.m == 0 || p.n == 0 || p.k == 0 || p.moduli.empty()) return 0;
   return chunks(ctx, p).total;
 }
 
 void modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace) {
   validate(p);
-  if (ctx.backend() != Backend::cuda)
-    fail(ErrorCategory::usage, "the modular int8 GEMM runs on the CUDA backend, not on a CPU context");
+  detail::require_cuda_context(ctx);
   if (p.m > INT_MAX || p.n > INT_MAX)
     fail(ErrorCategory::usage, "the modular int8 GEMM takes m and n up to 2^31-1");
   if (p.m == 0 || p.n == 0 || p.moduli.empty()) return;

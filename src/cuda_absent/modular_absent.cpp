@@ -1,5 +1,6 @@
 // The modular int8 GEMM in a build made without nvcc: the checks still run (usage errors
-// first), then the device error says that this build has no CUDA.
+// first, then the CPU context is told the GEMM needs CUDA), then the device error says that
+// this build has no CUDA.
 #include "core/modular_validate.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
@@ -7,13 +8,15 @@
 
 namespace gemmkit {
 
-std::size_t modular_gemm_workspace_bytes(const Context&, const ModularGemmProblem& p) {
+std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
   detail::validate_modular(p, false);
+  detail::require_cuda_context(ctx);
   fail(ErrorCategory::device, no_device_message());
 }
 
-void modular_gemm(Context&, const ModularGemmProblem& p, Stream, Workspace) {
+void modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream, Workspace) {
   validate(p);
+  detail::require_cuda_context(ctx);
   fail(ErrorCategory::device, no_device_message());
 }
 

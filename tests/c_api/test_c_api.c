@@ -337,6 +337,33 @@ static void test_errors(gk_context ctx) {
   }
 }
 
+/* The modular GEMM: its checks run on any context, and a CPU context is told it needs CUDA;
+ * nothing is written by a failing call. (Results are checked on a GPU by the GPU tests.) */
+static void test_modular_errors(gk_context ctx) {
+  int8_t a[6] = {1, -2, 3, -4, 5, -6}, b[6] = {2, 2, 2, 2, 2, 2}, c[4] = {9, 9, 9, 9};
+  uint32_t moduli[2] = {251, 241}, even[1] = {250};
+  size_t bytes = 1;
+  CHECK_STATUS(gk_modular_gemm(NULL, 2, 2, 3, moduli, 1, a, 3, 0, b, 3, 0, c, 2, 0, NULL, 0, 0, NULL, 0, NULL),
+               GK_ERROR_USAGE, "gk_modular_gemm: ctx is NULL");
+  CHECK_STATUS(gk_modular_gemm(ctx, 2, 2, 3, NULL, 1, a, 3, 0, b, 3, 0, c, 2, 0, NULL, 0, 0, NULL, 0, NULL),
+               GK_ERROR_USAGE, "moduli is NULL");
+  CHECK_STATUS(gk_modular_gemm(ctx, 2, 2, 3, moduli, -1, a, 3, 0, b, 3, 0, c, 2, 0, NULL, 0, 0, NULL, 0, NULL),
+               GK_ERROR_USAGE, "count -1");
+  CHECK_STATUS(gk_modular_gemm(ctx, 2, 2, 3, even, 1, a, 3, 0, b, 3, 0, c, 2, 0, NULL, 0, 0, NULL, 0, NULL),
+               GK_ERROR_USAGE, "modulus 0 is 250");
+  CHECK_STATUS(gk_modular_gemm(ctx, 2, 2, 3, moduli, 2, a, 3, 0, b, 3, 0, NULL, 0, 0, NULL, 0, 0, NULL, 0, NULL),
+               GK_ERROR_USAGE, "no output");
+  CHECK_STATUS(gk_modular_gemm(ctx, 2, 2, 3, moduli, 2, a, 3, 0, b, 3, 0, c, 1, 0, NULL, 0, 0, NULL, 0, NULL),
+               GK_ERROR_USAGE, "ldc 1");
+  CHECK_STATUS(gk_modular_gemm(ctx, 2, 2, 3, moduli, 1, a, 3, 0, b, 3, 0, c, 2, 0, NULL, 0, 0, NULL, 0, NULL),
+               GK_ERROR_USAGE, "CUDA");
+  CHECK(c[0] == 9 && c[1] == 9 && c[2] == 9 && c[3] == 9);
+  CHECK_STATUS(gk_modular_gemm_workspace_bytes(ctx, 2, 2, 3, moduli, 2, 3, 0, 3, 0, 2, 4, 0, 0, NULL),
+               GK_ERROR_USAGE, "bytes is NULL");
+  CHECK_STATUS(gk_modular_gemm_workspace_bytes(ctx, 2, 2, 3, moduli, 2, 3, 0, 3, 0, 2, 4, 0, 0, &bytes),
+               GK_ERROR_USAGE, "CUDA");
+}
+
 static void test_status_names(void) {
   CHECK(strcmp(gk_status_name(GK_SUCCESS), "GK_SUCCESS") == 0);
   CHECK(strcmp(gk_status_name(GK_ERROR_USAGE), "GK_ERROR_USAGE") == 0);
@@ -374,6 +401,7 @@ int main(void) {
   test_empty_products(ctx);
   test_gemm_ex(ctx);
   test_errors(ctx);
+  test_modular_errors(ctx);
   test_status_names();
   CHECK_OK(gk_context_destroy(ctx));
 

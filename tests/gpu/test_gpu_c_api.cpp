@@ -195,3 +195,49 @@ TEST(GpuCApi, CudaContextErrors) {
   // The legacy default stream.
   EXPECT_EQ(gk_synchronize(context.ctx, nullptr), GK_SUCCESS) << gk_last_error();
 }
+
+TEST(GpuCApi, ModularGemmBothOutputsOnUserStream) {
+  SKIP_WITHOUT_DEVICE();
+  CudaContext c;
+  UserStream s;
+  // Two moduli, A per modulus, one B for both (stride 0), C and C^T, odd sizes.
+  const std::int64_t m = 7, n = 9, k = 33;
+  const std::vector<std::uint32_t> moduli = {251, 13};
+  std::vector<std::int8_t> a(std::size_t(2 * m * k)), b(std::size_t(n * k));
+  std::uint32_t state = 12345;
+  auto next = [&](int largest) {
+    state = state * 1664525u + 1013904223u;
+    return std::int8_t(int(state >> 16) % (2 * largest + 1) - largest);
+  };
+  for (std::int64_t q = 0; q < 2; ++q)
+    for (std::int64_t i = 0; i < m * k; ++i) a[std::size_t(q * m * k + i)] = next(int(moduli[std::size_t(q)] - 1) / 2);
+  for (auto& x : b) x = next(6);  // residues of 13, so of 251 too
+  gemmkit::cuda::DeviceBuffer<std::int8_t> da(a.size()), db(b.size()), dc(std::size_t(2 * m * n)), dct(std::size_t(2 * m * n));
+  da.copy_from_host(a.data(), a.size());
+  db.copy_from_host(b.data(), b.size());
+  std::size_t bytes = 0;
+  ASSERT_EQ(gk_modular_gemm_workspace_bytes(c.ctx, m, n, k, moduli.data(), 2, k, m * k, k, 0, n, m * n, m, m * n, &bytes),
+            GK_SUCCESS)
+      << gk_last_error();
+  ASSERT_EQ(gk_modular_gemm(c.ctx, m, n, k, moduli.data(), 2, da.data(), k, m * k, db.data(), k, 0, dc.data(), n, m * n,
+                            dct.data(), m, m * n, nullptr, 0, s.stream),
+            GK_SUCCESS)
+      << gk_last_error();
+  ASSERT_EQ(gk_synchronize(c.ctx, s.stream), GK_SUCCESS) << gk_last_error();
+  std::vector<std::int8_t> out(std::size_t(2 * m * n)), out_t(std::size_t(2 * m * n));
+  dc.copy_to_host(out.data(), out.size());
+  dct.copy_to_host(out_t.data(), out_t.size());
+  for (std::int64_t q = 0; q < 2; ++q) {
+    const std::int64_t p = moduli[std::size_t(q)], top = (p - 1) / 2;
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        std::int64_t sum = 0;
+        for (std::int64_t l = 0; l < k; ++l) sum += a[std::size_t(q * m * k + i * k + l)] * b[std::size_t(j * k + l)];
+        std::int64_t r = sum % p;
+        if (r > top) r -= p;
+        if (r < -top) r += p;
+        EXPECT_EQ(out[std::size_t(q * m * n + i * n + j)], r) << "C_" << q << "(" << i << ", " << j << ")";
+        EXPECT_EQ(out_t[std::size_t(q * m * n + j * m + i)], r) << "C_" << q << "^T(" << j << ", " << i << ")";
+      }
+  }
+}
