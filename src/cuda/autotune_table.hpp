@@ -11,7 +11,7 @@ namespace gemmkit::cuda {
 
 enum class TunedConfig { tile_128x256, tile_64x128, tile_64x64 };
 
-// Measured on the H200 (bench/results/2026-11-22_h200_cuda_ladder_f32*, 132 SMs):
+// Measured on the H200 (bench/results/2026-11-22_h200_5e2f756/, 132 SMs):
 // - 64x128 (16 warps per SM) is best once there are many waves of blocks: 8192^3 runs at
 //   92% of cuBLAS against 89% for 128x256;
 // - 128x256 (8x16 per thread, 8 warps per SM) is best from about one wave of its blocks:
