@@ -276,8 +276,7 @@ void register_composed_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 22,
                 .role = KernelRole::ladder,
-                .summary = std::string("operands TMA cannot describe (rows or base off 16 bytes) "
-                                       "copied with rows padded to 16 bytes, then ") + kInner,
+                .summary = "Hopper for operands TMA cannot describe",
                 .dtypes = {DType::bf16, DType::f16, DType::tf32},
                 .min_compute_capability = 90,
                 .auto_priority = 0,  // the auto table decides, from measurements
@@ -289,8 +288,7 @@ void register_composed_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 23,
                 .role = KernelRole::ladder,
-                .summary = "split-K: rung 14 over K slices as one strided batch into f32 partial "
-                           "sums, then a reduction in fixed order (same bits every run)",
+                .summary = "split-K for the SIMT f32 track",
                 .dtypes = {DType::f32},
                 .min_compute_capability = 80,
                 .auto_priority = 0,

@@ -390,10 +390,8 @@ void register_skinny_kernels(Registry& registry) {
                   .backend = Backend::cuda,
                   .rung = 20,
                   .role = KernelRole::ladder,
-                  .summary = std::string("skinny products (M or N <= 64): the long operand streamed "
-                                         "once through a cp.async pipeline into mma.sync (FMAs "
-                                         "for f32), K split across blocks, added up in order ") +
-                             (clusters ? "in clusters (sm_90) where they fit" : "through the workspace"),
+                  .summary = std::string("skinny products (GEMV-like): min(M, N) <= 64") +
+                             (clusters ? "; its K splits added up in clusters (sm_90) where they fit" : ""),
                   .dtypes = {DType::bf16, DType::f16, DType::tf32, DType::f32},
                   .min_compute_capability = 80,
                   .auto_priority = 0,

@@ -100,8 +100,7 @@ void register_stream_k_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 15,
                 .role = KernelRole::ladder,
-                .summary = "cuda_tuned_128x256 with the partial last wave of tiles split by K "
-                           "over a full wave of blocks (stream-K), so every SM finishes together",
+                .summary = "stream-K",
                 .dtypes = {DType::f32},
                 .min_compute_capability = 80,
                 .auto_priority = 0,
