@@ -69,7 +69,7 @@ CUtensorMap batched_operand_map(const void* base, bool mn_major, std::int64_t mn
 
 // tf32 wgmma reads K-major operands only (A as stored, B transposed). The problem on
 // K-major operands: MN-major ones are first transposed into the workspace, rows padded to
-// whole 16 bytes for TMA. At 8192^3 the copies cost about 5% of the multiply. T is the
+// whole 16 bytes for TMA. T is the
 // element type; 16-bit types are read in any layout and pass through.
 // Bytes of the K-major copies, rounded up to the workspace alignment: the start of the
 // workspace's stream-K part.
