@@ -63,16 +63,21 @@ def sentence_of_kernel_file(path):
             break
         lines.append(text)
     para = " ".join(lines)
-    para = re.sub(r"^Rung \d+\s*[,:]\s*", "", para)
+    para = re.sub(r"^(?:Rung \d+|\w+ \(rung \d+\))\s*[,:]\s*", "", para)
     m = re.search(r"\.(\s|$)", para)
     return para[:m.start()] if m else para
 
 
 def kernel_files(root):
-    """rung -> its kernel file under src/cuda/kernels (NN_*.cuh)."""
+    """(backend, rung) -> its kernel file: src/cuda/kernels/NN_*.cuh, or the src/cpu file
+    whose opening line names the rung (`// cpu_naive (rung 1): ...`)."""
     out = {}
     for path in sorted((root / KERNEL_FILES).glob("[0-9][0-9]_*.cuh")):
-        out[int(path.name[:2])] = path
+        out[("cuda", int(path.name[:2]))] = path
+    for path in sorted((root / "src/cpu").glob("*.cpp")):
+        m = re.match(r"// \w+ \(rung (\d+)\):", path.read_text())
+        if m:
+            out[("cpu", int(m.group(1)))] = path
     return out
 
 
@@ -101,20 +106,22 @@ def check_summaries(entries, files, root):
     problems = []
     seen = set()
     for e in entries:
-        if e["backend"] != "cuda" or e["role"] != "ladder" or e["rung"] in seen or e["rung"] not in files:
+        key = (e["backend"], e["rung"])
+        if e["role"] != "ladder" or key in seen or key not in files:
             continue
-        seen.add(e["rung"])
-        want = sentence_of_kernel_file(files[e["rung"]])
+        seen.add(key)
+        want = sentence_of_kernel_file(files[key])
         if e["summary"] != want:
             problems.append(f"{e['name']} (rung {e['rung']}): registry summary \"{e['summary']}\" is not the first "
-                            f"sentence of {files[e['rung']].relative_to(root)}: \"{want}\"")
+                            f"sentence of {files[key].relative_to(root)}: \"{want}\"")
     return problems
 
 
-def measure(col, runs, root, cache):
+def measure(col, runs, root, cache, problems):
     """kernel -> (value, percent) for one column, and the run it came from (None if absent)."""
     run = runs.get((col["device"], col["suite"]))
     if run is None:
+        problems.append(f"no run of suite `{col['suite']}` on {col['device']} in {RESULTS} (column `{col['label']}`)")
         return {}, None
     folder, manifest = run
     path = root / RESULTS / folder / col["file"]
@@ -122,6 +129,7 @@ def measure(col, runs, root, cache):
         cache[path] = json.loads(path.read_text()) if path.exists() else None
     doc = cache[path]
     if doc is None:
+        problems.append(f"{RESULTS}/{folder} has no {col['file']} (column `{col['label']}`)")
         return {}, None
     out = {}
     if col.get("summary"):
@@ -145,7 +153,7 @@ def fmt_value(v):
 def render_table(table, entries, runs, root, problems):
     rows = [e for e in entries if table["rows"](e)]
     cache = {}
-    cols = [(c, *measure(c, runs, root, cache)) for c in table["columns"]]
+    cols = [(c, *measure(c, runs, root, cache, problems)) for c in table["columns"]]
     head = "| rung | kernel | what it changes | " + " | ".join(c["label"] for c, _, _ in cols) + " |"
     lines = [head, "|" + "---|" * (3 + len(cols))]
     # The best value of each rung per column, to say where a rung is slower than the one before.
@@ -187,7 +195,6 @@ def render_table(table, entries, runs, root, problems):
     sources = {}  # folder -> files, in column order
     for c, _, run in cols:
         if run is None:
-            problems.append(f"{table['name']}: no run of suite `{c['suite']}` on {c['device']} in {RESULTS}")
             continue
         sources.setdefault(run[0], (run[1], []))[1].append(c["file"])
     lines.append("")
