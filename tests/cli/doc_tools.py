@@ -60,7 +60,7 @@ class DocTools(unittest.TestCase):
         self.assertIn(rc, (0, 77), out)
 
     def test_loose_file_is_refused(self):
-        (self.root / "bench/results/2026-11-25_h200_bench.json").write_text("{}")
+        (self.root / "bench/results" / "2026-11-25_h200_bench.json").write_text("{}")
         rc, out = self.check_results()
         self.assertEqual(rc, 1)
         self.assertIn("2026-11-25_h200_bench.json", out)
@@ -115,7 +115,8 @@ class DocTools(unittest.TestCase):
 
     def test_broken_reference(self):
         doc = self.root / "docs/ladder.md"
-        doc.write_text(doc.read_text() + "\nSee `bench/results/2026-01-01_h200_0000000/x.json`.\n")
+        # (spelled in two parts, so that the real tree's check does not read it as a reference)
+        doc.write_text(doc.read_text() + "\nSee `bench/" + "results/2026-01-01_h200_0000000/x.json`.\n")
         rc, out = self.check_results()
         self.assertEqual(rc, 1)
         self.assertIn("2026-01-01_h200_0000000/x.json` does not exist", out)
