@@ -1,6 +1,6 @@
 // The autotuned rung's choice of tile configuration per problem shape: a small table,
-// written from `gemmkit bench` runs of the cuda_tuned_* entries on the H200 (see
-// docs/ladder.md for the run it came from). Plain host code.
+// written from `gemmkit bench` runs of the cuda_tuned_* entries on the H200 (the run it
+// came from is named below). Plain host code.
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 // every slice's partial sums back. The named constants below are what the lead tunes from
 // the H200 runs of the cuda_wgmma_<tile> entries (each configuration as the rule splits
 // it, never split (_k1), and split as far as it goes (_kmax): see ladder_hopper.cu);
-// measured: see docs/ladder.md.
+// measured: the ladder tables of docs/ladder.md and docs/notes/ladder-log.md.
 #pragma once
 
 #include <algorithm>

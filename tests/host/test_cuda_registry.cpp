@@ -27,7 +27,7 @@ GemmProblem shape(std::int64_t m, std::int64_t n, std::int64_t k) {
 TEST(AutotuneTable, PicksTheConfigurationMeasuredBestPerShape) {
   using cuda::TunedConfig;
   using cuda::choose_tuned_config;
-  // The shapes the table was tuned on (docs/ladder.md).
+  // The shapes the table was tuned on (src/cuda/autotune_table.hpp names the run).
   EXPECT_EQ(choose_tuned_config(shape(8192, 8192, 8192)), TunedConfig::tile_64x128);
   EXPECT_EQ(choose_tuned_config(shape(4096, 4096, 4096)), TunedConfig::tile_128x256);
   EXPECT_EQ(choose_tuned_config(shape(4000, 4000, 4000)), TunedConfig::tile_128x256);
