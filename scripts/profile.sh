@@ -21,7 +21,7 @@
 # --locked-clocks leaves ncu's default (base clocks). DIR defaults to profile_<KERNEL>_<SHAPE>.
 set -euo pipefail
 
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 die() { echo "profile.sh: $*" >&2; exit 2; }
 
 [[ $# -ge 2 ]] || usage
