@@ -143,6 +143,8 @@ def check_references(root, problems):
             for lineno, line in enumerate(text.splitlines(), 1):
                 for ref in REF_RE.findall(line):
                     ref = ref.rstrip(".,")
+                    if re.search(r"\{[^{},]*\}", ref):
+                        continue  # a template such as {date}_{device}, not a list of names
                     if ref.endswith("/") or ref == "bench/results":
                         ref = ref.rstrip("/")
                     for one in expand_braces(ref):

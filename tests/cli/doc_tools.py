@@ -147,6 +147,42 @@ class DocTools(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("needs slower_because.cuda_coalesced", out)
 
+    def test_a_drafted_run_is_refused_until_filled_in(self):
+        src = self.run_folder("exact_int8")
+        draft = self.root / "draft"
+        draft.mkdir()
+        for name in ("i8_squares_tn.json", "i8_squares_nn.json"):
+            shutil.copy(src / name, draft / name)
+        out = subprocess.run([sys.executable, str(SOURCE / "scripts/new_run.py"), str(draft), "--suite", "int8_again",
+                              "--device-short", "h200"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        doc = json.loads((draft / "MANIFEST.json").read_text())
+        self.assertEqual((doc["date"], doc["commit"], doc["device"]), ("2026-11-24", "261e11a", "NVIDIA H200"))
+        target = self.root / "bench/results" / f"{doc['date']}_h200_{doc['commit']}x"
+        draft.rename(target)  # a name off the convention, and files without what/command
+        rc, out = self.check_results()
+        self.assertEqual(rc, 1)
+        self.assertIn(target.name, out)
+        target.rename(target.with_name(target.name[:-1] + "_"))  # still off: no underscore after the commit
+        rc, out = self.check_results()
+        self.assertEqual(rc, 1)
+
+    def new_run(self, folder):
+        return subprocess.run([sys.executable, str(SOURCE / "scripts/new_run.py"), str(folder), "--suite", "x",
+                               "--device-short", "h200"], capture_output=True, text=True, timeout=60)
+
+    def test_new_run_refuses_a_dirty_build_and_keeps_a_manifest(self):
+        draft = self.root / "draft"
+        draft.mkdir()
+        shutil.copy(self.run_folder("suite_tuning") / "suite_all_f16.json", draft)  # meta: dirty
+        out = self.new_run(draft)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("dirty tree", out.stderr)
+        self.assertFalse((draft / "MANIFEST.json").exists())
+        out = self.new_run(self.run_folder("cpu_ladder"))
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("exists", out.stderr)
+
     def test_newer_run_of_a_suite_takes_over(self):
         # A run replaced under a new folder name: the tables follow it without any code change.
         old = self.run_folder("tensor_ladder")
