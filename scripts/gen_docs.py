@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the generated parts of the docs from the code and the committed results: the
 ladder tables of docs/ladder.md (from `gemmkit list --json` and the runs under
-bench/results), README.md's table of kernels (from `gemmkit list --json`) and the index of
-runs in bench/results/README.md (from their manifests).
+bench/results), README.md's table of kernels (from `gemmkit list --json`), the measured
+tables of docs/reduce.md and docs/conv1d.md (from their runs) and the index of runs in
+bench/results/README.md (from their manifests).
 
     scripts/gen_docs.py [--check] [--gemmkit build/release/bin/gemmkit]
 
@@ -50,6 +51,46 @@ TABLES = [
                    {"label": "i8 4096^3 B^T: TOPS (% of cuBLAS)", "device": H200, "suite": "exact_int8",
                     "file": "i8_squares_tn.json", "shape": (4096, 4096, 4096), "scale": 1e-3, "compare": False}]},
 ]
+
+
+# Tables of one results file each, in the docs of the other operations: one row per entry
+# of the file's list, the columns computed from it.
+def _pct(v):
+    return f"{v:.1f}%"
+
+
+RUN_TABLES = [
+    {"name": "reduce-f32-sum", "doc": "docs/reduce.md", "device": H200, "suite": "reduce",
+     "file": "reduce_f32_sum.json", "list": "kernels",
+     "columns": [("kernel", lambda r: r["kernel"]), ("rung", lambda r: "ref" if r["rung"] < 0 else str(r["rung"])),
+                 ("median ms", lambda r: f"{r['median_s'] * 1e3:.4f}"), ("GB/s", lambda r: f"{r['gbs']:.0f}"),
+                 ("% of CUB", lambda r: _pct(r["pct_of_cub"])), ("% copy read", lambda r: _pct(r["pct_of_copy_read"])),
+                 ("% copy r+w", lambda r: _pct(r["pct_of_copy_read_plus_write"])),
+                 ("same bits", lambda r: "yes" if r["bit_identical_runs"] else "no")]},
+    {"name": "conv1d-f32-w7", "doc": "docs/conv1d.md", "device": H200, "suite": "conv1d",
+     "file": "conv1d_f32_w7.json", "list": "rows",
+     "columns": [("kernel", lambda r: r["kernel"]), ("median ms", lambda r: f"{r['median_s'] * 1e3:.3f}"),
+                 ("GB/s", lambda r: f"{r['gb_per_s']:.0f}"), ("% of copy", lambda r: _pct(r["percent_of_copy"])),
+                 ("max err / bound", lambda r: f"{r['max_error_over_bound']:.2f}" if "max_error_over_bound" in r else "")]},
+]
+
+
+def render_run_table(spec, runs, root, problems):
+    run = runs.get((spec["device"], spec["suite"]))
+    if run is None:
+        problems.append(f"{spec['doc']}: no run of suite `{spec['suite']}` on {spec['device']} in {RESULTS}")
+        return ""
+    folder, m = run
+    path = root / RESULTS / folder / spec["file"]
+    if not path.exists():
+        problems.append(f"{spec['doc']}: {RESULTS}/{folder} has no {spec['file']}")
+        return ""
+    rows = json.loads(path.read_text())[spec["list"]]
+    lines = ["| " + " | ".join(h for h, _ in spec["columns"]) + " |", "|" + "---|" * len(spec["columns"])]
+    for r in rows:
+        lines.append("| " + " | ".join(f(r) for _, f in spec["columns"]) + " |")
+    lines += ["", f"From `{RESULTS}/{folder}/{spec['file']}` ({m['device']}, {m['date']}, commit {m['commit']})."]
+    return "\n".join(lines)
 
 
 def sentence_of_kernel_file(path):
@@ -260,6 +301,10 @@ def main():
         text = replace_region(text, table["name"], render_table(table, entries, runs, root, problems),
                               ladder, problems)
     outputs[ladder] = text
+    for spec in RUN_TABLES:
+        path = root / spec["doc"]
+        text = outputs.get(path, path.read_text())
+        outputs[path] = replace_region(text, spec["name"], render_run_table(spec, runs, root, problems), path, problems)
     readme = root / "README.md"
     outputs[readme] = replace_region(readme.read_text(), "readme-kernels", render_kernels(entries), readme, problems)
     index = root / RESULTS / "README.md"
