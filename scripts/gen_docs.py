@@ -2,7 +2,7 @@
 """Writes the generated parts of the docs from the code and the committed results: the
 ladder tables of docs/ladder.md (from `gemmkit list --json` and the runs under
 bench/results), README.md's table of kernels (from `gemmkit list --json`), the measured
-tables of docs/reduce.md and docs/conv1d.md (from their runs) and the index of runs in
+tables of docs/reduce.md, docs/spmv.md and docs/conv1d.md (from their runs) and the index of runs in
 bench/results/README.md (from their manifests).
 
     scripts/gen_docs.py [--check] [--gemmkit build/release/bin/gemmkit]
@@ -73,6 +73,38 @@ RUN_TABLES = [
                  ("GB/s", lambda r: f"{r['gb_per_s']:.0f}"), ("% of copy", lambda r: _pct(r["percent_of_copy"])),
                  ("max err / bound", lambda r: f"{r['max_error_over_bound']:.2f}" if "max_error_over_bound" in r else "")]},
 ]
+
+
+def render_spmv(runs, root, problems):
+    """docs/spmv.md: per dtype and matrix, each rung and cuSPARSE ALG2 as % of cuSPARSE's default."""
+    run = runs.get((H200, "spmv"))
+    if run is None:
+        problems.append(f"docs/spmv.md: no run of suite `spmv` on {H200} in {RESULTS}")
+        return ""
+    folder, m = run
+    kernels = ["scalar", "vector", "vector_groups", "merge_path", "cusparse_alg2"]
+    lines = ["| dtype | matrix | cuSPARSE GB/s | scalar | vector | vector_groups | merge_path | cuSPARSE ALG2 "
+             "| best of ours | auto |", "|" + "---|" * 10]
+    files = []
+    for dtype in ("f32", "f64"):
+        name = f"spmv_{dtype}.json"
+        path = root / RESULTS / folder / name
+        if not path.exists():
+            problems.append(f"docs/spmv.md: {RESULTS}/{folder} has no {name}")
+            continue
+        files.append(name)
+        doc = json.loads(path.read_text())
+        for mat in doc["matrices"]:
+            by = {e["kernel"]: e for e in mat["entries"]}
+            cells = [f"{by[k]['percent_of_cusparse']:.1f}%" if k in by and not by[k].get("skipped") else "–"
+                     for k in kernels]
+            lines.append(f"| {dtype} | {mat['pattern']} | {by['cusparse']['gbps']:.0f} | " + " | ".join(cells)
+                         + f" | {mat['best']} ({mat['best_percent_of_cusparse']:.1f}%)"
+                         + f" | {mat['auto']} ({mat['auto_percent_of_cusparse']:.1f}%) |")
+        lines.append(f"| {dtype} | **geomean** | | | | | | | **{doc['geomean_best_percent_of_cusparse']:.1f}%** "
+                     f"| **{doc['geomean_auto_percent_of_cusparse']:.1f}%** |")
+    lines += ["", f"From `{RESULTS}/{folder}/` ({', '.join(files)}: {m['device']}, {m['date']}, commit {m['commit']})."]
+    return "\n".join(lines)
 
 
 def render_run_table(spec, runs, root, problems):
@@ -305,6 +337,8 @@ def main():
         path = root / spec["doc"]
         text = outputs.get(path, path.read_text())
         outputs[path] = replace_region(text, spec["name"], render_run_table(spec, runs, root, problems), path, problems)
+    spmv = root / "docs/spmv.md"
+    outputs[spmv] = replace_region(spmv.read_text(), "spmv-ladder", render_spmv(runs, root, problems), spmv, problems)
     readme = root / "README.md"
     outputs[readme] = replace_region(readme.read_text(), "readme-kernels", render_kernels(entries), readme, problems)
     index = root / RESULTS / "README.md"
