@@ -90,13 +90,17 @@ elif [[ ${#missing[@]} -gt 0 ]]; then
 fi
 metric_list=$(IFS=,; echo "${known[*]}")
 
+# Under ncu every launch is replayed, so the bench's estimate of a run's time (from a probe on
+# a smaller shape) would skip the shape: its limits are lifted.
 cmd=("$gemmkit" bench --backend cuda --kernels "$kernel" --shapes "$shape" --reps 1 --warmup 0
-     ${dtype:+--dtype "$dtype"} "${layout[@]}")
+     --max-seconds 1e6 --max-run-seconds 1e6 ${dtype:+--dtype "$dtype"} "${layout[@]}")
 echo "profile.sh: ncu ${clock[*]} --metrics ... ${cmd[*]}" | tee "$out/command.txt"
 ncu "${clock[@]}" --print-kernel-base mangled --csv --metrics "$metric_list" "${cmd[@]}" \
   >"$out/ncu.csv" 2>"$out/ncu.log" || { tail -5 "$out/ncu.log" >&2; die "ncu failed (log: $out/ncu.log)"; }
 
-# One block per kernel function (launches of the same function: the last one's values).
+# One block per kernel function and launch shape (grid, block), the longest first: the
+# product of SHAPE is the largest grid of its function; the bench's probe of a smaller
+# shape (its first launches) comes after it. Repeated launches: the last one's values.
 python3 - "$out" "$gemmkit" <<'PY'
 import csv, io, subprocess, sys, re, collections, pathlib
 out, gemmkit = pathlib.Path(sys.argv[1]), sys.argv[2]
@@ -105,17 +109,27 @@ start = text.find('"ID"')
 if start < 0:
     sys.exit("profile.sh: ncu wrote no metrics (see ncu.log); did the bench launch the kernel?")
 rows = list(csv.DictReader(io.StringIO(text[start:])))
-per = collections.OrderedDict()
+groups = collections.OrderedDict()  # (name, grid, block) -> {metric: (value, unit)}
+launches = collections.Counter()
 for r in rows:
-    per.setdefault(r["Kernel Name"], {})[r["Metric Name"]] = (r["Metric Value"], r["Metric Unit"])
+    key = (r["Kernel Name"], r["Grid Size"], r["Block Size"])
+    groups.setdefault(key, {})[r["Metric Name"]] = (r["Metric Value"], r["Metric Unit"])
+    launches[key] += r["Metric Name"] == "gpu__time_duration.sum"
+def duration(ms):
+    v, unit = ms.get("gpu__time_duration.sum", ("0", "ns"))
+    scale = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "msecond": 1e-3}.get(unit, 1)
+    return float(v.replace(",", "") or 0) * scale
+per = collections.OrderedDict()  # name -> functions, for the SASS
+for (name, _, _) in groups:
+    per.setdefault(name, None)
 def demangle(name):
     try:
         return subprocess.run(["c++filt"], input=name, capture_output=True, text=True).stdout.strip()
     except OSError:
         return name
 report = []
-for name, ms in per.items():
-    report.append(f"== {demangle(name)[:200]}")
+for (name, grid, block), ms in sorted(groups.items(), key=lambda kv: (list(per).index(kv[0][0]), -duration(kv[1]))):
+    report.append(f"== {demangle(name)[:200]}\n   grid {grid}, block {block}, {launches[(name, grid, block)]} launch(es)")
     for m, (v, u) in ms.items():
         report.append(f"  {m:<62} {v} {u}")
 (out / "metrics.txt").write_text("\n".join(report) + "\n")
@@ -126,14 +140,14 @@ key = re.compile(r"\b(HGMMA|HMMA|IMMA|LDSM|LDGSTS|UTMALDG|UTMASTG|UTMACMDFLUSH|U
 excerpt = []
 for i, name in enumerate(per):
     sass = subprocess.run(["cuobjdump", "-sass", "-fun", name, gemmkit], capture_output=True, text=True)
-    lines = [l for l in sass.stdout.splitlines() if re.search(r"/\*[0-9a-f]{4}\*/", l)]
+    lines = [l for l in sass.stdout.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/", l)]
     if sass.returncode != 0 or not lines:
         continue
     path = out / f"{i}.sass"
     path.write_text(sass.stdout)
     ops = collections.Counter()
     for l in lines:
-        m = re.search(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", l)
+        m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", l)
         if m:
             ops[m.group(1)] += 1
     excerpt.append(f"== {demangle(name)[:200]}  ({path.name}: {len(lines)} instructions)")
