@@ -15,7 +15,7 @@
 
 Writes a JSON file (gemmkit.versions(), the device, torch's version, every figure) and prints
 a table. Run from the repository root with the package importable:
-    python3 bench/python/matmul_torch.py --json bench/results/python_matmul_torch.json
+    python3 bench/python/matmul_torch.py --json OUT/matmul_torch.json
 """
 
 from __future__ import annotations

@@ -24,8 +24,7 @@ std::vector<double> time_kernel(const KernelEntry& entry, const GemmProblem& hos
 // Times `entry` and `reference` (same backend) on one problem with their runs alternating
 // in ABBA order (entry, reference, reference, entry, entry, ...), so both see the same clocks
 // and temperature and a drift during the runs favours neither: a GPU under sustained load
-// slows down by several percent, and a fixed order within each pair skewed the ratio by up
-// to 1.3%. On the GPU both read and write the same device copies of the operands; on the
+// slows down, and a fixed order within each pair skewed the ratio. On the GPU both read and write the same device copies of the operands; on the
 // CPU the reference writes a private C. On return host C holds `entry`'s result. The
 // options apply to each of the two.
 struct PairedTimes {

@@ -347,7 +347,7 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
   report.percent_of = reference_entry ? reference_entry->name : "";
   // On the GPU every kernel is timed in runs alternating with the reference's, so both see
   // the same clocks: a GPU under sustained load slows down, and sequential timing would
-  // favour whichever ran first (seen on the H200: cuBLAS itself lost 11% over one sweep). Not
+  // favour whichever ran first (seen on the H200: cuBLAS itself slowed over one sweep). Not
   // on the CPU: there the two thread pools (OpenMP, OpenBLAS) would wake each other's cores
   // cold and distort both.
   report.paired = backend == Backend::cuda;

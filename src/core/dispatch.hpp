@@ -26,9 +26,9 @@ void run_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& ho
 // Timed pairs in ABBA order (entry, reference, reference, entry, entry, ...) until `reps`
 // pairs or, after the first, 2 * max_seconds of timed runs. With the entry always first, a
 // drift of the clocks during the runs (a GPU at its power limit) favoured one of the two by
-// as much as 1.3%, by different amounts in different places of a bench run (the H200, bf16
-// 4096^3: the same kernel listed eight times measured 98.4, 99.1, 99.6, 99.0, 98.4, ... % of
-// cuBLAS; in ABBA order 98.8-99.3%). time_entry / time_reference: one timed run, in seconds.
+// different amounts in different places of a bench run (the H200, bf16 4096^3: the same
+// kernel listed eight times; docs/notes/ladder-log.md, "the bench's position effect").
+// time_entry / time_reference: one timed run, in seconds.
 template <class TimeEntry, class TimeReference>
 PairedTimes time_pairs_abba(int reps, double max_seconds, TimeEntry&& time_entry,
                             TimeReference&& time_reference) {

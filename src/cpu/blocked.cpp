@@ -42,7 +42,7 @@ constexpr std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_di
 
 // The packing buffers, kept by the calling thread between calls and grown when a call needs
 // more: fresh memory costs a page fault per 4 KiB on first touch, which at 256^3 took as long
-// as the multiplication (the first calls ran at 60% of the later ones). Returns `bytes`
+// as the multiplication (the first calls of a size ran slower than the later ones). Returns `bytes`
 // bytes, 64-byte aligned, valid until this thread's next call.
 std::byte* packing_scratch(std::size_t bytes) {
   struct Free {

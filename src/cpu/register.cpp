@@ -43,15 +43,13 @@ void register_cpu_kernels(Registry& registry) {
   widened.precondition = cpu::openblas_rejects;
   registry.add(std::move(widened));
   registry.add(cpu_entry("cpu_naive", 1,
-                         "i, j, k triple loop accumulating in C in memory (seeds' hostmult0)", all,
+                         "the textbook triple loop, as the seeds' hostmult0 writes it: i and j over C, k innermost, accumulating straight into C's element in memory", all,
                          10, cpu::naive_gemm));
   registry.add(cpu_entry("cpu_restrict", 2,
-                         "the triple loop with __restrict pointers and a register accumulator "
-                         "(hostmult1)",
+                         "rung 1's loops with __restrict pointers and a register accumulator (the seeds' hostmult1)",
                          all, 20, cpu::restrict_gemm));
   KernelEntry blocked = cpu_entry("cpu_blocked", 3,
-                                  "BLIS-style packing and cache blocking, AVX2 register tiles, "
-                                  "OpenMP; exact wrapping integers",
+                                  "cache-blocked GEMM in the BLIS style",
                                   all, 30, cpu::blocked_gemm);
   blocked.batched = true;
   registry.add(std::move(blocked));

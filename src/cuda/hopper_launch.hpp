@@ -73,10 +73,10 @@ int resident_clusters(const Context& ctx) {
 
 // Stream-K for the last round of tiles when it would leave many clusters idle: between a
 // quarter and two thirds of them busy in it, and at least two K-blocks per cluster.
-// Otherwise every tile goes whole (sk_tiles = 0). Measured on the H200, bf16 (cuBLAS =
-// 100%, paired): 8192^3, last round 34 of 66 clusters: 102.6% against 100.8-102.1% whole;
-// 4096^3, 58 of 66: 95.1% against 99.3-99.7% whole: so nearly full a round costs little
-// when left idle (the busy SMs run the faster) while the partial sums cost 4%.
+// Otherwise every tile goes whole (sk_tiles = 0). Measured on the H200 in bf16
+// (docs/notes/ladder-log.md): stream-K gained at 8192^3 (last round 34 of 66 clusters)
+// and lost at 4096^3 (58 of 66): so nearly full a round costs little when left idle (the
+// busy SMs run the faster) while the partial sums cost more.
 //
 // Per (cluster, block, consumer) the plan needs 64 x BN floats of partial sums and a flag,
 // in the workspace after the tf32 copies. The flags are zeroed on the stream before each
@@ -119,7 +119,7 @@ WsPlan plan_ws_tiles(std::int64_t cluster_tiles, std::int64_t k_tiles, int resid
     // Without stream-K, as few clusters as give the same number of rounds, so that every
     // round is as full as the last: at 4096^3, 64 clusters (rounds of 8 x 8 cluster tiles,
     // one half of a tile group each) rather than 66 (rounds that straddle the groups, the
-    // last with 58 tiles). +0.7% of cuBLAS there (bf16, H200).
+    // last with 58 tiles).
     plan.clusters = int(ceil_div(cluster_tiles, ceil_div(cluster_tiles, std::int64_t(plan.clusters))));
     return plan;
   }

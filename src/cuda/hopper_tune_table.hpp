@@ -13,7 +13,7 @@
 // every slice's partial sums back. The named constants below are what the lead tunes from
 // the H200 runs of the cuda_wgmma_<tile> entries (each configuration as the rule splits
 // it, never split (_k1), and split as far as it goes (_kmax): see ladder_hopper.cu);
-// measured: see docs/ladder.md.
+// measured: the ladder tables of docs/ladder.md and docs/notes/ladder-log.md.
 #pragma once
 
 #include <algorithm>
@@ -29,8 +29,8 @@ struct WgmmaTileShape {
 };
 
 // Relative costs, from the H200 (2026-11-24, bf16, unsplit entries at 2048x2048x16384 and
-// 4096x4096x32768, where every configuration fills the SMs for many rounds): 128x256 at
-// 98-99% of cuBLAS, 128x128 at 91-92%, 64x256 at 80-81%, 64x128 at 64-65%.
+// 4096x4096x32768, where every configuration fills the SMs for many rounds), as the
+// ratios of their rates to 128x256's.
 constexpr double kCost128x256 = 1.00;
 constexpr double kCost128x128 = 1.07;
 constexpr double kCost64x256 = 1.22;

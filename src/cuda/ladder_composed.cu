@@ -150,9 +150,8 @@ constexpr std::size_t kMaxPartialBytes = std::size_t(256) << 20;
 
 // Rung 14's configurations, largest first (ties go to the larger tile), with the rate one
 // SM reaches running as many of its blocks as fit (flops per second): calibrated on the
-// H200 from the 07:45 run of the long-K suite (128x256 at one block per SM ~0.30-0.33
-// TFLOPS, 64x128 and 64x64 at two ~0.22-0.23) and the autotune table's notes (64x128 at
-// 92% of cuBLAS on 8192^3: ~0.35).
+// H200 from a run of the long-K suite and rung 14's rates at 8192^3
+// (bench/results/2026-11-22_h200_5e2f756/).
 struct TileShape {
   TunedConfig config;
   std::int64_t bm, bn;
@@ -195,9 +194,9 @@ double plan_seconds(const GemmProblem& p, const TileShape& t, int per_sm, int sm
 SplitPlan plan_split_k(const GemmProblem& p, const Context& ctx) {
   SplitPlan plan;
   if (p.m == 0 || p.n == 0 || p.k < 2 * kMinSliceK) return plan;
-  // Long K only: at K = M = N the split lost to rung 14 unsplit on the H200 (1024^3: 66%
-  // of cuBLAS against 77%, 640^3 70% against 88%), the partial sums' traffic and the second
-  // launch weighing against products that short.
+  // Long K only: at K = M = N the split lost to rung 14 unsplit on the H200 (1024^3 and
+  // 640^3), the partial sums' traffic and the second launch weighing against products
+  // that short.
   if (p.k < 2 * std::max(p.m, p.n)) return plan;
   const int sms = std::max(ctx.device_info().sm_count, 1);
   plan.ldw = ceil_div(p.n, 4) * 4;  // slices start on 16 bytes
@@ -276,8 +275,7 @@ void register_composed_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 22,
                 .role = KernelRole::ladder,
-                .summary = std::string("operands TMA cannot describe (rows or base off 16 bytes) "
-                                       "copied with rows padded to 16 bytes, then ") + kInner,
+                .summary = "Hopper for operands TMA cannot describe",
                 .dtypes = {DType::bf16, DType::f16, DType::tf32},
                 .min_compute_capability = 90,
                 .auto_priority = 0,  // the auto table decides, from measurements
@@ -289,8 +287,7 @@ void register_composed_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 23,
                 .role = KernelRole::ladder,
-                .summary = "split-K: rung 14 over K slices as one strided batch into f32 partial "
-                           "sums, then a reduction in fixed order (same bits every run)",
+                .summary = "split-K for the SIMT f32 track",
                 .dtypes = {DType::f32},
                 .min_compute_capability = 80,
                 .auto_priority = 0,

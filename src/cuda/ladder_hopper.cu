@@ -69,7 +69,7 @@ CUtensorMap batched_operand_map(const void* base, bool mn_major, std::int64_t mn
 
 // tf32 wgmma reads K-major operands only (A as stored, B transposed). The problem on
 // K-major operands: MN-major ones are first transposed into the workspace, rows padded to
-// whole 16 bytes for TMA. At 8192^3 the copies cost about 5% of the multiply. T is the
+// whole 16 bytes for TMA. T is the
 // element type; 16-bit types are read in any layout and pass through.
 // Bytes of the K-major copies, rounded up to the workspace alignment: the start of the
 // workspace's stream-K part.
@@ -383,8 +383,7 @@ void register_hopper_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 18,
                 .role = KernelRole::ladder,
-                .summary = "Hopper wgmma 64x256x16 from shared memory filled by TMA (4 stages, "
-                           "mbarriers); one warpgroup per 64x256 tile",
+                .summary = "Hopper wgmma fed by TMA",
                 .dtypes = {DType::bf16, DType::f16, DType::tf32},
                 .min_compute_capability = 90,
                 .auto_priority = 0,
@@ -396,9 +395,7 @@ void register_hopper_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 19,
                 .role = KernelRole::ladder,
-                .summary = "warp-specialised persistent wgmma: TMA producer + two consumer "
-                           "warpgroups (128x256 tiles), setmaxnreg, clusters of 2 with B "
-                           "multicast, grouped tile order",
+                .summary = "warp-specialised persistent wgmma",
                 .dtypes = {DType::bf16, DType::f16, DType::tf32},
                 .min_compute_capability = 90,
                 .auto_priority = 30,
@@ -411,9 +408,7 @@ void register_hopper_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 21,
                 .role = KernelRole::ladder,
-                .summary = "rung 19 with its tile (128x256, 128x128, 64x256, 64x128) and "
-                           "split-K (deterministic: the last slice adds all in order) chosen "
-                           "per shape by a cost model (hopper_tune_table.hpp)",
+                .summary = "rung 19 tuned per shape",
                 .dtypes = {DType::bf16, DType::f16, DType::tf32},
                 .min_compute_capability = 90,
                 .auto_priority = 0,

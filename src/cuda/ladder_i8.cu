@@ -196,8 +196,7 @@ void register_i8_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 24,
                 .role = KernelRole::ladder,
-                .summary = "rung 19 on int8 (wgmma s32.s8.s8, int32 C): 128x256 tiles, 4 stages of "
-                           "128-byte K, stream-K in exact int32; other layouts copied K-major first",
+                .summary = "int8 tensor cores with int32 sums, and a modular epilogue",
                 .dtypes = {DType::i8},
                 .min_compute_capability = 90,
                 .auto_priority = 30,

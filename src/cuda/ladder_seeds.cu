@@ -152,23 +152,23 @@ KernelEntry seed_entry(std::string name, int rung, std::string summary,
 void register_seed_kernels(Registry& registry) {
   // Each run lambda receives a value of the element type (see for_each_dtype).
   registry.add(seed_entry(
-      "cuda_row_per_thread", 1, "one thread per row of C: m threads, strided A reads",
+      "cuda_row_per_thread", 1, "one thread computes one whole row of C",
       [](const GemmProblem& p) { return fits(p, row_per_thread_grid(p)); },
       for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_row_per_thread<decltype(t)>(p, l); })));
   registry.add(seed_entry(
-      "cuda_col_per_thread", 2, "one thread per column of C: n threads, coalesced B and C",
+      "cuda_col_per_thread", 2, "one thread computes one whole column of C",
       [](const GemmProblem& p) { return fits(p, column_per_thread_grid(p)); },
       for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_column_per_thread<decltype(t)>(p, l); })));
   registry.add(seed_entry(
-      "cuda_naive", 3, "one thread per element of C in 16x16 blocks (the textbook kernel)",
+      "cuda_naive", 3, "one thread per element of C, in 16 x 16 blocks (the textbook kernel)",
       [](const GemmProblem& p) { return fits(p, tile_grid(p, kernels::naive_block)); },
       for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_naive<decltype(t)>(p, l); })));
   registry.add(seed_entry(
-      "cuda_restrict", 4, "naive kernel with const __restrict__ operands, k loop unrolled by 8",
+      "cuda_restrict", 4, "the naive kernel with `const T* __restrict__` operands and the k loop unrolled by 8",
       [](const GemmProblem& p) { return fits(p, tile_grid(p, kernels::restrict_block)); },
       for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_restrict<decltype(t)>(p, l); })));
   registry.add(seed_entry(
-      "cuda_tiled8", 5, "8x8 tiles of op(A) and op(B) staged in shared memory per k step",
+      "cuda_tiled8", 5, "shared-memory tiling, one (TILE, TILE) block of threads per (TILE, TILE) tile of C, TILE in {8, 16, 32}",
       [](const GemmProblem& p) { return fits(p, tile_grid(p, 8)); },
       for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled<8, decltype(t)>(p, l); })));
   registry.add(seed_entry(
@@ -181,7 +181,7 @@ void register_seed_kernels(Registry& registry) {
       for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled<32, decltype(t)>(p, l); })));
   registry.add(seed_entry(
       "cuda_tiled_unrolled", 6,
-      "32x32 tiles, loops unrolled, no bank conflicts for transposed operands",
+      "rung 5 at TILE = 32, explicitly unrolled, with padded tiles for transposed operands",
       [](const GemmProblem& p) { return fits(p, tile_grid(p, kernels::unrolled_tile)); },
       for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled_unrolled<decltype(t)>(p, l); })));
 }

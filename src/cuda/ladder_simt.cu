@@ -153,8 +153,7 @@ void register_simt_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 7,
                 .role = KernelRole::ladder,
-                .summary = "one thread per element of C, each warp on 32 consecutive columns of a "
-                           "row: coalesced B reads and C writes, broadcast A reads",
+                .summary = "coalesced one-thread-per-element",
                 .dtypes = {DType::f32, DType::f64},
                 .min_compute_capability = 50,
                 .auto_priority = 0,
@@ -167,8 +166,7 @@ void register_simt_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 8,
                 .role = KernelRole::ladder,
-                .summary = "64x64 block tiles staged in shared memory (BK 8), 8 outputs of one "
-                           "column per thread reusing each B value from a register",
+                .summary = "shared-memory block tiling with a 1-D thread tile",
                 .dtypes = {DType::f32, DType::f64},
                 .min_compute_capability = 50,
                 .auto_priority = 0,
@@ -181,8 +179,7 @@ void register_simt_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 9,
                 .role = KernelRole::ladder,
-                .summary = "128x128 block tiles, 8x8 outputs per thread as register outer "
-                           "products (4 FMAs per shared load)",
+                .summary = "2-D register blocking",
                 .dtypes = {DType::f32, DType::f64},
                 .min_compute_capability = 50,
                 .auto_priority = 0,
@@ -195,8 +192,7 @@ void register_simt_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 10,
                 .role = KernelRole::ladder,
-                .summary = "rung 9 with 128-bit accesses: float4 global loads and C stores "
-                           "where aligned, A tile transposed in shared memory for LDS.128",
+                .summary = "128-bit memory accesses (FP32 only)",
                 .dtypes = {DType::f32},
                 .min_compute_capability = 50,
                 .auto_priority = 0,
@@ -208,8 +204,7 @@ void register_simt_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 11,
                 .role = KernelRole::ladder,
-                .summary = "rung 10 with padded shared tiles and 2x2 sub-tiles of 4x4 per "
-                           "thread: no shared-memory bank conflicts on stores or fragment reads",
+                .summary = "shared memory without bank conflicts (FP32 only)",
                 .dtypes = {DType::f32},
                 .min_compute_capability = 50,
                 .auto_priority = 0,

@@ -71,8 +71,8 @@ void run_stream_k(const GemmProblem& p, const KernelLaunch& l) {
                                                      decltype(va)::value, decltype(vb)::value>;
     const StreamKSchedule s = schedule<kernel>(p, l.context);
     if (s.sk_blocks == 0) {
-      // Whole waves, or K too short to split: rung 14's kernel, which measured up to 25%
-      // faster on such problems than this one running the same tiles (1024x8192x256).
+      // Whole waves, or K too short to split: rung 14's kernel, which measured faster on
+      // such problems than this one running the same tiles (1024x8192x256).
       run_tuned_config(kTunedConfig, p, l);
       return;
     }
@@ -100,8 +100,7 @@ void register_stream_k_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 15,
                 .role = KernelRole::ladder,
-                .summary = "cuda_tuned_128x256 with the partial last wave of tiles split by K "
-                           "over a full wave of blocks (stream-K), so every SM finishes together",
+                .summary = "stream-K",
                 .dtypes = {DType::f32},
                 .min_compute_capability = 80,
                 .auto_priority = 0,

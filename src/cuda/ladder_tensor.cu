@@ -72,8 +72,7 @@ void register_tensor_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 16,
                 .role = KernelRole::ladder,
-                .summary = "tensor cores through WMMA fragments (16x16x16, tf32 16x16x8), "
-                           "128x128 tiles, plain loads",
+                .summary = "tensor cores through WMMA",
                 .dtypes = {DType::bf16, DType::f16, DType::tf32},
                 .min_compute_capability = 80,
                 .auto_priority = 0,
@@ -84,8 +83,7 @@ void register_tensor_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 17,
                 .role = KernelRole::ladder,
-                .summary = "mma.sync m16n8k16 + ldmatrix from swizzled shared memory, "
-                           "4-stage cp.async pipeline, 128x128x32 tiles",
+                .summary = "mma.sync with ldmatrix, swizzled shared memory and a cp.async pipeline",
                 .dtypes = {DType::bf16, DType::f16},
                 .min_compute_capability = 80,
                 .auto_priority = 10,

@@ -106,8 +106,7 @@ void register_warptile_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 12,
                 .role = KernelRole::ladder,
-                .summary = "warp tiles of 4x4 lane fragments, next K tile staged in registers, "
-                           "two shared buffers",
+                .summary = "warp tiling",
                 .dtypes = {DType::f32},
                 .min_compute_capability = 50,
                 .auto_priority = 0,
@@ -118,7 +117,7 @@ void register_warptile_kernels(Registry& registry) {
                 .backend = Backend::cuda,
                 .rung = 13,
                 .role = KernelRole::ladder,
-                .summary = "cp.async global->shared copies, 3-stage pipeline, zero-filled edges",
+                .summary = "multi-stage cp.async pipeline",
                 .dtypes = {DType::f32},
                 .min_compute_capability = 80,
                 .auto_priority = 0,

@@ -71,7 +71,7 @@ struct StreamKSchedule {
 // iterations worth giving a stream-K block (below that its pipeline start and fix-up cost
 // more than the parallelism gains). Tiles of fewer than 4 * min_iters K tiles are never
 // split: there the round trip of the partial sums costs more than the idle tail (measured
-// at 1024x8192x256 on the H200: 62% of cuBLAS split, 93% whole).
+// at 1024x8192x256 on the H200; docs/notes/ladder-log.md, rung 15).
 inline StreamKSchedule make_stream_k_schedule(std::int64_t tiles, std::int64_t k_tiles,
                                               int resident, int min_iters) {
   StreamKSchedule s;

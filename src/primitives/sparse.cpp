@@ -374,7 +374,8 @@ int spmv_group_size(double mean_row_length) {
 
 std::string choose_spmv_kernel(const CsrStats& s) {
   // Measured on the H200 (docs/spmv.md): a group of lanes per row wins clearly when rows are
-  // even and x is read in a narrow window (banded: 120-136% of cuSPARSE), where the work is
+  // even and x is read in a narrow window (banded: 121-137% of cuSPARSE in
+  // bench/results/2026-11-23_h200_22ce9cc/), where the work is
   // streaming the CSR arrays. When one row is much longer than the mean, row-split kernels
   // serialise it; when columns are scattered, the gathers of x bound every kernel and the
   // merge path's deep, coalesced tile loads do best. Both cases go to merge_path.

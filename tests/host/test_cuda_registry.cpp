@@ -27,7 +27,7 @@ GemmProblem shape(std::int64_t m, std::int64_t n, std::int64_t k) {
 TEST(AutotuneTable, PicksTheConfigurationMeasuredBestPerShape) {
   using cuda::TunedConfig;
   using cuda::choose_tuned_config;
-  // The shapes the table was tuned on (docs/ladder.md).
+  // The shapes the table was tuned on (src/cuda/autotune_table.hpp names the run).
   EXPECT_EQ(choose_tuned_config(shape(8192, 8192, 8192)), TunedConfig::tile_64x128);
   EXPECT_EQ(choose_tuned_config(shape(4096, 4096, 4096)), TunedConfig::tile_128x256);
   EXPECT_EQ(choose_tuned_config(shape(4000, 4000, 4000)), TunedConfig::tile_128x256);
@@ -87,7 +87,7 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
 }
 
 TEST(CudaRegistry, AutoForInt8FollowsTheMeasuredTable) {
-  // On the H200 (bench/results/2026-11-24_h200_exact_int8/suite_i8): cuBLAS INT8 is fastest
+  // On the H200 (bench/results/2026-11-24_h200_261e11a/suite_i8): cuBLAS INT8 is fastest
   // on skinny products (rung 24: 26% at 1 x 16384 x 16384) and in its own K-major "TN" form
   // (rung 24: 95% at 4096^3 with B^T); every other layout runs cuBLAS at an eighth of its TN
   // speed, where rung 24 (which transposes into K-major form first) is 6-8 times faster; and

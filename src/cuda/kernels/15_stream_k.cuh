@@ -1,6 +1,6 @@
 // Rung 15, stream-K. Rung 14 launches one block per output tile, so when the tile count is
 // not a multiple of the blocks the GPU holds at once, the last wave runs partly empty (at
-// 4096^3 on an H200: 3.88 waves, about 3% of the run lost). Here the full waves still run
+// 4096^3 on an H200: 3.88 waves). Here the full waves still run
 // one block per tile, but the partial last wave is dealt out by K iterations to a full
 // wave of blocks, so all SMs finish together; blocks that share a tile add up their partial
 // sums through a workspace. The schedule and its invariants are in

@@ -62,9 +62,9 @@ struct SkinnyArgs {
 //     S8 = 8 and 16 (12 warps to hide the fragments' latency, the same bytes in flight).
 //   - Tensor cores at S8 = 64 ("wide"): 256 rows (64 per warp, 128 accumulators) and 64
 //     bytes of K per stage, so that each W fragment serves four row tiles instead of two:
-//     a third fewer ldmatrix per mma; two blocks of 80 KiB per SM. Measured slower on the
-//     H200 (bf16 8192x64x8192 at 51% of cuBLAS, 64x8192x8192 at 67%, against 80% and 83%
-//     with 128 rows): switched off, kept for the next measurement.
+//     a third fewer ldmatrix per mma; two blocks of 80 KiB per SM. Measured slower than
+//     128 rows on the H200 (bf16 8192x64x8192 and 64x8192x8192): switched off, kept for
+//     the next measurement.
 template <class T>
 struct SkinnyConfig {
   static constexpr int kThreads = 128;
@@ -154,8 +154,8 @@ __device__ __forceinline__ void mma_16x8x8_tf32(float (&d)[4], const std::uint32
 // XK, WK: the stored orientations of X and W (SkinnyArgs). SN: W's columns in tiles of 8.
 // VecX, VecW: X, W may be copied in 16-byte chunks (start and rows on 16 bytes).
 // Launch bounds: at S8 = 64 no minimum (shared memory allows two blocks; up to 255
-// registers, which the FMA path needs; the bf16 kernel at 8192x64x8192 fell from 80% to
-// 50% of cuBLAS on the H200 when a minimum of two came in with clusters), else three
+// registers, which the FMA path needs; the bf16 kernel at 8192x64x8192 fell far behind
+// cuBLAS on the H200 when a minimum of two came in with clusters), else three
 // blocks per SM (up to 168 registers).
 template <class T, bool Simt, bool XK, bool WK, int SN, bool VecX, bool VecW>
 __global__ void __launch_bounds__(128, SN == 8 ? 1 : 3)

@@ -1,9 +1,9 @@
 // Rung 21, rung 19 tuned per shape. Rung 19's one configuration, 128 x 256 tiles in
 // clusters of two, is right for large squares and wrong elsewhere: 1024^3 has 32 of its
-// tiles for 132 SMs (55% of cuBLAS), 128 x 8192 x 8192 leaves the second block of every
-// cluster an empty tile (54%), and a long K with a small C (1024 x 1024 x 8192: 37%;
+// tiles for 132 SMs (56% of cuBLAS), 128 x 8192 x 8192 leaves the second block of every
+// cluster an empty tile (53%), and a long K with a small C (1024 x 1024 x 8192: 36%;
 // 96 x 96 x 2^20: 1%) has a handful of tiles that each run the whole of K on one SM while
-// the others idle. Here, the same warp-specialised persistent kernel (19_wgmma_ws.cuh, its
+// the others idle (bf16, bench/results/2026-11-24_h200_7eb49c8/). Here, the same warp-specialised persistent kernel (19_wgmma_ws.cuh, its
 // configuration made a template):
 //   - Narrower tiles: 128 x 128 (two consumers of m64n128), 64 x 256 and 64 x 128 (one
 //     consumer warpgroup, which then needs no register reallocation). More and smaller

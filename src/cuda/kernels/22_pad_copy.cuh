@@ -1,7 +1,8 @@
 // Rung 22, Hopper for operands TMA cannot describe. Rung 19 reads A and B with TMA, which
 // needs each operand's base on 16 bytes and its rows a whole number of 16 bytes apart; a
 // bf16 3000x4100x2050 product (lda = 2050: rows 4100 bytes apart) is refused, and auto
-// fell to rung 17's mma.sync at 34-51% of cuBLAS. Here the operands that break the rule
+// fell to rung 17's mma.sync at 34-52% of cuBLAS (bench/results/2026-11-24_h200_7eb49c8/).
+// Here the operands that break the rule
 // are first copied into the workspace with their rows padded to whole 16 bytes, and rung
 // 19 (or whichever Hopper rung the launcher names) multiplies the copies. The padding is
 // never read as data: the tensor maps keep the true K (and M, N), and TMA fills boxes that

@@ -1,6 +1,7 @@
 // Rung 23, split-K for the SIMT f32 track. Rung 14 gives each block one output tile and
 // all of K, so a product with a small output and a long K (128x128x131072: 2 to 4 tiles)
-// keeps a handful of SMs busy for the whole run: 27% of cuBLAS pedantic SGEMM on the H200.
+// keeps a handful of SMs busy for the whole run: 27% of cuBLAS pedantic SGEMM on the H200
+// (bench/results/2026-11-24_h200_7eb49c8/).
 // Here K is cut into S slices and rung 14's kernel runs them as one strided batch (slice s
 // reads A's columns and B's rows [s Ks, (s + 1) Ks): for a row-major A the "matrices" are
 // Ks elements apart and overlap, which its pointer arithmetic allows) into S f32 partial
