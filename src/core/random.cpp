@@ -8,6 +8,8 @@
 #include <numbers>
 #include <type_traits>
 
+#include "core/host_matrix_type.hpp"
+
 namespace gemmkit {
 namespace {
 
@@ -188,18 +190,7 @@ AnyMatrix random_matrix(std::int64_t rows, std::int64_t cols, DType dtype,
     fill_random(m.view(), distribution, seed);
     return m;
   };
-  switch (dtype) {
-    case DType::f64: return make(std::type_identity<double>{});
-    case DType::f32:
-    case DType::tf32: return make(std::type_identity<float>{});
-    case DType::f16: return make(std::type_identity<Half>{});
-    case DType::bf16: return make(std::type_identity<BFloat16>{});
-    case DType::i32: return make(std::type_identity<std::int32_t>{});
-    case DType::i64: return make(std::type_identity<std::int64_t>{});
-    case DType::i8: break;
-  }
-  fail(ErrorCategory::usage, "dtype " + std::string(dtype_name(dtype)) +
-                                 " has no host matrix type (use f64, f32, f16, bf16, i32 or i64)");
+  return detail::make_host_matrix(dtype, make);
 }
 
 }  // namespace gemmkit
