@@ -4,14 +4,14 @@
 #include <sstream>
 
 #include "cli.hpp"
-#include "gemmkit/bench.hpp"
+#include "gemmkit/catalogue.hpp"
 #include "gemmkit/explain.hpp"
 
 namespace gemmkit::cli {
 namespace {
 
 struct ExplainArgs {
-  std::string kernel, shape, dtype, thread;
+  std::string kernel, shape, dtype, thread, operation;
   bool transpose_a = false, transpose_b = false, recorded = false, json = false;
 };
 
@@ -99,6 +99,7 @@ nlohmann::json to_json(const Explanation& x) {
   }
   const SmLimits& l = x.limits;
   return {{"meta", meta_json()},
+          {"operation", x.operation},
           {"kernel", x.kernel},
           {"rung", x.rung},
           {"summary", x.summary},
@@ -116,8 +117,18 @@ nlohmann::json to_json(const Explanation& x) {
 void print(const Explanation& x) {
   const SmLimits& l = x.limits;
   std::printf("%s (rung %d): %s\n", x.kernel.c_str(), x.rung, x.summary.c_str());
-  std::printf("problem: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld), %s\n", (long long)x.m, (long long)x.n,
-              (long long)x.m, (long long)x.k, (long long)x.k, (long long)x.n, std::string(dtype_name(x.dtype)).c_str());
+  const std::string dtype(dtype_name(x.dtype));
+  if (x.operation == "gemm")
+    std::printf("problem: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld), %s\n", (long long)x.m, (long long)x.n,
+                (long long)x.m, (long long)x.k, (long long)x.k, (long long)x.n, dtype.c_str());
+  else if (x.operation == "reduce")
+    std::printf("problem: reduce %lld values, %s\n", (long long)x.m, dtype.c_str());
+  else if (x.operation == "spmv")
+    std::printf("problem: y = A x, A %lld x %lld with %lld nonzeros, %s\n", (long long)x.m, (long long)x.n,
+                (long long)x.k, dtype.c_str());
+  else
+    std::printf("problem: convolve %lld values with a mask of %lld taps, %s\n", (long long)x.m, (long long)x.n,
+                dtype.c_str());
   std::printf("limits: %s: %d SMs; per SM %d threads, %d blocks, %d registers, %zu KiB shared memory "
               "(a block: up to %zu KiB, plus %zu B reserved)\n",
               l.source.c_str(), l.sm_count, l.max_threads_per_sm, l.max_blocks_per_sm, l.registers_per_sm,
@@ -159,12 +170,43 @@ void print(const Explanation& x) {
   }
 }
 
+// The operation a kernel name belongs to: --operation, else the first in the catalogue
+// (GEMM first) with that name; an unknown name is left to explain's error, which lists names.
+std::string operation_of(const ExplainArgs& a) {
+  if (!a.operation.empty()) return a.operation;
+  for (const CatalogueEntry& e : catalogue())
+    if (e.name == a.kernel) return e.operation;
+  return "gemm";
+}
+
+// "AxBxC" (x or X between up to three non-negative sizes).
+std::vector<std::int64_t> parse_sizes(const std::string& text) {
+  std::vector<std::int64_t> sizes;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find_first_of("xX", start);
+    const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 18) return {};
+    sizes.push_back(std::stoll(part));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return sizes;
+}
+
 void run_explain(const ExplainArgs& a) {
   ExplainRequest r;
   r.kernel = a.kernel;
-  const auto shape = parse_bench_shape(a.shape);
-  if (!shape) fail(ErrorCategory::usage, "--shape: '" + a.shape + "' is not MxNxK with positive integers (e.g. 70x200x64)");
-  r.m = shape->m, r.n = shape->n, r.k = shape->k;
+  const std::string operation = operation_of(a);
+  const std::vector<std::int64_t> sizes = parse_sizes(a.shape);
+  const std::size_t wanted = operation == "reduce" ? 1 : operation == "conv1d" ? 2 : 3;
+  const char* form = operation == "reduce" ? "N (values)" : operation == "conv1d" ? "NxWIDTH (values, mask taps)"
+                   : operation == "spmv" ? "ROWSxCOLSxNNZ" : "MxNxK (e.g. 70x200x64)";
+  if (sizes.size() != wanted)
+    fail(ErrorCategory::usage, "--shape: '" + a.shape + "' is not " + form + " for " + a.kernel + " (" + operation + ")");
+  r.m = sizes[0];
+  r.n = wanted > 1 ? sizes[1] : 1;
+  r.k = wanted > 2 ? sizes[2] : 1;
   if (!a.dtype.empty()) {
     const auto d = parse_dtype(a.dtype);
     if (!d) fail(ErrorCategory::usage, "--dtype: unknown dtype '" + a.dtype + "'");
@@ -173,7 +215,7 @@ void run_explain(const ExplainArgs& a) {
   r.trans_a = a.transpose_a, r.trans_b = a.transpose_b;
   if (!a.thread.empty()) std::tie(r.block_idx, r.thread_idx) = parse_thread(a.thread);
   r.live = !a.recorded;
-  const Explanation x = explain(r);
+  const Explanation x = explain_operation(operation, r);
   if (a.json) std::printf("%s\n", to_json(x).dump(2).c_str());
   else print(x);
 }
@@ -184,10 +226,15 @@ void add_explain(CLI::App& app) {
   auto a = std::make_shared<ExplainArgs>();
   CLI::App* cmd = app.add_subcommand(
       "explain",
-      "Show how a CUDA kernel launches for a problem: grid, block, shared memory, registers, "
-      "occupancy, which elements of C each thread writes and the global thread-id formula");
+      "Show how a CUDA kernel (GEMM, reduce, spmv, conv1d) launches for a problem: grid, block, shared "
+      "memory, registers, occupancy, which elements each thread writes and the global thread-id formula");
   cmd->add_option("kernel", a->kernel, "Kernel name (gemmkit list shows them)")->required();
-  cmd->add_option("--shape", a->shape, "Problem as MxNxK: C is M x N, K the inner size")->required();
+  cmd->add_option("--shape", a->shape,
+                  "The problem: MxNxK for GEMM (C is M x N, K the inner size); N for reduce; ROWSxCOLSxNNZ "
+                  "for spmv; NxWIDTH for conv1d")
+      ->required();
+  cmd->add_option("--operation", a->operation,
+                  "gemm, reduce, spmv or conv1d (default: the operation the kernel name belongs to)");
   cmd->add_option("--dtype", a->dtype, "Element type (default: the kernel's first)");
   cmd->add_option("--thread", a->thread,
                   "bx,by,tx,ty: answer for the thread at blockIdx (bx, by), threadIdx (tx, ty)");

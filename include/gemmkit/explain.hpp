@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/launch_plan.hpp"
+#include "gemmkit/registry.hpp"
 
 namespace gemmkit {
 
@@ -87,6 +89,8 @@ struct LaunchExplanation {
 
 struct ExplainRequest {
   std::string kernel;                 // a registry entry's name
+  // gemm: C is m x n, k the inner size. For explain_operation: reduce, m values; spmv, an
+  // m x n matrix of k nonzeros; conv1d, m values and a mask of n taps.
   std::int64_t m = 0, n = 0, k = 0;
   std::optional<DType> dtype;         // default: the entry's first dtype
   bool trans_a = false, trans_b = false;
@@ -96,8 +100,10 @@ struct ExplainRequest {
 };
 
 struct Explanation {
+  std::string operation;  // "gemm", "reduce", "spmv" or "conv1d"
   std::string kernel;
   Backend backend = Backend::cpu;
+  KernelRole role = KernelRole::ladder;
   int rung = 0;
   std::string summary;
   DType dtype = DType::f32;
@@ -105,13 +111,17 @@ struct Explanation {
   bool live = false;  // attributes and occupancy from a device
   SmLimits limits;
   std::vector<LaunchExplanation> launches;  // in the order the entry makes them
-  std::string cpu_threading;                // CPU kernels: how they use threads
 };
 
 // Explains `request`. Usage errors: an unknown kernel (the message lists the names), a
 // dtype the kernel does not take, a problem it refuses, a thread outside the grid of every
 // launch, a kernel without a launch description.
 Explanation explain(const ExplainRequest& request);
+
+// The same for a kernel of reduce, spmv or conv1d (`operation`), sizes as ExplainRequest
+// says. Their plans describe which elements of the input and output a thread touches in
+// words (LaunchPlan::elements is empty). Part of gemmkit::primitives.
+Explanation explain_operation(std::string_view operation, const ExplainRequest& request);
 
 // Where the attributes recorded at build time are read from: $GEMMKIT_KERNEL_RESOURCES when
 // set, else ../share/gemmkit/kernel_resources.tsv from the running binary's folder.

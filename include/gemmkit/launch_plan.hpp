@@ -49,6 +49,7 @@ struct LaunchPlan {
 // be made from live queries on a GPU or from recorded attributes without one.
 struct LaunchQueries {
   int sm_count = 0;
+  int compute_capability = 0;  // e.g. 90
   // Blocks of this launch's kernel (block and shared memory as given) one SM holds.
   std::function<int(const LaunchPlan&)> blocks_per_sm;
   // Clusters of this launch (its cluster dims) the whole device holds at once.

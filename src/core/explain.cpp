@@ -2,6 +2,9 @@
 // each kernel's resources and occupancy, live from the device or from the build's records.
 #include "gemmkit/explain.hpp"
 
+#include <dlfcn.h>
+#include <elf.h>
+
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -9,9 +12,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "core/explain_device.hpp"
 #include "gemmkit/error.hpp"
@@ -98,8 +103,10 @@ std::string default_recorded_path() {
 
 namespace {
 
-// The build's records: normalized name -> resources (sm_90 code). Read once per path.
-using Records = std::map<std::string, KernelResources, std::less<>>;
+// The build's records of sm_90 code, by mangled and by normalized name. Read once per path.
+struct Records {
+  std::map<std::string, KernelResources, std::less<>> by_mangled, by_name;
+};
 
 const Records* recorded(const std::string& path) {
   static std::mutex mutex;
@@ -114,17 +121,64 @@ const Records* recorded(const std::string& path) {
       while (std::getline(in, line)) {
         if (line.empty() || line[0] == '#') continue;
         std::istringstream fields(line);
-        std::string name, arch;
+        std::string name, arch, mangled;
         KernelResources r;
-        if (!(fields >> name >> arch >> r.registers >> r.static_smem >> r.local_bytes)) continue;
+        if (!(fields >> name >> arch >> r.registers >> r.static_smem >> r.local_bytes >> mangled)) continue;
         if (arch != "sm_90a" && arch != "sm_90") continue;
         r.source = "recorded at build time for sm_90";
-        records.emplace(std::move(name), std::move(r));
+        records.by_mangled.emplace(mangled, r);
+        records.by_name.emplace(std::move(name), std::move(r));
       }
       it->second = std::move(records);
     }
   }
   return it->second ? &*it->second : nullptr;
+}
+
+// The symbol names of the functions in an ELF file's symbol table, by address (empty when
+// the file is stripped or unreadable).
+std::map<std::uint64_t, std::string> function_symbols(const std::string& path) {
+  std::map<std::uint64_t, std::string> out;
+  std::ifstream in(path, std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (file.size() < sizeof(Elf64_Ehdr) || file.compare(0, 4, "\x7f" "ELF") != 0 || file[EI_CLASS] != ELFCLASS64) return out;
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, file.data(), sizeof eh);
+  if (eh.e_shoff + std::size_t(eh.e_shnum) * sizeof(Elf64_Shdr) > file.size()) return out;
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  std::memcpy(sections.data(), file.data() + eh.e_shoff, sections.size() * sizeof(Elf64_Shdr));
+  for (const Elf64_Shdr& sh : sections) {
+    if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= sections.size()) continue;
+    const Elf64_Shdr& strtab = sections[sh.sh_link];
+    if (sh.sh_offset + sh.sh_size > file.size() || strtab.sh_offset + strtab.sh_size > file.size()) continue;
+    for (std::size_t i = 0; i < sh.sh_size / sizeof(Elf64_Sym); ++i) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, file.data() + sh.sh_offset + i * sizeof(Elf64_Sym), sizeof sym);
+      if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_name >= strtab.sh_size || sym.st_value == 0) continue;
+      const char* name = file.data() + strtab.sh_offset + sym.st_name;
+      if (std::strncmp(name, "_Z", 2) == 0) out.emplace(sym.st_value, name);
+    }
+  }
+  return out;
+}
+
+// The mangled name of the function at `fn` (a kernel's host stub, named as the kernel),
+// from the symbol table of the executable or library holding it.
+std::optional<std::string> mangled_name_of(const void* fn) {
+  Dl_info info{};
+  if (!fn || !dladdr(fn, &info) || !info.dli_fname) return std::nullopt;
+  if (info.dli_sname && info.dli_saddr == fn) return std::string(info.dli_sname);
+  static std::mutex mutex;
+  static std::map<std::string, std::map<std::uint64_t, std::string>> files;
+  const std::lock_guard lock(mutex);
+  std::string path = info.dli_fname;
+  if (path.find('/') == std::string::npos) path = "/proc/self/exe";  // the main program, found on PATH
+  auto it = files.find(path);
+  if (it == files.end()) it = files.emplace(path, function_symbols(path)).first;
+  const auto address = reinterpret_cast<std::uintptr_t>(fn), base = reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+  for (const std::uintptr_t at : {address - base, address})  // position-independent, or not
+    if (auto sym = it->second.find(at); sym != it->second.end()) return sym->second;
+  return std::nullopt;
 }
 
 std::int64_t round_up(std::int64_t value, std::int64_t unit) { return (value + unit - 1) / unit * unit; }
@@ -226,33 +280,45 @@ void* fake_pointer(std::uintptr_t at) { return reinterpret_cast<void*>(at); }
 
 }  // namespace
 
+namespace explain_detail {
+
+void check_entry(Explanation& out, const ExplainRequest& request, const std::vector<DType>& dtypes, bool described,
+                 const char* cpu_threading) {
+  out.dtype = request.dtype.value_or(dtypes.front());
+  out.m = request.m, out.n = request.n, out.k = request.k;
+  if (std::find(dtypes.begin(), dtypes.end(), out.dtype) == dtypes.end()) {
+    std::string takes;
+    for (const DType t : dtypes) takes += (takes.empty() ? "" : ", ") + std::string(dtype_name(t));
+    fail(ErrorCategory::usage, out.kernel + " does not take " + std::string(dtype_name(out.dtype)) +
+                                   " (it takes " + takes + ")");
+  }
+  if (out.backend == Backend::cpu)
+    fail(ErrorCategory::usage, out.kernel + " is a CPU kernel: it runs on the host's cores (" + cpu_threading +
+                                   "), not in a CUDA grid; explain describes CUDA launches");
+  if (out.role == KernelRole::reference)
+    fail(ErrorCategory::usage, out.kernel + " calls a vendor library, which picks its kernels and launches "
+                                            "inside itself; explain describes gemmkit's own kernels");
+  if (!described)
+    fail(ErrorCategory::usage, out.kernel + " has no launch description (its launches depend on the data, not "
+                                            "only on the shape)");
+}
+
+}  // namespace explain_detail
+
 Explanation explain(const ExplainRequest& request) {
   const KernelEntry& entry = Registry::instance().get(request.kernel);
   Explanation out;
+  out.operation = "gemm";
   out.kernel = entry.name;
   out.backend = entry.backend;
+  out.role = entry.role;
   out.rung = entry.rung;
   out.summary = entry.summary;
-  out.dtype = request.dtype.value_or(entry.dtypes.front());
-  out.m = request.m, out.n = request.n, out.k = request.k;
-  if (!entry.supports(out.dtype)) {
-    std::string takes;
-    for (const DType t : entry.dtypes) takes += (takes.empty() ? "" : ", ") + std::string(dtype_name(t));
-    fail(ErrorCategory::usage, entry.name + " does not take " + std::string(dtype_name(out.dtype)) +
-                                   " (it takes " + takes + ")");
-  }
   if (request.m < 1 || request.n < 1 || request.k < 1)
     fail(ErrorCategory::usage, "explain needs M, N and K of at least 1 (got " + std::to_string(request.m) +
                                    "x" + std::to_string(request.n) + "x" + std::to_string(request.k) + ")");
-  if (entry.backend == Backend::cpu)
-    fail(ErrorCategory::usage,
-         entry.name + " is a CPU kernel: it runs on the host's cores (OpenMP threads over blocks of "
-                      "rows of C where it is parallel), not in a CUDA grid; explain describes CUDA launches");
-  if (entry.role == KernelRole::reference)
-    fail(ErrorCategory::usage, entry.name + " calls a vendor library, which picks its kernels and launches "
-                                            "inside itself; explain describes gemmkit's own kernels");
-  if (!entry.launches)
-    fail(ErrorCategory::usage, entry.name + " has no launch description yet");
+  explain_detail::check_entry(out, request, entry.dtypes, bool(entry.launches),
+                              "OpenMP threads over blocks of rows of C where it is parallel");
 
   GemmProblem p;
   p.dtype = out.dtype;
@@ -264,7 +330,14 @@ Explanation explain(const ExplainRequest& request) {
   p.b = fake_pointer(std::uintptr_t(2) << 32);
   p.c = fake_pointer(std::uintptr_t(3) << 32);
   if (auto why = entry.rejects(p)) fail(ErrorCategory::usage, entry.name + " does not run " + p.shape_string() + ": " + *why);
+  explain_detail::explain_plans(out, request, [&](const LaunchQueries& q) { return entry.launches(p, q); });
+  return out;
+}
 
+namespace explain_detail {
+
+void explain_plans(Explanation& out, const ExplainRequest& request,
+                   const std::function<std::vector<LaunchPlan>(const LaunchQueries&)>& make_plans) {
   const std::optional<SmLimits> live = request.live ? explain_detail::live_limits() : std::nullopt;
   out.live = live.has_value();
   out.limits = live ? *live : sm90_limits();
@@ -275,8 +348,20 @@ Explanation explain(const ExplainRequest& request) {
   const auto resources = [&](const LaunchPlan& plan) -> std::optional<KernelResources> {
     if (out.live)
       if (auto r = explain_detail::live_resources(plan.function)) return r;
-    if (records)
-      if (auto it = records->find(plan.kernel); it != records->end()) return it->second;
+    if (!records) return std::nullopt;
+    // By the mangled name where the symbol table has it: the pretty-printed one leaves out
+    // template arguments that are defaults.
+    if (const auto mangled = mangled_name_of(plan.function)) {
+      if (auto it = records->by_mangled.find(*mangled); it != records->by_mangled.end()) return it->second;
+      // The host stub has internal linkage, which its mangled name marks with an L before
+      // the kernel's name ("...kernelsL12naive_kernel..."); the device function has none.
+      for (std::size_t at = 0; (at = mangled->find('L', at + 1)) != std::string::npos;)
+        if (at + 1 < mangled->size() && std::isdigit(static_cast<unsigned char>((*mangled)[at + 1]))) {
+          const std::string device = mangled->substr(0, at) + mangled->substr(at + 1);
+          if (auto it = records->by_mangled.find(device); it != records->by_mangled.end()) return it->second;
+        }
+    }
+    if (auto it = records->by_name.find(plan.kernel); it != records->by_name.end()) return it->second;
     return std::nullopt;
   };
   const auto computed_blocks = [&](const LaunchPlan& plan) {
@@ -287,6 +372,7 @@ Explanation explain(const ExplainRequest& request) {
   };
   LaunchQueries queries;
   queries.sm_count = out.limits.sm_count;
+  queries.compute_capability = out.limits.compute_capability;
   queries.blocks_per_sm = [&](const LaunchPlan& plan) {
     if (out.live)
       if (auto b = explain_detail::live_blocks_per_sm(plan)) return *b;
@@ -302,7 +388,7 @@ Explanation explain(const ExplainRequest& request) {
   };
 
   bool thread_placed = false;
-  for (LaunchPlan& plan : entry.launches(p, queries)) {
+  for (LaunchPlan& plan : make_plans(queries)) {
     LaunchExplanation e;
     e.thread_id_formula = thread_id_formula(plan.grid, plan.block);
     if (const auto r = resources(plan)) {
@@ -339,7 +425,8 @@ Explanation explain(const ExplainRequest& request) {
     fail(ErrorCategory::usage, "thread (block " + dims(*request.block_idx) + ", thread " + dims(*request.thread_idx) +
                                    ") lies outside every launch (" + grids + ")");
   }
-  return out;
 }
+
+}  // namespace explain_detail
 
 }  // namespace gemmkit

@@ -9,25 +9,29 @@ namespace gemmkit::explain_detail {
 
 std::optional<SmLimits> live_limits() {
   if (!cuda_device_available()) return std::nullopt;
-  int device = 0;
-  cudaDeviceProp d{};
-  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&d, device) != cudaSuccess)
+  int device = 0, reserved = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device) != cudaSuccess)
     return std::nullopt;
-  SmLimits l;
-  l.source = std::string("live: ") + d.name;
-  l.compute_capability = d.major * 10 + d.minor;
-  l.sm_count = d.multiProcessorCount;
-  l.warp_size = d.warpSize;
-  l.max_threads_per_block = d.maxThreadsPerBlock;
-  l.max_threads_per_sm = d.maxThreadsPerMultiProcessor;
-  l.max_blocks_per_sm = d.maxBlocksPerMultiProcessor;
-  l.registers_per_sm = d.regsPerMultiprocessor;
-  l.registers_per_block = d.regsPerBlock;
-  l.smem_per_sm = d.sharedMemPerMultiprocessor;
-  l.smem_per_block = d.sharedMemPerBlock;
-  l.smem_per_block_optin = d.sharedMemPerBlockOptin;
-  l.smem_reserved_per_block = d.reservedSharedMemPerBlock;
-  return l;
+  for (const DeviceInfo& d : query_devices().devices) {
+    if (d.index != device) continue;
+    SmLimits l;
+    l.source = "live: " + d.name;
+    l.compute_capability = d.compute_capability();
+    l.sm_count = d.sm_count;
+    l.warp_size = d.warp_size;
+    l.max_threads_per_block = d.max_threads_per_block;
+    l.max_threads_per_sm = d.max_threads_per_sm;
+    l.max_blocks_per_sm = d.max_blocks_per_sm;
+    l.registers_per_sm = d.registers_per_sm;
+    l.registers_per_block = d.registers_per_block;
+    l.smem_per_sm = d.shared_memory_per_sm;
+    l.smem_per_block = d.shared_memory_per_block;
+    l.smem_per_block_optin = d.shared_memory_per_block_optin;
+    l.smem_reserved_per_block = std::size_t(reserved);
+    return l;
+  }
+  return std::nullopt;
 }
 
 std::optional<KernelResources> live_resources(const void* function) {

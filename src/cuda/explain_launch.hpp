@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -48,6 +49,25 @@ LaunchPlan plan_of(const Geometry& g, std::string purpose, std::string mapping,
   plan.elements = std::move(elements);
   return plan;
 }
+
+// A launch sequence written once against an emitter: LaunchEmit queues each launch on its
+// stream, PlanEmit describes it (for KernelEntry::launches), so the two cannot disagree.
+// Call as emit.template launch<kernel>(grid, block, smem, purpose, mapping, args...).
+struct LaunchEmit {
+  cudaStream_t stream;
+  template <auto Kernel, class... Args>
+  void launch(dim3 grid, dim3 block, std::size_t smem, const char*, const char*, const Args&... args) const {
+    Kernel<<<grid, block, smem, stream>>>(args...);
+  }
+};
+
+struct PlanEmit {
+  std::vector<LaunchPlan>* out;
+  template <auto Kernel, class... Args>
+  void launch(dim3 grid, dim3 block, std::size_t smem, const char* purpose, const char* mapping, const Args&...) const {
+    out->push_back(plan_of<Kernel>({grid, block, smem}, purpose, mapping));
+  }
+};
 
 // The lattice rows row, row + row_step, ... (rows of them) x columns likewise, clipped to
 // the problem's m x n C; nothing when the thread's first element lies outside.

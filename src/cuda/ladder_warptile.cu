@@ -134,6 +134,10 @@ void run_tuned_config(TunedConfig config, const GemmProblem& p, const KernelLaun
   tuned(config).run(p, l);
 }
 
+std::vector<LaunchPlan> tuned_config_plans(TunedConfig config, const GemmProblem& p, const LaunchQueries& q) {
+  return tuned(config).plans(p, q);
+}
+
 namespace {
 // Asked once per context: the query costs host time inside every timed call otherwise.
 template <class Cfg>
@@ -148,6 +152,21 @@ int blocks_per_sm(const Context& ctx) {
   });
 }
 }  // namespace
+
+template <class Cfg>
+int blocks_per_sm(const LaunchQueries& q) {
+  constexpr auto kernel = kernels::cp_async_kernel<Cfg, false, false, false, false>;
+  return std::max(q.blocks_per_sm(plan_of<kernel>(warptile_geometry<Cfg>(GemmProblem{}), "", "")), 1);
+}
+
+int tuned_config_blocks_per_sm(TunedConfig config, const LaunchQueries& q) {
+  switch (config) {
+    case TunedConfig::tile_128x256: return blocks_per_sm<Tile128x256>(q);
+    case TunedConfig::tile_64x128: return blocks_per_sm<Tile64x128>(q);
+    case TunedConfig::tile_64x64: return blocks_per_sm<Tile64x64>(q);
+  }
+  fail(ErrorCategory::internal, "unknown tuned configuration");
+}
 
 int tuned_config_blocks_per_sm(TunedConfig config, const Context& ctx) {
   switch (config) {

@@ -10,47 +10,42 @@
 
 #include "gemmkit/error.hpp"
 #include "gemmkit/explain.hpp"
+#include "gemmkit/conv1d.hpp"
+#include "gemmkit/reduce.hpp"
 #include "gemmkit/registry.hpp"
+#include "gemmkit/sparse.hpp"
 #include "gpu/gpu_test_support.hpp"
 
 namespace {
 
 using namespace gemmkit;
 
-std::optional<Explanation> try_explain(const KernelEntry& entry, DType dtype, std::int64_t m, std::int64_t n,
-                                       std::int64_t k, bool live) {
+std::optional<Explanation> try_explain(const std::string& operation, const std::string& kernel, DType dtype,
+                                       std::int64_t m, std::int64_t n, std::int64_t k, bool live) {
   ExplainRequest r;
-  r.kernel = entry.name, r.dtype = dtype, r.m = m, r.n = n, r.k = k, r.live = live;
+  r.kernel = kernel, r.dtype = dtype, r.m = m, r.n = n, r.k = k, r.live = live;
   try {
-    return explain(r);
+    return explain_operation(operation, r);
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("does not run"), std::string::npos) << entry.name << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find("does not run"), std::string::npos) << kernel << ": " << e.what();
     return std::nullopt;
   }
 }
 
-TEST(GpuExplain, RecordsAndOccupancyMatchTheDevice) {
-  SKIP_WITHOUT_DEVICE();
-  int device = 0, cc_major = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
-  const bool sm90 = cc_major == 9;  // the records are of the sm_90 code
-  int launches = 0;
-  for (const KernelEntry& entry : Registry::instance().entries()) {
-    if (entry.backend != Backend::cuda || entry.role != KernelRole::ladder || !entry.launches) continue;
-    for (const DType dtype : entry.dtypes)
-      for (const auto& [m, n, k] : {std::array<std::int64_t, 3>{70, 200, 64}, {1024, 1024, 1024}, {4097, 33, 3000},
-                                    {8192, 8192, 8192}}) {
-        const auto live = try_explain(entry, dtype, m, n, k, true);
-        const auto rec = try_explain(entry, dtype, m, n, k, false);
-        if (!live || !rec) continue;
+// Every launch of `kernel` for the problem, live against recorded against the runtime.
+void check_kernel(const std::string& operation, const std::string& kernel, DType dtype, std::int64_t m,
+                  std::int64_t n, std::int64_t k, bool sm90, int& launches) {
+        const auto live = try_explain(operation, kernel, dtype, m, n, k, true);
+        const auto rec = try_explain(operation, kernel, dtype, m, n, k, false);
+        if (!live || !rec) return;
         ASSERT_TRUE(live->live);
-        ASSERT_EQ(live->launches.size(), rec->launches.size()) << entry.name;
+        ASSERT_EQ(live->launches.size(), rec->launches.size()) << kernel;
         for (std::size_t i = 0; i < live->launches.size(); ++i) {
           const LaunchExplanation& e = live->launches[i];
           const LaunchExplanation& r = rec->launches[i];
-          const std::string what = entry.name + " " + std::string(dtype_name(dtype)) + " " + std::to_string(m) + "x" +
-                                   std::to_string(n) + "x" + std::to_string(k) + " " + e.plan.kernel;
+          const std::string what = operation + " " + kernel + " " + std::string(dtype_name(dtype)) + " " +
+                                   std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
+                                   e.plan.kernel;
           ++launches;
           cudaFuncAttributes a{};
           ASSERT_EQ(cudaFuncGetAttributes(&a, e.plan.function), cudaSuccess) << what;
@@ -84,9 +79,45 @@ TEST(GpuExplain, RecordsAndOccupancyMatchTheDevice) {
                         *e.occupancy.active_clusters, r.occupancy.active_clusters.value_or(-1));
           }
         }
-      }
+}
+
+bool device_is_sm90() {
+  int device = 0, cc_major = 0;
+  EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
+  EXPECT_EQ(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
+  return cc_major == 9;  // the records are of the sm_90 code
+}
+
+TEST(GpuExplain, RecordsAndOccupancyMatchTheDevice) {
+  SKIP_WITHOUT_DEVICE();
+  const bool sm90 = device_is_sm90();
+  int launches = 0;
+  for (const KernelEntry& entry : Registry::instance().entries()) {
+    if (entry.backend != Backend::cuda || entry.role != KernelRole::ladder || !entry.launches) continue;
+    for (const DType dtype : entry.dtypes)
+      for (const auto& [m, n, k] : {std::array<std::int64_t, 3>{70, 200, 64}, {1024, 1024, 1024}, {4097, 33, 3000},
+                                    {8192, 8192, 8192}})
+        check_kernel("gemm", entry.name, dtype, m, n, k, sm90, launches);
   }
   EXPECT_GT(launches, 20);
+}
+
+TEST(GpuExplain, PrimitivesRecordsAndOccupancyMatchTheDevice) {
+  SKIP_WITHOUT_DEVICE();
+  const bool sm90 = device_is_sm90();
+  int launches = 0;
+  const auto each = [&](const auto& registry, const std::string& operation,
+                        std::initializer_list<std::array<std::int64_t, 3>> shapes) {
+    for (const auto& entry : registry.entries()) {
+      if (entry.backend != Backend::cuda || !entry.launches) continue;
+      for (const DType dtype : entry.dtypes)
+        for (const auto& [m, n, k] : shapes) check_kernel(operation, entry.name, dtype, m, n, k, sm90, launches);
+    }
+  };
+  each(reduce_registry(), "reduce", {{1, 1, 1}, {1000, 1, 1}, {1 << 24, 1, 1}});
+  each(spmv_registry(), "spmv", {{1000, 1000, 5000}, {100000, 100000, 3000000}});
+  each(conv1d_registry(), "conv1d", {{1000, 5, 1}, {1 << 20, 31, 1}});
+  EXPECT_GT(launches, 10);
 }
 
 }  // namespace

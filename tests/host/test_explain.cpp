@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "gemmkit/catalogue.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/explain.hpp"
 #include "gemmkit/registry.hpp"
@@ -209,6 +210,8 @@ TEST(Explain, EveryCudaEntryExplainsFromTheRecords) {
   int explained = 0;
   for (const KernelEntry& entry : Registry::instance().entries()) {
     if (entry.backend != Backend::cuda || entry.role != KernelRole::ladder) continue;
+    // The exact residue GEMM picks its launches from the data (the operands' magnitudes).
+    if (entry.name == "cuda_exact_residues") continue;
     ASSERT_TRUE(entry.launches) << entry.name << " has no launch description";
     for (const DType dtype : entry.dtypes)
       for (const auto& [m, n, k] : {std::array<std::int64_t, 3>{1, 1, 1}, {70, 200, 64}, {1024, 1024, 1024},
@@ -218,7 +221,8 @@ TEST(Explain, EveryCudaEntryExplainsFromTheRecords) {
           x = recorded(entry.name, m, n, k, dtype);
         } catch (const Error& e) {
           // A problem the entry refuses (its precondition) is said so; nothing else may fail.
-          EXPECT_NE(std::string(e.what()).find("does not run"), std::string::npos) << entry.name << ": " << e.what();
+          EXPECT_NE(std::string(e.what()).find("does not run"), std::string::npos)
+              << entry.name << " " << dtype_name(dtype) << " " << m << "x" << n << "x" << k << ": " << e.what();
           continue;
         }
         ++explained;
@@ -267,6 +271,50 @@ TEST(Explain, ClearErrors) {
             std::string::npos);
 }
 
+Explanation recorded_op(const std::string& op, const std::string& kernel, std::int64_t m, std::int64_t n = 1,
+                        std::int64_t k = 1) {
+  ExplainRequest r;
+  r.kernel = kernel, r.m = m, r.n = n, r.k = k;
+  r.live = false;
+  return explain_operation(op, r);
+}
+
+TEST(Explain, PrimitivesLaunchesFromTheirLaunchers) {
+  SKIP_WITHOUT_CUDA_ENTRIES();
+  // Rung 4 of reduce: 4 blocks per SM (132 SMs: 528) of 256 threads over the input, then one
+  // block of 512 over their values.
+  Explanation x = recorded_op("reduce", "reduce4_unrolled", 1000000);
+  ASSERT_EQ(x.launches.size(), 2u);
+  expect_dims(x.launches[0].plan.grid, 4 * 132, 1, 1);
+  expect_dims(x.launches[0].plan.block, 256, 1, 1);
+  expect_dims(x.launches[1].plan.grid, 1, 1, 1);
+  expect_dims(x.launches[1].plan.block, 512, 1, 1);
+  // Rung 0 folds halves: ceil(log2(1000)) = 10 launches, the first of ceil(500 / 256) = 2 blocks.
+  x = recorded_op("reduce", "reduce0_fold", 1000);
+  EXPECT_EQ(x.launches.size(), 10u);
+  expect_dims(x.launches[0].plan.grid, 2, 1, 1);
+  // SpMV: a thread per row, a warp per row, the merge path's three launches.
+  x = recorded_op("spmv", "scalar", 1000, 1000, 5000);
+  ASSERT_EQ(x.launches.size(), 1u);
+  expect_dims(x.launches[0].plan.grid, 4, 1, 1);
+  x = recorded_op("spmv", "vector", 1000, 1000, 5000);
+  expect_dims(x.launches[0].plan.grid, 1000 * 32 / 256, 1, 1);
+  x = recorded_op("spmv", "merge_path", 1000, 1000, 5000);
+  ASSERT_EQ(x.launches.size(), 3u);
+  expect_dims(x.launches[1].plan.grid, (1000 + 5000 + 256 * 9 - 1) / (256 * 9), 1, 1);
+  // conv1d basic: the taps into global memory, then one output per thread.
+  x = recorded_op("conv1d", "basic", 1000, 5);
+  ASSERT_EQ(x.launches.size(), 2u);
+  expect_dims(x.launches[1].plan.grid, 4, 1, 1);
+  for (const char* op : {"reduce", "spmv", "conv1d"})
+    for (const CatalogueEntry& e : catalogue(op)) {
+      if (e.backend != Backend::cuda || e.role != KernelRole::ladder) continue;
+      const Explanation y = recorded_op(op, e.name, 100000, std::string(op) == "conv1d" ? 7 : 1000, 50000);
+      ASSERT_FALSE(y.launches.empty()) << e.name;
+      for (const LaunchExplanation& l : y.launches) EXPECT_TRUE(l.resources_known) << e.name << ": " << l.note;
+    }
+}
+
 class ExplainCli : public test::CliTest {};
 
 TEST_F(ExplainCli, PrintsTheWorkedExampleAndJson) {
@@ -285,6 +333,10 @@ TEST_F(ExplainCli, PrintsTheWorkedExampleAndJson) {
   EXPECT_EQ(j["launches"][0]["thread"]["elements"][0]["row"], 2);
   EXPECT_EQ(j["launches"][0]["thread"]["elements"][0]["col"], 1);
   EXPECT_GT(j["launches"][0]["registers_per_thread"].get<int>(), 0);
+  r = run("explain warp_shuffle --shape 1000000 --recorded");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("problem: reduce 1000000 values"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("launch 2 of 2"), std::string::npos) << r.out;
 }
 
 TEST_F(ExplainCli, BadInputIsOneLineExit2) {
@@ -292,6 +344,7 @@ TEST_F(ExplainCli, BadInputIsOneLineExit2) {
   expect_error(run("explain cuda_naive --shape 8x8x8 --thread 1,2,3"), 2, "--thread");
   expect_error(run("explain cuda_naive --shape 8x8x8 --dtype f7"), 2, "dtype");
   expect_error(run("explain no_such_kernel --shape 8x8x8"), 2, "no_such_kernel");
+  expect_error(run("explain reduce4_unrolled --shape 8x8"), 2, "N (values)");
 }
 
 }  // namespace
