@@ -147,8 +147,9 @@ void print(const Explanation& x) {
       std::printf("  registers %d per thread%s (%s)\n", e.resources.registers,
                   e.resources.local_bytes ? (", " + std::to_string(e.resources.local_bytes) + " B stack").c_str() : "",
                   e.resources.source.c_str());
-      std::printf("  occupancy %d blocks per SM = %d warps of %d (%.0f%%), limited by %s\n", o.blocks_per_sm,
-                  o.warps_per_sm, l.max_threads_per_sm / l.warp_size, 100 * o.fraction, o.limited_by.c_str());
+      std::printf("  occupancy %d block%s per SM = %d warps of %d (%.0f%%), limited by %s\n", o.blocks_per_sm,
+                  o.blocks_per_sm == 1 ? "" : "s", o.warps_per_sm, l.max_threads_per_sm / l.warp_size,
+                  100 * o.fraction, o.limited_by.c_str());
       std::printf("            limits alone: threads %d, registers %d (%d per block), shared memory %d (%zu B "
                   "per block), blocks %d\n",
                   o.by_threads, o.by_registers, o.registers_per_block, o.by_smem, o.smem_per_block, o.by_blocks);
@@ -161,7 +162,9 @@ void print(const Explanation& x) {
     std::printf("  C         %s\n", p.mapping.c_str());
     if (e.thread) {
       const ThreadAnswer& t = *e.thread;
-      std::printf("  thread (blockIdx %s, threadIdx %s):\n", dims(t.block_idx).c_str(), dims(t.thread_idx).c_str());
+      std::printf("  thread (blockIdx (%lld, %lld, %lld), threadIdx (%lld, %lld, %lld)):\n", (long long)t.block_idx.x,
+                  (long long)t.block_idx.y, (long long)t.block_idx.z, (long long)t.thread_idx.x,
+                  (long long)t.thread_idx.y, (long long)t.thread_idx.z);
       for (const std::string& s : t.steps) std::printf("    %s\n", s.c_str());
       if (!p.elements) std::printf("    writes: as the mapping above says\n");
       else if (t.elements.empty()) std::printf("    writes no element of C (outside C, or this launch writes none)\n");
@@ -179,7 +182,8 @@ std::string operation_of(const ExplainArgs& a) {
   return "gemm";
 }
 
-// "AxBxC" (x or X between up to three non-negative sizes).
+// "AxBxC" (x or X between up to three non-negative sizes, each below 2^40 so that no launch
+// arithmetic overflows).
 std::vector<std::int64_t> parse_sizes(const std::string& text) {
   std::vector<std::int64_t> sizes;
   std::size_t start = 0;
@@ -188,6 +192,7 @@ std::vector<std::int64_t> parse_sizes(const std::string& text) {
     const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 18) return {};
     sizes.push_back(std::stoll(part));
+    if (sizes.back() >= (std::int64_t(1) << 40)) return {};
     if (end == std::string::npos) break;
     start = end + 1;
   }

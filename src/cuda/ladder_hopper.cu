@@ -94,8 +94,8 @@ std::vector<LaunchPlan> tf32_copy_plans(const GemmProblem& p) {
   std::vector<LaunchPlan> out;
   if (!std::is_same_v<T, float>) return out;
   const char* text = "writes no C: block (bx, by) moves the 32x32 tile at stored rows by * 32, columns bx * 32 "
-                     "(by steps on by gridDim.y past 65535 tiles) through shared memory, thread (tx, ty) the "
-                     "elements at rows ty + 8i, column tx of it, so both reads and writes are coalesced";
+                     "(then rows 32 * gridDim.y further on, past 65535 tile rows) through shared memory, thread "
+                     "(tx, ty) the elements at rows ty + 8i, column tx of it, so reads and writes are both coalesced";
   if (p.trans_a)
     out.push_back(plan_of<kernels::transpose<float>>(transpose_geometry(p.k, p.m), "A^T copied into K-major A for tf32 wgmma", text));
   if (!p.trans_b)

@@ -90,9 +90,9 @@ template <class T>
 void run_row_per_thread(const GemmProblem& p, const KernelLaunch& l) {
   if (empty_output(p)) return;
   const GemmArgs<T> g = gemm_args<T>(p);
+  const Geometry geo = row_per_thread_geometry(p);
   with_transposes(p, [&](auto ta, auto tb) {
-    kernels::row_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, T>
-        <<<row_per_thread_geometry(p).grid, row_per_thread_geometry(p).block, 0, l.stream>>>(g);
+    kernels::row_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, T><<<geo.grid, geo.block, 0, l.stream>>>(g);
   });
   check_launch("row_per_thread_kernel");
 }
@@ -101,9 +101,9 @@ template <class T>
 void run_column_per_thread(const GemmProblem& p, const KernelLaunch& l) {
   if (empty_output(p)) return;
   const GemmArgs<T> g = gemm_args<T>(p);
+  const Geometry geo = column_per_thread_geometry(p);
   with_transposes(p, [&](auto ta, auto tb) {
-    kernels::column_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, T>
-        <<<column_per_thread_geometry(p).grid, column_per_thread_geometry(p).block, 0, l.stream>>>(g);
+    kernels::column_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, T><<<geo.grid, geo.block, 0, l.stream>>>(g);
   });
   check_launch("column_per_thread_kernel");
 }

@@ -113,9 +113,10 @@ void run_blocktile_2d(const GemmProblem& p, const KernelLaunch& l) {
   using namespace bt2;
   if (p.m == 0 || p.n == 0) return;
   const auto g = gemm_args<T>(p);
+  const Geometry geo = blocktile_2d_geometry(p);
   with_transposes(p, [&](auto ta, auto tb) {
     k::blocktile_2d_kernel<decltype(ta)::value, decltype(tb)::value, T, BM, BN, BK, TM, TN>
-        <<<blocktile_2d_geometry(p).grid, blocktile_2d_geometry(p).block, 0, l.stream>>>(g);
+        <<<geo.grid, geo.block, 0, l.stream>>>(g);
     check_launch("cuda_blocktile_2d");
   });
 }
