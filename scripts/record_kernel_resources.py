@@ -152,7 +152,11 @@ def normalized(demangled):
         elif c == "(" and depth == 0 and i > 0:
             s = s[:i]
             break
-    s = s.replace(" ", "")
+    # Spaces go, but for one between two words ("signed char").
+    s = re.sub(r" +", " ", s)
+    s = "".join(c for i, c in enumerate(s)
+                if c != " " or (0 < i < len(s) - 1 and (s[i - 1].isalnum() or s[i - 1] == "_")
+                                and (s[i + 1].isalnum() or s[i + 1] == "_")))
     s = s.replace("(anonymousnamespace)::", "").replace("{anonymous}::", "")
     s = re.sub(r"[A-Za-z_][A-Za-z_0-9]*::", "", s)
     s = re.sub(r"(?<![A-Za-z_0-9])(\d+)u(?=[,>])", r"\1", s)

@@ -61,9 +61,17 @@ std::string normalized_kernel_name(std::string_view name) {
       break;
     }
   }
+  // Spaces go, but for one between two words ("signed char").
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == ' ' || (s[i] == '&' && out.empty())) continue;
+    if (s[i] == '&' && out.empty()) continue;
+    if (s[i] == ' ') {
+      std::size_t next = i;
+      while (next < s.size() && s[next] == ' ') ++next;
+      if (!out.empty() && is_ident(out.back()) && next < s.size() && is_ident(s[next])) out += ' ';
+      i = next - 1;
+      continue;
+    }
     out += s[i];
   }
   // Drop namespace and class qualifiers.
@@ -120,14 +128,26 @@ const Records* recorded(const std::string& path) {
       std::string line;
       while (std::getline(in, line)) {
         if (line.empty() || line[0] == '#') continue;
+        // Tab-separated: a name may hold a space ("transpose<signed char>").
+        std::vector<std::string> f;
         std::istringstream fields(line);
-        std::string name, arch, mangled;
+        for (std::string field; std::getline(fields, field, '\t');) f.push_back(field);
+        if (f.size() != 6) continue;
+        const std::string& name = f[0];
+        const std::string& arch = f[1];
+        const std::string& mangled = f[5];
         KernelResources r;
-        if (!(fields >> name >> arch >> r.registers >> r.static_smem >> r.local_bytes >> mangled)) continue;
+        try {
+          r.registers = std::stoi(f[2]);
+          r.static_smem = std::stoull(f[3]);
+          r.local_bytes = std::stoull(f[4]);
+        } catch (const std::exception&) {
+          continue;
+        }
         if (arch != "sm_90a" && arch != "sm_90") continue;
         r.source = "recorded at build time for sm_90";
         records.by_mangled.emplace(mangled, r);
-        records.by_name.emplace(std::move(name), std::move(r));
+        records.by_name.emplace(name, std::move(r));
       }
       it->second = std::move(records);
     }

@@ -59,6 +59,8 @@ TEST(Explain, NormalizedNamesAgreeBetweenDemangledAndPrettyPrinted) {
             "naive_kernel<false,false,float>");
   EXPECT_EQ(normalized_kernel_name("void gemmkit::(anonymous namespace)::fill<ns::Cfg<64u, 8>, true>(float*)"),
             "fill<Cfg<64,8>,true>");
+  EXPECT_EQ(normalized_kernel_name("void gemmkit::cuda::kernels::transpose<signed char>(signed char const*, long)"),
+            "transpose<signed char>");
 }
 
 TEST(Explain, ThreadIdFormulaFollowsTheLaunchShape) {
