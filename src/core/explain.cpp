@@ -2,9 +2,6 @@
 // each kernel's resources and occupancy, live from the device or from the build's records.
 #include "gemmkit/explain.hpp"
 
-#include <dlfcn.h>
-#include <elf.h>
-
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -12,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -41,6 +37,9 @@ std::string normalized_kernel_name(std::string_view name) {
   std::string s(name);
   for (const char* anon : {"(anonymous namespace)::", "{anonymous}::"})
     for (std::size_t at; (at = s.find(anon)) != std::string::npos;) s.erase(at, std::strlen(anon));
+  // A demangled type holding the kernel: "KernelTag<&(void ns::kern<...>(args))>".
+  if (const auto tag = s.find("<&("); tag != std::string::npos && s.size() >= tag + 5 && s.compare(s.size() - 2, 2, ")>") == 0)
+    s = s.substr(tag + 3, s.size() - tag - 5);
   // gcc: "... [with auto Kernel = ns::kern<...>]"; clang: "... [Kernel = &ns::kern<...>]".
   if (const auto with = s.find("Kernel = "); with != std::string::npos) {
     s = s.substr(with + 9);
@@ -111,9 +110,9 @@ std::string default_recorded_path() {
 
 namespace {
 
-// The build's records of sm_90 code, by mangled and by normalized name. Read once per path.
+// The build's records of sm_90 code, by normalized name. Read once per path.
 struct Records {
-  std::map<std::string, KernelResources, std::less<>> by_mangled, by_name;
+  std::map<std::string, KernelResources, std::less<>> by_name;
 };
 
 const Records* recorded(const std::string& path) {
@@ -135,7 +134,6 @@ const Records* recorded(const std::string& path) {
         if (f.size() != 6) continue;
         const std::string& name = f[0];
         const std::string& arch = f[1];
-        const std::string& mangled = f[5];
         KernelResources r;
         try {
           r.registers = std::stoi(f[2]);
@@ -146,7 +144,6 @@ const Records* recorded(const std::string& path) {
         }
         if (arch != "sm_90a" && arch != "sm_90") continue;
         r.source = "recorded at build time for sm_90";
-        records.by_mangled.emplace(mangled, r);
         records.by_name.emplace(name, std::move(r));
       }
       it->second = std::move(records);
@@ -155,56 +152,12 @@ const Records* recorded(const std::string& path) {
   return it->second ? &*it->second : nullptr;
 }
 
-// The symbol names of the functions in an ELF file's symbol table, by address (empty when
-// the file is stripped or unreadable).
-std::map<std::uint64_t, std::string> function_symbols(const std::string& path) {
-  std::map<std::uint64_t, std::string> out;
-  std::ifstream in(path, std::ios::binary);
-  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (file.size() < sizeof(Elf64_Ehdr) || file.compare(0, 4, "\x7f" "ELF") != 0 || file[EI_CLASS] != ELFCLASS64) return out;
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, file.data(), sizeof eh);
-  if (eh.e_shoff + std::size_t(eh.e_shnum) * sizeof(Elf64_Shdr) > file.size()) return out;
-  std::vector<Elf64_Shdr> sections(eh.e_shnum);
-  std::memcpy(sections.data(), file.data() + eh.e_shoff, sections.size() * sizeof(Elf64_Shdr));
-  for (const Elf64_Shdr& sh : sections) {
-    if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= sections.size()) continue;
-    const Elf64_Shdr& strtab = sections[sh.sh_link];
-    if (sh.sh_offset + sh.sh_size > file.size() || strtab.sh_offset + strtab.sh_size > file.size()) continue;
-    for (std::size_t i = 0; i < sh.sh_size / sizeof(Elf64_Sym); ++i) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, file.data() + sh.sh_offset + i * sizeof(Elf64_Sym), sizeof sym);
-      if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_name >= strtab.sh_size || sym.st_value == 0) continue;
-      const char* name = file.data() + strtab.sh_offset + sym.st_name;
-      if (std::strncmp(name, "_Z", 2) == 0) out.emplace(sym.st_value, name);
-    }
-  }
-  return out;
-}
-
-// The mangled name of the function at `fn` (a kernel's host stub, named as the kernel),
-// from the symbol table of the executable or library holding it.
-std::optional<std::string> mangled_name_of(const void* fn) {
-  Dl_info info{};
-  if (!fn || !dladdr(fn, &info) || !info.dli_fname) return std::nullopt;
-  if (info.dli_sname && info.dli_saddr == fn) return std::string(info.dli_sname);
-  static std::mutex mutex;
-  static std::map<std::string, std::map<std::uint64_t, std::string>> files;
-  const std::lock_guard lock(mutex);
-  std::string path = info.dli_fname;
-  if (path.find('/') == std::string::npos) path = "/proc/self/exe";  // the main program, found on PATH
-  auto it = files.find(path);
-  if (it == files.end()) it = files.emplace(path, function_symbols(path)).first;
-  const auto address = reinterpret_cast<std::uintptr_t>(fn), base = reinterpret_cast<std::uintptr_t>(info.dli_fbase);
-  for (const std::uintptr_t at : {address - base, address})  // position-independent, or not
-    if (auto sym = it->second.find(at); sym != it->second.end()) return sym->second;
-  return std::nullopt;
-}
-
 std::int64_t round_up(std::int64_t value, std::int64_t unit) { return (value + unit - 1) / unit * unit; }
 
 std::string dims(const Dim3& d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
+  std::string out = "(";  // appended piece by piece: gcc 12 warns falsely on "(" + std::string
+  out += std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
+  return out;
 }
 
 int rank_of(const Dim3& d) { return d.z > 1 ? 3 : d.y > 1 ? 2 : 1; }
@@ -369,18 +322,6 @@ void explain_plans(Explanation& out, const ExplainRequest& request,
     if (out.live)
       if (auto r = explain_detail::live_resources(plan.function)) return r;
     if (!records) return std::nullopt;
-    // By the mangled name where the symbol table has it: the pretty-printed one leaves out
-    // template arguments that are defaults.
-    if (const auto mangled = mangled_name_of(plan.function)) {
-      if (auto it = records->by_mangled.find(*mangled); it != records->by_mangled.end()) return it->second;
-      // The host stub has internal linkage, which its mangled name marks with an L before
-      // the kernel's name ("...kernelsL12naive_kernel..."); the device function has none.
-      for (std::size_t at = 0; (at = mangled->find('L', at + 1)) != std::string::npos;)
-        if (at + 1 < mangled->size() && std::isdigit(static_cast<unsigned char>((*mangled)[at + 1]))) {
-          const std::string device = mangled->substr(0, at) + mangled->substr(at + 1);
-          if (auto it = records->by_mangled.find(device); it != records->by_mangled.end()) return it->second;
-        }
-    }
     if (auto it = records->by_name.find(plan.kernel); it != records->by_name.end()) return it->second;
     return std::nullopt;
   };

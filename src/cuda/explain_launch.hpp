@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <cxxabi.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <typeinfo>
 #include <functional>
 #include <cstdint>
 #include <string>
@@ -27,10 +30,22 @@ struct Geometry {
 
 inline Dim3 to_dim(dim3 d) { return {d.x, d.y, d.z}; }
 
-// The kernel's name as normalized_kernel_name gives it (the build-time records' key).
+template <auto Kernel>
+struct KernelTag {};
+
+// The kernel's name as normalized_kernel_name gives it (the build-time records' key). Taken
+// from the mangled name of a type that holds the kernel, demangled: unlike the compiler's
+// pretty-printed names it spells out template arguments left at their defaults, as the
+// demangled names the records were made from do.
 template <auto Kernel>
 const std::string& kernel_name() {
-  static const std::string name = normalized_kernel_name(__PRETTY_FUNCTION__);
+  static const std::string name = [] {
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(typeid(KernelTag<Kernel>).name(), nullptr, nullptr, &status);
+    const std::string text = demangled && status == 0 ? demangled : __PRETTY_FUNCTION__;
+    std::free(demangled);
+    return normalized_kernel_name(text);
+  }();
   return name;
 }
 

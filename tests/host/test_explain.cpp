@@ -23,6 +23,7 @@ Explanation recorded(const std::string& kernel, std::int64_t m, std::int64_t n, 
   ExplainRequest r;
   r.kernel = kernel, r.m = m, r.n = n, r.k = k, r.dtype = dtype;
   r.live = false;
+  r.recorded_path = GEMMKIT_KERNEL_RESOURCES_PATH;
   return explain(r);
 }
 
@@ -31,6 +32,7 @@ Explanation thread_of(const std::string& kernel, std::int64_t m, std::int64_t n,
   r.kernel = kernel, r.m = m, r.n = n, r.k = k;
   r.block_idx = b, r.thread_idx = t;
   r.live = false;
+  r.recorded_path = GEMMKIT_KERNEL_RESOURCES_PATH;
   return explain(r);
 }
 
@@ -61,6 +63,10 @@ TEST(Explain, NormalizedNamesAgreeBetweenDemangledAndPrettyPrinted) {
             "fill<Cfg<64,8>,true>");
   EXPECT_EQ(normalized_kernel_name("void gemmkit::cuda::kernels::transpose<signed char>(signed char const*, long)"),
             "transpose<signed char>");
+  // A demangled type that holds the kernel: default template arguments spelled out.
+  EXPECT_EQ(normalized_kernel_name("gemmkit::cuda::KernelTag<&(void gemmkit::cuda::kernels::ws<"
+                                   "gemmkit::cuda::kernels::Cfg<__half, 2, 4>, false>(CUtensorMap_st))>"),
+            "ws<Cfg<__half,2,4>,false>");
 }
 
 TEST(Explain, ThreadIdFormulaFollowsTheLaunchShape) {
@@ -278,6 +284,7 @@ Explanation recorded_op(const std::string& op, const std::string& kernel, std::i
   ExplainRequest r;
   r.kernel = kernel, r.m = m, r.n = n, r.k = k;
   r.live = false;
+  r.recorded_path = GEMMKIT_KERNEL_RESOURCES_PATH;
   return explain_operation(op, r);
 }
 
