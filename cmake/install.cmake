@@ -21,6 +21,9 @@ if(GEMMKIT_CLI)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/bench/shapes/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gemmkit/shapes
           FILES_MATCHING PATTERN "*.txt")
 endif()
+if(GEMMKIT_HAVE_CUDA)  # the kernels' recorded resources (src/CMakeLists.txt), for gemmkit explain
+  install(FILES ${PROJECT_BINARY_DIR}/share/gemmkit/kernel_resources.tsv DESTINATION ${CMAKE_INSTALL_DATADIR}/gemmkit)
+endif()
 
 install(EXPORT gemmkitTargets NAMESPACE gemmkit:: DESTINATION ${GEMMKIT_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gemmkitConfig.cmake.in

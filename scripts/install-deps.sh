@@ -5,9 +5,10 @@
 set -euo pipefail
 
 # OpenBLAS: the OpenMP build, not libopenblas-dev (which pulls the pthreads one): it shares
-# the OpenMP runtime, and its threads, with cpu_blocked (see CMakeLists.txt).
+# the OpenMP runtime, and its threads, with cpu_blocked (see CMakeLists.txt). zstd unpacks
+# the device code nvcc compresses, for the kernels' recorded resources (gemmkit explain).
 packages=(
-  cmake ninja-build g++ git pkg-config ccache
+  cmake ninja-build g++ git pkg-config ccache zstd
   libcli11-dev nlohmann-json3-dev libgtest-dev
   libopenblas-openmp-dev libomp-dev libgmp-dev
   python3 python3-numpy python3-matplotlib

@@ -29,6 +29,7 @@ void add_walks(CLI::App& app);
 void add_reduce(CLI::App& app);
 void add_spmv(CLI::App& app);
 void add_conv1d(CLI::App& app);
+void add_explain(CLI::App& app);
 
 // For unsigned options (seeds): refuses a negative number, which CLI11 would wrap to 2^64 - k.
 CLI::Validator non_negative_integer();

@@ -39,6 +39,8 @@ struct OperationKernel {
   // Queues a validated problem, whose pointers are in the backend's memory, on launch.stream
   // (CPU kernels run it).
   std::function<void(const Problem&, const KernelLaunch&)> run;
+  // The launches run() makes for a problem (empty: not described), as KernelEntry::launches.
+  std::function<std::vector<LaunchPlan>(const Problem&, const LaunchQueries&)> launches;
 
   bool supports(DType dtype) const {
     for (DType d : dtypes)

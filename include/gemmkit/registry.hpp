@@ -10,6 +10,7 @@
 
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/launch_plan.hpp"
 
 namespace gemmkit {
 
@@ -53,6 +54,9 @@ struct KernelEntry {
   // Queues a validated row-major problem, whose pointers are in the backend's memory, on
   // launch.stream (CPU kernels run it). Batched only when `batched` is set.
   std::function<void(const GemmProblem&, const KernelLaunch&)> run;
+  // The launches run() makes for a row-major problem, from the same configuration code
+  // (empty: not described; `gemmkit explain` says so). Device facts come from `queries`.
+  std::function<std::vector<LaunchPlan>(const GemmProblem&, const LaunchQueries&)> launches;
 
   bool supports(DType dtype) const;
   // Workspace for a call of `problem`. An entry that does not batch runs the products one

@@ -22,6 +22,7 @@
 #include "cuda/kernels/conv1d/02_constant_mask.cuh"
 #include "cuda/kernels/conv1d/03_tiled.cuh"
 #include "cuda/kernels/conv1d/04_streaming.cuh"
+#include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
 #include "gemmkit/conv1d.hpp"
 #include "gemmkit/device.hpp"
@@ -67,15 +68,18 @@ __global__ void stage_taps_kernel(const __grid_constant__ kernels::Conv1dMaskPar
 // The host mask into device memory at `dst`, in stream order and without waiting: each
 // launch carries up to kMaxTaps taps in its parameters, so the caller's buffer may be reused
 // at once and no pinned staging buffer or host synchronisation is needed.
-template <class T>
-void stage_taps(const T* host, int width, T* dst, cudaStream_t s) {
+template <class T, class Emit>
+void stage_taps(const T* host, int width, T* dst, const Emit& emit) {
+  constexpr bool run = std::is_same_v<Emit, LaunchEmit>;  // a plan reads no mask
   for (int offset = 0; offset < width; offset += kMaxTaps) {
     const int count = std::min(kMaxTaps, width - offset);
     with_capacity(count, [&](auto capacity) {
       constexpr int K = decltype(capacity)::value;
-      stage_taps_kernel<T, K><<<unsigned(ceil_div(count, kThreadsPerBlock)), kThreadsPerBlock, 0, s>>>(
-          pack_taps<T, K>(host + offset, count), dst + offset, count);
-      check_launch("conv1d stage_taps_kernel");
+      emit.template launch<stage_taps_kernel<T, K>>(
+          unsigned(ceil_div(count, kThreadsPerBlock)), kThreadsPerBlock, 0, "the mask into global memory",
+          "thread i = blockIdx.x * blockDim.x + threadIdx.x writes tap i of the launch's parameters to global memory",
+          run ? pack_taps<T, K>(host + offset, count) : kernels::Conv1dMaskParams<T, K>{}, dst + offset, count);
+      if constexpr (run) check_launch("conv1d stage_taps_kernel");
     });
   }
 }
@@ -98,45 +102,83 @@ std::size_t streaming_shared_bytes(int width) {
                      (right + vec - 1) / vec * vec) * sizeof(T);
 }
 
-// Queues rung `kernel` (accepted for this problem) on `s`. The global-memory rungs read the
-// taps staged in `workspace` (width values of T).
-template <class T>
-void launch_rung(std::string_view kernel, const T* x, std::int64_t n, const T* host_mask, int width,
-                 T* y, void* workspace, const Context& ctx, cudaStream_t s) {
+constexpr const char* kOutputText =
+    "one output per thread: i = blockIdx.x * blockDim.x + threadIdx.x, y[i] = sum over taps j of "
+    "x[i - width / 2 + j] * mask[j] (x outside 0..n-1 counts 0)";
+
+// The launches of rung `kernel` (accepted for this problem) through `emit`: LaunchEmit
+// queues them, PlanEmit describes them. The global-memory rungs read the taps staged in
+// `workspace` (width values of T). per_sm(shared): blocks of the streaming kernel one SM
+// holds with that much dynamic shared memory.
+template <class T, class Emit, class PerSm>
+void rung_launches(std::string_view kernel, const T* x, std::int64_t n, const T* host_mask, int width,
+                   T* y, void* workspace, int sm_count, PerSm per_sm, const Emit& emit) {
+  constexpr bool run = std::is_same_v<Emit, LaunchEmit>;  // a plan reads no mask
   if (n == 0) return;
   if (kernel == "constant_mask" || kernel == "tiled") {
     const unsigned grid = output_grid(kernel, n);
     with_capacity(width, [&](auto capacity) {
       constexpr int K = decltype(capacity)::value;
-      const auto mask = pack_taps<T, K>(host_mask, width);
+      const auto mask = run ? pack_taps<T, K>(host_mask, width) : kernels::Conv1dMaskParams<T, K>{};
       if (kernel == "constant_mask") {
-        kernels::conv1d_constant_mask_kernel<T, K><<<grid, kThreadsPerBlock, 0, s>>>(x, y, n, width, mask);
+        emit.template launch<kernels::conv1d_constant_mask_kernel<T, K>>(
+            grid, kThreadsPerBlock, 0, "the convolution", "as basic, the mask in the launch's parameters (constant memory)",
+            x, y, n, width, mask);
       } else {
         const std::size_t shared = std::size_t(kThreadsPerBlock + width - 1) * sizeof(T);
-        kernels::conv1d_tiled_kernel<T, K><<<grid, kThreadsPerBlock, shared, s>>>(x, y, n, width, mask);
+        emit.template launch<kernels::conv1d_tiled_kernel<T, K>>(
+            grid, kThreadsPerBlock, shared, "the convolution",
+            "the block first stages x[blockIdx.x * 256 - width / 2 ...], its 256 outputs' inputs and halo, in shared "
+            "memory; then output i = blockIdx.x * blockDim.x + threadIdx.x per thread, as basic",
+            x, y, n, width, mask);
       }
     });
-    check_launch(std::string(kernel).c_str());
+    if constexpr (run) check_launch(std::string(kernel).c_str());
     return;
   }
   T* taps = static_cast<T*>(workspace);
-  stage_taps(host_mask, width, taps, s);
+  stage_taps(host_mask, width, taps, emit);
   if (kernel == "basic") {
-    kernels::conv1d_basic_kernel<T><<<output_grid(kernel, n), kThreadsPerBlock, 0, s>>>(x, taps, y, n, width);
-    check_launch("basic");
+    emit.template launch<kernels::conv1d_basic_kernel<T>>(output_grid(kernel, n), kThreadsPerBlock, 0,
+                                                          "the convolution", kOutputText, x, taps, y, n, width);
+    if constexpr (run) check_launch("basic");
     return;
   }
   // streaming: as many blocks as are resident at once (each loops over tiles), never more
   // than tiles. x is 16-byte aligned (the entry's precondition).
   const std::size_t shared = streaming_shared_bytes<T>(width);
-  int blocks_per_sm = 0;
-  GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks_per_sm, kernels::conv1d_streaming_kernel<T>, kThreadsPerBlock, shared));
   const std::int64_t tiles = ceil_div(n, kernels::conv1d_streaming_tile<T>);
-  const std::int64_t resident = std::int64_t(std::max(ctx.device_info().sm_count, 1)) * std::max(blocks_per_sm, 1);
+  const std::int64_t resident = std::int64_t(std::max(sm_count, 1)) * std::max(per_sm(shared), 1);
   const unsigned grid = unsigned(std::min<std::int64_t>(tiles, resident));
-  kernels::conv1d_streaming_kernel<T><<<grid, kThreadsPerBlock, shared, s>>>(x, taps, y, n, width);
-  check_launch("streaming");
+  emit.template launch<kernels::conv1d_streaming_kernel<T>>(
+      grid, kThreadsPerBlock, shared, "the convolution",
+      "persistent: block b takes the tiles of outputs b, b + gridDim.x, ..., staging each tile's inputs and halo in "
+      "shared memory with 16-byte loads; thread t computes outputs t, t + 256, ... of the tile",
+      x, taps, y, n, width);
+  if constexpr (run) check_launch("streaming");
+}
+
+template <class T>
+void launch_rung(std::string_view kernel, const T* x, std::int64_t n, const T* host_mask, int width,
+                 T* y, void* workspace, const Context& ctx, cudaStream_t s) {
+  const auto per_sm = [](std::size_t shared) {
+    int blocks = 0;
+    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, kernels::conv1d_streaming_kernel<T>, kThreadsPerBlock, shared));
+    return blocks;
+  };
+  rung_launches<T>(kernel, x, n, host_mask, width, y, workspace, ctx.device_info().sm_count, per_sm, LaunchEmit{s});
+}
+
+template <class T>
+std::vector<LaunchPlan> rung_plans(std::string_view kernel, std::int64_t n, int width, const LaunchQueries& q) {
+  std::vector<LaunchPlan> out;
+  const auto per_sm = [&q](std::size_t shared) {
+    return q.blocks_per_sm(plan_of<kernels::conv1d_streaming_kernel<T>>({dim3(1), dim3(kThreadsPerBlock), shared}, "", ""));
+  };
+  auto* fake = reinterpret_cast<T*>(std::uintptr_t(1) << 32);  // never dereferenced
+  rung_launches<T>(kernel, fake, n, nullptr, width, fake, fake, q.sm_count, per_sm, PlanEmit{&out});
+  return out;
 }
 
 // ---- benchmark data --------------------------------------------------------------------
@@ -226,6 +268,11 @@ std::size_t cuda_workspace_bytes(std::string_view kernel, const Conv1dProblem& p
   // The global-memory rungs read the taps from the workspace; the others carry them.
   if (kernel == "basic" || kernel == "streaming") return std::size_t(problem.width) * dtype_size(problem.dtype);
   return 0;
+}
+
+std::vector<LaunchPlan> cuda_plans(std::string_view kernel, const Conv1dProblem& p, const LaunchQueries& q) {
+  if (p.dtype == DType::f32) return cuda::rung_plans<float>(kernel, p.n, int(p.width), q);
+  return cuda::rung_plans<double>(kernel, p.n, int(p.width), q);
 }
 
 void cuda_run(std::string_view kernel, const Conv1dProblem& p, const KernelLaunch& launch) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cuda/autotune_table.hpp"
+#include "cuda/explain_launch.hpp"
 #include "gemmkit/registry.hpp"
 
 namespace gemmkit::cuda {
@@ -19,10 +20,17 @@ void register_composed_kernels(Registry& registry);   // ladder_composed.cu: run
 void register_i8_kernels(Registry& registry);         // ladder_i8.cu: rung 24 (int8)
 void register_exact_kernels(Registry& registry);      // exact_gemm.cu: exact i32/i64 by residues
 
+// Rung 24's launch plans (ladder_i8.cu).
+std::vector<LaunchPlan> wgmma_i8_plans(const GemmProblem& p, const LaunchQueries& q);
+
 // Rung 14's kernel in one tuned configuration (ladder_warptile.cu). Rung 15 runs it when a
 // problem has no partial wave to split.
 void run_tuned_config(TunedConfig config, const GemmProblem& p, const KernelLaunch& launch);
+// Its launch plans (KernelEntry::launches).
+std::vector<LaunchPlan> tuned_config_plans(TunedConfig config, const GemmProblem& p, const LaunchQueries& q);
 // Blocks of that configuration one SM runs at once (rung 23 sizes its split by a wave).
 int tuned_config_blocks_per_sm(TunedConfig config, const Context& ctx);
+// The same through explain's queries.
+int tuned_config_blocks_per_sm(TunedConfig config, const LaunchQueries& q);
 
 }  // namespace gemmkit::cuda

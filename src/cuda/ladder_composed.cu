@@ -9,6 +9,7 @@
 #include "cuda/kernels/22_pad_copy.cuh"
 #include "cuda/kernels/23_split_k_reduce.cuh"
 #include "cuda/ladder.hpp"
+#include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
 #include "cuda/tensor_map.hpp"
 
@@ -76,23 +77,30 @@ GemmProblem padded_problem(const GemmProblem& p, std::uintptr_t copies, const Pa
   return q;
 }
 
+// The copy's launch for jobs of at most `rows` rows of `chunks` 16-byte stores: the grid
+// covers the larger job, z picks the job.
+Geometry pad_geometry(std::int64_t chunks, std::int64_t rows, int count) {
+  int bx = 1;  // threads along a row: up to 128
+  while (bx < chunks && bx < 128) bx *= 2;
+  const int by = 256 / bx;
+  return {dim3(unsigned(ceil_div(chunks, std::int64_t(bx) * kernels::kPadChunksPerThread)),
+               unsigned(std::min<std::int64_t>(ceil_div(rows, by), 65535)), unsigned(count)),
+          dim3(bx, by)};
+}
+
 // Copies the jobs (one or two operands) in one launch.
 void pad_rows(const kernels::PadJob* jobs, int count, int elem, cudaStream_t stream) {
-  std::int64_t chunks = 0, rows = 0;  // the grid covers the larger job
+  std::int64_t chunks = 0, rows = 0;
   for (int i = 0; i < count; ++i) {
     chunks = std::max(chunks, jobs[i].ld_out * elem / 16);  // 16-byte stores per row
     rows = std::max(rows, jobs[i].rows);
   }
-  int bx = 1;  // threads along a row: up to 128
-  while (bx < chunks && bx < 128) bx *= 2;
-  const int by = 256 / bx;
-  const dim3 grid(unsigned(ceil_div(chunks, std::int64_t(bx) * kernels::kPadChunksPerThread)),
-                  unsigned(std::min<std::int64_t>(ceil_div(rows, by), 65535)), unsigned(count));
+  const Geometry geo = pad_geometry(chunks, rows, count);
   const kernels::PadJob second = count > 1 ? jobs[1] : jobs[0];
   if (elem == 2)
-    kernels::pad_rows_kernel<2><<<grid, dim3(bx, by), 0, stream>>>(jobs[0], second);
+    kernels::pad_rows_kernel<2><<<geo.grid, geo.block, 0, stream>>>(jobs[0], second);
   else
-    kernels::pad_rows_kernel<4><<<grid, dim3(bx, by), 0, stream>>>(jobs[0], second);
+    kernels::pad_rows_kernel<4><<<geo.grid, geo.block, 0, stream>>>(jobs[0], second);
   check_launch("pad_rows_kernel");
 }
 
@@ -118,6 +126,28 @@ std::optional<std::string> padded_precondition(const GemmProblem& p) {
 std::size_t padded_workspace_bytes(const GemmProblem& p, const Context& ctx) {
   const PadPlan plan = plan_padding(p);
   return plan.bytes() + inner_entry().workspace_for(padded_problem(p, kWorkspaceAlignment, plan), ctx);
+}
+
+// run_padded's launches: the copy of the operands that need one, then the inner rung's.
+std::vector<LaunchPlan> padded_plans(const GemmProblem& p, const LaunchQueries& q) {
+  const PadPlan plan = plan_padding(p);
+  const GemmProblem padded = padded_problem(p, kWorkspaceAlignment, plan);
+  std::vector<LaunchPlan> out;
+  std::int64_t chunks = 0, rows = 0;
+  int count = 0;
+  if (padded.a != p.a) chunks = std::max(chunks, padded.lda * elem_bytes(p) / 16), rows = std::max(rows, p.a_rows()), ++count;
+  if (padded.b != p.b) chunks = std::max(chunks, padded.ldb * elem_bytes(p) / 16), rows = std::max(rows, p.b_rows()), ++count;
+  if (count > 0) {
+    const Geometry geo = pad_geometry(chunks, rows, count);
+    const std::string text = "writes no C: blockIdx.z picks the operand; thread (tx, ty) of block (bx, by) copies "
+                             "row by * blockDim.y + ty (stepping by gridDim.y * blockDim.y), 16-byte chunks "
+                             "(bx * blockDim.x + tx) * " + std::to_string(kernels::kPadChunksPerThread) +
+                             " on, into rows padded to 16 bytes";
+    if (elem_bytes(p) == 2) out.push_back(plan_of<kernels::pad_rows_kernel<2>>(geo, "copy of the unaligned operands", text));
+    else out.push_back(plan_of<kernels::pad_rows_kernel<4>>(geo, "copy of the unaligned operands", text));
+  }
+  for (LaunchPlan& inner : inner_entry().launches(padded, q)) out.push_back(std::move(inner));
+  return out;
 }
 
 void run_padded(const GemmProblem& p, const KernelLaunch& l) {
@@ -191,14 +221,16 @@ double plan_seconds(const GemmProblem& p, const TileShape& t, int per_sm, int sm
 
 // The configuration and slice count the model finds fastest, against rung 14 unsplit. Slices get at least kMinSliceK columns and the partial sums
 // at most kMaxPartialBytes.
-SplitPlan plan_split_k(const GemmProblem& p, const Context& ctx) {
+// per_sm(config): blocks of a configuration one SM holds.
+template <class PerSm>
+SplitPlan plan_split_k(const GemmProblem& p, int sm_count, PerSm per_sm_of) {
   SplitPlan plan;
   if (p.m == 0 || p.n == 0 || p.k < 2 * kMinSliceK) return plan;
   // Long K only: at K = M = N the split lost to rung 14 unsplit on the H200 (1024^3 and
   // 640^3), the partial sums' traffic and the second launch weighing against products
   // that short.
   if (p.k < 2 * std::max(p.m, p.n)) return plan;
-  const int sms = std::max(ctx.device_info().sm_count, 1);
+  const int sms = std::max(sm_count, 1);
   plan.ldw = ceil_div(p.n, 4) * 4;  // slices start on 16 bytes
   const std::size_t slice_bytes = std::size_t(p.m * plan.ldw) * sizeof(float);
   const std::int64_t most = std::min({p.k / kMinSliceK, std::int64_t(kMaxPartialBytes / slice_bytes),
@@ -207,9 +239,9 @@ SplitPlan plan_split_k(const GemmProblem& p, const Context& ctx) {
   // unsplit problem then runs rung 14's own choice, which measurements made).
   double best = std::numeric_limits<double>::infinity();
   for (const TileShape& t : kTileShapes)
-    best = std::min(best, plan_seconds(p, t, tuned_config_blocks_per_sm(t.config, ctx), sms, 1, plan.ldw));
+    best = std::min(best, plan_seconds(p, t, per_sm_of(t.config), sms, 1, plan.ldw));
   for (const TileShape& t : kTileShapes) {
-    const int per_sm = tuned_config_blocks_per_sm(t.config, ctx);
+    const int per_sm = per_sm_of(t.config);
     for (std::int64_t s = 2; s <= most; ++s) {
       const double seconds = plan_seconds(p, t, per_sm, sms, s, plan.ldw);
       if (seconds < 0.97 * best) {  // a split must win clearly: the model is rough
@@ -225,8 +257,34 @@ SplitPlan plan_split_k(const GemmProblem& p, const Context& ctx) {
   return plan;
 }
 
+SplitPlan plan_split_k(const GemmProblem& p, const Context& ctx) {
+  return plan_split_k(p, ctx.device_info().sm_count,
+                      [&](TunedConfig c) { return tuned_config_blocks_per_sm(c, ctx); });
+}
+
 std::size_t split_k_workspace_bytes(const GemmProblem& p, const Context& ctx) {
   return plan_split_k(p, ctx).bytes;
+}
+
+// Slice s: op(A)'s columns and op(B)'s rows [s slice_k, (s + 1) slice_k), as a strided
+// batch into the partial sums. Row-major A steps along its rows (slices overlap in memory),
+// A^T down them; B down its rows, B^T along them.
+GemmProblem slices_problem(const GemmProblem& p, const SplitPlan& plan, float* partials) {
+  GemmProblem q = p;
+  q.k = plan.slice_k;
+  q.alpha = 1.0, q.beta = 0.0;
+  q.c = partials, q.ldc = plan.ldw;
+  q.batch = plan.slices;
+  q.stride_a = p.trans_a ? plan.slice_k * p.lda : plan.slice_k;
+  q.stride_b = p.trans_b ? plan.slice_k : plan.slice_k * p.ldb;
+  q.stride_c = p.m * plan.ldw;
+  return q;
+}
+
+// The reduction: a block of 32 columns by `groups` slice groups per row of C.
+Geometry reduce_geometry(const GemmProblem& p, const SplitPlan& plan) {
+  const int groups = int(std::min<std::int64_t>(kernels::kReduceGroups, plan.slices));
+  return {dim3(unsigned(ceil_div(p.n, 32)), unsigned(std::min<std::int64_t>(p.m, 65535))), dim3(32, unsigned(groups))};
 }
 
 void run_split_k(const GemmProblem& p, const KernelLaunch& l) {
@@ -239,28 +297,42 @@ void run_split_k(const GemmProblem& p, const KernelLaunch& l) {
   if (l.workspace.bytes < plan.bytes)
     fail(ErrorCategory::internal, "cuda_split_k: the workspace is smaller than declared");
   auto* partials = static_cast<float*>(l.workspace.data);
-  // Slice s: op(A)'s columns and op(B)'s rows [s slice_k, (s + 1) slice_k), as a strided
-  // batch. Row-major A steps along its rows (slices overlap in memory), A^T down them;
-  // B down its rows, B^T along them.
-  GemmProblem q = p;
-  q.k = plan.slice_k;
-  q.alpha = 1.0, q.beta = 0.0;
-  q.c = partials, q.ldc = plan.ldw;
-  q.batch = plan.slices;
-  q.stride_a = p.trans_a ? plan.slice_k * p.lda : plan.slice_k;
-  q.stride_b = p.trans_b ? plan.slice_k : plan.slice_k * p.ldb;
-  q.stride_c = p.m * plan.ldw;
+  const GemmProblem q = slices_problem(p, plan, partials);
   run_tuned_config(plan.config, q, KernelLaunch{l.context, l.stream, Workspace{}});
 
-  const int groups = int(std::min<std::int64_t>(kernels::kReduceGroups, plan.slices));
-  const dim3 grid(unsigned(ceil_div(p.n, 32)), unsigned(std::min<std::int64_t>(p.m, 65535)));
+  const Geometry geo = reduce_geometry(p, plan);
   const kernels::GemmArgs<float> g = gemm_args<float>(p);
   with_transposes(p, [&](auto ta, auto tb) {
     kernels::split_k_reduce_kernel<decltype(ta)::value, decltype(tb)::value>
-        <<<grid, dim3(32, unsigned(groups)), 0, l.stream>>>(partials, int(plan.slices), q.stride_c, plan.ldw,
-                                                            int(plan.slices * plan.slice_k), g);
+        <<<geo.grid, geo.block, 0, l.stream>>>(partials, int(plan.slices), q.stride_c, plan.ldw,
+                                               int(plan.slices * plan.slice_k), g);
   });
   check_launch("split_k_reduce_kernel");
+}
+
+// run_split_k's launches: rung 14 unsplit, or rung 14 over the slices then the reduction.
+std::vector<LaunchPlan> split_k_plans(const GemmProblem& p, const LaunchQueries& q) {
+  const SplitPlan plan = plan_split_k(p, q.sm_count, [&](TunedConfig c) { return tuned_config_blocks_per_sm(c, q); });
+  if (plan.slices == 1) return tuned_config_plans(choose_tuned_config(p), p, q);
+  std::vector<LaunchPlan> out = tuned_config_plans(plan.config, slices_problem(p, plan, nullptr), q);
+  for (LaunchPlan& slice : out) {
+    slice.purpose = std::to_string(plan.slices) + " K slices of " + std::to_string(plan.slice_k) +
+                    " into f32 partial sums (blockIdx.z: the slice)";
+    slice.elements = {};  // they write the partial sums, not C
+  }
+  with_transposes(p, [&](auto ta, auto tb) {
+    out.push_back(plan_of<kernels::split_k_reduce_kernel<decltype(ta)::value, decltype(tb)::value>>(
+        reduce_geometry(p, plan), "the reduction into C",
+        "thread (tx, ty) of block (bx, by) sums the slices ty, ty + blockDim.y, ... of C's element at row by "
+        "(stepping by gridDim.y), column bx * 32 + tx, plus the K columns left over; the block adds its " +
+            std::to_string(reduce_geometry(p, plan).block.y) + " partial sums in a fixed order and thread ty = 0 writes C",
+        [p](Dim3 b, Dim3 t) {
+          std::vector<CElements> out;
+          if (t.y == 0) add_clipped(out, p, b.y, ceil_div(p.m - b.y, 65535), 65535, b.x * 32 + t.x, 1, 1);
+          return out;
+        }));
+  });
+  return out;
 }
 
 std::optional<std::string> split_k_precondition(const GemmProblem& p) {
@@ -282,7 +354,8 @@ void register_composed_kernels(Registry& registry) {
                 .half_inputs_f32_output = true,
                 .precondition = padded_precondition,
                 .workspace_bytes = padded_workspace_bytes,
-                .run = run_padded});
+                .run = run_padded,
+                .launches = padded_plans});
   registry.add({.name = "cuda_split_k",
                 .backend = Backend::cuda,
                 .rung = 23,
@@ -293,7 +366,8 @@ void register_composed_kernels(Registry& registry) {
                 .auto_priority = 0,
                 .precondition = split_k_precondition,
                 .workspace_bytes = split_k_workspace_bytes,
-                .run = run_split_k});
+                .run = run_split_k,
+                .launches = split_k_plans});
 }
 
 }  // namespace gemmkit::cuda

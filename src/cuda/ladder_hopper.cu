@@ -14,6 +14,7 @@
 #include "cuda/kernels/21_wgmma_tuned.cuh"
 #include "cuda/kernels/transpose.cuh"
 #include "cuda/ladder.hpp"
+#include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
 #include "cuda/tensor_args.hpp"
 #include "cuda/tensor_map.hpp"
@@ -81,6 +82,35 @@ std::size_t tf32_copy_bytes(const GemmProblem& p) {
   return (floats * sizeof(float) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
+// The copy kernel's launch for stored (rows, cols): 32x32 tiles, blocks of 32x8 threads.
+Geometry transpose_geometry(std::int64_t rows, std::int64_t cols) {
+  return {dim3(unsigned(ceil_div(cols, 32)), unsigned(std::min<std::int64_t>(ceil_div(rows, 32), 65535))),
+          dim3(32, 8)};
+}
+
+// The launches with_k_major_tf32 makes before the product (none for 16-bit types).
+template <class T>
+std::vector<LaunchPlan> tf32_copy_plans(const GemmProblem& p) {
+  std::vector<LaunchPlan> out;
+  if (!std::is_same_v<T, float>) return out;
+  const char* text = "writes no C: block (bx, by) moves the 32x32 tile at stored rows by * 32, columns bx * 32 "
+                     "(then rows 32 * gridDim.y further on, past 65535 tile rows) through shared memory, thread "
+                     "(tx, ty) the elements at rows ty + 8i, column tx of it, so reads and writes are both coalesced";
+  if (p.trans_a)
+    out.push_back(plan_of<kernels::transpose<float>>(transpose_geometry(p.k, p.m), "A^T copied into K-major A for tf32 wgmma", text));
+  if (!p.trans_b)
+    out.push_back(plan_of<kernels::transpose<float>>(transpose_geometry(p.k, p.n), "B copied into K-major B^T for tf32 wgmma", text));
+  return out;
+}
+
+// The problem as the product sees it after with_k_major_tf32 (operands K-major for tf32).
+template <class T>
+GemmProblem k_major_shape(const GemmProblem& p) {
+  GemmProblem q = p;
+  if (std::is_same_v<T, float>) q.trans_a = false, q.trans_b = true;
+  return q;
+}
+
 template <class T>
 GemmProblem with_k_major_tf32(const GemmProblem& p, const KernelLaunch& l) {
   const bool copy_a = p.trans_a, copy_b = !p.trans_b;
@@ -91,9 +121,8 @@ GemmProblem with_k_major_tf32(const GemmProblem& p, const KernelLaunch& l) {
   // Transposes stored (rows, cols) into (cols, rows) at `out`.
   auto transpose = [&](const void* in, std::int64_t rows, std::int64_t cols, std::int64_t ld_in,
                        float* out) {
-    const dim3 grid(unsigned(ceil_div(cols, 32)),
-                    unsigned(std::min<std::int64_t>(ceil_div(rows, 32), 65535)));
-    kernels::transpose<float><<<grid, dim3(32, 8), 0, l.stream>>>(static_cast<const float*>(in), rows, cols, ld_in,
+    const Geometry geo = transpose_geometry(rows, cols);
+    kernels::transpose<float><<<geo.grid, geo.block, 0, l.stream>>>(static_cast<const float*>(in), rows, cols, ld_in,
                                                   out, ld);
     check_launch("transpose_f32");
   };
@@ -169,6 +198,51 @@ std::size_t wgmma_ws_stream_k_bytes(const GemmProblem& p, const Context& ctx, in
   return plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, false, false>(ctx), splits).stream_k_bytes;
 }
 
+// Rung 19's kernel as a launch of `clusters` clusters (0: only to ask how many fit).
+template <class Cfg>
+Geometry ws_geometry(int clusters) {
+  return {dim3(unsigned(clusters * Cfg::kClusterM)), dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes),
+          dim3(Cfg::kClusterM)};
+}
+
+template <class Cfg>
+std::string ws_text(const WsPlan& plan) {
+  const auto s = [](std::int64_t v) { return std::to_string(v); };
+  std::string text =
+      "persistent and warp-specialised: " + s(plan.clusters) + " clusters of " + s(Cfg::kClusterM) +
+      " blocks (blockIdx.x / " + s(Cfg::kClusterM) + " is the cluster, blockIdx.x % " + s(Cfg::kClusterM) +
+      " its block, stacked along M) loop over the cluster tiles of " + s(Cfg::kClusterM * Cfg::BM) + "x" + s(Cfg::BN) +
+      ": in round r cluster c takes tile r * clusters + c, tiles walked in groups of 8 cluster rows column by "
+      "column (snaking), and block b of the cluster the " + s(Cfg::BM) + "x" + s(Cfg::BN) +
+      " tile at its rows b * " + s(Cfg::BM) + ". Warpgroup 0 (threads 0-127) is the producer: thread 0 "
+      "issues the TMA copies of A and of its part of B, which the cluster multicasts to its blocks; " +
+      (Cfg::kConsumers == 2 ? "warpgroups 1 and 2 (threads 128-383) are the consumers, warpgroup c multiplying rows "
+                              "64 (c - 1) + 0..63 of the tile"
+                            : "warpgroup 1 (threads 128-255) is the consumer, multiplying the tile's 64 rows") +
+      " with wgmma (each thread holds its share of the sums in registers) and writing them through shared memory "
+      "and TMA stores";
+  if (plan.sk.splits > 1)
+    text += "; split-K: every tile in " + s(plan.sk.splits) + " K slices, the last to finish adding the others' partial sums in order";
+  else if (plan.sk.sk_tiles > 0)
+    text += "; stream-K: the last " + s(plan.sk.sk_tiles) + " tiles' K blocks shared out over every cluster, partial sums through the workspace";
+  return text;
+}
+
+// The launches of run_wgmma_ws_config for the problem (after any tf32 copies), with the
+// residency the device reports through `q`.
+template <class Cfg>
+std::vector<LaunchPlan> wgmma_ws_plans(const GemmProblem& p, const LaunchQueries& q, int splits = 1) {
+  using T = typename Cfg::Element;
+  std::vector<LaunchPlan> out;
+  with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
+    constexpr auto kernel = kernels::wgmma_ws_kernel<Cfg, decltype(mn_a)::value, decltype(mn_b)::value>;
+    const int resident = q.active_clusters(plan_of<kernel>(ws_geometry<Cfg>(0), "", ""));
+    const WsPlan plan = plan_wgmma_ws<Cfg>(p, resident, splits);
+    out.push_back(plan_of<kernel>(ws_geometry<Cfg>(plan.clusters), "the product", ws_text<Cfg>(plan)));
+  });
+  return out;
+}
+
 // `scratch`: the workspace after the tf32 copies. splits > 1: split-K (rung 21's
 // configurations only).
 template <class Cfg>
@@ -207,13 +281,22 @@ void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace 
       plan.sk.launch = 1;
       GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), l.stream));
     }
-    launch_clustered(kernel, l.stream, plan.clusters * Cfg::kClusterM, Cfg::kThreads,
-                     Cfg::kSmemBytes, Cfg::kClusterM, map_a, map_b, map_c, g, plan.sk, batch);
+    const Geometry geo = ws_geometry<Cfg>(plan.clusters);
+    launch_clustered(kernel, l.stream, int(geo.grid.x), int(geo.block.x), int(geo.smem), int(geo.cluster.x),
+                     map_a, map_b, map_c, g, plan.sk, batch);
   });
   check_launch("wgmma_ws_kernel");
 }
 
 // ---- rung 18 ---------------------------------------------------------------------------
+
+// One block per 128x256 tile of C along x, tiles in row order.
+template <class T>
+Geometry wgmma_tma_geometry(const GemmProblem& p) {
+  using Cfg = kernels::WgmmaTmaConfig<T>;
+  return {dim3(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN))), dim3(Cfg::kThreads),
+          std::size_t(Cfg::kSmemBytes)};
+}
 
 template <class T>
 void run_wgmma_tma(const GemmProblem& p, const KernelLaunch& l) {
@@ -224,11 +307,27 @@ void run_wgmma_tma(const GemmProblem& p, const KernelLaunch& l) {
     constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
     const CUtensorMap map_a = operand_map<T>(p.a, MnA, p.m, p.k, p.lda, Cfg::BM);
     const CUtensorMap map_b = operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, Cfg::BN);
-    const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)));
+    const Geometry geo = wgmma_tma_geometry<T>(p);
     launch_with_smem<kernels::wgmma_tma_kernel<T, MnA, MnB>, Cfg::kSmemBytes>(
-        l, grid, dim3(Cfg::kThreads), map_a, map_b, g);
+        l, geo.grid, geo.block, map_a, map_b, g);
   });
   check_launch("wgmma_tma_kernel");
+}
+
+// Rung 18's launches: the tf32 copies, then the product.
+template <class T>
+std::vector<LaunchPlan> wgmma_tma_plans(const GemmProblem& p) {
+  std::vector<LaunchPlan> out = tf32_copy_plans<T>(p);
+  const GemmProblem q = k_major_shape<T>(p);
+  with_operand_majors<T>(q, [&](auto mn_a, auto mn_b) {
+    out.push_back(plan_of<kernels::wgmma_tma_kernel<T, decltype(mn_a)::value, decltype(mn_b)::value>>(
+        wgmma_tma_geometry<T>(q), "the product",
+        "block b (blockIdx.x) takes the 128x256 tile at rows (b / n_tiles) * 128, columns (b % n_tiles) * 256 "
+        "(n_tiles = ceil(N / 256)); thread 0 issues the TMA copies of 4 stages, and both warpgroups (threads 0-127 "
+        "and 128-255) multiply, warpgroup w rows 64w + 0..63 of the tile with wgmma 64x256, each thread holding "
+        "128 of its sums in registers (the wgmma accumulator layout) and storing them to C"));
+  });
+  return out;
 }
 
 template <class T> struct WsRunner {
@@ -241,6 +340,12 @@ template <class T> struct WsRunner {
     const Workspace stream_k{static_cast<unsigned char*>(l.workspace.data) + copies,
                              l.workspace.bytes > copies ? l.workspace.bytes - copies : 0};
     run_wgmma_ws_config<kernels::WgmmaWsConfig<T>>(with_k_major_tf32<T>(p, l), l, stream_k);
+  }
+  static std::vector<LaunchPlan> plans(const GemmProblem& p, const LaunchQueries& q) {
+    if (!ws_one_launch(p)) return plans(batch_item(p, 0), q);  // matrix by matrix: the first one's
+    std::vector<LaunchPlan> out = tf32_copy_plans<T>(p);
+    for (LaunchPlan& plan : wgmma_ws_plans<kernels::WgmmaWsConfig<T>>(k_major_shape<T>(p), q)) out.push_back(std::move(plan));
+    return out;
   }
 };
 // ---- rung 21 ---------------------------------------------------------------------------
@@ -275,16 +380,21 @@ WgmmaShape tune_shape(const GemmProblem& p) {
 }
 
 template <class Cfg>
+int tuned_splits(WgmmaTile tile, const GemmProblem& p, int sm_count, SplitMode mode) {
+  return choose_wgmma_splits(tile, tune_shape<Cfg>(p), sm_count, mode);
+}
+template <class Cfg>
 int tuned_splits(WgmmaTile tile, const GemmProblem& p, const Context& ctx, SplitMode mode) {
-  return choose_wgmma_splits(tile, tune_shape<Cfg>(p), ctx.device_info().sm_count, mode);
+  return tuned_splits<Cfg>(tile, p, ctx.device_info().sm_count, mode);
 }
 
-// cuda_wgmma_tuned's configuration for the problem.
-WgmmaTile tuned_tile(const GemmProblem& p, const Context& ctx) {
+// cuda_wgmma_tuned's configuration for the problem on a device of sm_count SMs.
+WgmmaTile tuned_tile(const GemmProblem& p, int sm_count) {
   const int bk = p.dtype == DType::tf32 ? 32 : 64;
   const WgmmaShape shape{p.m, p.n, p.k, ws_one_launch(p) ? p.batch : 1, bk};
-  return choose_wgmma_config(shape, ctx.device_info().sm_count).tile;
+  return choose_wgmma_config(shape, sm_count).tile;
 }
+WgmmaTile tuned_tile(const GemmProblem& p, const Context& ctx) { return tuned_tile(p, ctx.device_info().sm_count); }
 
 void run_wgmma_tuned(const GemmProblem& p, const KernelLaunch& l, WgmmaTile tile, SplitMode mode) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
@@ -303,6 +413,24 @@ void run_wgmma_tuned(const GemmProblem& p, const KernelLaunch& l, WgmmaTile tile
       run_wgmma_ws_config<Cfg>(with_k_major_tf32<T>(p, l), l, scratch, splits);
     });
   });
+}
+
+// The launches run_wgmma_tuned makes: the tf32 copies, then rung 19's kernel in the tile's
+// configuration (the first matrix's, for a batch run matrix by matrix).
+std::vector<LaunchPlan> wgmma_tuned_plans(const GemmProblem& p, const LaunchQueries& q, WgmmaTile tile,
+                                          SplitMode mode) {
+  std::vector<LaunchPlan> out;
+  with_tensor_element(p.dtype, [&](auto element) {
+    using T = decltype(element);
+    with_tuned_config<T>(tile, [&](auto config) {
+      using Cfg = decltype(config);
+      const GemmProblem one = ws_one_launch<Cfg>(p) ? p : batch_item(p, 0);
+      out = tf32_copy_plans<T>(one);
+      const int splits = tuned_splits<Cfg>(tile, one, q.sm_count, mode);
+      for (LaunchPlan& plan : wgmma_ws_plans<Cfg>(k_major_shape<T>(one), q, splits)) out.push_back(std::move(plan));
+    });
+  });
+  return out;
 }
 
 // The tf32 copies, then split-K's partial sums and counters (or stream-K's).
@@ -342,6 +470,7 @@ template <class T> struct TmaRunner {
   static void run(const GemmProblem& p, const KernelLaunch& l) {
     run_wgmma_tma<T>(with_k_major_tf32<T>(p, l), l);
   }
+  static std::vector<LaunchPlan> plans(const GemmProblem& p, const LaunchQueries&) { return wgmma_tma_plans<T>(p); }
 };
 
 // What TMA and the grid need: 16-byte aligned operands with 16-byte row pitches, sizes in
@@ -390,7 +519,8 @@ void register_hopper_kernels(Registry& registry) {
                 .half_inputs_f32_output = true,
                 .precondition = hopper_precondition,
                 .workspace_bytes = [](const GemmProblem& p, const Context&) { return tf32_copy_bytes(p); },
-                .run = by_tensor_dtype<TmaRunner>});
+                .run = by_tensor_dtype<TmaRunner>,
+                .launches = tensor_plans<TmaRunner>});
   registry.add({.name = "cuda_wgmma_ws",
                 .backend = Backend::cuda,
                 .rung = 19,
@@ -403,7 +533,8 @@ void register_hopper_kernels(Registry& registry) {
                 .batched = true,
                 .precondition = hopper_precondition,
                 .workspace_bytes = wgmma_ws_workspace_bytes,
-                .run = by_tensor_dtype<WsRunner>});
+                .run = by_tensor_dtype<WsRunner>,
+                .launches = tensor_plans<WsRunner>});
   registry.add({.name = "cuda_wgmma_tuned",
                 .backend = Backend::cuda,
                 .rung = 21,
@@ -421,6 +552,9 @@ void register_hopper_kernels(Registry& registry) {
                     },
                 .run = [](const GemmProblem& p, const KernelLaunch& l) {
                   run_wgmma_tuned(p, l, tuned_tile(p, l.context), SplitMode::rule);
+                },
+                .launches = [](const GemmProblem& p, const LaunchQueries& q) {
+                  return wgmma_tuned_plans(p, q, tuned_tile(p, q.sm_count), SplitMode::rule);
                 }});
   // Every configuration the table can pick is an entry of its own, so the GPU tests check
   // each one and the benchmark shows what the table chose from, split as the rule says. A
@@ -454,6 +588,9 @@ void register_hopper_kernels(Registry& registry) {
                         },
                     .run = [tile, mode](const GemmProblem& p, const KernelLaunch& l) {
                       run_wgmma_tuned(p, l, tile, mode);
+                    },
+                    .launches = [tile, mode](const GemmProblem& p, const LaunchQueries& q) {
+                      return wgmma_tuned_plans(p, q, tile, mode);
                     }});
     }
 }

@@ -202,7 +202,49 @@ void register_i8_kernels(Registry& registry) {
                 .auto_priority = 30,
                 .precondition = wgmma_i8_precondition,
                 .workspace_bytes = wgmma_i8_workspace_bytes,
-                .run = run_wgmma_i8});
+                .run = run_wgmma_i8,
+                .launches = wgmma_i8_plans});
+}
+
+// ---- launch plans (gemmkit explain) ---------------------------------------------------------
+// The launches run_wgmma_i8 makes: the K-major copies gemm_copies asks for, then
+// wgmma_i8_kernel on the plan i8_plan makes, with the residency `q` reports. The geometry
+// here mirrors k_major_copy and launch_i8 (written out, not shared, while those change).
+std::vector<LaunchPlan> wgmma_i8_plans(const GemmProblem& p, const LaunchQueries& q) {
+  std::vector<LaunchPlan> out;
+  const GemmCopies copies = gemm_copies(p);
+  const auto copy = [&](const char* what, std::int64_t rows, std::int64_t cols, bool transpose) {
+    if (transpose)
+      out.push_back(plan_of<kernels::transpose<std::int8_t>>(
+          {dim3(unsigned(ceil_div(cols, 32)), unsigned(std::min<std::int64_t>(ceil_div(rows, 32), 65535))), dim3(32, 8)},
+          what, "writes no C: block (bx, by) moves the 32x32 tile at stored rows by * 32, columns bx * 32 through "
+                "shared memory, thread (tx, ty) the elements at rows ty + 8i, column tx of it"));
+    else
+      out.push_back(plan_of<kernels::pack_rows<std::int8_t>>(
+          {dim3(unsigned(std::clamp<std::int64_t>(ceil_div(rows * copies.ld, 256), 1, 8192))), dim3(256)}, what,
+          "writes no C: a grid-stride loop, thread i of the grid copying bytes i, i + gridDim.x * 256, ... of the "
+          "padded rows"));
+  };
+  if (copies.copy_a) copy("A copied K-major, rows padded to 16 bytes", p.a_rows(), p.a_cols(), p.trans_a);
+  if (copies.copy_b) copy("B copied K-major, rows padded to 16 bytes", p.b_rows(), p.b_cols(), !p.trans_b);
+  constexpr auto kernel = kernels::wgmma_i8_kernel<Cfg, false>;
+  const auto geometry = [](int clusters) {
+    return Geometry{dim3(unsigned(clusters * Cfg::kClusterM)), dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes),
+                    dim3(Cfg::kClusterM)};
+  };
+  const int resident = q.active_clusters(plan_of<kernel>(geometry(0), "", ""));
+  const std::int64_t tiles = ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) * ceil_div(p.n, Cfg::BN);
+  const WsPlan plan = plan_ws_tiles<Cfg>(tiles, ceil_div(p.k, Cfg::BK), resident);
+  const auto n = [](std::int64_t v) { return std::to_string(v); };
+  out.push_back(plan_of<kernel>(
+      geometry(plan.clusters), "the product",
+      "as rung 19 on int8: " + n(plan.clusters) + " persistent clusters of " + n(Cfg::kClusterM) +
+          " blocks loop over cluster tiles of " + n(Cfg::kClusterM * Cfg::BM) + "x" + n(Cfg::BN) +
+          " (round r, cluster c: tile r * clusters + c), block b of a cluster on its rows b * " + n(Cfg::BM) +
+          "; warpgroup 0's thread 0 issues the TMA copies, warpgroups 1 and 2 multiply rows 64 (c - 1) + 0..63 of "
+          "the tile with wgmma s32.s8.s8 and write int32 C" +
+          (plan.sk.sk_tiles > 0 ? "; stream-K shares the last " + n(plan.sk.sk_tiles) + " tiles' K blocks over every cluster" : "")));
+  return out;
 }
 
 }  // namespace gemmkit::cuda

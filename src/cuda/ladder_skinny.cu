@@ -10,6 +10,7 @@
 
 #include "cuda/kernels/20_skinny.cuh"
 #include "cuda/ladder.hpp"
+#include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
 
 namespace gemmkit::cuda {
@@ -285,6 +286,47 @@ void with_orientations(const Skinny& s, F&& f) {
   else f(F0{}, F0{});
 }
 
+// Calls f(std::integral_constant<kernel>, std::integral_constant<int, SN>) with the
+// instantiation of rung 20's kernel for the problem's orientations, column tiles and
+// alignments. Three variants: both operands in 16-byte chunks, X only (W, being small, may
+// go element by element), or neither.
+template <class T, bool Simt, class F>
+void with_skinny_kernel(const Skinny& s, int sn, F&& f) {
+  // 16-byte copies need X's and W's starts and rows on 16-byte boundaries.
+  const auto aligned = [](const void* ptr, std::int64_t ld) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * std::int64_t(sizeof(T))) % 16 == 0;
+  };
+  const bool vec_x = aligned(s.x, s.ldx), vec_w = vec_x && aligned(s.w, s.ldw);
+  with_orientations(s, [&](auto xk, auto wk) {
+    constexpr bool XK = decltype(xk)::value, WK = decltype(wk)::value;
+    auto pick = [&](auto sn_c, auto vec_x_c, auto vec_w_c) {
+      constexpr int SN = decltype(sn_c)::value;
+      constexpr auto kernel =
+          kernels::skinny_kernel<T, Simt, XK, WK, SN, decltype(vec_x_c)::value, decltype(vec_w_c)::value>;
+      f(std::integral_constant<decltype(kernel), kernel>{}, sn_c);
+    };
+    auto with_vec = [&](auto sn_c) {
+      if (vec_w) pick(sn_c, std::true_type{}, std::true_type{});
+      else if (vec_x) pick(sn_c, std::true_type{}, std::false_type{});
+      else pick(sn_c, std::false_type{}, std::false_type{});
+    };
+    if constexpr (Simt)
+      if (sn == 1) return with_vec(std::integral_constant<int, 1>{});
+    if (sn == 2) with_vec(std::integral_constant<int, 2>{});
+    else if (sn == 4) with_vec(std::integral_constant<int, 4>{});
+    else with_vec(std::integral_constant<int, 8>{});
+  });
+}
+
+// A launch of plan's (tiles, splits) blocks; clusters of a tile's splits along y when they
+// add up in the cluster.
+template <class T, bool Simt, int SN>
+Geometry skinny_geometry(const SkinnyPlan& plan) {
+  return {dim3(unsigned(plan.tiles), unsigned(plan.splits)), dim3(SkinnyConfig<T>::kThreads),
+          std::size_t(SkinnyConfig<T>::template smem_bytes<Simt, SN>),
+          plan.in_cluster ? dim3(1, unsigned(plan.splits)) : dim3(1, 1, 1)};
+}
+
 // T: __nv_bfloat16, __half or float; Simt: f32 by FMAs (else tf32 when T is float).
 // clusters: split K adds up in clusters where they fit (cuda_skinny_cluster).
 template <class T, bool Simt>
@@ -310,52 +352,77 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l, bool clusters) {
     g.counters = reinterpret_cast<unsigned*>(base + plan.partial_bytes);
     GEMMKIT_CUDA_CHECK(cudaMemsetAsync(g.counters, 0, std::size_t(plan.tiles) * sizeof(unsigned), l.stream));
   }
-  // 16-byte copies need X's and W's starts and rows on 16-byte boundaries.
-  const auto aligned = [](const void* ptr, std::int64_t ld) {
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * std::int64_t(sizeof(T))) % 16 == 0;
-  };
-  // Three variants: both operands in 16-byte chunks, X only (W, being small, may go
-  // element by element), or neither.
-  const bool vec_x = aligned(s.x, s.ldx), vec_w = vec_x && aligned(s.w, s.ldw);
-  const dim3 grid(unsigned(plan.tiles), unsigned(plan.splits));
-  with_orientations(s, [&](auto xk, auto wk) {
-    constexpr bool XK = decltype(xk)::value, WK = decltype(wk)::value;
-    auto launch = [&](auto sn_c, auto vec_x_c, auto vec_w_c) {
-      constexpr int SN = decltype(sn_c)::value;
-      constexpr bool VecX = decltype(vec_x_c)::value, VecW = decltype(vec_w_c)::value;
-      constexpr auto kernel = kernels::skinny_kernel<T, Simt, XK, WK, SN, VecX, VecW>;
-      constexpr int smem = Cfg::template smem_bytes<Simt, SN>;
-      if (!plan.in_cluster) {
-        launch_with_smem<kernel, smem>(l, grid, dim3(Cfg::kThreads), g);
-        return;
-      }
-      allow_dynamic_smem<kernel, smem>(l.context);
-      cudaLaunchConfig_t config{};
-      cudaLaunchAttribute cluster{};
-      config.gridDim = grid;
-      config.blockDim = dim3(Cfg::kThreads);
-      config.dynamicSmemBytes = smem;
-      config.stream = l.stream;
-      cluster.id = cudaLaunchAttributeClusterDimension;
-      cluster.val.clusterDim.x = 1;
-      cluster.val.clusterDim.y = unsigned(plan.splits);  // a tile's splits
-      cluster.val.clusterDim.z = 1;
-      config.attrs = &cluster;
-      config.numAttrs = 1;
-      GEMMKIT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, g));
-    };
-    auto with_vec = [&](auto sn_c) {
-      if (vec_w) launch(sn_c, std::true_type{}, std::true_type{});
-      else if (vec_x) launch(sn_c, std::true_type{}, std::false_type{});
-      else launch(sn_c, std::false_type{}, std::false_type{});
-    };
-    if constexpr (Simt)
-      if (sn == 1) return with_vec(std::integral_constant<int, 1>{});
-    if (sn == 2) with_vec(std::integral_constant<int, 2>{});
-    else if (sn == 4) with_vec(std::integral_constant<int, 4>{});
-    else with_vec(std::integral_constant<int, 8>{});
+  with_skinny_kernel<T, Simt>(s, sn, [&](auto kernel_c, auto sn_c) {
+    constexpr auto kernel = decltype(kernel_c)::value;
+    constexpr int smem = Cfg::template smem_bytes<Simt, decltype(sn_c)::value>;
+    const Geometry geo = skinny_geometry<T, Simt, decltype(sn_c)::value>(plan);
+    if (!plan.in_cluster) {
+      launch_with_smem<kernel, smem>(l, geo.grid, geo.block, g);
+      return;
+    }
+    allow_dynamic_smem<kernel, smem>(l.context);
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute cluster{};
+    config.gridDim = geo.grid;
+    config.blockDim = geo.block;
+    config.dynamicSmemBytes = geo.smem;
+    config.stream = l.stream;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = geo.cluster.x;
+    cluster.val.clusterDim.y = geo.cluster.y;  // a tile's splits
+    cluster.val.clusterDim.z = geo.cluster.z;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    GEMMKIT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, g));
   });
   check_launch("skinny_kernel");
+}
+
+// run_skinny's launch, planned with the residency `q` reports (asked of the kernel
+// skinny_resident and skinny_cluster_fit ask about).
+template <class T, bool Simt>
+std::vector<LaunchPlan> skinny_plans(const GemmProblem& p, const LaunchQueries& q, bool clusters) {
+  using R = std::conditional_t<Simt, float, __nv_bfloat16>;  // the kernel residency is asked of
+  const Skinny s = normalized(orient(p), int(sizeof(T)));
+  const int sn = column_tiles(s.cols, Simt);
+  std::vector<LaunchPlan> out;
+  with_skinny_kernel<T, Simt>(s, sn, [&](auto kernel_c, auto sn_c) {
+    constexpr int SN = decltype(sn_c)::value;
+    constexpr auto asked = kernels::skinny_kernel<R, Simt, true, true, SN, true, true>;
+    const auto probe = [](dim3 cluster) {
+      Geometry g = skinny_geometry<R, Simt, SN>(SkinnyPlan{1, 1});
+      g.cluster = cluster;
+      return plan_of<asked>(g, "", "");
+    };
+    const int per_sm = std::max(q.blocks_per_sm(probe(dim3(1, 1, 1))), 1);
+    const bool cluster_ok = clusters && q.compute_capability / 10 == 9;
+    const auto fit = [&](int c) { return cluster_ok && c >= 2 && c <= 8 ? q.active_clusters(probe(dim3(1, c))) : 0; };
+    const SkinnyPlan plan = plan_skinny(s, p.k, tiling_of<T, Simt>(sn), sn, q.sm_count, q.sm_count * per_sm, fit);
+    const Tiling t = tiling_of<T, Simt>(sn);
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    const bool n_short = s.c_col == 1;  // C as it is: the short side is N
+    out.push_back(plan_of<decltype(kernel_c)::value>(
+        skinny_geometry<T, Simt, SN>(plan), "the product",
+        "the long side of C (" + std::string(n_short ? "M" : "N") + ") in tiles of " + n(t.br) + ": block (x, y) takes " +
+            "rows x * " + n(t.br) + " + 0.." + n(t.br - 1) + " of the long side and all " + n(s.cols) +
+            " short-side columns (in " + n(sn) + " tiles of 8), over K slice y of " + n(plan.splits) + " (" +
+            n(plan.k_per_split) + " each); its 4 warps split the rows, " +
+            (Simt ? "each lane summing its rows by FMAs" : "each warp's rows by mma.sync, lanes holding fragments") +
+            (plan.splits == 1 ? ", and write C"
+                              : plan.in_cluster ? "; the tile's " + n(plan.splits) + " blocks form a cluster and add their sums in it in order before writing C"
+                                                : "; each block leaves its partial sums in the workspace and the last of a tile's blocks adds them in order and writes C")));
+  });
+  return out;
+}
+
+std::vector<LaunchPlan> skinny_entry_plans(const GemmProblem& p, const LaunchQueries& q, bool clusters) {
+  switch (p.dtype) {
+    case DType::bf16: return skinny_plans<__nv_bfloat16, false>(p, q, clusters);
+    case DType::f16: return skinny_plans<__half, false>(p, q, clusters);
+    case DType::tf32: return skinny_plans<float, false>(p, q, clusters);
+    case DType::f32: return skinny_plans<float, true>(p, q, clusters);
+    default: fail(ErrorCategory::internal, "cuda_skinny called with an unsupported dtype");
+  }
 }
 
 void run_skinny_entry(const GemmProblem& p, const KernelLaunch& l, bool clusters) {
@@ -401,6 +468,9 @@ void register_skinny_kernels(Registry& registry) {
                   },
                   .run = [clusters](const GemmProblem& p, const KernelLaunch& l) {
                     run_skinny_entry(p, l, clusters);
+                  },
+                  .launches = [clusters](const GemmProblem& p, const LaunchQueries& q) {
+                    return skinny_entry_plans(p, q, clusters);
                   }});
   }
 }

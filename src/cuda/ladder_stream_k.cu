@@ -5,6 +5,7 @@
 #include "cuda/device_buffer.hpp"
 #include "cuda/kernels/15_stream_k.cuh"
 #include "cuda/ladder.hpp"
+#include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
 #include "cuda/warptile_configs.cuh"
 
@@ -37,13 +38,25 @@ int resident_blocks(const Context& ctx) {
 using StreamKConfig = Tile128x256;
 constexpr TunedConfig kTunedConfig = TunedConfig::tile_128x256;
 
-template <auto Kernel>
-StreamKSchedule schedule(const GemmProblem& p, const Context& ctx) {
+// The schedule for `resident` blocks at once (the launcher asks the context, explain its
+// queries).
+StreamKSchedule schedule(const GemmProblem& p, int resident) {
   using Cfg = StreamKConfig;
   const std::int64_t tiles = ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN);
   const std::int64_t k_tiles = ceil_div(p.k, Cfg::BK);
-  const int resident = resident_blocks<Kernel, Cfg::kThreads, Cfg::kSmemBytes>(ctx);
   return make_stream_k_schedule(tiles, k_tiles, resident, kMinItersPerBlock);
+}
+
+template <auto Kernel>
+StreamKSchedule schedule(const GemmProblem& p, const Context& ctx) {
+  using Cfg = StreamKConfig;
+  return schedule(p, resident_blocks<Kernel, Cfg::kThreads, Cfg::kSmemBytes>(ctx));
+}
+
+// One block per data-parallel tile, then one per stream-K share.
+Geometry stream_k_geometry(const StreamKSchedule& s) {
+  using Cfg = StreamKConfig;
+  return {dim3(unsigned(s.blocks())), dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes)};
 }
 
 // Workspace: the stream-K blocks' partial tiles (floats), then their flags and the block
@@ -82,9 +95,39 @@ void run_stream_k(const GemmProblem& p, const KernelLaunch& l) {
     int* counters = reinterpret_cast<int*>(base + partial_bytes(s));  // sk_blocks flags, then the counter
     GEMMKIT_CUDA_CHECK(cudaMemsetAsync(counters, 0, (std::size_t(s.sk_blocks) + 1) * sizeof(int), l.stream));
     const kernels::StreamKWorkspace w{reinterpret_cast<float*>(base), counters, counters + s.sk_blocks};
-    launch_with_smem<kernel, Cfg::kSmemBytes>(l, dim3(s.blocks()), dim3(Cfg::kThreads), g, s, w);
+    const Geometry geo = stream_k_geometry(s);
+    launch_with_smem<kernel, Cfg::kSmemBytes>(l, geo.grid, geo.block, g, s, w);
     check_launch("stream_k_kernel");
   });
+}
+
+// The launches run_stream_k makes: rung 14's 128x256 kernel when nothing is split, else the
+// stream-K kernel (after zeroing its flags, a memset rather than a kernel).
+std::vector<LaunchPlan> stream_k_plans(const GemmProblem& p, const LaunchQueries& q) {
+  using Cfg = StreamKConfig;
+  std::vector<LaunchPlan> out;
+  bool whole = false;
+  with_transposes_and_vectors(p, [&](auto ta, auto tb, auto va, auto vb) {
+    constexpr auto kernel = kernels::stream_k_kernel<Cfg, decltype(ta)::value, decltype(tb)::value,
+                                                     decltype(va)::value, decltype(vb)::value>;
+    const int resident = q.sm_count * q.blocks_per_sm(plan_of<kernel>(stream_k_geometry({}), "", ""));
+    const StreamKSchedule s = schedule(p, resident);
+    if (s.sk_blocks == 0) {
+      whole = true;
+      return;
+    }
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    out.push_back(plan_of<kernel>(
+        stream_k_geometry(s), "the product",
+        "blocks take numbers from an atomic counter as they start (not blockIdx.x); numbers 0.." + n(s.dp_tiles - 1) +
+            " each write one whole 128x256 tile (rung 14's order and lane layout); the " + n(s.sk_blocks) +
+            " after them share the last " + n(s.tiles - s.dp_tiles) + " tiles' " + n(s.sk_iters) +
+            " K iterations evenly (about " + n(s.sk_iters / std::max(s.sk_blocks, 1)) +
+            " each): a block that ends a tile adds the others' partial sums and writes it, the others leave "
+            "partial sums in the workspace and raise a flag"));
+  });
+  if (whole) return tuned_config_plans(kTunedConfig, p, q);
+  return out;
 }
 
 std::optional<std::string> fits(const GemmProblem& p) {
@@ -106,7 +149,8 @@ void register_stream_k_kernels(Registry& registry) {
                 .auto_priority = 0,
                 .precondition = fits,
                 .workspace_bytes = stream_k_workspace_bytes,
-                .run = run_stream_k});
+                .run = run_stream_k,
+                .launches = stream_k_plans});
 }
 
 }  // namespace gemmkit::cuda

@@ -6,6 +6,7 @@
 #include "cuda/autotune_table.hpp"
 #include "cuda/kernels/13_cp_async.cuh"
 #include "cuda/ladder.hpp"
+#include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
 #include "cuda/warptile_configs.cuh"
 
@@ -20,14 +21,21 @@ constexpr std::int64_t kMaxGridZ = 65535;
 
 // Runs configuration Cfg of the staged (rung 12) or cp.async (rungs 13-14) kernel, a strided
 // batch in one launch (blockIdx.z picks the matrix).
+// One block per (BM, BN) tile of C along x, the batch along z.
+template <class Cfg>
+Geometry warptile_geometry(const GemmProblem& p) {
+  return {dim3(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)), 1,
+               unsigned(std::min(p.batch, kMaxGridZ))),
+          dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes)};
+}
+
 template <class Cfg, bool Staged>
 void run_warptile(const GemmProblem& p, const KernelLaunch& l) {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   const GemmArgs<float> g = gemm_args<float>(p);
   const kernels::BatchStrides batch{p.stride_a, p.stride_b, p.stride_c, p.batch};
-  const dim3 grid(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)), 1,
-                  unsigned(std::min(p.batch, kMaxGridZ)));
-  const dim3 block(Cfg::kThreads);
+  const Geometry geo = warptile_geometry<Cfg>(p);
+  const dim3 grid = geo.grid, block = geo.block;
   with_transposes_and_vectors(p, [&](auto ta, auto tb, auto va, auto vb) {
     constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
     constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value;
@@ -37,6 +45,54 @@ void run_warptile(const GemmProblem& p, const KernelLaunch& l) {
       launch_with_smem<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(l, grid, block, g, batch);
   });
   check_launch(Staged ? "warptile_kernel" : "cp_async_kernel");
+}
+
+// Where block b's tile lies (the kernels' grouped_tile: 8 tile rows at a time down each
+// column strip) and the 4x4 pieces lane t of it writes.
+template <class Cfg>
+std::vector<CElements> warptile_elements(const GemmProblem& p, Dim3 b, Dim3 t) {
+  const std::int64_t m_tiles = ceil_div(p.m, Cfg::BM), n_tiles = ceil_div(p.n, Cfg::BN);
+  const std::int64_t group = 8 * n_tiles, first_m = (b.x / group) * 8;
+  const std::int64_t rows_in_group = std::min<std::int64_t>(m_tiles - first_m, 8), in_group = b.x % group;
+  const std::int64_t m0 = (first_m + in_group % rows_in_group) * Cfg::BM, n0 = (in_group / rows_in_group) * Cfg::BN;
+  const std::int64_t warp = t.x / 32, lane = t.x % 32;
+  const std::int64_t m = m0 + (warp / (Cfg::BN / Cfg::WN)) * Cfg::WM + (lane / Cfg::LN) * 4;
+  const std::int64_t n = n0 + (warp % (Cfg::BN / Cfg::WN)) * Cfg::WN + (lane % Cfg::LN) * 4;
+  std::vector<CElements> out;
+  for (int i = 0; i < Cfg::WMITER; ++i)
+    for (int j = 0; j < Cfg::WNITER; ++j)
+      add_clipped(out, p, m + i * Cfg::LM * 4, 4, 1, n + j * Cfg::LN * 4, 4, 1);
+  return out;
+}
+
+template <class Cfg>
+std::string warptile_text() {
+  const auto s = [](int v) { return std::to_string(v); };
+  return "block b (blockIdx.x) takes one " + s(Cfg::BM) + "x" + s(Cfg::BN) + " tile, walking 8 tile rows at a time "
+         "down each column strip (tile row = 8 * (b / (8 * n_tiles)) + (b % (8 * n_tiles)) % rows_in_group, tile "
+         "column = (b % (8 * n_tiles)) / rows_in_group); blockIdx.z is the matrix of a batch. Its " +
+         s(Cfg::kThreads / 32) + " warps each take a " + s(Cfg::WM) + "x" + s(Cfg::WN) + " warp tile, and lane l " +
+         "of a warp writes " + s(Cfg::WMITER) + "x" + s(Cfg::WNITER) + " pieces of 4x4: rows (l / " + s(Cfg::LN) +
+         ") * 4 + i * " + s(Cfg::LM * 4) + " + 0..3, columns (l % " + s(Cfg::LN) + ") * 4 + j * " + s(Cfg::LN * 4) + " + 0..3 of the warp tile";
+}
+
+// The instantiation run_warptile launches for the problem.
+template <class Cfg, bool Staged>
+std::vector<LaunchPlan> warptile_plans(const GemmProblem& p, const LaunchQueries&) {
+  std::vector<LaunchPlan> out;
+  with_transposes_and_vectors(p, [&](auto ta, auto tb, auto va, auto vb) {
+    constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
+    constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value;
+    const auto plan = [&](auto kernel) {
+      out.push_back(plan_of<decltype(kernel)::value>(warptile_geometry<Cfg>(p), "the product", warptile_text<Cfg>(),
+                                                    [p](Dim3 b, Dim3 t) { return warptile_elements<Cfg>(p, b, t); }));
+    };
+    if constexpr (Staged)
+      plan(std::integral_constant<decltype(&kernels::warptile_kernel<Cfg, TA, TB, VA, VB>), kernels::warptile_kernel<Cfg, TA, TB, VA, VB>>{});
+    else
+      plan(std::integral_constant<decltype(&kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>), kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>>{});
+  });
+  return out;
 }
 
 template <class Cfg>
@@ -51,18 +107,19 @@ struct TunedKernel {
   const char* summary;
   void (*run)(const GemmProblem&, const KernelLaunch&);
   std::optional<std::string> (*fits)(const GemmProblem&);
+  std::vector<LaunchPlan> (*plans)(const GemmProblem&, const LaunchQueries&);
 };
 
 const TunedKernel kTuned[] = {
     {TunedConfig::tile_128x256, "cuda_tuned_128x256",
      "cp.async, 128x256x16 block, 64x64 warps, 8x16 per thread, 3 stages",
-     run_warptile<Tile128x256, false>, fits<Tile128x256>},
+     run_warptile<Tile128x256, false>, fits<Tile128x256>, warptile_plans<Tile128x256, false>},
     {TunedConfig::tile_64x128, "cuda_tuned_64x128",
      "cp.async, 64x128x16 block, 32x64 warps, 8x8 per thread, 4 stages",
-     run_warptile<Tile64x128, false>, fits<Tile64x128>},
+     run_warptile<Tile64x128, false>, fits<Tile64x128>, warptile_plans<Tile64x128, false>},
     {TunedConfig::tile_64x64, "cuda_tuned_64x64",
      "cp.async, 64x64x16 block, 32x32 warps, 4x8 per thread, 4 stages",
-     run_warptile<Tile64x64, false>, fits<Tile64x64>},
+     run_warptile<Tile64x64, false>, fits<Tile64x64>, warptile_plans<Tile64x64, false>},
 };
 
 const TunedKernel& tuned(TunedConfig id) {
@@ -75,6 +132,10 @@ const TunedKernel& tuned(TunedConfig id) {
 
 void run_tuned_config(TunedConfig config, const GemmProblem& p, const KernelLaunch& l) {
   tuned(config).run(p, l);
+}
+
+std::vector<LaunchPlan> tuned_config_plans(TunedConfig config, const GemmProblem& p, const LaunchQueries& q) {
+  return tuned(config).plans(p, q);
 }
 
 namespace {
@@ -91,6 +152,21 @@ int blocks_per_sm(const Context& ctx) {
   });
 }
 }  // namespace
+
+template <class Cfg>
+int blocks_per_sm(const LaunchQueries& q) {
+  constexpr auto kernel = kernels::cp_async_kernel<Cfg, false, false, false, false>;
+  return std::max(q.blocks_per_sm(plan_of<kernel>(warptile_geometry<Cfg>(GemmProblem{}), "", "")), 1);
+}
+
+int tuned_config_blocks_per_sm(TunedConfig config, const LaunchQueries& q) {
+  switch (config) {
+    case TunedConfig::tile_128x256: return blocks_per_sm<Tile128x256>(q);
+    case TunedConfig::tile_64x128: return blocks_per_sm<Tile64x128>(q);
+    case TunedConfig::tile_64x64: return blocks_per_sm<Tile64x64>(q);
+  }
+  fail(ErrorCategory::internal, "unknown tuned configuration");
+}
 
 int tuned_config_blocks_per_sm(TunedConfig config, const Context& ctx) {
   switch (config) {
@@ -112,7 +188,8 @@ void register_warptile_kernels(Registry& registry) {
                 .auto_priority = 0,
                 .batched = true,
                 .precondition = fits<StagedConfig>,
-                .run = run_warptile<StagedConfig, true>});
+                .run = run_warptile<StagedConfig, true>,
+                .launches = warptile_plans<StagedConfig, true>});
   registry.add({.name = "cuda_cp_async",
                 .backend = Backend::cuda,
                 .rung = 13,
@@ -123,7 +200,8 @@ void register_warptile_kernels(Registry& registry) {
                 .auto_priority = 0,
                 .batched = true,
                 .precondition = fits<Tile128x128>,
-                .run = run_warptile<Tile128x128, false>});
+                .run = run_warptile<Tile128x128, false>,
+                .launches = warptile_plans<Tile128x128, false>});
   registry.add({.name = "cuda_autotuned",
                 .backend = Backend::cuda,
                 .rung = 14,
@@ -138,6 +216,9 @@ void register_warptile_kernels(Registry& registry) {
                     [](const GemmProblem& p) { return tuned(choose_tuned_config(p)).fits(p); },
                 .run = [](const GemmProblem& p, const KernelLaunch& l) {
                   tuned(choose_tuned_config(p)).run(p, l);
+                },
+                .launches = [](const GemmProblem& p, const LaunchQueries& q) {
+                  return tuned(choose_tuned_config(p)).plans(p, q);
                 }});
   // Every configuration the table can pick is an entry of its own, so the GPU tests check
   // each one and the benchmark shows what the table chose from.
@@ -152,7 +233,8 @@ void register_warptile_kernels(Registry& registry) {
                   .auto_priority = 0,
                   .batched = true,
                   .precondition = t.fits,
-                  .run = t.run});
+                  .run = t.run,
+                  .launches = t.plans});
 }
 
 }  // namespace gemmkit::cuda

@@ -13,6 +13,7 @@
 #include "cuda/device_buffer.hpp"
 #include "core/splitmix.hpp"
 #include "cuda/device_timing.hpp"
+#include "cuda/explain_launch.hpp"
 #include "cuda/kernels/reduce/00_fold.cuh"
 #include "cuda/kernels/reduce/01_grid_stride.cuh"
 #include "cuda/kernels/reduce/02_shared_tree.cuh"
@@ -81,9 +82,21 @@ __global__ void identity_kernel(typename Op::Value* result) {
   *result = static_cast<typename Op::Value>(Op::identity());
 }
 
-// One kernel for one length on one context: the grid sizes and the workspace it needs, and
+// Blocks of a kernel one SM holds: the kernel's stub, and its name for a launch plan (asked
+// of the context by the launcher, of explain's queries by the launch plans).
+using PerSm = std::function<int(const void* function, const std::string& (*name)())>;
+
+// Mapping texts of the launches (what each thread reads and writes).
+constexpr const char* kStrideText =
+    "thread id = blockIdx.x * blockDim.x + threadIdx.x; thread t combines x[t], x[t + S], x[t + 2S], ... "
+    "(S = gridDim.x * blockDim.x, the grid's threads) in a register";
+constexpr const char* kBlockText =
+    "thread id = blockIdx.x * blockDim.x + threadIdx.x; each thread combines x[t], x[t + S], ... (S: the grid's "
+    "threads), then the block combines its threads' values and thread 0 writes one value per block: out[blockIdx.x]";
+
+// One kernel for one length on one device: the grid sizes and the workspace it needs, and
 // its launches. It owns no memory: launch() gets the workspace and the stream, enqueues
-// everything there and leaves the answer (type T) at `result`.
+// everything there and leaves the answer (type T) at `result`; plans() describes the same.
 template <class Op>
 class ReducePlan {
  public:
@@ -93,8 +106,18 @@ class ReducePlan {
   // accumulator into the workspace and finish_kernel converts it.
   static constexpr bool kDirect = std::is_same_v<Acc, T> && !std::is_same_v<Op, SumSquaresOp<T>>;
 
-  ReducePlan(Kernel kernel, std::size_t n, const Context& ctx) : kernel_(kernel), n_(n) {
-    const int sms = std::max(ctx.device_info().sm_count, 1);
+  // Occupancy asked once per context and kernel.
+  ReducePlan(Kernel kernel, std::size_t n, const Context& ctx)
+      : ReducePlan(kernel, n, ctx.device_info().sm_count, [&ctx](const void* fn, const std::string& (*)()) {
+          return ctx.cached(fn, [fn] {
+            int blocks = 0;
+            GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, kThreads, 0));
+            return blocks;
+          });
+        }) {}
+
+  ReducePlan(Kernel kernel, std::size_t n, int sm_count, const PerSm& per_sm) : kernel_(kernel), n_(n) {
+    const int sms = std::max(sm_count, 1);
     // Grids of rungs 3-5 are a whole number of blocks per SM, and at least 64 blocks
     // (16384 threads: the error bound in reduce.hpp counts on it).
     per_sm4_ = std::max(4u * unsigned(sms), 64u);
@@ -107,10 +130,10 @@ class ReducePlan {
       case Kernel::any_blocks:
       case Kernel::unrolled: scratch = per_sm4_; break;
       case Kernel::warp_shuffle: scratch = per_sm8_; break;
-      case Kernel::vec16: vec16_grid(ctx, sms, &vec16_partials<Op, 4, true>); scratch = vec_blocks_; break;
-      case Kernel::vec16_unroll2: vec16_grid(ctx, sms, &vec16_partials<Op, 2, true>); scratch = vec_blocks_; break;
-      case Kernel::vec16_unroll8: vec16_grid(ctx, sms, &vec16_partials<Op, 8, true>); scratch = vec_blocks_; break;
-      case Kernel::vec16_ldg: vec16_grid(ctx, sms, &vec16_partials<Op, 4, false>); scratch = vec_blocks_; break;
+      case Kernel::vec16: vec16_grid<vec16_partials<Op, 4, true>>(sms, per_sm); scratch = vec_blocks_; break;
+      case Kernel::vec16_unroll2: vec16_grid<vec16_partials<Op, 2, true>>(sms, per_sm); scratch = vec_blocks_; break;
+      case Kernel::vec16_unroll8: vec16_grid<vec16_partials<Op, 8, true>>(sms, per_sm); scratch = vec_blocks_; break;
+      case Kernel::vec16_ldg: vec16_grid<vec16_partials<Op, 4, false>>(sms, per_sm); scratch = vec_blocks_; break;
       case Kernel::cub: scratch = 0; break;
     }
     // Layout: [final accumulator][scratch partials][CUB's temporary storage], each aligned.
@@ -123,9 +146,24 @@ class ReducePlan {
   std::size_t workspace_bytes() const { return bytes_; }
 
   void launch(const T* x, T* answer, void* workspace, cudaStream_t s) const {
+    launches(x, answer, workspace, cuda::LaunchEmit{s});
+    GEMMKIT_CUDA_CHECK(cudaGetLastError());
+  }
+
+  // The launches, described (CUB's, inside the library, are not).
+  std::vector<LaunchPlan> plans() const {
+    std::vector<LaunchPlan> out;
+    const auto fake = reinterpret_cast<T*>(std::uintptr_t(1) << 32);  // never dereferenced
+    launches(fake, fake, fake, cuda::PlanEmit{&out});
+    return out;
+  }
+
+ private:
+  // Every launch of the kernel, in order, through `emit` (see cuda/explain_launch.hpp).
+  template <class Emit>
+  void launches(const T* x, T* answer, void* workspace, const Emit& emit) const {
     if (n_ == 0) {  // nothing to read: the identity
-      identity_kernel<Op><<<1, 1, 0, s>>>(answer);
-      GEMMKIT_CUDA_CHECK(cudaGetLastError());
+      emit.template launch<identity_kernel<Op>>(1, 1, 0, "the empty input's answer", "one thread writes the identity", answer);
       return;
     }
     auto* base = static_cast<unsigned char*>(workspace);
@@ -133,73 +171,90 @@ class ReducePlan {
     Acc* result = kDirect ? reinterpret_cast<Acc*>(answer) : reinterpret_cast<Acc*>(base);
     switch (kernel_) {
       case Kernel::fold: {
+        constexpr const char* text = "thread id = blockIdx.x * blockDim.x + threadIdx.x; thread i < half writes "
+                                     "x[i] + x[i + half] (half = ceil(len / 2)), the middle value of an odd length alone";
         std::size_t len = n_, half = (len + 1) / 2;
-        fold_halves<Op, true><<<blocks_for(half), kThreads, 0, s>>>(x, half == 1 ? result : scratch, len, half);
+        emit.template launch<fold_halves<Op, true>>(blocks_for(half), kThreads, 0, "the first fold, of the input", text,
+                                                   x, half == 1 ? result : scratch, len, half);
         for (len = half; len > 1; len = half) {
           half = (len + 1) / 2;
-          fold_halves<Op, false><<<blocks_for(half), kThreads, 0, s>>>(scratch, half == 1 ? result : scratch, len, half);
+          emit.template launch<fold_halves<Op, false>>(blocks_for(half), kThreads, 0, "a fold of the scratch", text,
+                                                      scratch, half == 1 ? result : scratch, len, half);
         }
         break;
       }
       case Kernel::grid_stride:
-        grid_stride_partials<Op, true><<<kSeedGrid, kThreads, 0, s>>>(x, scratch, n_);
-        grid_stride_partials<Op, false><<<1, kThreads, 0, s>>>(scratch, scratch + kSeedThreads, kSeedThreads);
-        grid_stride_partials<Op, false><<<1, 1, 0, s>>>(scratch + kSeedThreads, result, kThreads);
+        emit.template launch<grid_stride_partials<Op, true>>(kSeedGrid, kThreads, 0, "256 x 256 threads over the input",
+                                                             kStrideText, x, scratch, n_);
+        emit.template launch<grid_stride_partials<Op, false>>(1, kThreads, 0, "one block over their 65536 values",
+                                                              kStrideText, scratch, scratch + kSeedThreads, kSeedThreads);
+        emit.template launch<grid_stride_partials<Op, false>>(1, 1, 0, "one thread over the block's 256 values",
+                                                              kStrideText, scratch + kSeedThreads, result, kThreads);
         break;
       case Kernel::shared_tree:
-        shared_tree_partials<Op, true><<<kSeedGrid, kThreads, kThreads * sizeof(Acc), s>>>(x, scratch, n_);
-        shared_tree_partials<Op, false><<<1, kSeedGrid, kSeedGrid * sizeof(Acc), s>>>(scratch, result, kSeedGrid);
+        emit.template launch<shared_tree_partials<Op, true>>(kSeedGrid, kThreads, kThreads * sizeof(Acc),
+                                                             "the grid over the input", kBlockText, x, scratch, n_);
+        emit.template launch<shared_tree_partials<Op, false>>(1, kSeedGrid, kSeedGrid * sizeof(Acc),
+                                                              "one block over the block values", kBlockText, scratch,
+                                                              result, kSeedGrid);
         break;
       case Kernel::any_blocks: {
         const unsigned second = std::min(per_sm4_, 1024u);
-        any_block_partials<Op, true><<<per_sm4_, kThreads, kThreads * sizeof(Acc), s>>>(x, scratch, n_);
-        any_block_partials<Op, false><<<1, second, second * sizeof(Acc), s>>>(scratch, result, per_sm4_);
+        emit.template launch<any_block_partials<Op, true>>(per_sm4_, kThreads, kThreads * sizeof(Acc),
+                                                           "4 blocks per SM over the input", kBlockText, x, scratch, n_);
+        emit.template launch<any_block_partials<Op, false>>(1, second, second * sizeof(Acc),
+                                                            "one block over the block values", kBlockText, scratch,
+                                                            result, per_sm4_);
         break;
       }
       case Kernel::unrolled:
-        unrolled_partials<Op, true, kThreads><<<per_sm4_, kThreads, 0, s>>>(x, scratch, n_);
-        unrolled_partials<Op, false, 512><<<1, 512, 0, s>>>(scratch, result, per_sm4_);
+        emit.template launch<unrolled_partials<Op, true, kThreads>>(per_sm4_, kThreads, 0, "4 blocks per SM over the input",
+                                                                    kBlockText, x, scratch, n_);
+        emit.template launch<unrolled_partials<Op, false, 512>>(1, 512, 0, "one block over the block values", kBlockText,
+                                                                scratch, result, per_sm4_);
         break;
       case Kernel::warp_shuffle:
-        warp_shuffle_partials<Op, true><<<per_sm8_, kThreads, 0, s>>>(x, scratch, n_);
-        warp_shuffle_partials<Op, false><<<1, 1024, 0, s>>>(scratch, result, per_sm8_);
+        emit.template launch<warp_shuffle_partials<Op, true>>(per_sm8_, kThreads, 0, "8 blocks per SM over the input",
+                                                              kBlockText, x, scratch, n_);
+        emit.template launch<warp_shuffle_partials<Op, false>>(1, 1024, 0, "one block over the block values", kBlockText,
+                                                               scratch, result, per_sm8_);
         break;
-      case Kernel::vec16: vec16_launch<4, true>(x, scratch, result, s); break;
-      case Kernel::vec16_unroll2: vec16_launch<2, true>(x, scratch, result, s); break;
-      case Kernel::vec16_unroll8: vec16_launch<8, true>(x, scratch, result, s); break;
-      case Kernel::vec16_ldg: vec16_launch<4, false>(x, scratch, result, s); break;
+      case Kernel::vec16: vec16_launches<4, true>(x, scratch, result, emit); break;
+      case Kernel::vec16_unroll2: vec16_launches<2, true>(x, scratch, result, emit); break;
+      case Kernel::vec16_unroll8: vec16_launches<8, true>(x, scratch, result, emit); break;
+      case Kernel::vec16_ldg: vec16_launches<4, false>(x, scratch, result, emit); break;
       case Kernel::cub: {
-        std::size_t bytes = cub_bytes_;
-        cub_call(base + cub_offset_, bytes, x, result, s);
+        if constexpr (std::is_same_v<Emit, cuda::LaunchEmit>) {
+          std::size_t bytes = cub_bytes_;
+          cub_call(base + cub_offset_, bytes, x, result, emit.stream);
+        }
         break;
       }
     }
-    GEMMKIT_CUDA_CHECK(cudaGetLastError());
-    if constexpr (!kDirect) {
-      finish_kernel<Op><<<1, 1, 0, s>>>(result, answer);
-      GEMMKIT_CUDA_CHECK(cudaGetLastError());
-    }
+    if constexpr (!kDirect)
+      emit.template launch<finish_kernel<Op>>(1, 1, 0, "the answer from the accumulator",
+                                              "one thread converts (and takes the square root for norm2)", result, answer);
   }
 
- private:
-  // One wave: as many blocks as are resident at once, fewer when n is small. The occupancy
-  // is asked once per context and kernel.
-  template <class KernelFn>
-  void vec16_grid(const Context& ctx, int sms, KernelFn fn) {
-    const int per_sm = ctx.cached(reinterpret_cast<const void*>(fn), [fn] {
-      int blocks = 0;
-      GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, kThreads, 0));
-      return blocks;
-    });
-    const std::size_t wave = std::size_t(std::max(per_sm, 1)) * sms;
+  // One wave: as many blocks as are resident at once, fewer when n is small.
+  template <auto Fn>
+  void vec16_grid(int sms, const PerSm& per_sm) {
+    const int blocks = per_sm(reinterpret_cast<const void*>(Fn), &cuda::kernel_name<Fn>);
+    const std::size_t wave = std::size_t(std::max(blocks, 1)) * sms;
     const std::size_t needed = blocks_for((n_ + Vec16<T>::kLanes - 1) / Vec16<T>::kLanes);
     vec_blocks_ = unsigned(std::min(wave, needed));
   }
 
-  template <int kUnroll, bool kStreaming>
-  void vec16_launch(const T* x, Acc* scratch, Acc* result, cudaStream_t s) const {
-    vec16_partials<Op, kUnroll, kStreaming><<<vec_blocks_, kThreads, 0, s>>>(x, n_, scratch);
-    warp_shuffle_partials<Op, false><<<1, 1024, 0, s>>>(scratch, result, vec_blocks_);
+  template <int kUnroll, bool kStreaming, class Emit>
+  void vec16_launches(const T* x, Acc* scratch, Acc* result, const Emit& emit) const {
+    emit.template launch<vec16_partials<Op, kUnroll, kStreaming>>(
+        vec_blocks_, kThreads, 0, "one wave of blocks over the input",
+        "thread id t = blockIdx.x * blockDim.x + threadIdx.x; thread t loads 16-byte chunks t, t + S, t + 2S, ... (S: "
+        "the grid's threads), several in flight at once, then the block combines by warp shuffles and thread 0 "
+        "writes out[blockIdx.x]",
+        x, n_, scratch);
+    emit.template launch<warp_shuffle_partials<Op, false>>(1, 1024, 0, "one block over the block values, in a fixed order",
+                                                           kBlockText, scratch, result, vec_blocks_);
   }
 
   void cub_call(void* temp, std::size_t& bytes, const T* x, Acc* out, cudaStream_t s) const {
@@ -317,6 +372,19 @@ std::size_t cuda_workspace_bytes(std::string_view kernel, const ReduceProblem& p
   const cuda::DeviceScope scope(ctx.device());  // occupancy is asked of the context's device
   return with_problem_op(problem, [&](auto op) {
     return ReducePlan<decltype(op)>(kernel_id(kernel), problem.n, ctx).workspace_bytes();
+  });
+}
+
+std::vector<LaunchPlan> cuda_plans(std::string_view kernel, const ReduceProblem& problem, const LaunchQueries& q) {
+  return with_problem_op(problem, [&](auto op) {
+    const PerSm per_sm = [&q](const void* fn, const std::string& (*name)()) {
+      LaunchPlan plan;
+      plan.kernel = name();
+      plan.function = fn;
+      plan.block = {kThreads, 1, 1};
+      return q.blocks_per_sm(plan);
+    };
+    return ReducePlan<decltype(op)>(kernel_id(kernel), problem.n, q.sm_count, per_sm).plans();
   });
 }
 

@@ -12,6 +12,7 @@
 #include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/device_timing.hpp"
+#include "cuda/explain_launch.hpp"
 #include "cuda/kernels/spmv/01_scalar.cuh"
 #include "cuda/kernels/spmv/02_vector.cuh"
 #include "cuda/kernels/spmv/03_vector_groups.cuh"
@@ -25,6 +26,8 @@ namespace gemmkit {
 namespace {
 
 using cuda::DeviceBuffer;
+using cuda::LaunchEmit;
+using cuda::PlanEmit;
 constexpr int kBlock = 256;           // threads per block of every rung
 constexpr int kDefaultItems = 9;      // merge_path items per thread (odd: fewer bank conflicts)
 
@@ -95,55 +98,77 @@ MergeLayout merge_layout(const SpmvProblem& p, const Variant& v) {
   return MergeLayout(p.rows, p.nnz, v.items, sizeof(T));
 }
 
-template <class T, class Offset>
-void merge_partition(const Csr<T, Offset>& a, const MergeLayout& m, int items, unsigned char* ws, cudaStream_t s) {
-  const std::int64_t tile_items = std::int64_t(kBlock) * items;
-  cuda::spmv::merge_path_partition_kernel<Offset><<<grid_for(m.tiles + 1), kBlock, 0, s>>>(
-      a.rows, a.nnz, a.offsets, tile_items, m.tiles, reinterpret_cast<std::int64_t*>(ws + m.tile_row),
-      reinterpret_cast<std::int64_t*>(ws + m.tile_nz));
-  GEMMKIT_CUDA_CHECK(cudaGetLastError());
+// After a launch that is run, not described.
+template <class Emit>
+void check_emitted() {
+  if constexpr (std::is_same_v<Emit, LaunchEmit>) GEMMKIT_CUDA_CHECK(cudaGetLastError());
 }
 
-template <class T, class Offset, int ITEMS, bool kStreaming>
-void merge_launch(const Csr<T, Offset>& a, const MergeLayout& m, unsigned char* ws, cudaStream_t s) {
+// The launches below go through `emit`: LaunchEmit queues them, PlanEmit describes them
+// (cuda/explain_launch.hpp).
+template <class T, class Offset, class Emit>
+void merge_partition(const Csr<T, Offset>& a, const MergeLayout& m, int items, unsigned char* ws, const Emit& emit) {
+  const std::int64_t tile_items = std::int64_t(kBlock) * items;
+  emit.template launch<cuda::spmv::merge_path_partition_kernel<Offset>>(
+      grid_for(m.tiles + 1), kBlock, 0, "the partition of the merge path",
+      "thread i = blockIdx.x * blockDim.x + threadIdx.x finds, by binary search, the row and nonzero where tile i "
+      "(256 x items items of row ends and nonzeros) starts",
+      a.rows, a.nnz, a.offsets, tile_items, m.tiles, reinterpret_cast<std::int64_t*>(ws + m.tile_row),
+      reinterpret_cast<std::int64_t*>(ws + m.tile_nz));
+  check_emitted<Emit>();
+}
+
+template <class T, class Offset, int ITEMS, bool kStreaming, class Emit>
+void merge_launch(const Csr<T, Offset>& a, const MergeLayout& m, unsigned char* ws, const Emit& emit) {
   if (m.tiles > std::numeric_limits<int>::max())
     fail(ErrorCategory::usage, "spmv: the matrix has too many nonzeros for one merge_path launch");
   auto* tile_row = reinterpret_cast<std::int64_t*>(ws + m.tile_row);
   auto* tile_nz = reinterpret_cast<std::int64_t*>(ws + m.tile_nz);
   auto* carry_row = reinterpret_cast<std::int64_t*>(ws + m.carry_row);
   auto* carry_sum = reinterpret_cast<T*>(ws + m.carry_sum);
-  cuda::spmv::merge_path_kernel<T, Offset, kBlock, ITEMS, kStreaming><<<unsigned(m.tiles), kBlock, 0, s>>>(
+  emit.template launch<cuda::spmv::merge_path_kernel<T, Offset, kBlock, ITEMS, kStreaming>>(
+      unsigned(m.tiles), kBlock, 0, "the product, tile by tile",
+      "block b consumes tile b of the merge path: 256 x items consecutive items (row ends and nonzeros), thread t "
+      "the items t * items .. of it; rows that end inside the tile are written to y, the sum of the row the tile "
+      "ends in is carried",
       a.rows, a.nnz, a.offsets, a.col_indices, a.values, a.x, a.y, tile_row, tile_nz, carry_row, carry_sum);
-  GEMMKIT_CUDA_CHECK(cudaGetLastError());
-  cuda::spmv::merge_path_fixup_kernel<T><<<grid_for(m.tiles), kBlock, 0, s>>>(m.tiles, a.rows, carry_row,
-                                                                              carry_sum, a.y);
+  check_emitted<Emit>();
+  emit.template launch<cuda::spmv::merge_path_fixup_kernel<T>>(
+      grid_for(m.tiles), kBlock, 0, "the carries into y",
+      "thread i = blockIdx.x * blockDim.x + threadIdx.x adds tile i's carried sum into y at its row",
+      m.tiles, a.rows, carry_row, carry_sum, a.y);
 }
 
-template <class T, class Offset>
-void merge_run(const Csr<T, Offset>& a, const MergeLayout& m, const Variant& v, unsigned char* ws, cudaStream_t s) {
+template <class T, class Offset, class Emit>
+void merge_run(const Csr<T, Offset>& a, const MergeLayout& m, const Variant& v, unsigned char* ws, const Emit& emit) {
   if (m.tiles == 0) return;
   switch (v.items * 2 + v.streaming) {
-    case 5 * 2: return merge_launch<T, Offset, 5, false>(a, m, ws, s);
-    case 7 * 2: return merge_launch<T, Offset, 7, false>(a, m, ws, s);
-    case 7 * 2 + 1: return merge_launch<T, Offset, 7, true>(a, m, ws, s);
-    case 9 * 2: return merge_launch<T, Offset, 9, false>(a, m, ws, s);
-    case 9 * 2 + 1: return merge_launch<T, Offset, 9, true>(a, m, ws, s);
+    case 5 * 2: return merge_launch<T, Offset, 5, false>(a, m, ws, emit);
+    case 7 * 2: return merge_launch<T, Offset, 7, false>(a, m, ws, emit);
+    case 7 * 2 + 1: return merge_launch<T, Offset, 7, true>(a, m, ws, emit);
+    case 9 * 2: return merge_launch<T, Offset, 9, false>(a, m, ws, emit);
+    case 9 * 2 + 1: return merge_launch<T, Offset, 9, true>(a, m, ws, emit);
     default: fail(ErrorCategory::internal, "merge_path: no instance for " + std::to_string(v.items) + " items");
   }
 }
 
-template <class T, class Offset>
-void launch_groups(const Csr<T, Offset>& a, int g, cudaStream_t s) {
+template <class T, class Offset, class Emit>
+void launch_groups(const Csr<T, Offset>& a, int g, const Emit& emit) {
   const unsigned grid = grid_for(a.rows * g);
+  const std::string text = "a group of " + std::to_string(g) + " threads per row: row = (blockIdx.x * blockDim.x + "
+                           "threadIdx.x) / " + std::to_string(g) + ", the group's threads take the row's nonzeros in "
+                           "turn, add by shuffles, and the first writes y[row]";
   const auto args = [&](auto kernel) {
-    kernel<<<grid, kBlock, 0, s>>>(a.rows, a.offsets, a.col_indices, a.values, a.x, a.y);
+    emit.template launch<decltype(kernel)::value>(grid, kBlock, 0, "the product", text.c_str(), a.rows, a.offsets,
+                                                  a.col_indices, a.values, a.x, a.y);
   };
+  using cuda::spmv::vector_groups_kernel;
   switch (g) {
-    case 2: args(cuda::spmv::vector_groups_kernel<T, Offset, 2>); break;
-    case 4: args(cuda::spmv::vector_groups_kernel<T, Offset, 4>); break;
-    case 8: args(cuda::spmv::vector_groups_kernel<T, Offset, 8>); break;
-    case 16: args(cuda::spmv::vector_groups_kernel<T, Offset, 16>); break;
-    case 32: args(cuda::spmv::vector_groups_kernel<T, Offset, 32>); break;
+    case 2: args(std::integral_constant<decltype(&vector_groups_kernel<T, Offset, 2>), vector_groups_kernel<T, Offset, 2>>{}); break;
+    case 4: args(std::integral_constant<decltype(&vector_groups_kernel<T, Offset, 4>), vector_groups_kernel<T, Offset, 4>>{}); break;
+    case 8: args(std::integral_constant<decltype(&vector_groups_kernel<T, Offset, 8>), vector_groups_kernel<T, Offset, 8>>{}); break;
+    case 16: args(std::integral_constant<decltype(&vector_groups_kernel<T, Offset, 16>), vector_groups_kernel<T, Offset, 16>>{}); break;
+    case 32: args(std::integral_constant<decltype(&vector_groups_kernel<T, Offset, 32>), vector_groups_kernel<T, Offset, 32>>{}); break;
     default: fail(ErrorCategory::usage, "vector_groups: group size " + std::to_string(g) + " is not 2, 4, 8, 16 or 32");
   }
 }
@@ -191,42 +216,51 @@ const void* cusparse_columns(const SpmvProblem& p, const CusparseLayout& l, unsi
   return wide;
 }
 
-// y = A x on `s` (merge_path partitions first when the variant says so).
-template <class T, class Offset>
-void launch_variant(const SpmvProblem& p, const Variant& v, const Context& ctx, unsigned char* ws,
-                    cudaStream_t s) {
+// y = A x through `emit` (merge_path partitions first when the variant says so); cuSPARSE,
+// whose launches are its own, only when run.
+template <class T, class Offset, class Emit>
+void launch_variant(const SpmvProblem& p, const Variant& v, const Context* ctx, unsigned char* ws, const Emit& emit) {
   const Csr<T, Offset> a = typed<T, Offset>(p);
   if (a.rows == 0) return;
   switch (v.kind) {
     case Variant::Kind::scalar:
-      cuda::spmv::scalar_kernel<T, Offset><<<grid_for(a.rows), kBlock, 0, s>>>(a.rows, a.offsets, a.col_indices,
-                                                                                a.values, a.x, a.y);
+      emit.template launch<cuda::spmv::scalar_kernel<T, Offset>>(
+          grid_for(a.rows), kBlock, 0, "the product",
+          "one row per thread: row = blockIdx.x * blockDim.x + threadIdx.x, y[row] = its nonzeros times x at their "
+          "columns, summed in order",
+          a.rows, a.offsets, a.col_indices, a.values, a.x, a.y);
       break;
     case Variant::Kind::vector:
-      cuda::spmv::vector_kernel<T, Offset><<<grid_for(a.rows * 32), kBlock, 0, s>>>(a.rows, a.offsets,
-                                                                                     a.col_indices, a.values, a.x, a.y);
+      emit.template launch<cuda::spmv::vector_kernel<T, Offset>>(
+          grid_for(a.rows * 32), kBlock, 0, "the product",
+          "a warp per row: row = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane l takes the row's nonzeros l, "
+          "l + 32, ..., the warp adds by shuffles and lane 0 writes y[row]",
+          a.rows, a.offsets, a.col_indices, a.values, a.x, a.y);
       break;
-    case Variant::Kind::groups: launch_groups(a, v.group, s); break;
+    case Variant::Kind::groups: launch_groups(a, v.group, emit); break;
     case Variant::Kind::merge: {
       const MergeLayout m = merge_layout<T>(p, v);
-      if (v.partition_timed) merge_partition(a, m, v.items, ws, s);
-      merge_run(a, m, v, ws, s);
+      if (v.partition_timed) merge_partition(a, m, v.items, ws, emit);
+      merge_run(a, m, v, ws, emit);
       break;
     }
     case Variant::Kind::cusparse: {
-      if (!cusparse_runs(p)) {  // nothing to multiply: y = 0
-        GEMMKIT_CUDA_CHECK(cudaMemsetAsync(a.y, 0, std::size_t(a.rows) * sizeof(T), s));
-        return;
+      if constexpr (std::is_same_v<Emit, LaunchEmit>) {
+        const cudaStream_t s = emit.stream;
+        if (!cusparse_runs(p)) {  // nothing to multiply: y = 0
+          GEMMKIT_CUDA_CHECK(cudaMemsetAsync(a.y, 0, std::size_t(a.rows) * sizeof(T), s));
+          return;
+        }
+        const CusparseLayout l = cusparse_layout(p, v.alg2, *ctx);
+        const void* cols = cusparse_columns(p, l, ws, s);
+        const auto product = cusparse_product(p, cols, v.alg2);
+        const cuda::CusparseCall call(const_cast<Context&>(*ctx), s);
+        product->run(call.get(), ws + l.buffer);
       }
-      const CusparseLayout l = cusparse_layout(p, v.alg2, ctx);
-      const void* cols = cusparse_columns(p, l, ws, s);
-      const auto product = cusparse_product(p, cols, v.alg2);
-      const cuda::CusparseCall call(const_cast<Context&>(ctx), s);
-      product->run(call.get(), ws + l.buffer);
       return;
     }
   }
-  GEMMKIT_CUDA_CHECK(cudaGetLastError());
+  check_emitted<Emit>();
 }
 
 std::size_t variant_workspace(const SpmvProblem& p, const Variant& v, const Context& ctx) {
@@ -394,10 +428,10 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
       // Outside the timing: the merge partition, cuSPARSE's analysis.
       if (v.kind == Variant::Kind::merge) {
         const MergeLayout m = merge_layout<T>(problem, v);
-        if (m.tiles > 0) merge_partition(typed<T, Offset>(problem), m, v.items, ws, nullptr);
+        if (m.tiles > 0) merge_partition(typed<T, Offset>(problem), m, v.items, ws, LaunchEmit{nullptr});
       }
       // cuSPARSE timed as before: one set of descriptors, analysed once, then the multiply.
-      std::function<void()> launch = [&] { launch_variant<T, Offset>(problem, v, ctx, ws, nullptr); };
+      std::function<void()> launch = [&] { launch_variant<T, Offset>(problem, v, &ctx, ws, LaunchEmit{nullptr}); };
       std::unique_ptr<cuda::CusparseSpmv> product;
       if (v.kind == Variant::Kind::cusparse && cusparse_runs(problem)) {
         const CusparseLayout l = cusparse_layout(problem, v.alg2, ctx);
@@ -450,8 +484,18 @@ void cuda_run(std::string_view kernel, const SpmvProblem& problem, const KernelL
   const Variant v = variant_for(kernel, problem);
   auto* ws = static_cast<unsigned char*>(launch.workspace.data);
   with_types(problem, [&](auto t, auto offset) {
-    launch_variant<decltype(t), decltype(offset)>(problem, v, launch.context, ws, launch.stream);
+    launch_variant<decltype(t), decltype(offset)>(problem, v, &launch.context, ws, LaunchEmit{launch.stream});
   });
+}
+
+std::vector<LaunchPlan> cuda_plans(std::string_view kernel, const SpmvProblem& problem, const LaunchQueries&) {
+  const Variant v = variant_for(kernel, problem);
+  std::vector<LaunchPlan> out;
+  auto* ws = reinterpret_cast<unsigned char*>(std::uintptr_t(1) << 40);  // never dereferenced
+  with_types(problem, [&](auto t, auto offset) {
+    launch_variant<decltype(t), decltype(offset)>(problem, v, nullptr, ws, PlanEmit{&out});
+  });
+  return out;
 }
 
 }  // namespace spmv_detail

@@ -11,6 +11,7 @@
 #include "cuda/tensor_map.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/launch_plan.hpp"
 #include "gemmkit/registry.hpp"
 
 namespace gemmkit::cuda {
@@ -47,6 +48,17 @@ void by_tensor_dtype(const GemmProblem& p, const KernelLaunch& launch) {
     case DType::bf16: Runner<__nv_bfloat16>::run(p, launch); return;
     case DType::f16: Runner<__half>::run(p, launch); return;
     case DType::tf32: Runner<float>::run(p, launch); return;
+    default: fail(ErrorCategory::internal, "tensor-core rung called with an unsupported dtype");
+  }
+}
+
+// The launch plans of the same: Runner<T>::plans(p), for KernelEntry::launches.
+template <template <class> class Runner>
+std::vector<LaunchPlan> tensor_plans(const GemmProblem& p, const LaunchQueries& q) {
+  switch (p.dtype) {
+    case DType::bf16: return Runner<__nv_bfloat16>::plans(p, q);
+    case DType::f16: return Runner<__half>::plans(p, q);
+    case DType::tf32: return Runner<float>::plans(p, q);
     default: fail(ErrorCategory::internal, "tensor-core rung called with an unsupported dtype");
   }
 }

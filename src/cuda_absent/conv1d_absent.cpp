@@ -13,6 +13,9 @@ std::size_t cuda_workspace_bytes(std::string_view, const Conv1dProblem&, const C
 void cuda_run(std::string_view, const Conv1dProblem&, const KernelLaunch&) {
   fail(ErrorCategory::device, no_device_message());
 }
+std::vector<LaunchPlan> cuda_plans(std::string_view, const Conv1dProblem&, const LaunchQueries&) {
+  fail(ErrorCategory::device, no_device_message());
+}
 template <class T>
 void run_host_on_device(Context&, std::string_view, const T*, std::int64_t, const T*, std::int64_t, T*) {
   fail(ErrorCategory::device, no_device_message());

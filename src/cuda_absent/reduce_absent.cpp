@@ -16,6 +16,7 @@ bool reduce_cuda_available() { return false; }
 namespace reduce_detail {
 std::size_t cuda_workspace_bytes(std::string_view, const ReduceProblem&, const Context&) { no_cuda(); }
 void cuda_run(std::string_view, const ReduceProblem&, const KernelLaunch&) { no_cuda(); }
+std::vector<LaunchPlan> cuda_plans(std::string_view, const ReduceProblem&, const LaunchQueries&) { no_cuda(); }
 template <class T>
 T run_host_on_device(Context&, const T*, std::size_t, ReduceOp, std::string_view) {
   no_cuda();

@@ -14,6 +14,9 @@ std::size_t cuda_workspace_bytes(std::string_view, const SpmvProblem&, const Con
 void cuda_run(std::string_view, const SpmvProblem&, const KernelLaunch&) {
   fail(ErrorCategory::device, no_device_message());
 }
+std::vector<LaunchPlan> cuda_plans(std::string_view, const SpmvProblem&, const LaunchQueries&) {
+  fail(ErrorCategory::device, no_device_message());
+}
 }  // namespace spmv_detail
 
 template <class T>

@@ -71,7 +71,7 @@ Conv1dKernel cuda_entry(std::string name, int rung, std::string summary, int aut
   // sm_70 and up: launches carry up to 32 KiB of parameters (the mask).
   Conv1dKernel e = detail::cuda_operation_entry<Conv1dProblem>(
       name, rung, std::move(summary), auto_priority, KernelRole::ladder, 70,
-      conv1d_detail::cuda_workspace_bytes, conv1d_detail::cuda_run);
+      conv1d_detail::cuda_workspace_bytes, conv1d_detail::cuda_run, conv1d_detail::cuda_plans);
   e.precondition = [name](const Conv1dProblem& p) -> std::optional<std::string> {
     if (auto why = conv1d_kernel_rejection(name, p.dtype, p.width)) return why;
     // The streaming rung's 16-byte loads; cudaMalloc gives 256-byte alignment.

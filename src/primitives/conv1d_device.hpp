@@ -29,6 +29,8 @@ long double reference_at(const T* x, std::int64_t n, const T* mask, std::int64_t
 std::size_t cuda_workspace_bytes(std::string_view kernel, const Conv1dProblem& problem,
                                  const Context& ctx);
 void cuda_run(std::string_view kernel, const Conv1dProblem& problem, const KernelLaunch& launch);
+// The launches cuda_run makes, described (KernelEntry::launches).
+std::vector<LaunchPlan> cuda_plans(std::string_view kernel, const Conv1dProblem& problem, const LaunchQueries& q);
 
 // The host API's CUDA path: copies x to the device, runs the device API with `kernel` (already
 // checked to accept the width), copies y back. n >= 1.

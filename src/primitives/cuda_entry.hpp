@@ -16,7 +16,8 @@ OperationKernel<Problem> cuda_operation_entry(
     std::string name, int rung, std::string summary, int auto_priority, KernelRole role,
     int min_compute_capability,
     std::size_t (*workspace_bytes)(std::string_view, const Problem&, const Context&),
-    void (*run)(std::string_view, const Problem&, const KernelLaunch&)) {
+    void (*run)(std::string_view, const Problem&, const KernelLaunch&),
+    std::vector<LaunchPlan> (*plans)(std::string_view, const Problem&, const LaunchQueries&) = nullptr) {
   OperationKernel<Problem> e;
   e.name = name;
   e.backend = Backend::cuda;
@@ -30,6 +31,8 @@ OperationKernel<Problem> cuda_operation_entry(
     return workspace_bytes(name, p, ctx);
   };
   e.run = [name, run](const Problem& p, const KernelLaunch& launch) { run(name, p, launch); };
+  if (plans && role == KernelRole::ladder)
+    e.launches = [name, plans](const Problem& p, const LaunchQueries& q) { return plans(name, p, q); };
   return e;
 }
 

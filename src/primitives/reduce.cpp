@@ -38,7 +38,7 @@ ReduceKernel cuda_entry(std::string name, int rung, std::string summary, int aut
   return detail::cuda_operation_entry<ReduceProblem>(std::move(name), rung, std::move(summary),
                                                      auto_priority, role, 50,
                                                      reduce_detail::cuda_workspace_bytes,
-                                                     reduce_detail::cuda_run);
+                                                     reduce_detail::cuda_run, reduce_detail::cuda_plans);
 }
 
 OperationRegistry<ReduceProblem> make_registry() {

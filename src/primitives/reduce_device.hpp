@@ -14,6 +14,8 @@ namespace gemmkit::reduce_detail {
 std::size_t cuda_workspace_bytes(std::string_view kernel, const ReduceProblem& problem,
                                  const Context& ctx);
 void cuda_run(std::string_view kernel, const ReduceProblem& problem, const KernelLaunch& launch);
+// The launches cuda_run makes, described (KernelEntry::launches).
+std::vector<LaunchPlan> cuda_plans(std::string_view kernel, const ReduceProblem& problem, const LaunchQueries& q);
 
 // The host API's CUDA path: copies x to the device, runs the device API on a stream of its
 // own, copies the result back.

@@ -281,7 +281,7 @@ SpmvKernel cuda_entry(std::string name, int rung, std::string summary, int auto_
   return detail::cuda_operation_entry<SpmvProblem>(std::move(name), rung, std::move(summary),
                                                    auto_priority, role, 50,
                                                    spmv_detail::cuda_workspace_bytes,
-                                                   spmv_detail::cuda_run);
+                                                   spmv_detail::cuda_run, spmv_detail::cuda_plans);
 }
 
 template <class T>

@@ -13,5 +13,7 @@ namespace gemmkit::spmv_detail {
 // validated problem in device memory.
 std::size_t cuda_workspace_bytes(std::string_view kernel, const SpmvProblem& problem, const Context& ctx);
 void cuda_run(std::string_view kernel, const SpmvProblem& problem, const KernelLaunch& launch);
+// The launches cuda_run makes, described (KernelEntry::launches).
+std::vector<LaunchPlan> cuda_plans(std::string_view kernel, const SpmvProblem& problem, const LaunchQueries& q);
 
 }  // namespace gemmkit::spmv_detail

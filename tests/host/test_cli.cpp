@@ -29,7 +29,7 @@ TEST_F(Cli, VersionAndHelpForEverySubcommand) {
   CliResult r = run("--version");
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("gemmkit "), std::string::npos);
-  for (const char* sub : {"", "multiply", "gen", "bench", "list", "device"}) {
+  for (const char* sub : {"", "multiply", "gen", "bench", "list", "device", "explain"}) {
     r = run(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ": " << r.out;
