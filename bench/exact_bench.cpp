@@ -1,4 +1,4 @@
-// The exact integer GEMM against cuBLAS DGEMM of the same order, in one run (issue 19's
+// The exact integer GEMM against cuBLAS DGEMM of the same order, in one run (the
 // target: exact i32 at 8192^3, |a|, |b| < 2^31, faster than DGEMM, which cannot even give
 // the exact answer). Both on one stream, timed with CUDA events, after warm-up, in ABBA
 // order, medians. The exact GEMM writes its result as limbs (the results need 76 bits); the

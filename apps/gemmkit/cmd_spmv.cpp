@@ -27,7 +27,7 @@ struct SpmvOptions {
 
 const char* kKernelHelp =
     "auto (chosen from the mean and longest row length), scalar (one thread per row, the "
-    "seeds' kernel), vector (a warp per row), vector_groups (2-32 threads per row), merge_path "
+    "the teaching texts' kernel), vector (a warp per row), vector_groups (2-32 threads per row), merge_path "
     "(load-balanced over rows + nonzeros), cusparse, cusparse_alg2";
 
 // The vector X, whose length must be the columns of A.

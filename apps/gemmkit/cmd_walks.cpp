@@ -56,7 +56,7 @@ std::string count_text(const WalkCounts& w, std::size_t li, std::int64_t r, std:
   return w.at(li, r, c).to_string();
 }
 
-// A text table with right-aligned columns, like the seeds' "from/to" tables.
+// A text table with right-aligned columns, like the teaching texts' "from/to" tables.
 void print_table(const std::string& corner, const std::vector<std::string>& col_heads,
                  const std::vector<std::string>& row_heads,
                  const std::vector<std::vector<std::string>>& cells) {

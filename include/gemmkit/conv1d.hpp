@@ -1,9 +1,9 @@
-// One-dimensional convolution with a small mask, the seeds' third GPU pattern.
+// One-dimensional convolution with a small mask, the teaching texts' third GPU pattern.
 //
 //   y[i] = sum_{j=0}^{w-1} mask[j] * x[i + j - w/2],   0 <= i < n,
 //
 // with x taken as zero outside [0, n): the output has the input's length ("same" size), and
-// w/2 is integer division, exactly the seeds' N_start_point = i - Mask_Width/2. An odd width
+// w/2 is integer division, exactly the teaching texts' N_start_point = i - Mask_Width/2. An odd width
 // w = 2r+1 is centred (r taps either side). An even width is defined by the same formula, so
 // it reaches one tap further back than forward (w = 4: x[i-2] .. x[i+1]). Width 1 scales x.
 // An empty mask is rejected (usage error).

@@ -1,6 +1,6 @@
 // Parallel reduction of a vector: sum, min, max and the Euclidean norm, over f32 and f64.
 // A CPU reference (long double with compensation), a ladder of CUDA kernels chosen by name
-// (the seeds' reduce0..reduce4, then warp shuffles, then 16-byte loads with a deterministic
+// (the teaching texts' reduce0..reduce4, then warp shuffles, then 16-byte loads with a deterministic
 // second pass), and CUB's DeviceReduce as the reference entry, all in reduce_registry(). The
 // device API takes device pointers, a Context and a stream; the host API copies. No CUDA
 // header here: device pointers are plain pointers.

@@ -112,7 +112,7 @@ struct SpmvProblem {
   int group_size = 0;  // vector_groups: threads per row; 0 = spmv_group_size(nnz / rows)
 };
 using SpmvKernel = OperationKernel<SpmvProblem>;
-// cpu_reference, then the GPU ladder: "scalar" (one thread per row, the seeds' kernel),
+// cpu_reference, then the GPU ladder: "scalar" (one thread per row, the teaching texts' kernel),
 // "vector" (a warp per row), "vector_groups" (2..32 threads per row, chosen from the mean
 // row length), "merge_path" (the merged sequence of row ends and nonzeros split evenly), and
 // the vendor references "cusparse" (CUSPARSE_SPMV_ALG_DEFAULT) and "cusparse_alg2"

@@ -20,7 +20,7 @@ NAMES = list("ABCDEFGHIJ")
 
 
 def seed_edges():
-    """The seeds' graph as (u, v) name pairs, read here without the library."""
+    """The teaching texts' graph as (u, v) name pairs, read here without the library."""
     edges = []
     for line in GRAPH.read_text().splitlines():
         line = line.split("#")[0].split()
@@ -30,7 +30,7 @@ def seed_edges():
 
 
 def seed_adjacency():
-    """The seeds' undirected adjacency matrix as lists of Python ints."""
+    """The teaching texts' undirected adjacency matrix as lists of Python ints."""
     a = [[0] * 10 for _ in range(10)]
     for u, v in seed_edges():
         i, j = NAMES.index(u), NAMES.index(v)
@@ -53,7 +53,7 @@ def powers(a, k):
     return out
 
 
-# The seeds' answer (README "Counting walks": C to J, length 4) and its table.
+# The teaching texts' answer (README "Counting walks": C to J, length 4) and its table.
 SEED_TABLE_4 = [
     [12, 14, 12, 15, 8, 13, 6, 5, 4, 4],
     [14, 30, 22, 23, 11, 21, 17, 18, 15, 8],
@@ -69,7 +69,7 @@ SEED_TABLE_4 = [
 
 
 def seed_graph_inputs():
-    """The seeds' graph in every input form the package takes, with how to name C and J."""
+    """The teaching texts' graph in every input form the package takes, with how to name C and J."""
     g = networkx.Graph()
     g.add_nodes_from(NAMES)
     g.add_edges_from(seed_edges())
@@ -213,7 +213,7 @@ def test_result_types():
 
 
 def test_int64_overflow_names_the_first_count_that_does_not_fit():
-    # int64 overflows at length 36 on the seeds' graph (README).
+    # int64 overflows at length 36 on the teaching texts' graph (README).
     with pytest.raises(gemmkit.NumericError, match=r"length 36 from '\w' to '\w'.*64-bit"):
         gemmkit.walks(str(GRAPH), 36, undirected=True, result="int64")
     with pytest.raises(ArithmeticError, match=r"int64 overflow: .* length \d+ from '\w' to '\w'"):

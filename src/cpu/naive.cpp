@@ -1,4 +1,4 @@
-// cpu_naive (rung 1): the textbook triple loop, as the seeds' hostmult0 writes it: i and j
+// cpu_naive (rung 1): the textbook triple loop, as the teaching texts' hostmult0 writes it: i and j
 // over C, k innermost, accumulating straight into C's element in memory. Nothing tells the
 // compiler that C cannot alias A or B, so every step of the k loop stores C[i][j] and
 // reloads it; op(B) is walked down a column, a new cache line per step. It is the baseline

@@ -43,10 +43,10 @@ void register_cpu_kernels(Registry& registry) {
   widened.precondition = cpu::openblas_rejects;
   registry.add(std::move(widened));
   registry.add(cpu_entry("cpu_naive", 1,
-                         "the textbook triple loop, as the seeds' hostmult0 writes it: i and j over C, k innermost, accumulating straight into C's element in memory", all,
+                         "the textbook triple loop, as the teaching texts' hostmult0 writes it: i and j over C, k innermost, accumulating straight into C's element in memory", all,
                          10, cpu::naive_gemm));
   registry.add(cpu_entry("cpu_restrict", 2,
-                         "rung 1's loops with __restrict pointers and a register accumulator (the seeds' hostmult1)",
+                         "rung 1's loops with __restrict pointers and a register accumulator (the teaching texts' hostmult1)",
                          all, 20, cpu::restrict_gemm));
   KernelEntry blocked = cpu_entry("cpu_blocked", 3,
                                   "cache-blocked GEMM in the BLIS style",

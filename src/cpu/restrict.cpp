@@ -1,5 +1,5 @@
 // cpu_restrict (rung 2): rung 1's loops with __restrict pointers and a register accumulator
-// (the seeds' hostmult1). The loops are rung 1's, but the pointers are
+// (the teaching texts' hostmult1). The loops are rung 1's, but the pointers are
 // __restrict-qualified and the dot product is summed in a local variable, so the compiler
 // keeps it in a register instead of storing and reloading C[i][j] at every step of k. The
 // column walk down op(B) is still there: this rung removes the aliasing cost only.

@@ -138,7 +138,7 @@ PairedTimes time_gemm_on_device(Context& ctx, Stream stream, const KernelEntry& 
     spent += timer.run(entry, p, false);
     if (reference) spent += timer.run(*reference, p, false);
   }
-  // Every timed run starts with a cold L2, as DESIGN.md asks: otherwise operands that fit in
+  // Every timed run starts with a cold L2, as the benchmark's method asks (docs/ladder.md): otherwise operands that fit in
   // the 60 MiB L2 (every f32 size up to about 2048) would be read from cache.
   if (reference) {
     t = time_pairs_abba(options.reps, options.max_seconds, [&] { return timer.run(entry, p, true); },

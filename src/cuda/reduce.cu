@@ -50,7 +50,7 @@ Kernel kernel_id(std::string_view name) {
 }
 
 constexpr int kThreads = 256;                   // block size of every first pass
-constexpr unsigned kSeedGrid = 256;             // rungs 1-2: the seeds' 256 x 256 threads
+constexpr unsigned kSeedGrid = 256;             // rungs 1-2: the teaching texts' 256 x 256 threads
 constexpr std::size_t kSeedThreads = std::size_t(kSeedGrid) * kThreads;
 
 unsigned blocks_for(std::size_t threads) {

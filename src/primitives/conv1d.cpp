@@ -101,9 +101,9 @@ OperationRegistry<Conv1dProblem> make_registry() {
   r.add(std::move(cpu));
   // auto: streaming wherever its halo fits; beyond that the work is dominated by the w
   // multiply-adds per output, and the basic rung takes any width.
-  r.add(cuda_entry("basic", 1, "the seeds' kernel: one thread per output, mask in global memory", 1));
+  r.add(cuda_entry("basic", 1, "the teaching texts' kernel: one thread per output, mask in global memory", 1));
   r.add(cuda_entry("constant_mask", 2,
-                   "the seeds' second kernel: the mask in constant memory (the launch's parameters)", 0));
+                   "the teaching texts' second kernel: the mask in constant memory (the launch's parameters)", 0));
   r.add(cuda_entry("tiled", 3, "a block's inputs and halo cells staged once in shared memory", 0));
   r.add(cuda_entry("streaming", 4,
                    "16-byte loads, 8 (f32) / 4 (f64) outputs per thread, next tile prefetched, grid "

@@ -58,19 +58,19 @@ OperationRegistry<ReduceProblem> make_registry() {
   };
   r.add(std::move(cpu));
   r.add(cuda_entry("reduce0_fold", 0,
-                   "seeds' reduce0: fold the top half onto the bottom half, one launch per halving "
+                   "the teaching texts' reduce0: fold the top half onto the bottom half, one launch per halving "
                    "(any length: the odd middle value has no partner)"));
   r.add(cuda_entry("reduce1_grid_stride", 1,
-                   "seeds' reduce1: thread-linear grid-stride sums in registers; 3 launches "
+                   "the teaching texts' reduce1: thread-linear grid-stride sums in registers; 3 launches "
                    "(256x256 threads, 1 block, 1 thread)"));
   r.add(cuda_entry("reduce2_shared_tree", 2,
-                   "seeds' reduce2: block tree in shared memory (power-of-two blocks), one value "
+                   "the teaching texts' reduce2: block tree in shared memory (power-of-two blocks), one value "
                    "per block, then one block"));
   r.add(cuda_entry("reduce3_any_blocks", 3,
-                   "seeds' reduce3: tree rounded up to a power of two, so 4 blocks per SM and a "
+                   "the teaching texts' reduce3: tree rounded up to a power of two, so 4 blocks per SM and a "
                    "second pass of exactly that many threads"));
   r.add(cuda_entry("reduce4_unrolled", 4,
-                   "seeds' reduce4: tree unrolled at compile time, the last warp with __syncwarp"));
+                   "the teaching texts' reduce4: tree unrolled at compile time, the last warp with __syncwarp"));
   r.add(cuda_entry("warp_shuffle", 5,
                    "__shfl_down_sync within warps, one shared slot per warp, one barrier"));
   r.add(cuda_entry(std::string(kReduceAutoKernel), 6,

@@ -308,7 +308,7 @@ OperationRegistry<SpmvProblem> make_registry() {
     else run_cpu<double>(p);
   };
   r.add(std::move(cpu));
-  r.add(cuda_entry("scalar", 1, "the seeds' kernel: one thread per row"));
+  r.add(cuda_entry("scalar", 1, "the teaching texts' kernel: one thread per row"));
   r.add(cuda_entry("vector", 2, "a warp per row, shuffle reduction"));
   r.add(cuda_entry("vector_groups", 3,
                    "2-32 threads per row, chosen from the mean row length (about 4 nonzeros per lane)"));

@@ -200,7 +200,7 @@ def cli_seeds():
         "sub_help": ["walks", "--help"],
         "misspelled": ["multipy", "A.npy", "B.npy"],
         "empty": [],
-        # Regression seeds for findings (issue 15): control characters in an unexpected
+        # Regression seeds for earlier findings: control characters in an unexpected
         # argument and in an option's value must be escaped in the one error line.
         "unexpected_newline": ["list", "x\ny"],
         "mode_escape_sequence": ["walks", "E.txt", "--length", "1", "--mode", "a\x1b[31m"],

@@ -4,7 +4,7 @@
 // Every CUDA entry of the registry gets its own instance of the GpuKernel tests
 // (gpu.Kernels/GpuKernel.EdgeShapes/cuda_naive, ...), so a new kernel is tested as soon as
 // it is registered:
-//   - EdgeShapes: DESIGN.md's edge set (1; tile-1, tile, tile+1 for tiles 8..256; primes;
+//   - EdgeShapes: the edge set of shapes (1; tile-1, tile, tile+1 for tiles 8..256; primes;
 //     tall-skinny; K smaller than a tile; K not a multiple of the K tile), each with the four
 //     transposes, leading dimensions wider than the matrices (odd ones, and multiples of 4
 //     for vectorised paths; the padding holds poison), beta = 0 over a NaN-poisoned C or
@@ -46,7 +46,7 @@ struct Shape {
   std::int64_t m, n, k;
 };
 
-// DESIGN.md's edge shapes, small enough that the double reference of ~20 kernels x 4
+// The edge shapes, small enough that the double reference of ~20 kernels x 4
 // transposes x their dtypes stays within seconds.
 std::vector<Shape> edge_shapes() {
   std::vector<Shape> shapes = {{1, 1, 1}, {2, 3, 5}, {1, 300, 300}, {300, 1, 300}, {300, 300, 1}};

@@ -147,7 +147,7 @@ TEST(GpuBatched, EntriesWithoutBatchesRunThemMatrixByMatrix) {
   }
 }
 
-// Not a test: the batched bf16 figures of issue 16 (rung 19 against cuBLAS's strided-batched
+// Not a test: the batched bf16 figures (rung 19 against cuBLAS's strided-batched
 // call, paired). Run with --gtest_also_run_disabled_tests --gtest_filter='*BatchedTiming*'.
 TEST(GpuBatched, DISABLED_BatchedTiming) {
   SKIP_WITHOUT_DEVICE();

@@ -59,7 +59,7 @@ struct Shape {
   std::int64_t m, n, k;
 };
 
-// The DESIGN.md edge set: 1, tile-1/tile/tile+1 of the register and cache tiles, primes,
+// The edge set of shapes: 1, tile-1/tile/tile+1 of the register and cache tiles, primes,
 // tall-skinny, K below a tile and K not a multiple of KC, M past MC, N past NC.
 std::vector<Shape> edge_shapes(DType dtype) {
   const Tiles t = tiles_of(dtype);

@@ -4,7 +4,7 @@
 // names the problem, and create, change or remove no file. The cases the tests/fuzz
 // harnesses started from are here too (see docs/fuzzing.md).
 //
-// The cases at the end are issue 15's defects, each with what it showed before the fix.
+// The cases at the end are defects found by fuzzing, each with what it showed before the fix.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -273,7 +273,7 @@ TEST_F(MalformedInputs, MalformedOptionsExitTwoNamingTheProblemAndWriteNothing) 
   for (const Case& c : cases) check(c);
 }
 
-// ---- cases that wait for fixes (issue 15); enable each when its fix is merged ----------
+// ---- cases that wait for fixes (found by fuzzing); enable each when its fix is merged ----------
 
 // Defect: a UTF-8 BOM at the start of an edge list becomes part of the first vertex's name
 // (walks from 0 to 0 of length 2 print 0 instead of 1).

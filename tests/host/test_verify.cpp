@@ -474,7 +474,7 @@ TEST(Verify, NoneChecksNothing) {
 }
 
 
-// ---- The seeds' Pascal exercise, and wrong results each check must catch.
+// ---- The teaching texts' Pascal exercise, and wrong results each check must catch.
 
 // The lower triangular Pascal matrix L (entries binom(i, j)) and its inverse (entries
 // (-1)^(i-j) binom(i, j)): L times the inverse is the identity, but the terms of its sums

@@ -1,4 +1,4 @@
-// Walk counting: the seeds' tables, exact counts against a straightforward GMP matrix power,
+// Walk counting: the teaching texts' tables, exact counts against a straightforward GMP matrix power,
 // the modular GEMM at the edge of its exactness bound, the Chinese remainder rebuild, the
 // three modes, and the graph readers.
 #include <gtest/gtest.h>
@@ -63,7 +63,7 @@ std::vector<std::vector<std::int64_t>> random_adjacency(std::size_t n, double de
   return a;
 }
 
-// The seeds' 10-vertex graph (vertices A..J) and its tables of lengths 1 to 4.
+// The teaching texts' 10-vertex graph (vertices A..J) and its tables of lengths 1 to 4.
 const std::vector<std::string> kSeedLabels = {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J"};
 const std::vector<std::vector<std::int64_t>> kSeedTables[4] = {
     {{0, 1, 1, 0, 0, 0, 0, 0, 0, 0}, {1, 0, 1, 1, 0, 1, 0, 0, 0, 0}, {1, 1, 0, 1, 1, 0, 0, 0, 0, 0},
@@ -111,7 +111,7 @@ WalkQuery query(int length, WalkMode mode, WalkMethod method, bool all = false) 
 
 }  // namespace
 
-// ---- the seeds' example ----------------------------------------------------------------------
+// ---- the teaching texts' example ----------------------------------------------------------------------
 
 TEST(Walks, SeedsTablesOfLengthsOneToFour) {
   const Graph g = graph_of(kSeedTables[0], kSeedLabels);
@@ -145,7 +145,7 @@ TEST(Walks, SeedsGraphFromAnEdgeListAgrees) {
   const std::string path = ::testing::TempDir() + "walks_seed_edges.txt";
   {
     std::ofstream out(path);
-    out << "# the seeds' graph\nA B\nA C\nB C\nB D\nB F\nC D\nC E  # comment\nD F\nE H\nF G\nF H\n"
+    out << "# the teaching texts' graph\nA B\nA C\nB C\nB D\nB F\nC D\nC E  # comment\nD F\nE H\nF G\nF H\n"
            "F I\nG H\nG I\nG J\nH J\n\nI J\n";
   }
   GraphReadOptions o;

@@ -1,4 +1,4 @@
-// 'gemmkit walks' as a user meets it: the seeds' answer, tables, exit statuses, one-line
+// 'gemmkit walks' as a user meets it: the teaching texts' answer, tables, exit statuses, one-line
 // errors, and output files that appear only when complete.
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -26,7 +26,7 @@ class WalksCli : public test::CliTest {
  protected:
   void SetUp() override {
     CliTest::SetUp();
-    // The seeds' graph, in an order that names the vertices A..J.
+    // The teaching texts' graph, in an order that names the vertices A..J.
     write("seed.txt",
           "# 10 vertices, 17 edges\nA B\nA C\nB C\nB D\nE C\nD F\nB F\nC D\nF G\nE H\nF H\nF I\n"
           "G H\nG I\nG J\nH J\nI J\n");

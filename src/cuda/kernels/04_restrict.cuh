@@ -9,7 +9,7 @@
 // thread. The pointers walk along row i of op(A) and column j of op(B) by fixed strides,
 // which is also where the transposes are resolved: no per-element index multiply remains.
 //
-// On older GPUs and compilers this was a large step (the seeds report 2.6x). On an H200
+// On older GPUs and compilers this was a large step (the teaching texts report 2.6x). On an H200
 // with nvcc 12/13 it is roughly even with rung 3: L1 already caches ordinary global loads,
 // and nvcc unrolls rung 3's loop by itself. Unrolling by 4, the classic factor, is even
 // below what nvcc picks on its own (f64 lost at 4096^3); 8 keeps pace.

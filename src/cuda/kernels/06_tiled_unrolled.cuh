@@ -6,7 +6,7 @@
 //   nvcc reads four consecutive a_tile[ty][kk] (one broadcast per warp) with one 16-byte
 //   shared load, so a step takes 8 + 32 shared loads for 32 FMAs instead of 32 + 32.
 // - The loop over k tiles, whose trip count is known only at run time, is unrolled by 16,
-//   the seeds' trick of unrolling the outer loop (a small gain over no unrolling and over
+//   the teaching texts' trick of unrolling the outer loop (a small gain over no unrolling and over
 //   unrolling by 4 on an H200 at 4096^3, f32).
 // - The tile rows are padded. When an operand is stored transposed, rung 5 lets its
 //   threads store into the tile down a column, 32 elements apart, so all 32 stores of a

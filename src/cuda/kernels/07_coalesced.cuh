@@ -10,8 +10,8 @@
 // The mapping that loses all of this puts threadIdx.x on the ROW: a warp then reads 32
 // different rows of A and writes 32 different rows of C, one 32-byte sector per thread for
 // 4 useful bytes, and only B gets the broadcast; the memory system moves ~8x the bytes the
-// kernel uses. The seeds' 2-D naive kernel already happens to coalesce
-// (its threadIdx.x runs along columns of C), so this rung does not make the seeds faster
+// kernel uses. The teaching texts' 2-D naive kernel already happens to coalesce
+// (its threadIdx.x runs along columns of C), so this rung does not make the teaching texts' kernel faster
 // by itself; it makes the mapping explicit, with a 1-D block whose index arithmetic every
 // later block-tiled rung builds on.
 #pragma once

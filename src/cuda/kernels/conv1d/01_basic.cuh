@@ -1,4 +1,4 @@
-// Rung 1, the seeds' basic kernel: one thread per output, the mask read from global memory
+// Rung 1, the teaching texts' basic kernel: one thread per output, the mask read from global memory
 // on every tap. Changed from the seed only where it was wrong for general sizes: threads
 // past the end return (the seed's grid had exactly `Width` threads), and indices are 64-bit.
 #pragma once

@@ -1,8 +1,8 @@
-// Rung 2, the seeds' second kernel: the mask moves to constant memory. Every thread of a warp
+// Rung 2, the teaching texts' second kernel: the mask moves to constant memory. Every thread of a warp
 // reads the same tap at the same time, which the constant cache serves as one broadcast,
 // instead of each tap costing a global load.
 //
-// The seeds put the mask in a __constant__ array filled by cudaMemcpyToSymbol. That array is
+// The teaching texts put the mask in a __constant__ array filled by cudaMemcpyToSymbol. That array is
 // one per process and device: two streams convolving with different masks at once would race
 // on it. Here the taps travel in the launch's own parameters instead, which the hardware also
 // keeps in the constant bank (__grid_constant__ lets the kernel index them in place, without

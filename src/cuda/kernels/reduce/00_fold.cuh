@@ -1,4 +1,4 @@
-// Rung 0 (the seeds' reduce0): fold the top half of the array onto the bottom half,
+// Rung 0 (the teaching texts' reduce0): fold the top half of the array onto the bottom half,
 // x[i] = x[i] + x[i + half], one launch per halving, until one value is left. Every launch
 // reads two values and writes one per thread, and the whole array is touched log2(n)
 // times, so it is slow; the partial sums are balanced pairwise, so it is accurate.

@@ -1,8 +1,8 @@
-// Rung 1 (the seeds' reduce1): thread-linear addressing. Each thread of a fixed grid walks
+// Rung 1 (the teaching texts' reduce1): thread-linear addressing. Each thread of a fixed grid walks
 // the array with the grid's stride, keeping its partial result in a register, and writes
 // it once: one read per value instead of rung 0's two reads and a write per fold, and any
 // length works. The partial results are reduced by the same kernel twice more (one block,
-// then one thread), as the seeds do; those launches barely use the GPU.
+// then one thread), as the teaching texts do; those launches barely use the GPU.
 #pragma once
 
 #include "common.cuh"

@@ -1,4 +1,4 @@
-// Rung 2 (the seeds' reduce2): the threads of a block cooperate through shared memory.
+// Rung 2 (the teaching texts' reduce2): the threads of a block cooperate through shared memory.
 // After the grid-stride accumulation of rung 1, each block combines its threads' partial
 // results in a power-of-two tree in shared memory (half the threads add the other half's
 // values, then a quarter, ...) and writes one value per block. Two launches: the grid,

@@ -1,4 +1,4 @@
-// Rung 3 (the seeds' reduce3): block sizes and block counts that are not powers of two.
+// Rung 3 (the teaching texts' reduce3): block sizes and block counts that are not powers of two.
 // The tree starts at the power of two at or above blockDim.x and skips partners beyond
 // the block, so the grid can be a whole number of blocks per SM (here 4 per SM) and the
 // second launch can be one block with exactly that many threads (528 on a 132-SM H200),

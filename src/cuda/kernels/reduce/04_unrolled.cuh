@@ -1,4 +1,4 @@
-// Rung 4 (the seeds' reduce4): the tree unrolled at compile time for a block size fixed by
+// Rung 4 (the teaching texts' reduce4): the tree unrolled at compile time for a block size fixed by
 // a template parameter, and the last five steps done by the first warp alone with
 // __syncwarp instead of __syncthreads (the other warps are done by then). It removes loop
 // overhead and block-wide barriers from the tree; the grid-stride loop, which dominates

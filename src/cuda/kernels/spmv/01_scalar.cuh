@@ -1,4 +1,4 @@
-// Rung 1: the seeds' CSR kernel, one thread per row (generalised to any row count, 32- or
+// Rung 1: the teaching texts' CSR kernel, one thread per row (generalised to any row count, 32- or
 // 64-bit row offsets, f32 or f64). Simple, and fast only when rows are short and even:
 // neighbouring threads walk different rows, so a warp's loads of values and columns land
 // on up to 32 different cache lines per step, and one long row keeps its warp busy alone.
