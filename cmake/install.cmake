@@ -12,6 +12,9 @@ set(gemmkit_install_targets gemmkit_core gemmkit_primitives gemmkit_walks gemmki
 if(GEMMKIT_SHARED)
   list(APPEND gemmkit_install_targets gemmkit_shared)
 endif()
+if(GEMMKIT_HAVE_MPI)
+  list(APPEND gemmkit_install_targets gemmkit_dist)
+endif()
 install(TARGETS ${gemmkit_install_targets} EXPORT gemmkitTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -7,10 +7,12 @@ set -euo pipefail
 # OpenBLAS: the OpenMP build, not libopenblas-dev (which pulls the pthreads one): it shares
 # the OpenMP runtime, and its threads, with cpu_blocked (see CMakeLists.txt). zstd unpacks
 # the device code nvcc compresses, for the kernels' recorded resources (gemmkit explain).
+# Open MPI: the distributed part (multiply --distributed) and its tests under mpirun.
 packages=(
   cmake ninja-build g++ git pkg-config ccache zstd
   libcli11-dev nlohmann-json3-dev libgtest-dev
   libopenblas-openmp-dev libomp-dev libgmp-dev
+  libopenmpi-dev openmpi-bin
   python3 python3-numpy python3-matplotlib
   python3-dev python3-venv python3-scipy python3-networkx python3-pandas python3-pytest
   clang libclang-rt-14-dev

@@ -1,0 +1,152 @@
+// Distributed matrices and GEMM over MPI processes, on the CPU backend (host memory): a P x Q
+// process grid, a 2-D block-cyclic distribution, scatter from and gather to rank 0, and SUMMA
+// (C = alpha A B + beta C) with each rank's share computed by gemmkit's own CPU GEMM. Needs a
+// build with MPI (target gemmkit::distributed, which defines GEMMKIT_HAVE_MPI); docs/distributed.md.
+//
+// Every function here is collective over the grid's communicator: every rank calls it, in the
+// same order. An error on any rank (bad input on rank 0, a shape mismatch, out of memory) is
+// agreed by all of them (collective()): every rank throws the same RankError, whose message
+// names the failing rank, so that no rank is left waiting for another.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gemmkit/error.hpp"
+#include "gemmkit/matrix.hpp"
+
+namespace gemmkit::dist {
+
+// MPI for the length of a program's distributed work: initialises MPI unless it already is,
+// and finalises it on destruction if it initialised it.
+class Environment {
+ public:
+  Environment();
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+ private:
+  bool owned_ = false;
+};
+
+// An error agreed by every rank: the first failing rank's error ("rank R: ...") with its category.
+class RankError : public Error {
+ public:
+  RankError(ErrorCategory category, const std::string& message, int failed_rank)
+      : Error(category, message), failed_rank_(failed_rank) {}
+  int failed_rank() const noexcept { return failed_rank_; }
+
+ private:
+  int failed_rank_;
+};
+
+// Runs `step` on this rank, then agrees with every rank of `comm` whether it failed anywhere:
+// if it threw on any rank (gemmkit::Error, std::bad_alloc, any std::exception), every rank
+// throws the RankError of the lowest failing rank, its message "rank R: <what>". Collective.
+void collective(MPI_Comm comm, const std::function<void()>& step);
+
+// ---- process grid -----------------------------------------------------------------------
+struct GridShape {
+  int rows = 1, cols = 1;  // P x Q
+};
+// The most square P x Q with P * Q == ranks and P <= Q (4: 2x2, 6: 2x3, 7: 1x7).
+GridShape square_grid(int ranks);
+// "PxQ" (e.g. "2x2"); a usage error for anything else.
+GridShape parse_grid(std::string_view text);
+std::string grid_name(GridShape shape);  // "2x2"
+
+// The ranks of `comm` as a P x Q grid, row-major: rank = row * Q + col. Collective; a usage
+// error (on every rank) when P * Q is not the number of ranks.
+class ProcessGrid {
+ public:
+  explicit ProcessGrid(MPI_Comm comm, std::optional<GridShape> shape = std::nullopt);
+  ~ProcessGrid();
+  ProcessGrid(const ProcessGrid&) = delete;
+  ProcessGrid& operator=(const ProcessGrid&) = delete;
+
+  MPI_Comm comm() const { return comm_; }
+  MPI_Comm row_comm() const { return row_comm_; }  // my process row, ranked by column
+  MPI_Comm col_comm() const { return col_comm_; }  // my process column, ranked by row
+  int rank() const { return rank_; }
+  int size() const { return shape_.rows * shape_.cols; }
+  GridShape shape() const { return shape_; }
+  int row() const { return rank_ / shape_.cols; }
+  int col() const { return rank_ % shape_.cols; }
+
+ private:
+  MPI_Comm comm_, row_comm_ = MPI_COMM_NULL, col_comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  GridShape shape_;
+};
+
+// ---- 2-D block-cyclic distribution -----------------------------------------------------
+// Blocks of mb x nb (the last row and column of blocks may be smaller): block (I, J) lives on
+// process (I mod P, J mod Q), and each process keeps its blocks in order as one row-major
+// local matrix.
+struct BlockCyclic {
+  std::int64_t rows = 0, cols = 0;  // the whole matrix
+  std::int64_t mb = 1, nb = 1;      // block rows x block columns
+  GridShape grid;
+
+  std::int64_t local_rows(int prow) const;
+  std::int64_t local_cols(int pcol) const;
+  // The global row (column) of local row li (column lj) of process row prow (column pcol).
+  std::int64_t global_row(int prow, std::int64_t li) const;
+  std::int64_t global_col(int pcol, std::int64_t lj) const;
+};
+// Rows (or columns) of an order-n dimension that index `p` of `procs` holds in blocks of b.
+std::int64_t block_cyclic_extent(std::int64_t n, std::int64_t b, int procs, int p);
+
+// One rank's part of a block-cyclic matrix of f64, f32, i32 or i64 (the dtypes every CPU
+// kernel takes). The grid must outlive it.
+class DistMatrix {
+ public:
+  // Zero-filled local blocks. Collective (an allocation failure on any rank is agreed).
+  DistMatrix(const ProcessGrid& grid, DType dtype, std::int64_t rows, std::int64_t cols,
+             std::int64_t mb, std::int64_t nb);
+
+  const ProcessGrid& grid() const { return *grid_; }
+  DType dtype() const { return dtype_; }
+  const BlockCyclic& distribution() const { return dist_; }
+  std::int64_t rows() const { return dist_.rows; }
+  std::int64_t cols() const { return dist_.cols; }
+  // This rank's blocks: local_rows(row()) x local_cols(col()), row-major.
+  AnyMatrix& local() { return local_; }
+  const AnyMatrix& local() const { return local_; }
+
+ private:
+  const ProcessGrid* grid_;
+  DType dtype_;
+  BlockCyclic dist_;
+  AnyMatrix local_;
+};
+
+// Distributes rank 0's `whole` (ignored on the other ranks, where it may be null) in mb x nb
+// blocks; its shape and dtype come from rank 0. transpose: distributes whole^T. Collective.
+DistMatrix scatter(const ProcessGrid& grid, const AnyMatrix* whole, std::int64_t mb, std::int64_t nb,
+                   bool transpose = false);
+// The whole matrix on rank 0 (an empty 0 x 0 matrix of its dtype elsewhere). Collective.
+AnyMatrix gather(const DistMatrix& m);
+
+// ---- distributed GEMM ------------------------------------------------------------------
+struct SummaOptions {
+  std::string kernel = "auto";  // the local CPU kernel (gemmkit list), or auto
+};
+
+// C = alpha * A * B + beta * C by SUMMA: for each block column of A (block row of B), its
+// owners broadcast it along process rows (B's along process columns) while the previous
+// panel's local GEMM runs (MPI_Ibcast, two buffers). Needs one grid and one dtype for all
+// three, A (M x K, mb x kb blocks), B (K x N, kb x nb) and C (M x N, mb x nb). beta == 0: C
+// is write-only. Integer results are those of the single-process CPU GEMM (two's-complement
+// wrap-around included); floats differ by rounding only. Returns the local kernel's name.
+// Collective; usage errors (on every rank) for mismatched shapes, blocks, grids or dtypes.
+std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
+                  const SummaOptions& options = {});
+
+}  // namespace gemmkit::dist

@@ -1,0 +1,132 @@
+// SUMMA over a process grid: C = alpha A B + beta C, one block column of A and block row of B
+// (a panel) at a time. Panel t's owners (process column t mod Q for A, process row t mod P
+// for B) broadcast it along their process rows and columns; every rank multiplies the panels
+// it received into its part of C with the CPU GEMM. Panel t+1's broadcasts (MPI_Ibcast into
+// the other of two buffers) are posted before panel t's local GEMM, so that communication and
+// computation overlap where the MPI progresses on its own.
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "dist/dist_common.hpp"
+#include "gemmkit/gemm.hpp"
+#include "gemmkit/registry.hpp"
+
+namespace gemmkit::dist {
+namespace {
+
+std::string shape_text(const DistMatrix& m) {
+  return std::to_string(m.rows()) + "x" + std::to_string(m.cols()) + " (blocks " +
+         std::to_string(m.distribution().mb) + "x" + std::to_string(m.distribution().nb) + ")";
+}
+
+void check_operands(const DistMatrix& a, const DistMatrix& b, const DistMatrix& c) {
+  if (&a.grid() != &c.grid() || &b.grid() != &c.grid())
+    fail(ErrorCategory::usage, "summa: A, B and C must be distributed over one process grid");
+  if (a.dtype() != c.dtype() || b.dtype() != c.dtype())
+    fail(ErrorCategory::usage, "summa: A, B and C must have one dtype; they are " +
+                                   std::string(dtype_name(a.dtype())) + ", " + std::string(dtype_name(b.dtype())) +
+                                   " and " + std::string(dtype_name(c.dtype())));
+  const std::string shapes = "A is " + shape_text(a) + ", B is " + shape_text(b) + ", C is " + shape_text(c);
+  if (a.cols() != b.rows() || a.rows() != c.rows() || b.cols() != c.cols())
+    fail(ErrorCategory::usage, "summa: shape mismatch: " + shapes);
+  const BlockCyclic &da = a.distribution(), &db = b.distribution(), &dc = c.distribution();
+  if (da.nb != db.mb || da.mb != dc.mb || db.nb != dc.nb)
+    fail(ErrorCategory::usage, "summa: block mismatch: " + shapes +
+                                   " (A's block columns must be B's block rows, A's block rows C's, "
+                                   "B's block columns C's)");
+}
+
+}  // namespace
+
+std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
+                  const SummaOptions& options) {
+  const ProcessGrid& grid = c.grid();
+  const GridShape g = grid.shape();
+  const DType dtype = c.dtype();
+  const std::int64_t k = a.cols(), kb = a.distribution().nb;
+  const std::int64_t lm = c.distribution().local_rows(grid.row());
+  const std::int64_t ln = c.distribution().local_cols(grid.col());
+  const std::int64_t la_cols = a.distribution().local_cols(grid.col());
+  const std::int64_t panels = (k + kb - 1) / kb;
+  const std::size_t size = dtype_size(dtype);
+  void* c_local = std::visit([](auto& x) -> void* { return x.data(); }, c.local());
+  const std::int64_t ldc = std::visit([](const auto& x) { return x.ld(); }, c.local());
+  const auto* a_local = static_cast<const unsigned char*>(
+      std::visit([](const auto& x) -> const void* { return x.data(); }, a.local()));
+  const auto* b_local = static_cast<const unsigned char*>(
+      std::visit([](const auto& x) -> const void* { return x.data(); }, b.local()));
+
+  Context context(Backend::cpu);
+  GemmOptions gemm_options;
+  gemm_options.backend = Backend::cpu;
+  gemm_options.kernel = options.kernel;
+  std::vector<unsigned char> a_panel[2], b_panel[2];
+  // The local product of a panel of width w into this rank's C.
+  const auto local_problem = [&](int buffer, std::int64_t w, double beta_now) {
+    GemmProblem p;
+    p.dtype = dtype;
+    p.m = lm, p.n = ln, p.k = w;
+    p.alpha = alpha, p.beta = beta_now;
+    p.a = a_panel[buffer].data(), p.lda = std::max<std::int64_t>(w, 1);
+    p.b = b_panel[buffer].data(), p.ldb = std::max<std::int64_t>(ln, 1);
+    p.c = c_local, p.ldc = ldc;
+    return p;
+  };
+  collective(grid.comm(), [&] {
+    check_operands(a, b, c);
+    mpi_type(dtype);
+    const std::int64_t w = std::min(k, kb);
+    mpi_count(lm * w, "a panel of A");
+    mpi_count(w * ln, "a panel of B");
+    for (int i = 0; i < 2; ++i) {
+      a_panel[i].resize(std::size_t(lm * w) * size);
+      b_panel[i].resize(std::size_t(w * ln) * size);
+    }
+    // One kernel for every panel, chosen and checked once (it refuses nothing later).
+    const GemmProblem first = local_problem(0, w, beta);
+    validate(first);
+    gemm_options.kernel = choose_gemm_kernel(context, first, gemm_options).name;
+  });
+
+  const MPI_Datatype type = mpi_type(dtype);
+  MPI_Request requests[2][2];
+  // Panel t: its owners pack it into buffer t % 2, and every rank starts its broadcasts.
+  const auto post = [&](std::int64_t t) {
+    const int buffer = int(t % 2);
+    const std::int64_t w = std::min(kb, k - t * kb);
+    const int a_root = int(t % g.cols), b_root = int(t % g.rows);
+    if (grid.col() == a_root) {  // A's local columns of block column t, rows packed w wide
+      const std::int64_t offset = (t / g.cols) * kb;
+      for (std::int64_t i = 0; i < lm; ++i)
+        std::memcpy(a_panel[buffer].data() + std::size_t(i * w) * size,
+                    a_local + std::size_t(i * la_cols + offset) * size, std::size_t(w) * size);
+    }
+    if (grid.row() == b_root) {  // B's local rows of block row t: contiguous
+      const std::int64_t offset = (t / g.rows) * kb;
+      std::memcpy(b_panel[buffer].data(), b_local + std::size_t(offset * ln) * size, std::size_t(w * ln) * size);
+    }
+    MPI_Ibcast(a_panel[buffer].data(), int(lm * w), type, a_root, grid.row_comm(), &requests[buffer][0]);
+    MPI_Ibcast(b_panel[buffer].data(), int(w * ln), type, b_root, grid.col_comm(), &requests[buffer][1]);
+  };
+
+  // Nothing here fails for a valid problem (checked above on every rank); should it, the
+  // other ranks would wait in a broadcast for ever, so the job is ended instead.
+  try {
+    if (panels == 0 && lm > 0 && ln > 0) gemm(context, local_problem(0, 0, beta), nullptr, gemm_options);
+    if (panels > 0) post(0);
+    for (std::int64_t t = 0; t < panels; ++t) {
+      const int buffer = int(t % 2);
+      MPI_Waitall(2, requests[buffer], MPI_STATUSES_IGNORE);
+      if (t + 1 < panels) post(t + 1);
+      const std::int64_t w = std::min(kb, k - t * kb);
+      if (lm > 0 && ln > 0) gemm(context, local_problem(buffer, w, t == 0 ? beta : 1.0), nullptr, gemm_options);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gemmkit: error: rank %d: summa: %s\n", grid.rank(), e.what());
+    MPI_Abort(grid.comm(), 1);
+  }
+  return gemm_options.kernel;
+}
+
+}  // namespace gemmkit::dist

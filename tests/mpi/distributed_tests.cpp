@@ -1,0 +1,293 @@
+// The distributed part (include/gemmkit/distributed.hpp) under mpirun: every rank runs every
+// test; rank 0 prints the usual report, the other ranks only their failures, and the process
+// fails when a test failed on any rank (main). Each test makes all its collective calls on
+// every rank and checks results after the last one, so that a failed check cannot leave a rank
+// waiting in a collective. The reference is the single-process CPU GEMM (gemmkit::gemm) and,
+// for floats, the library's verify().
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "gemmkit/distributed.hpp"
+#include "gemmkit/gemm.hpp"
+#include "gemmkit/random.hpp"
+#include "gemmkit/verify.hpp"
+
+namespace gemmkit::dist {
+namespace {
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+// Every P x Q with P * Q == the number of ranks: 1x4, 2x2 and 4x1 for 4; 1x1 for 1.
+std::vector<GridShape> all_grids() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<GridShape> grids;
+  for (int p = 1; p <= size; ++p)
+    if (size % p == 0) grids.push_back({p, size / p});
+  return grids;
+}
+
+// Random data on every rank alike (seeded), so that rank 0's copy is the one scattered.
+AnyMatrix random_data(std::int64_t rows, std::int64_t cols, DType dtype, std::uint64_t seed, bool full_range = false) {
+  Distribution d;
+  if (is_integer(dtype)) {
+    d.kind = Distribution::Kind::ints;
+    // Full range makes the products wrap: the single-process result wraps too.
+    const double limit = full_range ? (dtype == DType::i32 ? 2147483647.0 : 4.0e18) : 1000.0;
+    d.lo = -limit, d.hi = limit;
+  }
+  return random_matrix(rows, cols, dtype, d, seed);
+}
+
+const void* data_of(const AnyMatrix& m) {
+  return std::visit([](const auto& x) -> const void* { return x.data(); }, m);
+}
+
+bool same_bytes(const AnyMatrix& x, const AnyMatrix& y) {
+  if (dtype_of_any(x) != dtype_of_any(y) || rows_of(x) != rows_of(y) || cols_of(x) != cols_of(y)) return false;
+  return std::memcmp(data_of(x), data_of(y), std::size_t(rows_of(x) * cols_of(x)) * dtype_size(dtype_of_any(x))) == 0;
+}
+
+AnyMatrix transposed(const AnyMatrix& m) {
+  return std::visit(
+      [](const auto& x) -> AnyMatrix {
+        using T = typename std::decay_t<decltype(x)>::value_type;
+        Matrix<T> t(x.cols(), x.rows());
+        for (std::int64_t i = 0; i < x.rows(); ++i)
+          for (std::int64_t j = 0; j < x.cols(); ++j) t(j, i) = x(i, j);
+        return t;
+      },
+      m);
+}
+
+TEST(DistributedGrid, SquareGridAndParse) {
+  EXPECT_EQ(square_grid(1).rows, 1);
+  EXPECT_EQ(square_grid(4).rows, 2);
+  EXPECT_EQ(square_grid(4).cols, 2);
+  EXPECT_EQ(square_grid(6).rows, 2);
+  EXPECT_EQ(square_grid(6).cols, 3);
+  EXPECT_EQ(square_grid(7).rows, 1);
+  EXPECT_EQ(square_grid(12).rows, 3);
+  EXPECT_EQ(parse_grid("2x3").rows, 2);
+  EXPECT_EQ(parse_grid("2x3").cols, 3);
+  for (const char* bad : {"", "2", "x2", "2x", "0x4", "2x-1", "2*2", "1x2x3", "99999999x1"})
+    EXPECT_THROW(parse_grid(bad), Error) << bad;
+}
+
+TEST(DistributedGrid, BlockCyclicCoversEveryIndexOnce) {
+  for (const std::int64_t n : {0, 1, 37, 64}) {
+    for (const std::int64_t b : {1, 5, 64, 100}) {
+      for (const int procs : {1, 3, 4}) {
+        std::vector<int> seen(std::size_t(n), 0);
+        BlockCyclic d{n, 1, b, 1, {procs, 1}};
+        for (int p = 0; p < procs; ++p)
+          for (std::int64_t i = 0; i < d.local_rows(p); ++i) {
+            const std::int64_t g = d.global_row(p, i);
+            ASSERT_TRUE(g >= 0 && g < n) << n << " " << b << " " << procs;
+            ++seen[std::size_t(g)];
+            EXPECT_EQ((g / b) % procs, p);  // block I lives on process I mod P
+          }
+        for (const int s : seen) EXPECT_EQ(s, 1) << n << " " << b << " " << procs;
+      }
+    }
+  }
+}
+
+TEST(DistributedGrid, WrongGridIsAgreedUsageError) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  try {
+    ProcessGrid grid(MPI_COMM_WORLD, GridShape{size + 1, 1});
+    ADD_FAILURE() << "no error for a grid of the wrong size";
+  } catch (const RankError& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage);
+    EXPECT_NE(std::string(e.what()).find("rank 0: grid " + std::to_string(size + 1) + "x1 needs"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DistributedErrors, FailureOnLastRankReachesEveryRank) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int last = size - 1;
+  try {
+    collective(MPI_COMM_WORLD, [&] {
+      if (world_rank() == last) fail(ErrorCategory::input, "bad file 'x.npy'");
+    });
+    ADD_FAILURE() << "no error";
+  } catch (const RankError& e) {
+    EXPECT_EQ(e.failed_rank(), last);
+    EXPECT_EQ(e.category(), ErrorCategory::input);
+    EXPECT_EQ(std::string(e.what()), "rank " + std::to_string(last) + ": bad file 'x.npy'");
+  }
+  // Several failures: the lowest rank's is the one reported, out of memory included.
+  try {
+    collective(MPI_COMM_WORLD, [&] { throw std::bad_alloc(); });
+    ADD_FAILURE() << "no error";
+  } catch (const RankError& e) {
+    EXPECT_EQ(e.failed_rank(), 0);
+    EXPECT_EQ(e.category(), ErrorCategory::out_of_memory);
+    EXPECT_EQ(std::string(e.what()), "rank 0: out of host memory");
+  }
+  EXPECT_NO_THROW(collective(MPI_COMM_WORLD, [] {}));
+}
+
+TEST(DistributedMatrix, ScatterGatherRoundTrip) {
+  for (const GridShape shape : all_grids()) {
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    for (const DType dtype : {DType::f64, DType::f32, DType::i32, DType::i64}) {
+      const AnyMatrix whole = random_data(37, 53, dtype, 11);
+      for (const auto& [mb, nb] : std::vector<std::pair<int, int>>{{5, 7}, {1, 1}, {64, 64}, {37, 2}}) {
+        const DistMatrix m = scatter(grid, &whole, mb, nb);
+        const AnyMatrix back = gather(m);
+        const DistMatrix mt = scatter(grid, &whole, mb, nb, /*transpose=*/true);
+        const AnyMatrix back_t = gather(mt);
+        EXPECT_EQ(rows_of(m.local()), m.distribution().local_rows(grid.row()));
+        EXPECT_EQ(cols_of(m.local()), m.distribution().local_cols(grid.col()));
+        if (grid.rank() == 0) {
+          EXPECT_TRUE(same_bytes(back, whole)) << grid_name(shape) << " " << dtype_name(dtype) << " " << mb << "x" << nb;
+          EXPECT_TRUE(same_bytes(back_t, transposed(whole))) << grid_name(shape) << " " << mb << "x" << nb;
+        } else {
+          EXPECT_EQ(rows_of(back), 0);
+        }
+      }
+    }
+  }
+}
+
+struct Case {
+  std::int64_t m, n, k;
+  int mb, nb, kb;
+};
+
+// SUMMA against the single-process CPU GEMM: integers byte for byte (wrap-around included),
+// floats within verify()'s tolerance of it and passing verify() against the exact product.
+void check_summa(GridShape shape, DType dtype, const Case& s, double alpha, double beta, bool full_range) {
+  ProcessGrid grid(MPI_COMM_WORLD, shape);
+  const AnyMatrix a = random_data(s.m, s.k, dtype, 1, full_range);
+  const AnyMatrix b = random_data(s.k, s.n, dtype, 2, full_range);
+  const AnyMatrix c0 = random_data(s.m, s.n, dtype, 3, full_range);
+  const DistMatrix da = scatter(grid, &a, s.mb, s.kb);
+  const DistMatrix db = scatter(grid, &b, s.kb, s.nb);
+  DistMatrix dc = scatter(grid, &c0, s.mb, s.nb);
+  const std::string kernel = summa(alpha, da, db, beta, dc);
+  AnyMatrix got = gather(dc);
+  if (grid.rank() != 0) return;
+  const std::string what = grid_name(shape) + " " + std::string(dtype_name(dtype)) + " " + std::to_string(s.m) +
+                           "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " blocks " +
+                           std::to_string(s.mb) + "," + std::to_string(s.nb) + "," + std::to_string(s.kb) +
+                           " beta " + std::to_string(beta) + " on " + kernel;
+  AnyMatrix single = c0;
+  GemmOptions options;
+  options.backend = Backend::cpu;
+  options.kernel = kernel;
+  gemm(make_problem(a, false, b, false, single, alpha, beta), options);
+  if (is_integer(dtype)) {
+    EXPECT_TRUE(same_bytes(got, single)) << what;
+    return;
+  }
+  const GemmProblem p = make_problem(a, false, b, false, got, alpha, beta);
+  const VerifyResult check = verify(p, data_of(c0), VerifyMode::full);
+  EXPECT_TRUE(check.passed) << what << ": " << check.detail;
+  std::vector<double> reference(std::size_t(s.m * s.n));
+  std::visit(
+      [&](const auto& x) {
+        for (std::int64_t i = 0; i < s.m; ++i)
+          for (std::int64_t j = 0; j < s.n; ++j) reference[std::size_t(i * s.n + j)] = double(x(i, j));
+      },
+      single);
+  const double error = relative_frobenius_error(dtype, p.c, s.m, s.n, p.ldc, reference);
+  EXPECT_LE(error, tolerance(dtype, s.k)) << what;
+}
+
+TEST(DistributedSumma, OddShapesEveryGridAndDtype) {
+  // Blocks that divide none of the orders; one with a panel wider than K, one where some
+  // process rows hold nothing (4 rows in blocks of 2 over up to 4 process rows).
+  const std::vector<Case> cases = {{37, 53, 41, 5, 7, 4}, {37, 53, 3, 6, 8, 4}, {4, 9, 11, 2, 3, 16}};
+  for (const GridShape shape : all_grids())
+    for (const DType dtype : {DType::f64, DType::f32, DType::i32, DType::i64})
+      for (const Case& s : cases) {
+        check_summa(shape, dtype, s, is_integer(dtype) ? 3.0 : 1.5, 0.0, false);
+        check_summa(shape, dtype, s, is_integer(dtype) ? -2.0 : 0.75, is_integer(dtype) ? 5.0 : -0.5, false);
+      }
+}
+
+TEST(DistributedSumma, IntegersWrapAsTheSingleProcessGemm) {
+  for (const GridShape shape : all_grids())
+    for (const DType dtype : {DType::i32, DType::i64})
+      check_summa(shape, dtype, {37, 53, 41, 5, 7, 4}, 7.0, 3.0, /*full_range=*/true);
+}
+
+TEST(DistributedSumma, EmptyReductionScalesC) {
+  for (const GridShape shape : all_grids()) check_summa(shape, DType::i64, {9, 7, 0, 2, 3, 4}, 2.0, 3.0, false);
+}
+
+TEST(DistributedSumma, MismatchesAreAgreedUsageErrors) {
+  ProcessGrid grid(MPI_COMM_WORLD);
+  const AnyMatrix a = random_data(8, 6, DType::f64, 1), b = random_data(6, 5, DType::f64, 2);
+  const AnyMatrix c = random_data(8, 5, DType::f64, 3), b32 = random_data(6, 5, DType::f32, 2);
+  const DistMatrix da = scatter(grid, &a, 2, 3), db = scatter(grid, &b, 3, 2), db32 = scatter(grid, &b32, 3, 2);
+  const DistMatrix db_blocks = scatter(grid, &b, 2, 2), dbt = scatter(grid, &b, 3, 2, true);
+  DistMatrix dc = scatter(grid, &c, 2, 2);
+  const auto expect_usage = [&](const DistMatrix& bb, const std::string& words) {
+    try {
+      summa(1.0, da, bb, 0.0, dc);
+      ADD_FAILURE() << "no error for " << words;
+    } catch (const RankError& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::usage);
+      EXPECT_EQ(e.failed_rank(), 0);
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  expect_usage(db32, "one dtype");
+  expect_usage(db_blocks, "block mismatch");
+  expect_usage(dbt, "shape mismatch");
+  // f16 is no distributed dtype.
+  const AnyMatrix h = convert(a, DType::f16);
+  try {
+    scatter(grid, &h, 2, 2);
+    ADD_FAILURE() << "f16 scattered";
+  } catch (const RankError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0: distributed matrices hold"), std::string::npos) << e.what();
+  }
+}
+
+// Rank 0 prints gtest's report; the others print only their failed assertions, named.
+class FailurePrinter : public testing::EmptyTestEventListener {
+ public:
+  explicit FailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const testing::TestPartResult& result) override {
+    if (result.failed())
+      std::fprintf(stderr, "[rank %d] %s:%d: failure\n%s\n", rank_, result.file_name() ? result.file_name() : "?",
+                   result.line_number(), result.summary());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+}  // namespace gemmkit::dist
+
+int main(int argc, char** argv) {
+  gemmkit::dist::Environment mpi;
+  testing::InitGoogleTest(&argc, argv);
+  const int rank = gemmkit::dist::world_rank();
+  if (rank != 0) {
+    auto& listeners = testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new gemmkit::dist::FailurePrinter(rank));
+  }
+  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  // Any rank's failure fails every rank, so mpirun's status reflects all of them.
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0 && failed) std::fprintf(stderr, "distributed tests: a test failed on some rank\n");
+  return failed;
+}
