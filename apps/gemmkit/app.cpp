@@ -1,6 +1,7 @@
 // The gemmkit command line as a function, so that it can also run in-process (the CLI
 // fuzzer in tests/fuzz calls it); main.cpp installs the signal handlers and calls it.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -27,6 +28,13 @@ void print_error(const std::string& message) {
     }
   }
   std::fprintf(stderr, "gemmkit: error: %s\n", line.c_str());
+}
+
+// Under mpirun every process parses the same command line: only rank 0 reports its errors.
+bool other_mpi_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* rank = std::getenv(name)) return std::string(rank) != "0";
+  return false;
 }
 
 }  // namespace
@@ -59,6 +67,7 @@ int run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, exit 2, like every other bad-usage error.
+    if (other_mpi_rank()) return 2;
     if (const auto unknown = unknown_subcommand_error(app, {argv + 1, argv + argc}))
       print_error(*unknown);
     else
@@ -72,6 +81,8 @@ int run(int argc, char** argv) {
       print_error(write_error.what());
     }
     print_error(e.what());
+    return exit_status(e.category());
+  } catch (const SilentFailure& e) {
     return exit_status(e.category());
   } catch (const Error& e) {
     print_error(e.what());

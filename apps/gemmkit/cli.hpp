@@ -96,6 +96,13 @@ class PartialFailure : public Error {
   using Error::Error;
 };
 
+// An error another process reports: a rank other than 0 of a distributed run, whose error
+// rank 0 prints for every rank. main exits with its status and prints nothing.
+class SilentFailure : public Error {
+ public:
+  using Error::Error;
+};
+
 // True when stderr is a terminal: long work then shows progress there.
 bool progress_wanted();
 

@@ -1,4 +1,5 @@
-// gemmkit multiply A B -o C: C = alpha op(A) op(B) + beta C0, verified, written atomically.
+// gemmkit multiply A B -o C: C = alpha op(A) op(B) + beta C0, verified, written atomically;
+// with --distributed, one of the processes of an MPI job that computes it by SUMMA.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -12,6 +13,9 @@
 #include "gemmkit/memory.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/verify.hpp"
+#ifdef GEMMKIT_HAVE_MPI
+#include "gemmkit/distributed.hpp"
+#endif
 
 namespace gemmkit::cli {
 namespace {
@@ -21,6 +25,9 @@ struct MultiplyOptions {
   std::string backend = "auto", kernel = "auto", dtype, out_dtype, verify = "auto";
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 0.0;
+  bool distributed = false;
+  std::string grid;
+  std::int64_t block = 256;
 };
 
 DType parse_dtype_option(const std::string& text, const char* option) {
@@ -64,7 +71,28 @@ std::string shape(const AnyMatrix& m) {
   return std::to_string(rows_of(m)) + "x" + std::to_string(cols_of(m));
 }
 
-void run_multiply(const MultiplyOptions& o) {
+// A multiply read, checked and converted, ready to compute: p refers to a, b and c.
+struct Prepared {
+  AnyMatrix a, b, c;
+  std::optional<AnyMatrix> c_before;
+  const void* c_before_data = nullptr;
+  GemmProblem p;
+  DType dtype = DType::f32, storage = DType::f32, out = DType::f32;
+  bool converted = false, exact_out = false, exact_gpu = false;
+  VerifyMode verify_mode = VerifyMode::automatic;
+};
+
+// How it ran.
+struct Outcome {
+  std::string kernel;
+  double seconds = 0;
+  std::optional<ExactPlan> plan;
+  std::vector<std::uint64_t> limbs;
+  int limb_count = 0;
+  nlohmann::json distributed;  // the process grid and blocks of a --distributed run
+};
+
+Prepared prepare_multiply(const MultiplyOptions& o) {
   // Cheap checks first, so a typo costs no computation.
   output_format(o.c_path);
   check_outputs({o.c_path, o.json_path});
@@ -148,45 +176,34 @@ void run_multiply(const MultiplyOptions& o) {
   const void* c_before_data =
       c_before ? std::visit([](const auto& x) -> const void* { return x.data(); }, *c_before) : nullptr;
 
-  GemmProblem p = make_problem(a, o.trans_a, b, o.trans_b, c, o.alpha, o.beta);
-  p.dtype = dtype;  // tf32: f32 storage that the tensor cores read as tf32
-  if (verify_mode == VerifyMode::exact && !integer_valued(p, c_before_data))
+  Prepared w{std::move(a), std::move(b), std::move(c), std::move(c_before), c_before_data, {},
+              dtype, storage, out, converted, exact_out, exact_gpu, verify_mode};
+  w.p = make_problem(w.a, o.trans_a, w.b, o.trans_b, w.c, o.alpha, o.beta);
+  w.p.dtype = dtype;  // tf32: f32 storage that the tensor cores read as tf32
+  if (verify_mode == VerifyMode::exact && !integer_valued(w.p, c_before_data))
     fail(ErrorCategory::usage, "--verify exact needs integer-valued inputs (integer dtypes, or float "
                                "data whose entries, alpha and beta are all integers below 2^63); " +
                                    o.a_path + " and " + o.b_path + " are not: use full or freivalds");
+  return w;
+}
 
-  GemmOptions options;
-  options.backend = backend;
-  options.kernel = o.kernel;
-  // The exact GPU GEMM through the library's exact API, which says how it ran (the plan).
-  std::optional<ExactPlan> plan;
-  std::vector<std::uint64_t> limbs;
-  int limb_count = 0;
-  const auto start = std::chrono::steady_clock::now();
-  std::string kernel;
-  if (exact_gpu) {
-    if (exact_out) {
-      limb_count = exact_output_limbs(p);
-      limbs.assign(std::size_t(m * n * limb_count), 0);
-      const ExactLimbsOut to{limbs.data(), n, limb_count};
-      plan = exact_integer_gemm(p, &to);
-    } else {
-      plan = exact_integer_gemm(p);
-    }
-    kernel = "cuda_exact_residues";
-  } else {
-    kernel = gemm(p, options);
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
+// Verifies, writes C and the report, and prints the summary.
+void finish_multiply(const MultiplyOptions& o, Prepared& w, Outcome& r) {
+  const GemmProblem& p = w.p;
+  const DType dtype = w.dtype, storage = w.storage, out = w.out;
+  const bool exact_out = w.exact_out, converted = w.converted;
+  const std::int64_t m = p.m, n = p.n, k = p.k;
+  const std::string& kernel = r.kernel;
+  const double seconds = r.seconds;
+  const std::optional<ExactPlan>& plan = r.plan;
+  const int limb_count = r.limb_count;
   // A kernel that computes in a lower precision than the dtype (cuda_cublas_tf32: tf32 on f32
   // data) is held to the tolerance of the precision it computes in.
   const KernelEntry* entry = Registry::instance().find(kernel);
   const std::optional<DType> accuracy = entry ? entry->accuracy : std::nullopt;
   VerifyResult check;
-  if (!exact_out) check = verify(p, c_before_data, verify_mode, 0x5eed, accuracy);
-  else if (verify_mode != VerifyMode::none) check = verify_limbs(p, c_before_data, limbs.data(), n, limb_count);
+  if (!exact_out) check = verify(p, w.c_before_data, w.verify_mode, 0x5eed, accuracy);
+  else if (w.verify_mode != VerifyMode::none) check = verify_limbs(p, w.c_before_data, r.limbs.data(), n, limb_count);
   const std::string of_inputs =
       converted ? " (of the inputs as converted to " + std::string(dtype_name(dtype)) + ")" : "";
 
@@ -206,6 +223,7 @@ void run_multiply(const MultiplyOptions& o) {
                   {"of_converted_inputs", converted},
                   {"detail", check.detail}}},
   };
+  if (!r.distributed.is_null()) report["distributed"] = r.distributed;
   if (!check.passed) {
     // A failed run writes nothing (not even the report): the error line carries the detail.
     // With --verify none only integer overflow is looked for.
@@ -220,8 +238,8 @@ void run_multiply(const MultiplyOptions& o) {
                        {"bound", plan->bound}};
     if (exact_out) report["exact"]["limbs"] = limb_count;
   }
-  if (exact_out) write_limb_table(o.c_path, LimbTableView{limbs.data(), m, n, limb_count});
-  else write_matrix(o.c_path, c);
+  if (exact_out) write_limb_table(o.c_path, LimbTableView{r.limbs.data(), m, n, limb_count});
+  else write_matrix(o.c_path, w.c);
   if (!o.json_path.empty()) write_json(o.json_path, report);
 
   const std::string dtypes = std::string(dtype_name(dtype)) +
@@ -240,6 +258,105 @@ void run_multiply(const MultiplyOptions& o) {
     std::printf("verified (%s)%s: %s\n", check.check.c_str(), of_inputs.c_str(), check.guarantee.c_str());
 }
 
+void run_multiply_distributed(const MultiplyOptions& o);
+
+void run_multiply(const MultiplyOptions& o) {
+  if (o.distributed) return run_multiply_distributed(o);
+  Prepared w = prepare_multiply(o);
+  GemmProblem& p = w.p;
+  const std::optional<Backend> backend = parse_backend(o.backend);
+  const std::int64_t m = p.m, n = p.n;
+  GemmOptions options;
+  options.backend = backend;
+  options.kernel = o.kernel;
+  // The exact GPU GEMM through the library's exact API, which says how it ran (the plan).
+  Outcome r;
+  const auto start = std::chrono::steady_clock::now();
+  if (w.exact_gpu) {
+    if (w.exact_out) {
+      r.limb_count = exact_output_limbs(p);
+      r.limbs.assign(std::size_t(m * n * r.limb_count), 0);
+      const ExactLimbsOut to{r.limbs.data(), n, r.limb_count};
+      r.plan = exact_integer_gemm(p, &to);
+    } else {
+      r.plan = exact_integer_gemm(p);
+    }
+    r.kernel = "cuda_exact_residues";
+  } else {
+    r.kernel = gemm(p, options);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  finish_multiply(o, w, r);
+}
+
+// --distributed: every process of `mpirun -np P gemmkit multiply ... --distributed` runs this.
+// Rank 0 reads and checks the inputs as the single-process path does, scatters op(A), op(B)
+// and C0 over the grid, gathers C after SUMMA, then verifies and writes it as that path does.
+// Each step is collective (dist::collective): an error on any rank ends every rank, reported
+// once by rank 0 as "rank R: ...".
+void run_multiply_distributed(const MultiplyOptions& o) {
+#ifndef GEMMKIT_HAVE_MPI
+  (void)o;
+  fail(ErrorCategory::usage, "--distributed needs a gemmkit built with MPI, and this one was built "
+                             "without it (install libopenmpi-dev and rebuild; docs/distributed.md)");
+#else
+  dist::Environment mpi;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  try {
+    std::optional<dist::GridShape> shape;
+    dist::collective(MPI_COMM_WORLD, [&] {
+      if (!o.grid.empty()) shape = dist::parse_grid(o.grid);
+      if (o.block < 1) fail(ErrorCategory::usage, "--block must be at least 1, not " + std::to_string(o.block));
+    });
+    const dist::ProcessGrid grid(MPI_COMM_WORLD, shape);
+    std::optional<Prepared> w;
+    dist::collective(grid.comm(), [&] {
+      if (rank != 0) return;
+      const std::optional<Backend> backend = parse_backend(o.backend);
+      if (backend == Backend::cuda)
+        fail(ErrorCategory::usage, "--distributed runs on the CPU backend so far (see docs/distributed.md)");
+      w = prepare_multiply(o);
+      if (w->exact_out || w->out != w->storage)
+        fail(ErrorCategory::usage, "--distributed writes C in the inputs' dtype (no --out-dtype " + o.out_dtype + ")");
+      if (w->dtype != DType::f64 && w->dtype != DType::f32 && !is_integer(w->dtype))
+        fail(ErrorCategory::usage, "--distributed multiplies f64, f32, i32 or i64, not " +
+                                       std::string(dtype_name(w->dtype)));
+    });
+    const std::int64_t nb = o.block;
+    const auto start = std::chrono::steady_clock::now();
+    const dist::DistMatrix a = dist::scatter(grid, w ? &w->a : nullptr, nb, nb, o.trans_a);
+    const dist::DistMatrix b = dist::scatter(grid, w ? &w->b : nullptr, nb, nb, o.trans_b);
+    // beta == 0: C0 is never read, so C starts as zeros where it lives.
+    dist::DistMatrix c = o.beta != 0 ? dist::scatter(grid, &w->c, nb, nb)
+                                     : dist::DistMatrix(grid, a.dtype(), a.rows(), b.cols(), nb, nb);
+    MPI_Barrier(grid.comm());
+    const auto summa_start = std::chrono::steady_clock::now();
+    const std::string local_kernel = dist::summa(o.alpha, a, b, o.beta, c, {o.kernel});
+    MPI_Barrier(grid.comm());
+    const auto summa_end = std::chrono::steady_clock::now();
+    AnyMatrix whole = dist::gather(c);
+    const auto end = std::chrono::steady_clock::now();
+    dist::collective(grid.comm(), [&] {
+      if (rank != 0) return;
+      w->c = std::move(whole);
+      w->p.c = std::visit([](auto& x) -> void* { return x.data(); }, w->c);
+      Outcome r;
+      const std::string grid_text = dist::grid_name(grid.shape());
+      r.kernel = "summa(" + grid_text + ", block " + std::to_string(nb) + ", " + local_kernel + ")";
+      r.seconds = std::chrono::duration<double>(summa_end - summa_start).count();
+      r.distributed = {{"processes", size}, {"grid", grid_text}, {"block", nb}, {"local_kernel", local_kernel},
+                       {"summa_seconds", r.seconds},
+                       {"with_scatter_gather_seconds", std::chrono::duration<double>(end - start).count()}};
+      finish_multiply(o, *w, r);
+    });
+  } catch (const dist::RankError& e) {
+    if (rank != 0) throw SilentFailure(e.category(), e.what());  // rank 0 reports it
+    throw;
+  }
+#endif
+}
 }  // namespace
 
 void add_multiply(CLI::App& app) {
@@ -272,6 +389,19 @@ void add_multiply(CLI::App& app) {
                   "overflow is reported even with none")
       ->capture_default_str();
   cmd->add_option("--json", o->json_path, "Also write the run's details as JSON");
+  CLI::Option* distributed = cmd->add_flag(
+      "--distributed", o->distributed,
+      "Be one of the processes of 'mpirun -np P gemmkit multiply ... --distributed' (a build with "
+      "MPI): rank 0 reads A, B and C0 and scatters them block-cyclically over a process grid, SUMMA "
+      "multiplies them on the CPU backend, rank 0 gathers, verifies and writes C; an error on any "
+      "rank ends them all (docs/distributed.md)");
+  cmd->add_option("--grid", o->grid, "Process grid PxQ for --distributed, P*Q = the number of processes "
+                                     "(default: the most square one)")
+      ->needs(distributed);
+  cmd->add_option("--block", o->block, "Block size (rows and columns) of the block-cyclic distribution, "
+                                       "--distributed")
+      ->capture_default_str()
+      ->needs(distributed);
   cmd->callback([o] { run_multiply(*o); });
 }
 

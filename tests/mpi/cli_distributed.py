@@ -1,0 +1,116 @@
+"""`mpirun -np 4 gemmkit multiply ... --distributed` against the single-process command:
+integer results byte for byte, floats within the f64/f32 reference tolerance (relative
+Frobenius error; the tolerances of src/core/verify.cpp for these K); and a bad input on rank 0
+gives one error line naming the rank, exit 2 from mpirun, and no output file.
+
+    cli_distributed.py GEMMKIT MPIEXEC
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+gemmkit, mpiexec = os.path.abspath(sys.argv[1]), sys.argv[2]
+failures = []
+
+
+def run(args, np_=None, cwd=None):
+    command = ([mpiexec, "-q", "--oversubscribe", "-np", str(np_)] if np_ else []) + [gemmkit] + args
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+
+
+def check(condition, what, result=None):
+    if not condition:
+        detail = f"\n  stdout: {result.stdout!r}\n  stderr: {result.stderr!r}" if result else ""
+        failures.append(what + detail)
+        print("FAIL:", what + detail)
+
+
+with tempfile.TemporaryDirectory() as work:
+    os.chdir(work)
+
+    def gen(name, rows, cols, dtype, seed, dist=None):
+        args = ["gen", str(rows), str(cols), "--dtype", dtype, "--seed", str(seed), "-o", name]
+        if dist:
+            args += ["--dist", dist]
+        r = run(args)
+        assert r.returncode == 0, r.stderr
+
+    # Odd shapes, blocks that divide none of them, every grid of 4 processes.
+    gen("a32.npy", 37, 41, "i32", 1, "ints:-1000:1000")
+    gen("b32.npy", 41, 53, "i32", 2, "ints:-1000:1000")
+    gen("a64.npy", 37, 41, "i64", 3)
+    gen("b64.npy", 41, 53, "i64", 4)
+    gen("c64.npy", 37, 53, "i64", 5)
+    gen("af.npy", 37, 41, "f64", 6, "normal")
+    gen("bf.npy", 41, 53, "f64", 7, "normal")
+    gen("cf.npy", 37, 53, "f64", 8, "normal")
+    gen("as.npy", 41, 37, "f32", 9)  # stored transposed: op(A) = A^T is 37 x 41
+    gen("bs.npy", 41, 53, "f32", 10)
+
+    cases = [
+        ("i32", ["a32.npy", "b32.npy"], [], "1x4", 5),
+        ("i64 beta", ["a64.npy", "b64.npy", "--c", "c64.npy", "--alpha", "3", "--beta", "-2"], [], "2x2", 7),
+        ("i64 auto grid", ["a64.npy", "b64.npy"], [], None, 64),
+        ("f64 beta", ["af.npy", "bf.npy", "--c", "cf.npy", "--alpha", "1.5", "--beta", "0.5"], [], "4x1", 6),
+        ("f32 A^T", ["as.npy", "bs.npy", "--transpose-a"], [], "2x2", 9),
+    ]
+    for name, operands, extra, grid, block in cases:
+        single = run(["multiply"] + operands + ["-o", "single.npy"] + extra)
+        check(single.returncode == 0, f"{name}: single-process multiply failed", single)
+        options = ["--distributed", "--block", str(block)] + (["--grid", grid] if grid else [])
+        many = run(["multiply"] + operands + ["-o", "many.npy", "--json", "many.json"] + extra + options, np_=4)
+        check(many.returncode == 0, f"{name}: distributed multiply failed", many)
+        if single.returncode or many.returncode:
+            continue
+        # Rank 0 alone prints: one result line and one verification line.
+        lines = many.stdout.splitlines()
+        check(len(lines) == 2 and "summa(" in lines[0] and lines[1].startswith("verified"),
+              f"{name}: output is not rank 0's two lines", many)
+        check(many.stderr == "", f"{name}: something on stderr", many)
+        x, y = np.load("single.npy"), np.load("many.npy")
+        check(x.dtype == y.dtype and x.shape == y.shape, f"{name}: {y.dtype}{y.shape} vs {x.dtype}{x.shape}")
+        if x.dtype.kind == "i":
+            with open("single.npy", "rb") as f1, open("many.npy", "rb") as f2:
+                check(f1.read() == f2.read(), f"{name}: the files differ")
+        else:
+            tol = 1e-12 if x.dtype == np.float64 else 2e-5
+            error = np.linalg.norm(x.astype(np.float64) - y) / np.linalg.norm(x.astype(np.float64))
+            check(error <= tol, f"{name}: relative error {error} > {tol}")
+        report = json.load(open("many.json"))
+        check(report["distributed"]["processes"] == 4 and report["verify"]["passed"], f"{name}: report {report}")
+        os.remove("many.npy")
+
+    # A bad input file on rank 0: one line naming the rank, exit 2, nothing written, and an
+    # existing output left as it was.
+    with open("bad.npy", "w") as f:
+        f.write("not a matrix\n")
+    with open("keep.npy", "w") as f:
+        f.write("keep\n")
+    before = sorted(os.listdir("."))
+    for target in ["new.npy", "keep.npy"]:
+        r = run(["multiply", "bad.npy", "b64.npy", "-o", target, "--distributed"], np_=4)
+        check(r.returncode == 2, f"bad input: exit {r.returncode}, not 2", r)
+        errors = r.stderr.splitlines()
+        check(len(errors) == 1 and errors[0].startswith("gemmkit: error: rank 0: 'bad.npy'"),
+              "bad input: not one error line naming rank 0 and the file", r)
+        check(r.stdout == "", "bad input: something on stdout", r)
+    check(sorted(os.listdir(".")) == before, f"bad input: files changed: {sorted(os.listdir('.'))}")
+    check(open("keep.npy").read() == "keep\n", "bad input: the existing output was changed")
+
+    # A grid that does not match the processes; a usage error before any reading.
+    r = run(["multiply", "a64.npy", "b64.npy", "-o", "g.npy", "--distributed", "--grid", "3x3"], np_=4)
+    check(r.returncode == 2 and r.stderr == "gemmkit: error: rank 0: grid 3x3 needs 9 processes, but there are 4\n",
+          "wrong grid", r)
+    # Shapes that do not match: the single-process message, from rank 0.
+    r = run(["multiply", "a64.npy", "a64.npy", "-o", "s.npy", "--distributed"], np_=4)
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "rank 0: shape mismatch" in r.stderr, "shape mismatch", r)
+    check(not os.path.exists("g.npy") and not os.path.exists("s.npy"), "a failed run wrote its output")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("distributed multiply: all checks passed")
