@@ -35,6 +35,13 @@ for program in "${programs[@]}"; do
   "$work/build/$program"
 done
 
+if [ -x "$work/build/dist_gemm" ]; then
+  # As root (CI's container) Open MPI wants these; --oversubscribe: more processes than cores.
+  echo "== dist_gemm (gemmkit::distributed) on 4 processes"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 \
+    mpiexec -q --oversubscribe -np 4 "$work/build/dist_gemm"
+fi
+
 echo "== the GEMM-only program links neither GMP nor cuSPARSE"
 # Its link command (the linker may drop unused libraries, so NEEDED entries would not tell).
 link_of() { ninja -C "$work/build" -t commands "$1" | tail -n 1; }
