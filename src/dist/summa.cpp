@@ -102,7 +102,7 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
         std::memcpy(a_panel[buffer].data() + std::size_t(i * w) * size,
                     a_local + std::size_t(i * la_cols + offset) * size, std::size_t(w) * size);
     }
-    if (grid.row() == b_root) {  // B's local rows of block row t: contiguous
+    if (grid.row() == b_root && w * ln > 0) {  // B's local rows of block row t: contiguous
       const std::int64_t offset = (t / g.rows) * kb;
       std::memcpy(b_panel[buffer].data(), b_local + std::size_t(offset * ln) * size, std::size_t(w * ln) * size);
     }
