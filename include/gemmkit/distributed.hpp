@@ -1,6 +1,7 @@
 // Distributed matrices and GEMM over MPI processes, on the CPU backend (host memory): a P x Q
 // process grid, a 2-D block-cyclic distribution, scatter from and gather to rank 0, and SUMMA
-// (C = alpha A B + beta C) with each rank's share computed by gemmkit's own CPU GEMM. Needs a
+// (C = alpha A B + beta C) with each rank's share computed by gemmkit's own CPU GEMM, and exact
+// walk counts with their primes spread over the ranks. Needs a
 // build with MPI (target gemmkit::distributed, which defines GEMMKIT_HAVE_MPI); docs/distributed.md.
 //
 // Every function here is collective over the grid's communicator: every rank calls it, in the
@@ -19,6 +20,7 @@
 
 #include "gemmkit/error.hpp"
 #include "gemmkit/matrix.hpp"
+#include "gemmkit/walks.hpp"
 
 namespace gemmkit::dist {
 
@@ -148,5 +150,15 @@ struct SummaOptions {
 // Collective; usage errors (on every rank) for mismatched shapes, blocks, grids or dtypes.
 std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
                   const SummaOptions& options = {});
+
+// ---- distributed exact walk counts ------------------------------------------------------
+// The exact all-pairs table of walks of `length` (>= 1) in rank 0's `graph` (ignored on the
+// other ranks, where it may be null), with the primes spread over the ranks of `comm`: rank 0
+// broadcasts the graph, each rank computes A^length modulo its own primes (prime q on rank
+// q mod P; dense squaring with the CPU's modular GEMM), and rank 0 gathers the residues and
+// rebuilds the counts by the Chinese remainder theorem. On rank 0 the counts of
+// gemmkit::count_walks(graph, {length, all pairs, exact}); an empty WalkCounts elsewhere.
+// Collective.
+WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length);
 
 }  // namespace gemmkit::dist

@@ -3,7 +3,7 @@
 // fails when a test failed on any rank (main). Each test makes all its collective calls on
 // every rank and checks results after the last one, so that a failed check cannot leave a rank
 // waiting in a collective. The reference is the single-process CPU GEMM (gemmkit::gemm) and,
-// for floats, the library's verify().
+// for floats, the library's verify(); for walks, the single-process engine (count_walks).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -257,6 +257,44 @@ TEST(DistributedSumma, MismatchesAreAgreedUsageErrors) {
   } catch (const RankError& e) {
     EXPECT_NE(std::string(e.what()).find("rank 0: distributed matrices hold"), std::string::npos) << e.what();
   }
+}
+
+// Distributed exact walks against the single-process engine (CPU, dense, exact), entry by
+// entry: a weighted graph with negative weights whose counts need several primes (more than
+// there are ranks, and fewer), and a length whose bound needs one prime (the other ranks get
+// none).
+TEST(DistributedWalks, EqualSingleProcessWalks) {
+  std::vector<Edge> edges;
+  std::uint64_t state = 12345;
+  const auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  const std::int64_t n = 29;
+  for (int e = 0; e < 140; ++e)
+    edges.push_back({std::int64_t(next() % n), std::int64_t(next() % n), std::int64_t(next() % 7) - 3});
+  const Graph graph = graph_from_edges(n, edges);
+  for (const int length : {1, 5, 31, 64}) {
+    const WalkCounts got = count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, length);
+    if (world_rank() != 0) {
+      EXPECT_EQ(got.rows(), 0);
+      continue;
+    }
+    WalkQuery query;
+    query.length = length;
+    query.method = WalkMethod::dense;
+    query.backend = WalkBackend::cpu;
+    const WalkCounts single = gemmkit::count_walks(graph, query);
+    ASSERT_EQ(got.rows(), n);
+    ASSERT_EQ(got.cols(), n);
+    EXPECT_TRUE(got.bound == single.bound) << length;
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j) wrong += !(got.at(0, i, j) == single.at(0, i, j));
+    EXPECT_EQ(wrong, 0) << "length " << length << ", " << got.method;
+    if (length == 64) {
+      EXPECT_GT(got.primes, 4) << got.method;  // more primes than ranks
+    }
+  }
+  // A bad length is an agreed usage error.
+  EXPECT_THROW(count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, 0), RankError);
 }
 
 // Rank 0 prints gtest's report; the others print only their failed assertions, named.

@@ -1,0 +1,133 @@
+// Exact all-pairs walk counts with the primes spread over the ranks: rank 0 broadcasts the
+// graph, every rank computes A^length modulo its own primes (prime q on rank q mod P) by
+// dense squaring with the CPU's modular GEMM, and rank 0 gathers the residues, one message
+// per prime, and rebuilds each count by the Chinese remainder theorem, as the single-process
+// engine does with all the primes itself.
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "dist/dist_common.hpp"
+#include "graph/modular.hpp"
+
+namespace gemmkit::dist {
+namespace {
+
+namespace wd = walks_detail;
+
+// A^length mod p as residues in [0, p), row-major n x n.
+std::vector<std::uint32_t> power_residues(const Graph& g, int length, std::uint32_t p) {
+  const std::int64_t n = g.n;
+  const double pd = p, inv = 1.0 / pd;
+  Matrix<double> base(n, n);
+  for (std::int64_t u = 0; u < n; ++u)
+    for (std::int64_t e = g.row_start[u]; e < g.row_start[u + 1]; ++e)
+      base(u, g.target[e]) = wd::reduce_centered(double(g.weight_at(e) % std::int64_t(p)), pd, inv);
+  // Binary powering: result = base^(bits of length seen so far).
+  std::optional<Matrix<double>> result;
+  Matrix<double> scratch(n, n);
+  for (int e = length; e > 0; e >>= 1) {
+    if (e & 1) {
+      if (!result) {
+        result = base;
+      } else {
+        wd::modular_gemm(result->view(), base.view(), scratch.view(), p);
+        std::swap(*result, scratch);
+      }
+    }
+    if (e > 1) {
+      wd::modular_gemm(base.view(), base.view(), scratch.view(), p);
+      std::swap(base, scratch);
+    }
+  }
+  std::vector<std::uint32_t> residues(std::size_t(n * n));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double r = (*result)(i, j);
+      residues[std::size_t(i * n + j)] = std::uint32_t(r < 0 ? r + pd : r);
+    }
+  return residues;
+}
+
+constexpr int kTagResidues = 7301;
+
+}  // namespace
+
+WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  // Rank 0's graph, as CSR, to every rank.
+  long long header[3] = {0, 0, 0};  // vertices, stored entries, weighted
+  collective(comm, [&] {
+    if (length < 1) fail(ErrorCategory::usage, "walk length " + std::to_string(length) + ": must be at least 1");
+    if (rank != 0) return;
+    if (!graph) fail(ErrorCategory::usage, "count_walks: rank 0 has no graph");
+    header[0] = graph->n, header[1] = graph->edges(), header[2] = graph->weighted();
+  });
+  MPI_Bcast(header, 3, MPI_LONG_LONG, 0, comm);
+  const std::int64_t n = header[0];
+  Graph copy;
+  collective(comm, [&] {
+    mpi_count(n * n, "a table of residues");
+    mpi_count(header[1] + 1, "the graph's edges");
+    if (rank == 0) return;
+    copy.n = n;
+    copy.row_start.resize(std::size_t(n + 1));
+    copy.target.resize(std::size_t(header[1]));
+    if (header[2]) copy.weight.resize(std::size_t(header[1]));
+  });
+  Graph& g = rank == 0 ? const_cast<Graph&>(*graph) : copy;  // only read on rank 0 (a broadcast's root)
+  MPI_Bcast(g.row_start.data(), int(n + 1), MPI_INT64_T, 0, comm);
+  MPI_Bcast(g.target.data(), int(header[1]), MPI_INT32_T, 0, comm);
+  if (header[2]) MPI_Bcast(g.weight.data(), int(header[1]), MPI_INT64_T, 0, comm);
+
+  WalkCounts out;
+  out.lengths = {length};
+  out.mode = WalkMode::exact;
+  out.bound = walk_bound(g, length);
+  out.primes = wd::primes_for_bound(out.bound);
+  out.limbs = wd::limbs_for_bound(out.bound);
+  out.method = "dense squaring mod " + std::to_string(out.primes) + " primes over " + std::to_string(size) +
+               " processes";
+  const std::vector<std::uint32_t> primes = wd::crt_primes(out.primes);
+  const int nq = out.primes;
+
+  // This rank's primes: q = rank, rank + P, ...
+  std::vector<std::vector<std::uint32_t>> mine;
+  collective(comm, [&] {
+    for (int q = rank; q < nq; q += size) mine.push_back(power_residues(g, length, primes[std::size_t(q)]));
+  });
+  std::vector<std::uint32_t> residues;  // rank 0: entry e's residues at e * nq, prime by prime
+  std::vector<std::uint32_t> received;
+  collective(comm, [&] {
+    if (rank != 0) return;
+    residues.resize(std::size_t(n * n * nq));
+    received.resize(std::size_t(n * n));
+    out.words.resize(std::size_t(n * n * out.limbs));
+  });
+  const int count = int(n * n);
+  if (rank == 0) {
+    for (int q = 0; q < nq; ++q) {
+      const std::uint32_t* from = nullptr;
+      if (q % size == 0) {
+        from = mine[std::size_t(q / size)].data();
+      } else {
+        MPI_Recv(received.data(), count, MPI_UINT32_T, q % size, kTagResidues, comm, MPI_STATUS_IGNORE);
+        from = received.data();
+      }
+      for (std::int64_t e = 0; e < n * n; ++e) residues[std::size_t(e * nq + q)] = from[e];
+    }
+    const wd::CrtRebuilder crt(primes, out.limbs);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t e = 0; e < n * n; ++e)
+      crt.rebuild(&residues[std::size_t(e * nq)], &out.words[std::size_t(e * out.limbs)]);
+    for (std::int64_t v = 0; v < n; ++v) out.sources.push_back(v);
+    out.targets = out.sources;
+  } else {
+    for (const auto& table : mine) MPI_Send(table.data(), count, MPI_UINT32_T, 0, kTagResidues, comm);
+  }
+  return out;
+}
+
+}  // namespace gemmkit::dist
