@@ -188,7 +188,7 @@ Prepared prepare_multiply(const MultiplyOptions& o) {
 }
 
 // Verifies, writes C and the report, and prints the summary.
-void finish_multiply(const MultiplyOptions& o, Prepared& w, Outcome& r) {
+void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome& r) {
   const GemmProblem& p = w.p;
   const DType dtype = w.dtype, storage = w.storage, out = w.out;
   const bool exact_out = w.exact_out, converted = w.converted;
@@ -256,37 +256,6 @@ void finish_multiply(const MultiplyOptions& o, Prepared& w, Outcome& r) {
                                            : "");
   else
     std::printf("verified (%s)%s: %s\n", check.check.c_str(), of_inputs.c_str(), check.guarantee.c_str());
-}
-
-void run_multiply_distributed(const MultiplyOptions& o);
-
-void run_multiply(const MultiplyOptions& o) {
-  if (o.distributed) return run_multiply_distributed(o);
-  Prepared w = prepare_multiply(o);
-  GemmProblem& p = w.p;
-  const std::optional<Backend> backend = parse_backend(o.backend);
-  const std::int64_t m = p.m, n = p.n;
-  GemmOptions options;
-  options.backend = backend;
-  options.kernel = o.kernel;
-  // The exact GPU GEMM through the library's exact API, which says how it ran (the plan).
-  Outcome r;
-  const auto start = std::chrono::steady_clock::now();
-  if (w.exact_gpu) {
-    if (w.exact_out) {
-      r.limb_count = exact_output_limbs(p);
-      r.limbs.assign(std::size_t(m * n * r.limb_count), 0);
-      const ExactLimbsOut to{r.limbs.data(), n, r.limb_count};
-      r.plan = exact_integer_gemm(p, &to);
-    } else {
-      r.plan = exact_integer_gemm(p);
-    }
-    r.kernel = "cuda_exact_residues";
-  } else {
-    r.kernel = gemm(p, options);
-  }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  finish_multiply(o, w, r);
 }
 
 // --distributed: every process of `mpirun -np P gemmkit multiply ... --distributed` runs this.
@@ -357,6 +326,35 @@ void run_multiply_distributed(const MultiplyOptions& o) {
   }
 #endif
 }
+void run_multiply(const MultiplyOptions& o) {
+  if (o.distributed) return run_multiply_distributed(o);
+  Prepared w = prepare_multiply(o);
+  GemmProblem& p = w.p;
+  const std::optional<Backend> backend = parse_backend(o.backend);
+  const std::int64_t m = p.m, n = p.n;
+  GemmOptions options;
+  options.backend = backend;
+  options.kernel = o.kernel;
+  // The exact GPU GEMM through the library's exact API, which says how it ran (the plan).
+  Outcome r;
+  const auto start = std::chrono::steady_clock::now();
+  if (w.exact_gpu) {
+    if (w.exact_out) {
+      r.limb_count = exact_output_limbs(p);
+      r.limbs.assign(std::size_t(m * n * r.limb_count), 0);
+      const ExactLimbsOut to{r.limbs.data(), n, r.limb_count};
+      r.plan = exact_integer_gemm(p, &to);
+    } else {
+      r.plan = exact_integer_gemm(p);
+    }
+    r.kernel = "cuda_exact_residues";
+  } else {
+    r.kernel = gemm(p, options);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  finish_multiply(o, w, r);
+}
+
 }  // namespace
 
 void add_multiply(CLI::App& app) {
