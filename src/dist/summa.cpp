@@ -2,8 +2,9 @@
 // (a panel) at a time. Panel t's owners (process column t mod Q for A, process row t mod P
 // for B) broadcast it along their process rows and columns; every rank multiplies the panels
 // it received into its part of C with the CPU GEMM. Panel t+1's broadcasts (MPI_Ibcast into
-// the other of two buffers) are posted before panel t's local GEMM, so that communication and
-// computation overlap where the MPI progresses on its own.
+// the other of two buffers) are posted before panel t's local GEMM, which runs in slices with
+// a test of those broadcasts between them, so that communication and computation overlap.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -14,6 +15,9 @@
 
 namespace gemmkit::dist {
 namespace {
+
+// The local product of a panel runs in up to kSlices slices of at least kSliceRows rows.
+constexpr std::int64_t kSlices = 4, kSliceRows = 16;
 
 std::string shape_text(const DistMatrix& m) {
   return std::to_string(m.rows()) + "x" + std::to_string(m.cols()) + " (blocks " +
@@ -120,7 +124,23 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
       MPI_Waitall(2, requests[buffer], MPI_STATUSES_IGNORE);
       if (t + 1 < panels) post(t + 1);
       const std::int64_t w = std::min(kb, k - t * kb);
-      if (lm > 0 && ln > 0) gemm(context, local_problem(buffer, w, t == 0 ? beta : 1.0), nullptr, gemm_options);
+      if (lm == 0 || ln == 0) continue;
+      // MPI moves a nonblocking broadcast on only inside MPI calls (Open MPI has no progress
+      // thread by default), so the local product runs in slices of C's rows with a test of
+      // the next panel's broadcasts between them. Each entry's sum is the same either way.
+      const GemmProblem whole = local_problem(buffer, w, t == 0 ? beta : 1.0);
+      const std::int64_t slice = std::max<std::int64_t>(kSliceRows, (lm + kSlices - 1) / kSlices);
+      for (std::int64_t row = 0; row < lm; row += slice) {
+        GemmProblem part = whole;
+        part.m = std::min(slice, lm - row);
+        part.a = static_cast<const unsigned char*>(whole.a) + std::size_t(row * whole.lda) * size;
+        part.c = static_cast<unsigned char*>(whole.c) + std::size_t(row * whole.ldc) * size;
+        gemm(context, part, nullptr, gemm_options);
+        if (t + 1 < panels && row + slice < lm) {
+          int done = 0;
+          MPI_Testall(2, requests[1 - buffer], &done, MPI_STATUSES_IGNORE);
+        }
+      }
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gemmkit: error: rank %d: summa: %s\n", grid.rank(), e.what());
