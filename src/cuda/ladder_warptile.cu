@@ -8,7 +8,7 @@
 #include "cuda/ladder.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
-#include "cuda/warptile_configs.cuh"
+#include "cuda/kernels/gemm/simt/14_autotuned.cuh"
 
 namespace gemmkit::cuda {
 namespace {
