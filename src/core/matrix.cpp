@@ -156,20 +156,43 @@ Matrix<To> convert_matrix(MatrixView<const From> from) {
   return convert_reporting<To, From>(from, nullptr);
 }
 
-#define GEMMKIT_INSTANTIATE_CONVERT(To)                                                       \
-  template Matrix<To> convert_matrix<To, double>(MatrixView<const double>);                \
-  template Matrix<To> convert_matrix<To, float>(MatrixView<const float>);                  \
-  template Matrix<To> convert_matrix<To, std::int32_t>(MatrixView<const std::int32_t>);    \
-  template Matrix<To> convert_matrix<To, std::int64_t>(MatrixView<const std::int64_t>);    \
-  template Matrix<To> convert_matrix<To, Half>(MatrixView<const Half>);                    \
-  template Matrix<To> convert_matrix<To, BFloat16>(MatrixView<const BFloat16>);
-GEMMKIT_INSTANTIATE_CONVERT(double)
-GEMMKIT_INSTANTIATE_CONVERT(float)
-GEMMKIT_INSTANTIATE_CONVERT(std::int32_t)
-GEMMKIT_INSTANTIATE_CONVERT(std::int64_t)
-GEMMKIT_INSTANTIATE_CONVERT(Half)
-GEMMKIT_INSTANTIATE_CONVERT(BFloat16)
-#undef GEMMKIT_INSTANTIATE_CONVERT
+// Every pair of host element types, To x From (the header promises them all).
+template Matrix<double> convert_matrix<double, double>(MatrixView<const double>);
+template Matrix<double> convert_matrix<double, float>(MatrixView<const float>);
+template Matrix<double> convert_matrix<double, std::int32_t>(MatrixView<const std::int32_t>);
+template Matrix<double> convert_matrix<double, std::int64_t>(MatrixView<const std::int64_t>);
+template Matrix<double> convert_matrix<double, Half>(MatrixView<const Half>);
+template Matrix<double> convert_matrix<double, BFloat16>(MatrixView<const BFloat16>);
+template Matrix<float> convert_matrix<float, double>(MatrixView<const double>);
+template Matrix<float> convert_matrix<float, float>(MatrixView<const float>);
+template Matrix<float> convert_matrix<float, std::int32_t>(MatrixView<const std::int32_t>);
+template Matrix<float> convert_matrix<float, std::int64_t>(MatrixView<const std::int64_t>);
+template Matrix<float> convert_matrix<float, Half>(MatrixView<const Half>);
+template Matrix<float> convert_matrix<float, BFloat16>(MatrixView<const BFloat16>);
+template Matrix<std::int32_t> convert_matrix<std::int32_t, double>(MatrixView<const double>);
+template Matrix<std::int32_t> convert_matrix<std::int32_t, float>(MatrixView<const float>);
+template Matrix<std::int32_t> convert_matrix<std::int32_t, std::int32_t>(MatrixView<const std::int32_t>);
+template Matrix<std::int32_t> convert_matrix<std::int32_t, std::int64_t>(MatrixView<const std::int64_t>);
+template Matrix<std::int32_t> convert_matrix<std::int32_t, Half>(MatrixView<const Half>);
+template Matrix<std::int32_t> convert_matrix<std::int32_t, BFloat16>(MatrixView<const BFloat16>);
+template Matrix<std::int64_t> convert_matrix<std::int64_t, double>(MatrixView<const double>);
+template Matrix<std::int64_t> convert_matrix<std::int64_t, float>(MatrixView<const float>);
+template Matrix<std::int64_t> convert_matrix<std::int64_t, std::int32_t>(MatrixView<const std::int32_t>);
+template Matrix<std::int64_t> convert_matrix<std::int64_t, std::int64_t>(MatrixView<const std::int64_t>);
+template Matrix<std::int64_t> convert_matrix<std::int64_t, Half>(MatrixView<const Half>);
+template Matrix<std::int64_t> convert_matrix<std::int64_t, BFloat16>(MatrixView<const BFloat16>);
+template Matrix<Half> convert_matrix<Half, double>(MatrixView<const double>);
+template Matrix<Half> convert_matrix<Half, float>(MatrixView<const float>);
+template Matrix<Half> convert_matrix<Half, std::int32_t>(MatrixView<const std::int32_t>);
+template Matrix<Half> convert_matrix<Half, std::int64_t>(MatrixView<const std::int64_t>);
+template Matrix<Half> convert_matrix<Half, Half>(MatrixView<const Half>);
+template Matrix<Half> convert_matrix<Half, BFloat16>(MatrixView<const BFloat16>);
+template Matrix<BFloat16> convert_matrix<BFloat16, double>(MatrixView<const double>);
+template Matrix<BFloat16> convert_matrix<BFloat16, float>(MatrixView<const float>);
+template Matrix<BFloat16> convert_matrix<BFloat16, std::int32_t>(MatrixView<const std::int32_t>);
+template Matrix<BFloat16> convert_matrix<BFloat16, std::int64_t>(MatrixView<const std::int64_t>);
+template Matrix<BFloat16> convert_matrix<BFloat16, Half>(MatrixView<const Half>);
+template Matrix<BFloat16> convert_matrix<BFloat16, BFloat16>(MatrixView<const BFloat16>);
 
 AnyMatrix convert(const AnyMatrix& m, DType to, ConversionReport* report) {
   return std::visit(

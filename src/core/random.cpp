@@ -9,21 +9,15 @@
 #include <type_traits>
 
 #include "core/host_matrix_type.hpp"
+#include "core/splitmix.hpp"
 
 namespace gemmkit {
 namespace {
 
-// SplitMix64 finaliser: a counter-based generator, so entry (i, j) depends only on the
-// seed and its index. Generation is then parallel and the same for any thread count.
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
+// splitmix64 as a counter-based generator, so entry (i, j) depends only on the seed and its
+// index. Generation is then parallel and the same for any thread count.
 std::uint64_t draw(std::uint64_t seed, std::uint64_t index, std::uint64_t stream) {
-  return mix(mix(seed) ^ mix(2 * index + stream));
+  return splitmix64(splitmix64(seed) ^ splitmix64(2 * index + stream));
 }
 
 // Uniform in [0, 1) with 53 random bits.

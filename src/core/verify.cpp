@@ -32,6 +32,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/host_matrix_type.hpp"
+#include "core/splitmix.hpp"
 #include "gemmkit/error.hpp"
 
 // Error-free transformations (TwoSum, TwoProd) need every sum and product rounded as
@@ -44,6 +46,8 @@
 
 namespace gemmkit {
 namespace {
+
+using detail::visit_storage;
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr std::string_view kExactNeedsIntegers =
@@ -76,22 +80,6 @@ double to_double(BFloat16 h) {
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
-}
-
-// Calls f(std::type_identity<T>{}) with the storage type of `dtype`.
-template <class F>
-decltype(auto) visit_storage(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::f64: return f(std::type_identity<double>{});
-    case DType::f32:
-    case DType::tf32: return f(std::type_identity<float>{});
-    case DType::f16: return f(std::type_identity<Half>{});
-    case DType::bf16: return f(std::type_identity<BFloat16>{});
-    case DType::i8: return f(std::type_identity<std::int8_t>{});
-    case DType::i32: return f(std::type_identity<std::int32_t>{});
-    case DType::i64: return f(std::type_identity<std::int64_t>{});
-  }
-  fail(ErrorCategory::internal, "verify: unknown dtype");
 }
 
 // op(X)(r, c) of a row-major operand, whatever its transpose: data[r * row + c * col].
@@ -702,13 +690,6 @@ VerifyResult verify_full_integer(const GemmProblem& p, const CT* c0) {
 // +-1, so a single wrong entry never escapes.
 constexpr int kVectors = 4;
 
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // (len, kVectors) double-double vectors, row-major.
 struct DDVectors {
   std::vector<double> hi, lo;
@@ -778,7 +759,7 @@ VerifyResult verify_freivalds(const GemmProblem& p, const CT* c0, double tol, DT
 
   DDVectors x(n), ones(std::max(n, k), 1.0);
   std::uint64_t state = seed;
-  for (double& v : x.hi) v = (splitmix(state) >> 63) ? 1.0 : -1.0;
+  for (double& v : x.hi) v = (splitmix64_next(state) >> 63) ? 1.0 : -1.0;
   const DDVectors cx = op_times<false>(got, false, m, n, p.ldc, x);
   const DDVectors c_abs = op_times<true>(got, false, m, n, p.ldc, ones);
   // A and B are not read when alpha == 0, nor C0 when beta == 0.
@@ -948,7 +929,7 @@ std::vector<std::uint64_t> freivalds_vectors(std::int64_t n, std::uint64_t seed)
   std::vector<std::uint64_t> x(static_cast<std::size_t>(n * kLanes));
   std::uint64_t state = seed;
   for (std::size_t e = 0; e < x.size(); ++e)
-    x[e] = splitmix(state) % ((std::uint64_t{1} << lane_bits(int(e % kLanes))) - 1);
+    x[e] = splitmix64_next(state) % ((std::uint64_t{1} << lane_bits(int(e % kLanes))) - 1);
   return x;
 }
 

@@ -25,6 +25,7 @@
 #include <memory>
 #include <new>
 
+#include "core/ceil_div.hpp"
 #include "cpu/cpu_kernels.hpp"
 
 namespace gemmkit::cpu {
@@ -37,7 +38,6 @@ struct Simd {
   static constexpr int lanes = 32 / sizeof(U);
 };
 
-constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 constexpr std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
 
 // The packing buffers, kept by the calling thread between calls and grown when a call needs

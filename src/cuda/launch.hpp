@@ -10,9 +10,10 @@
 #include <string>
 #include <type_traits>
 
+#include "core/ceil_div.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 #include "gemmkit/gemm.hpp"
 
 namespace gemmkit::cuda {
@@ -85,7 +86,7 @@ void launch_with_smem(const KernelLaunch& launch, dim3 grid, dim3 block, const A
   Kernel<<<grid, block, SmemBytes, launch.stream>>>(args...);
 }
 
-inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+using gemmkit::ceil_div;  // core/ceil_div.hpp, also as cuda::ceil_div
 
 // After every launch: a bad configuration shows up here, with the kernel's name.
 inline void check_launch(const char* kernel_name) {

@@ -215,16 +215,20 @@ Conv1dRun conv1d(const T* x, std::int64_t n, const T* mask, std::int64_t width, 
   return {Backend::cuda, kernel};
 }
 
-#define GEMMKIT_CONV1D_INSTANTIATE(T)                                                          \
-  template Conv1dRun conv1d<T>(const T*, std::int64_t, const T*, std::int64_t, T*,             \
-                               const Conv1dOptions&);                                          \
-  template void conv1d_reference<T>(const T*, std::int64_t, const T*, std::int64_t, T*);       \
-  template long double conv1d_detail::reference_at<T>(const T*, std::int64_t, const T*,        \
-                                                      std::int64_t, std::int64_t);             \
-  template double conv1d_error_bound<T>(const T*, std::int64_t, const T*, std::int64_t,        \
-                                        std::int64_t);
-GEMMKIT_CONV1D_INSTANTIATE(float)
-GEMMKIT_CONV1D_INSTANTIATE(double)
-#undef GEMMKIT_CONV1D_INSTANTIATE
+// The element types the header promises: f32 and f64.
+template Conv1dRun conv1d<float>(const float*, std::int64_t, const float*, std::int64_t, float*,
+                                 const Conv1dOptions&);
+template Conv1dRun conv1d<double>(const double*, std::int64_t, const double*, std::int64_t, double*,
+                                  const Conv1dOptions&);
+template void conv1d_reference<float>(const float*, std::int64_t, const float*, std::int64_t, float*);
+template void conv1d_reference<double>(const double*, std::int64_t, const double*, std::int64_t, double*);
+template long double conv1d_detail::reference_at<float>(const float*, std::int64_t, const float*,
+                                                        std::int64_t, std::int64_t);
+template long double conv1d_detail::reference_at<double>(const double*, std::int64_t, const double*,
+                                                         std::int64_t, std::int64_t);
+template double conv1d_error_bound<float>(const float*, std::int64_t, const float*, std::int64_t,
+                                          std::int64_t);
+template double conv1d_error_bound<double>(const double*, std::int64_t, const double*, std::int64_t,
+                                           std::int64_t);
 
 }  // namespace gemmkit

@@ -24,11 +24,9 @@ constexpr std::int64_t kMaxColumns = std::numeric_limits<std::int32_t>::max();
 // of the thread count.
 struct RowRng {
   std::uint64_t state;
-  RowRng(std::uint64_t seed, std::uint64_t stream) : state(seed * 0x9E3779B97F4A7C15ull ^ (stream + 1) * 0xD1B54A32D192ED03ull) {}
+  RowRng(std::uint64_t seed, std::uint64_t stream) : state(seed * kSplitmixGamma ^ (stream + 1) * 0xD1B54A32D192ED03ull) {}
   std::uint64_t next() {
-    const std::uint64_t z = splitmix64(state);
-    state += 0x9E3779B97F4A7C15ull;
-    return z;
+    return splitmix64_next(state);
   }
   double uniform01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
   std::int64_t below(std::int64_t n) { return static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(n)); }

@@ -8,11 +8,25 @@
 // shared memory (converted from any transpose, zero-padded at the edges), each warp owning
 // a 64 x 32 piece of the 128 x 128 block tile. Loads are plain, one buffer: the rungs above
 // add the copy pipeline and the Hopper instructions.
+//
+// The tensor track (gemm/tensor/, rungs 16, 17 and 20) multiplies on tensor cores with
+// warp-wide instructions (sm_80 and later), in namespace gemmkit::cuda::kernels. Operands
+// (gemm/tensor_common.cuh, TensorArgs<T>): op(A) (m, k) and op(B) (k, n) row-major with
+// TransA / TransB as in the SIMT track, but the inputs T are __nv_bfloat16, __half, or
+// float read as tf32; products are summed in FP32, alpha and beta are float, and C holds T
+// or float (c_f32); store_pair writes two neighbouring outputs of C. Grid: one-dimensional,
+// one block per (BM, BN) tile of C, the tiles in row-major order (blockIdx.x = tile row *
+// n_tiles + tile column), warps laid out over the tile. Rung 20 differs: it sees the
+// problem as a long operand X times a narrow W (SkinnyArgs), blockIdx.x over blocks of
+// rows of X and blockIdx.y over slices of K. Tile loaders: rung 16 copies element by
+// element through registers; rung 17 copies 16-byte chunks with cp.async into swizzled
+// tiles (copy_tile); rung 20 does the same with its own swizzle and zero-filled chunks for
+// the padding of W (skinny_stage).
 #pragma once
 
 #include <mma.h>
 
-#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/kernels/gemm/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

@@ -9,7 +9,10 @@
 //     and column strides swapped (the launcher decides, nothing is copied);
 //   - a block streams 128 rows of X through a 3- or 4-stage cp.async pipeline (16-byte
 //     copies where the operands allow them, element copies otherwise) into swizzled shared
-//     memory, in the stored orientation; W's matching K slice rides along in each stage;
+//     memory, in the stored orientation; W's matching K slice rides along in each stage.
+//     The loader (skinny_stage) is rung 17's copy_tile with three changes: a swizzle for
+//     rows of any width, chunks wholly outside the operands (W's padding, K's end) zeroed
+//     by one 16-byte store, and element copies of 4-byte types by cp.async too;
 //   - the multiply keeps up with the stream on tensor cores: mma.sync m16n8k16 (bf16, f16;
 //     fragments by ldmatrix, .trans for operands stored the other way round, rung 17's
 //     helpers) or m16n8k8 (tf32, fragments read element by element), with S padded to 16,
@@ -27,8 +30,8 @@
 
 #include <cooperative_groups.h>
 
-#include "cuda/kernels/17_mma_sync.cuh"
-#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/kernels/gemm/tensor/17_mma_sync.cuh"
+#include "cuda/kernels/gemm/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

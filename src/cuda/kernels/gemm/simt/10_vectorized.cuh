@@ -4,7 +4,8 @@
 // cycle whatever its width, so moving 16 bytes per instruction instead of 4 cuts that
 // issue pressure by up to 4x:
 //   - global loads of op(A) and op(B) are float4 along the contiguous dimension of their
-//     storage (LDG.E.128), when the operand allows it (see below);
+//     storage (LDG.E.128), when the operand allows it (see below): rung 8's tile loader
+//     with 16-byte chunks (VecTileLoader);
 //   - the op(A) tile is stored TRANSPOSED in shared memory, As[BK][BM], so the TM = 8
 //     values a thread needs at step p are contiguous and come in two LDS.128; the op(B)
 //     fragment, already contiguous in Bs[BK][BN], also comes in two LDS.128. (nvcc can
@@ -24,90 +25,19 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
+#include "cuda/kernels/gemm/simt/08_blocktile_1d.cuh"
 
 namespace gemmkit::cuda::kernels::simt {
 
-// Streams (BW, BK) tiles of one FP32 operand into shared memory, one K step at a time,
-// in chunks of 4 consecutive stored elements (Vec) or 1 (scalar). As in rung 8 the operand
-// is seen as X(w, kk) (op(A)(i, p) with w = i, op(B)(p, j) with w = j), stored row-major;
-// KContig says kk runs along a stored row (A, B^T), otherwise w does (A^T, B). The shared
-// tile receives X(w, kk) at dst[kk * SK + w]: always kk-major, so a thread's fragment of
-// consecutive w is contiguous. When w is the contiguous stored dimension a chunk lands as
-// one 128-bit shared store; otherwise its 4 values go to 4 rows of the tile.
+// The loader of rung 8 (TileLoader) for an FP32 operand, with what this rung adds to it:
+// chunks of 4 consecutive stored elements moved by one 128-bit load where Vec says the
+// operand allows it (one element at a time otherwise, as in rung 8). The shared tile is
+// always kk-major, dst[kk * SK + w], so a thread's fragment of consecutive w is contiguous.
+// When w is the contiguous stored dimension a chunk lands as one 128-bit shared store;
+// otherwise its 4 values go to 4 rows of the tile.
 template <int BW, int BK, int NT, bool KContig, bool Vec, int SK>
-struct TileLoader4 {
-  static constexpr int V = Vec ? 4 : 1;         // elements per chunk
-  static constexpr int SR = KContig ? BW : BK;  // (SR, SC): the tile as stored in memory
-  static constexpr int SC = KContig ? BK : BW;
-  static constexpr int chunks_per_row = SC / V;
-  static_assert(SC % V == 0, "stored rows of the tile must split into whole chunks");
-  static_assert((SR * chunks_per_row) % NT == 0, "the tile must split evenly among threads");
-  static_assert(NT % chunks_per_row == 0, "a thread's chunks must sit in one stored column");
-  static_assert(SK % 4 == 0, "rows of the shared tile must stay 16-byte aligned");
-  static constexpr int per_thread = SR * chunks_per_row / NT;
-  static constexpr int row_step = NT / chunks_per_row;  // stored rows between a thread's chunks
-
-  const float* ptr;          // this thread's first chunk in the current tile
-  std::int64_t row_stride;   // row_step stored rows, in elements
-  std::int64_t advance_by;   // one K step: BK columns (KContig) or BK rows
-  int sr, sc;                // this thread's first chunk within the stored tile
-  int rows_left, cols_left;  // stored rows / columns from the tile origin to the edge
-
-  __device__ TileLoader4(const float* x, std::int64_t ld, int w_total, int w0, int k_total) {
-    const int t = int(threadIdx.x);
-    sr = t / chunks_per_row;
-    sc = (t % chunks_per_row) * V;
-    const int r0 = KContig ? w0 : 0;  // tile origin in storage coordinates
-    const int c0 = KContig ? 0 : w0;
-    rows_left = KContig ? w_total - w0 : k_total;
-    cols_left = KContig ? k_total : w_total - w0;
-    ptr = x + (std::int64_t(r0) + sr) * ld + (std::int64_t(c0) + sc);
-    row_stride = std::int64_t(row_step) * ld;
-    advance_by = KContig ? std::int64_t(BK) : std::int64_t(BK) * ld;
-  }
-
-  __device__ __forceinline__ void load(float* __restrict__ dst) const {
-#pragma unroll
-    for (int e = 0; e < per_thread; ++e) {
-      const int r = sr + e * row_step;  // stored row within the tile
-      const float* src = ptr + e * row_stride;
-      const bool row_in = r < rows_left;
-      if constexpr (Vec) {
-        float4 v;
-        if (row_in && sc + 4 <= cols_left) {
-          v = __ldg(reinterpret_cast<const float4*>(src));  // whole chunk inside: 128-bit
-        } else {
-          // A chunk at the edge: only the elements that exist are read.
-          v.x = row_in && sc + 0 < cols_left ? __ldg(src + 0) : 0.0f;
-          v.y = row_in && sc + 1 < cols_left ? __ldg(src + 1) : 0.0f;
-          v.z = row_in && sc + 2 < cols_left ? __ldg(src + 2) : 0.0f;
-          v.w = row_in && sc + 3 < cols_left ? __ldg(src + 3) : 0.0f;
-        }
-        if constexpr (KContig) {
-          // Stored (w, kk): the chunk is 4 consecutive kk of one w, 4 rows of the tile.
-          dst[(sc + 0) * SK + r] = v.x;
-          dst[(sc + 1) * SK + r] = v.y;
-          dst[(sc + 2) * SK + r] = v.z;
-          dst[(sc + 3) * SK + r] = v.w;
-        } else {
-          // Stored (kk, w): the chunk is 4 consecutive w of one kk, one 128-bit store.
-          *reinterpret_cast<float4*>(dst + r * SK + sc) = v;
-        }
-      } else {
-        const float v = row_in && sc < cols_left ? __ldg(src) : 0.0f;
-        dst[KContig ? sc * SK + r : r * SK + sc] = v;
-      }
-    }
-  }
-
-  // Moves to the next K step.
-  __device__ __forceinline__ void advance() {
-    ptr += advance_by;
-    if (KContig) cols_left -= BK;
-    else rows_left -= BK;
-  }
-};
+using VecTileLoader = TileLoader<float, BW, BK, NT, KContig, SK, 1, Vec ? 4 : 1>;
 
 // alpha * acc + beta * C for 4 consecutive elements of one row of C at c, which is 16-byte
 // aligned. beta == 0 never reads C.
@@ -153,8 +83,8 @@ __global__ void __launch_bounds__(256) vectorized_kernel(GemmArgs<float> g) {
   const int tx = int(threadIdx.x) % threads_per_row;
   const int ty = int(threadIdx.x) / threads_per_row;
 
-  TileLoader4<BM, BK, NT, !TransA, VecA, BM> a_tiles(g.a, g.lda, g.m, m0, g.k);
-  TileLoader4<BN, BK, NT, TransB, VecB, BN> b_tiles(g.b, g.ldb, g.n, n0, g.k);
+  VecTileLoader<BM, BK, NT, !TransA, VecA, BM> a_tiles(g.a, g.lda, g.m, m0, g.k);
+  VecTileLoader<BN, BK, NT, TransB, VecB, BN> b_tiles(g.b, g.ldb, g.n, n0, g.k);
 
   float acc[TM][TN] = {};
   float a_frag[TM];  // op(A)(ty * TM + r, p)

@@ -30,8 +30,8 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/10_vectorized.cuh"
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/simt/10_vectorized.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels::simt {
 
@@ -53,8 +53,8 @@ __global__ void __launch_bounds__(256) bank_conflict_free_kernel(GemmArgs<float>
   const int tx = int(threadIdx.x) % threads_per_row;
   const int ty = int(threadIdx.x) / threads_per_row;
 
-  TileLoader4<BM, BK, NT, !TransA, VecA, SA> a_tiles(g.a, g.lda, g.m, m0, g.k);
-  TileLoader4<BN, BK, NT, TransB, VecB, SB> b_tiles(g.b, g.ldb, g.n, n0, g.k);
+  VecTileLoader<BM, BK, NT, !TransA, VecA, SA> a_tiles(g.a, g.lda, g.m, m0, g.k);
+  VecTileLoader<BN, BK, NT, TransB, VecB, SB> b_tiles(g.b, g.ldb, g.n, n0, g.k);
 
   // acc[r][c]: row (r < 4 ? ty * 4 + r : 64 + ty * 4 + r - 4), column likewise with tx.
   float acc[TM][TN] = {};

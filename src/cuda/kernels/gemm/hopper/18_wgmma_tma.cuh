@@ -10,10 +10,22 @@
 // Two warpgroups share a 128 x 256 tile; thread 0 keeps four stages of copies in flight.
 // Still simple: everyone waits for each stage's multiplies before the stage is refilled,
 // and one block runs one tile. Rung 19 removes both.
+//
+// The Hopper track (gemm/hopper/, rungs 18, 19, 21, 22 and 24) runs on sm_90a only, in
+// namespace gemmkit::cuda::kernels, with the PTX wrappers (wgmma, TMA, mbarriers) in
+// gemmkit::cuda::kernels::hopper (hopper.cuh). Operands: TensorArgs<T> as in the tensor
+// track (rung 24 takes int8: its file), but the kernels never index A or B: TMA reads them
+// through tensor maps the launcher builds. So the template flags name the contiguous
+// dimension rather than the transpose: MnMajorA means A is stored (k, m) (TransA),
+// MnMajorB means B is stored (k, n) (not TransB); tf32 takes K-major operands only. Grid:
+// rung 18 runs one block per (BM, BN) tile in row-major order, as the tensor track does;
+// rungs 19, 21 and 24 are persistent, clusters of ClusterM blocks (the cluster is
+// blockIdx.x / ClusterM) walking the tiles in the order rung 19 describes; rung 22 copies
+// operands with a grid of its own, then runs one of those.
 #pragma once
 
-#include "cuda/kernels/hopper.cuh"
-#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/kernels/gemm/hopper/hopper.cuh"
+#include "cuda/kernels/gemm/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

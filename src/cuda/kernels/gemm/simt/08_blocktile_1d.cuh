@@ -14,42 +14,47 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels::simt {
 
-// Streams (BW, BK) tiles of one operand into shared memory, one K step at a time. The
-// operand is seen as X(w, kk): op(A)(i, p) with w = i, or op(B)(p, j) with w = j, so both
-// operands share one loader. Its storage is row-major; KContig says kk runs along a stored
-// row (A untransposed, or B stored transposed), otherwise w does (A^T or B untransposed).
-// Threads are laid along the stored row so that a warp reads consecutive addresses in
-// either case. The shared tile receives X(w, kk) at dst[kk * SK + w * SW]: the caller picks
-// the layout through the two strides.
+// Streams (BW, BK) tiles of one operand into shared memory, one K step at a time: the tile
+// loader of rungs 8-11. The operand is seen as X(w, kk): op(A)(i, p) with w = i, or
+// op(B)(p, j) with w = j, so both operands share one loader. Its storage is row-major;
+// KContig says kk runs along a stored row (A untransposed, or B stored transposed),
+// otherwise w does (A^T or B untransposed). Threads are laid along the stored row so that a
+// warp reads consecutive addresses in either case, each taking chunks of V consecutive
+// stored elements. The shared tile receives X(w, kk) at dst[kk * SK + w * SW]: the caller
+// picks the layout through the two strides. Rungs 8 and 9 move one element at a time
+// (V = 1); V = 4, 16-byte chunks for FP32, is what rung 10 adds.
 //
 // Every thread keeps one 64-bit pointer to its first element and bounds counted from the
 // current tile origin, so the K loop only adds a constant and nothing can overflow int.
-template <class T, int BW, int BK, int NT, bool KContig, int SK, int SW>
+template <class T, int BW, int BK, int NT, bool KContig, int SK, int SW, int V = 1>
 struct TileLoader {
   static constexpr int SR = KContig ? BW : BK;  // (SR, SC): the tile as stored in memory
   static constexpr int SC = KContig ? BK : BW;
-  static_assert((SR * SC) % NT == 0, "the tile must split evenly among the threads");
-  static_assert(NT % SC == 0, "a thread's elements must sit in one column of the stored tile");
-  static constexpr int per_thread = SR * SC / NT;
-  static constexpr int row_step = NT / SC;  // stored rows between a thread's elements
+  static constexpr int chunks_per_row = SC / V;
+  static_assert((V == 1 || V == 4) && SC % V == 0, "stored rows must split into chunks of 1 or 4");
+  static_assert((SR * chunks_per_row) % NT == 0, "the tile must split evenly among the threads");
+  static_assert(NT % chunks_per_row == 0, "a thread's chunks must sit in one column of the stored tile");
+  static constexpr int per_thread = SR * chunks_per_row / NT;
+  static constexpr int row_step = NT / chunks_per_row;  // stored rows between a thread's chunks
 
-  const T* ptr;              // this thread's first element in the current tile
+  const T* ptr;              // this thread's first chunk in the current tile
   std::int64_t row_stride;   // row_step stored rows, in elements
   std::int64_t advance_by;   // one K step: BK columns (KContig) or BK rows
-  int sr, sc;                // this thread's first element within the stored tile
+  int sr, sc;                // this thread's first chunk within the stored tile
   int rows_left, cols_left;  // stored rows / columns from the tile origin to the edge
 
   // x: the operand's storage with leading dimension ld; w_total: m (for A) or n (for B);
   // w0: the block's first w; k_total: the shared dimension.
   __device__ TileLoader(const T* x, std::int64_t ld, int w_total, int w0, int k_total) {
     const int t = int(threadIdx.x);
-    sr = t / SC;
-    sc = t % SC;
+    sr = t / chunks_per_row;
+    sc = (t % chunks_per_row) * V;
     // Tile origin in storage coordinates: (w0, 0) if KContig, else (0, w0).
     const int r0 = KContig ? w0 : 0;
     const int c0 = KContig ? 0 : w0;
@@ -64,11 +69,38 @@ struct TileLoader {
 #pragma unroll
     for (int e = 0; e < per_thread; ++e) {
       const int r = sr + e * row_step;  // stored row within the tile
-      const bool in = r < rows_left && sc < cols_left;
-      const T v = in ? __ldg(ptr + e * row_stride) : T(0);
-      const int w = KContig ? r : sc;
-      const int kk = KContig ? sc : r;
-      dst[kk * SK + w * SW] = v;
+      if constexpr (V == 4) {
+        static_assert(std::is_same_v<T, float> && SW == 1 && SK % 4 == 0,
+                      "16-byte chunks: FP32, a kk-major tile with 16-byte aligned rows");
+        const float* src = ptr + e * row_stride;
+        const bool row_in = r < rows_left;
+        float4 v;
+        if (row_in && sc + 4 <= cols_left) {
+          v = __ldg(reinterpret_cast<const float4*>(src));  // whole chunk inside: 128-bit
+        } else {
+          // A chunk at the edge: only the elements that exist are read.
+          v.x = row_in && sc + 0 < cols_left ? __ldg(src + 0) : 0.0f;
+          v.y = row_in && sc + 1 < cols_left ? __ldg(src + 1) : 0.0f;
+          v.z = row_in && sc + 2 < cols_left ? __ldg(src + 2) : 0.0f;
+          v.w = row_in && sc + 3 < cols_left ? __ldg(src + 3) : 0.0f;
+        }
+        if constexpr (KContig) {
+          // Stored (w, kk): the chunk is 4 consecutive kk of one w, 4 rows of the tile.
+          dst[(sc + 0) * SK + r] = v.x;
+          dst[(sc + 1) * SK + r] = v.y;
+          dst[(sc + 2) * SK + r] = v.z;
+          dst[(sc + 3) * SK + r] = v.w;
+        } else {
+          // Stored (kk, w): the chunk is 4 consecutive w of one kk, one 128-bit store.
+          *reinterpret_cast<float4*>(dst + r * SK + sc) = v;
+        }
+      } else {
+        const bool in = r < rows_left && sc < cols_left;
+        const T v = in ? __ldg(ptr + e * row_stride) : T(0);
+        const int w = KContig ? r : sc;
+        const int kk = KContig ? sc : r;
+        dst[kk * SK + w * SW] = v;
+      }
     }
   }
 

@@ -14,11 +14,26 @@
 // (its threadIdx.x runs along columns of C), so this rung does not make the teaching texts' kernel faster
 // by itself; it makes the mapping explicit, with a 1-D block whose index arithmetic every
 // later block-tiled rung builds on.
+//
+// The SIMT track (gemm/simt/, rungs 7-15 and 23) is the ladder on CUDA cores: f32 and f64
+// up to rung 9, f32 from rung 10 on. Operands as in the seeds track (gemm/common.cuh:
+// GemmArgs, op(A) (m, k) and op(B) (k, n) row-major, TransA / TransB for an operand stored
+// as its transpose). What differs from the seeds track, and within this one:
+//   - blocks are one-dimensional; each rung splits threadIdx.x into rows and columns;
+//   - the grid: blockIdx.x runs over the column blocks of C and blockIdx.y over its row
+//     blocks (rungs 7-11; the seeds' rungs 3-6 have it the other way round); rungs 12-14
+//     take a one-dimensional grid of tiles in grouped order (grouped_tile, rung 12) with
+//     the matrices of a batch on blockIdx.z; rung 15 numbers its blocks in the order they
+//     start (an atomic counter), not by blockIdx; rung 23's reduction has its own grid;
+//   - namespaces: rungs 7-11 are in gemmkit::cuda::kernels::simt, rungs 12-15 and 23 in
+//     gemmkit::cuda::kernels like the other tracks, for no reason but history;
+//   - tile loaders: rungs 8-11 share TileLoader (rung 8; rung 10 adds 16-byte chunks),
+//     rungs 12-15 TileCopy (rung 12; rung 13 issues its copies as cp.async).
 #pragma once
 
 #include <cstdint>
 
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels::simt {
 

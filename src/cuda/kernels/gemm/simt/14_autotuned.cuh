@@ -1,9 +1,18 @@
-// The tile configurations of rungs 12-15 (BM x BN x BK, warp tile, warp iterations,
-// stages, blocks per SM the registers aim at), shared by the rung 12-14 and rung 15
-// launchers so both run exactly the configurations the autotune table names.
+// Rung 14, rung 13 with the tile configuration picked per shape from a table tuned on the
+// H200. There is no kernel of its own: rung 13's cp_async_kernel runs with one of the three
+// configurations below, picked per problem by choose_tuned_config
+// (src/cuda/autotune_table.hpp, host code, so that the host tests check the choice), which
+// also says which shapes each one won. Every configuration is an entry of its own as well
+// (cuda_tuned_128x256, cuda_tuned_64x128, cuda_tuned_64x64), so the GPU tests check each
+// one and the benchmark shows what the table chose from. Rungs 15 (stream-K) and 23
+// (split-K) run the same configurations.
+//
+// The configurations of rungs 12-15 in one place (BM x BN x BK, warp tile, warp
+// iterations, stages, blocks per SM the registers aim at), so that every launcher runs
+// exactly the ones the table names.
 #pragma once
 
-#include "cuda/kernels/12_warptile.cuh"
+#include "cuda/kernels/gemm/simt/12_warptile.cuh"
 
 namespace gemmkit::cuda {
 

@@ -4,12 +4,14 @@
 // tile. cp.async (sm_80+) copies global memory straight into shared memory without
 // registers; with STAGES buffers, STAGES-1 K tiles are in flight while one is multiplied,
 // which hides the latency of HBM behind arithmetic. Out-of-range elements are copied with
-// a source size of 0, which fills zeros, so edge tiles need no separate path.
+// a source size of 0, which fills zeros, so edge tiles need no separate path. The loader
+// is rung 12's TileCopy (its addresses, passes and bounds); what changes is that
+// copy_tile_async issues its copies as cp.async instead of fetch() and store().
 #pragma once
 
 #include <cstdint>
 
-#include "cuda/kernels/12_warptile.cuh"
+#include "cuda/kernels/gemm/simt/12_warptile.cuh"
 
 namespace gemmkit::cuda::kernels {
 

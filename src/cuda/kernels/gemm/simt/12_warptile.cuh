@@ -11,11 +11,16 @@
 // load. The +4 padding makes the transposing copies (an operand stored with k contiguous)
 // bank-conflict free: lanes take 8 consecutive k of 4 rows, and row k of the tile starts
 // 4 banks after row k-1, so (4k + r) mod 32 is a different bank for each of the 32 lanes.
+//
+// The tile loader is new here (TileCopy; rungs 8-11 use rung 8's TileLoader): where
+// TileLoader stores each element into shared memory as it loads it, TileCopy splits the
+// copy into fetch() (global memory to registers, before the multiply) and store()
+// (registers to the other shared buffer, after it), for the layout above.
 #pragma once
 
 #include <cstdint>
 
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

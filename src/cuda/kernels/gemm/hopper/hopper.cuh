@@ -1,0 +1,661 @@
+// Hopper (sm_90a) building blocks the wgmma rungs share: shared-memory barriers
+// (mbarrier), bulk tensor copies (TMA), warpgroup matrix multiply-accumulate (wgmma) and
+// its shared-memory descriptors, register reallocation. Thin wrappers over one PTX
+// instruction each, so the kernels read as the algorithm. Only __device__ code here.
+//
+// The shared-memory layout every operand tile uses is the one the bulk copy engine writes
+// with 128-byte swizzling: rows of 128 bytes (64 16-bit or 32 32-bit elements), each row's
+// eight 16-byte chunks permuted by XOR with the row index mod 8, in atoms of 8 rows = 1024
+// bytes. wgmma reads the same layout through a descriptor, so no thread ever touches the
+// operands: they go from global memory to the tensor cores without passing a register.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda/kernels/gemm/tensor_common.cuh"
+
+namespace gemmkit::cuda::kernels::hopper {
+
+__device__ __forceinline__ std::uint32_t smem_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// ---- mbarrier: a shared-memory barrier that also counts bytes delivered by TMA ----------
+
+__device__ __forceinline__ void barrier_init(std::uint64_t* bar, unsigned arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(arrivals));
+}
+
+// Makes barrier initialisation visible to the copy engine and to the other CTAs of the
+// cluster, before anyone uses the barriers.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// One arrival that also announces `bytes` of TMA traffic the phase must wait for.
+__device__ __forceinline__ void barrier_arrive_expect_bytes(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+// Arrives on the barrier at the same shared-memory offset in CTA `cta_rank` of the cluster
+// (this CTA's own when cta_rank is its rank).
+__device__ __forceinline__ void barrier_arrive_cluster(std::uint64_t* bar, unsigned cta_rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}" ::"r"(smem_address(bar)),
+      "r"(cta_rank)
+      : "memory");
+}
+
+// Waits until the barrier's phase with this parity (0 or 1) has completed.
+__device__ __forceinline__ void barrier_wait(std::uint64_t* bar, unsigned parity) {
+  const std::uint32_t address = smem_address(bar);
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done)
+        : "r"(address), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// ---- TMA: bulk tensor copies global -> shared, described by a CUtensorMap ---------------
+
+// Copies the box at element coordinates (inner, outer) into `dst`; completion is counted on
+// `bar` in bytes. Parts of the box outside the tensor arrive as zeros: edge tiles need no
+// predicates in the main loop.
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, std::uint64_t* bar,
+                                            int inner, int outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_address(bar)), "r"(inner), "r"(outer)
+      : "memory");
+}
+
+// The same box delivered to the same shared-memory offset in every CTA of `cta_mask`, each
+// CTA's barrier at `bar`'s offset counting the bytes it received.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map,
+                                                      std::uint64_t* bar, int inner, int outer,
+                                                      std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_address(bar)), "r"(inner), "r"(outer),
+      "h"(cta_mask)
+      : "memory");
+}
+
+// The same from a rank-3 map (a strided batch): the box of matrix `item` at (inner, outer).
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, std::uint64_t* bar,
+                                            int inner, int outer, int item) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_address(bar)), "r"(inner), "r"(outer),
+      "r"(item)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_3d_multicast(void* dst, const CUtensorMap* map,
+                                                      std::uint64_t* bar, int inner, int outer,
+                                                      int item, std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_address(bar)), "r"(inner), "r"(outer),
+      "r"(item), "h"(cta_mask)
+      : "memory");
+}
+
+// Copies `src` (a box laid out as tma_load_2d leaves it) to matrix `item` of a rank-3 map
+// (a strided batch; 0 for one matrix) at (inner, outer); parts of the box outside the tensor
+// are not written. Completion is tracked per thread with bulk groups (bulk_commit /
+// bulk_wait_read).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int inner,
+                                             int outer, int item) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(smem_address(src)), "r"(inner), "r"(outer), "r"(item)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until this thread's committed bulk stores have finished reading shared memory.
+// Pending: how many of the latest groups may still be reading.
+template <int Pending = 0>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(Pending) : "memory");
+}
+// Waits until this thread's committed bulk stores are complete in global memory.
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+
+// Makes this thread's ordinary shared-memory stores visible to the copy engine.
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// A flag in global memory between blocks: set to `value` with release semantics (after a
+// barrier among the writers, so their stores come first), awaited with acquire semantics.
+__device__ __forceinline__ void flag_set(unsigned* flag, unsigned value) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+__device__ __forceinline__ void flag_wait(const unsigned* flag, unsigned value) {
+  unsigned seen = 0;
+  do {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(flag) : "memory");
+  } while (seen != value);
+}
+
+// Barrier among `threads` threads (a multiple of 32) that use the same id (1..15; 0 is
+// __syncthreads).
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// The same barrier, which also returns whether `value` was true in any of the threads.
+__device__ __forceinline__ bool named_barrier_or(int id, int threads, bool value) {
+  unsigned any = 0;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\n"
+      "bar.red.or.pred q, %2, %3, p;\nselp.u32 %0, 1, 0, q;\n}"
+      : "=r"(any)
+      : "r"(unsigned(value)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
+
+__device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+}
+
+// ---- register reallocation between warpgroups (needs a register cap at kernel entry) ----
+
+template <int Registers>
+__device__ __forceinline__ void release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Registers));
+}
+template <int Registers>
+__device__ __forceinline__ void claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Registers));
+}
+
+// ---- wgmma ----------------------------------------------------------------------------
+
+// Shared-memory matrix descriptor for a 128-byte-swizzled tile (PTX ISA "matrix descriptor"):
+// bits 0-13 start address / 16, 16-29 leading byte offset / 16, 32-45 stride byte offset / 16,
+// 62-63 swizzle mode (1 = 128 bytes). The start must lie in a 1024-byte-aligned atom (or
+// step inside one along the 128-byte row, as the K steps of a K-major tile do).
+//   K-major tile (rows of K):  stride offset = 1024 (next 8 rows); leading offset unused.
+//   MN-major tile (rows of M or N, one row per k): leading offset = bytes between 64-element
+//   chunks of M or N; stride offset = 1024 (next 8 values of k).
+__device__ __forceinline__ std::uint64_t smem_descriptor(const void* tile, std::uint32_t leading_bytes,
+                                                         std::uint32_t stride_bytes) {
+  std::uint64_t d = (smem_address(tile) & 0x3FFFF) >> 4;
+  d |= std::uint64_t((leading_bytes >> 4) & 0x3FFF) << 16;
+  d |= std::uint64_t((stride_bytes >> 4) & 0x3FFF) << 32;
+  d |= std::uint64_t(1) << 62;  // 128-byte swizzle
+  return d;
+}
+
+// Orders this thread's register accesses to the accumulators before the next wgmma reads them.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// Waits until at most `Pending` committed groups of this warpgroup are still running.
+template <int Pending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(Pending) : "memory");
+}
+
+// The wgmma wrappers below write their accumulator operands out one by one: an inline-asm
+// operand list cannot come from a template, and each instruction needs all of them.
+//
+// d(64 x 256, f32) += A(64 x K) * B(K x 256), A and B in shared memory behind descriptors,
+// K = 16 for 16-bit inputs and 8 for tf32. d is laid out per thread as the PTX ISA's
+// m64nNk* accumulator fragment: d[r] is row 16*warp + lane/4 + 8*((r/2)%2), column
+// 8*(r/4) + 2*(lane%4) + r%2 (warp and lane within the warpgroup).
+// MnMajorA/B: the operand's tile is stored with M (or N) contiguous (16-bit types only;
+// tf32 operands must be K-major).
+template <class T, bool MnMajorA, bool MnMajorB>
+__device__ __forceinline__ void wgmma_64x256(float (&d)[128], std::uint64_t desc_a,
+                                             std::uint64_t desc_b) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, "
+                 "%17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, "
+                 "%47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+                 "%62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, "
+                 "%77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "
+                 "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, "
+                 "%106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, "
+                 "%118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+                 ", %128, %129, acc, 1, 1, %130, %131;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
+                   "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
+                   "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+                   "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]),
+                   "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]),
+                   "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]),
+                   "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]),
+                   "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+                   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),
+                   "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
+                   "+f"(d[126]), "+f"(d[127])
+                 : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+  } else if constexpr (std::is_same_v<T, __half>) {
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, "
+                 "%17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, "
+                 "%47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+                 "%62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, "
+                 "%77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "
+                 "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, "
+                 "%106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, "
+                 "%118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+                 ", %128, %129, acc, 1, 1, %130, %131;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
+                   "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
+                   "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+                   "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]),
+                   "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]),
+                   "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]),
+                   "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]),
+                   "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+                   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),
+                   "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
+                   "+f"(d[126]), "+f"(d[127])
+                 : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+  } else {
+    static_assert(std::is_same_v<T, float> && !MnMajorA && !MnMajorB,
+                  "tf32 wgmma reads K-major operands only");
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, "
+                 "%17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, "
+                 "%47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+                 "%62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, "
+                 "%77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "
+                 "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, "
+                 "%106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, "
+                 "%118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+                 ", %128, %129, acc, 1, 1;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                   "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+                   "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                   "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+                   "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]),
+                   "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]),
+                   "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+                   "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]),
+                   "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]),
+                   "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]),
+                   "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]),
+                   "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+                   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]),
+                   "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]),
+                   "+f"(d[126]), "+f"(d[127])
+                 : "l"(desc_a), "l"(desc_b));
+  }
+}
+
+// d(64 x N, f32) += A(64 x K) * B(K x N) for N = 256, 128 or 64: d holds N / 2 floats per
+// thread in the fragment order of wgmma_64x256 (d[r]: column 8*(r/4) + 2*(lane%4) + r%2).
+// Narrower tiles keep more SMs busy on small outputs; N = 256 is wgmma_64x256 itself.
+template <class T, bool MnMajorA, bool MnMajorB, int Acc>
+__device__ __forceinline__ void wgmma_64xn(float (&d)[Acc], std::uint64_t desc_a,
+                                           std::uint64_t desc_b) {
+  constexpr int N = 2 * Acc;
+  static_assert(N == 256 || N == 128 || N == 64, "wgmma tiles of 256, 128 or 64 columns");
+  static_assert(!std::is_same_v<T, float> || (!MnMajorA && !MnMajorB),
+                "tf32 wgmma reads K-major operands only");
+  if constexpr (N == 256) {
+    wgmma_64x256<T, MnMajorA, MnMajorB>(d, desc_a, desc_b);
+  } else if constexpr (N == 128) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+                   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                   "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+                   "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, "
+                   "%61, %62, %63}"
+                   ", %64, %65, acc, 1, 1, %66, %67;\n}"
+                   : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                     "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                     "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+                     "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                     "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
+                     "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                     "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                     "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                     "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),
+                     "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+                     "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+                     "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+                     "+f"(d[62]), "+f"(d[63])
+                   : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+    else if constexpr (std::is_same_v<T, __half>)
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+                   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                   "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+                   "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, "
+                   "%61, %62, %63}"
+                   ", %64, %65, acc, 1, 1, %66, %67;\n}"
+                   : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                     "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                     "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+                     "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                     "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
+                     "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                     "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                     "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                     "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),
+                     "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+                     "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+                     "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+                     "+f"(d[62]), "+f"(d[63])
+                   : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+    else
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+                   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                   "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+                   "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, "
+                   "%61, %62, %63}"
+                   ", %64, %65, acc, 1, 1;\n}"
+                   : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                     "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                     "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+                     "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                     "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
+                     "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                     "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                     "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+                     "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),
+                     "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+                     "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+                     "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+                     "+f"(d[62]), "+f"(d[63])
+                   : "l"(desc_a), "l"(desc_b));
+  } else {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+                   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                   "%31}"
+                   ", %32, %33, acc, 1, 1, %34, %35;\n}"
+                   : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                     "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                     "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+                     "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                     "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
+                     "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                   : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+    else if constexpr (std::is_same_v<T, __half>)
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+                   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                   "%31}"
+                   ", %32, %33, acc, 1, 1, %34, %35;\n}"
+                   : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                     "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                     "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+                     "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                     "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
+                     "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                   : "l"(desc_a), "l"(desc_b), "n"(int(MnMajorA)), "n"(int(MnMajorB)));
+    else
+      asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+                   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                   "%31}"
+                   ", %32, %33, acc, 1, 1;\n}"
+                   : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+                     "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                     "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+                     "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),
+                     "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]),
+                     "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                   : "l"(desc_a), "l"(desc_b));
+  }
+}
+
+// Epilogue straight from one warpgroup's accumulator fragments: its 64 x N outputs (N =
+// 2 * Acc: 256, 128 or 64) start at (row0, col0) of C; acc[4j + 2h + e] is row
+// 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e (warp and lane within the
+// warpgroup).
+template <class T, int Acc>
+__device__ __forceinline__ void store_wgmma_tile(const TensorArgs<T>& g, const float (&acc)[Acc],
+                                                 int row0, int col0) {
+  const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  row0 += warp * 16 + lane / 4;
+  col0 += 2 * (lane % 4);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    if (row >= g.m) continue;
+#pragma unroll
+    for (int j = 0; j < Acc / 4; ++j) {
+      const int col = col0 + 8 * j;
+      if (col < g.n) store_pair(g, row, col, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    }
+  }
+}
+
+// The same outputs (beta == 0) through shared memory and TMA stores into matrix `item` of
+// the rank-3 map of C (a strided batch; item 0 of one matrix): the warpgroup writes
+// alpha * acc as Out into `buffer` (BufferBytes, 1024-byte aligned) in the 128-byte-swizzled
+// box layout (64 rows x 128 bytes per box, conflict-free: the eight rows a store instruction
+// touches land in eight different 16-byte chunks), then `leader` hands the boxes to the copy
+// engine, which clips them at the matrix edge. The tile (64 KiB of floats, 32 KiB of halves
+// at 256 columns; N = 2 * Acc columns) goes in passes through the two halves of the buffer
+// in turn, so that one half fills while the copy engine reads the other; the stores drain
+// while the warpgroup multiplies its next tile.
+//
+// tma_store_tile is the same for any output: pair(r) gives the values of acc[r], acc[r + 1]
+// as they are stored (rung 24 stores int32 this way).
+template <class Out, int BufferBytes, int Acc, class PairOf>
+__device__ __forceinline__ void tma_store_tile(const CUtensorMap* map_c, PairOf&& pair, int row0,
+                                               int col0, int item, unsigned char* buffer,
+                                               int barrier_id, bool leader) {
+  constexpr int N = 2 * Acc;
+  constexpr int kBoxCols = 128 / sizeof(Out);  // a 128-byte box row: 64 halves or 32 floats
+  constexpr int kHalfBytes = BufferBytes / 2;
+  constexpr int kPassCols = kHalfBytes / (64 * sizeof(Out));
+  constexpr int kGroupsPerPass = kPassCols / 8;  // 8-column groups j of the fragment
+  static_assert(kPassCols >= kBoxCols && N % kPassCols == 0, "passes of whole boxes");
+  // With an even number of passes per tile, each tile starts in the half that the latest
+  // group did not read; with an odd number (one pass of a narrow tile) it may be the same.
+  constexpr bool kEvenPasses = (N / kPassCols) % 2 == 0;
+  const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  // One loop over all column groups, fully unrolled, so acc is indexed by constants only.
+#pragma unroll
+  for (int j = 0; j < Acc / 4; ++j) {
+    const int pass = j / kGroupsPerPass;
+    unsigned char* half = buffer + (pass % 2) * kHalfBytes;
+    if (j % kGroupsPerPass == 0) {
+      // The stores that last read this half (two passes ago, or the previous tile's) are
+      // done reading it; the latest group, out of the other half, may still be (unless it
+      // read this very half: then all must be done).
+      if (leader) {
+        if (kEvenPasses || pass > 0) bulk_wait_read<1>();
+        else bulk_wait_read<0>();
+      }
+      named_barrier(barrier_id, 128);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = warp * 16 + lane / 4 + 8 * h;                  // row in the 64
+      const int col = 8 * j + 2 * (lane % 4) - pass * kPassCols;    // column in the pass
+      const int box = col / kBoxCols, byte = (col % kBoxCols) * int(sizeof(Out));
+      const int chunk = (byte / 16) ^ (r % 8);                      // the 128-byte swizzle
+      Pair<Out>* dst =
+          reinterpret_cast<Pair<Out>*>(half + box * 8192 + r * 128 + chunk * 16 + byte % 16);
+      *dst = pair(4 * j + 2 * h);
+    }
+    if (j % kGroupsPerPass == kGroupsPerPass - 1) {
+      fence_async_shared();
+      named_barrier(barrier_id, 128);
+      if (leader) {
+#pragma unroll
+        for (int box = 0; box < kPassCols / kBoxCols; ++box)
+          tma_store_3d(map_c, half + box * 8192, col0 + pass * kPassCols + box * kBoxCols, row0,
+                       item);
+        bulk_commit();
+      }
+    }
+  }
+}
+
+// alpha * acc as Out (float accumulators), through tma_store_tile.
+template <class Out, int BufferBytes = 32768, int Acc>
+__device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, float alpha,
+                                                     const float (&acc)[Acc], int row0, int col0,
+                                                     int item, unsigned char* buffer,
+                                                     int barrier_id, bool leader) {
+  tma_store_tile<Out, BufferBytes, Acc>(
+      map_c,
+      [&](int r) { return Pair<Out>{from_f32<Out>(alpha * acc[r]), from_f32<Out>(alpha * acc[r + 1])}; },
+      row0, col0, item, buffer, barrier_id, leader);
+}
+
+// ---- int8 wgmma (rung 24) ---------------------------------------------------------------
+
+// d(64 x N, s32) += A(64 x 32) * B(32 x N) on int8, N = 256, 128 or 64 (d holds N / 2 ints
+// per thread, in the fragment order of the float shapes). 8-bit wgmma reads K-major
+// operands only: A's and B's tiles are rows of K (128 bytes = 128 values), and one
+// instruction's K = 32 is 32 bytes of them, the same step as 16 values of 16 bits.
+template <class T, bool MnMajorA, bool MnMajorB, int Acc>
+__device__ __forceinline__ void wgmma_64xn(int (&d)[Acc], std::uint64_t desc_a, std::uint64_t desc_b) {
+  constexpr int N = 2 * Acc;
+  static_assert(std::is_same_v<T, std::int8_t> && !MnMajorA && !MnMajorB,
+                "int32 accumulators: int8 inputs, K-major operands");
+  static_assert(N == 256 || N == 128 || N == 64, "wgmma tiles of 256, 128 or 64 columns");
+  if constexpr (N == 256)
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, "
+                 "%17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, "
+                 "%47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+                 "%62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, "
+                 "%77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "
+                 "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, "
+                 "%106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, "
+                 "%118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+                 ", %128, %129, acc;\n}"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]),
+                   "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]),
+                   "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]),
+                   "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+                   "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]),
+                   "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]),
+                   "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]),
+                   "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+                   "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]),
+                   "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]),
+                   "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63]), "+r"(d[64]), "+r"(d[65]),
+                   "+r"(d[66]), "+r"(d[67]), "+r"(d[68]), "+r"(d[69]), "+r"(d[70]), "+r"(d[71]),
+                   "+r"(d[72]), "+r"(d[73]), "+r"(d[74]), "+r"(d[75]), "+r"(d[76]), "+r"(d[77]),
+                   "+r"(d[78]), "+r"(d[79]), "+r"(d[80]), "+r"(d[81]), "+r"(d[82]), "+r"(d[83]),
+                   "+r"(d[84]), "+r"(d[85]), "+r"(d[86]), "+r"(d[87]), "+r"(d[88]), "+r"(d[89]),
+                   "+r"(d[90]), "+r"(d[91]), "+r"(d[92]), "+r"(d[93]), "+r"(d[94]), "+r"(d[95]),
+                   "+r"(d[96]), "+r"(d[97]), "+r"(d[98]), "+r"(d[99]), "+r"(d[100]),
+                   "+r"(d[101]), "+r"(d[102]), "+r"(d[103]), "+r"(d[104]), "+r"(d[105]),
+                   "+r"(d[106]), "+r"(d[107]), "+r"(d[108]), "+r"(d[109]), "+r"(d[110]),
+                   "+r"(d[111]), "+r"(d[112]), "+r"(d[113]), "+r"(d[114]), "+r"(d[115]),
+                   "+r"(d[116]), "+r"(d[117]), "+r"(d[118]), "+r"(d[119]), "+r"(d[120]),
+                   "+r"(d[121]), "+r"(d[122]), "+r"(d[123]), "+r"(d[124]), "+r"(d[125]),
+                   "+r"(d[126]), "+r"(d[127])
+                 : "l"(desc_a), "l"(desc_b));
+  else if constexpr (N == 128)
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, "
+                 "%17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, "
+                 "%47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+                 "%62, %63}"
+                 ", %64, %65, acc;\n}"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]),
+                   "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]),
+                   "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]),
+                   "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+                   "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]),
+                   "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]),
+                   "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]),
+                   "+r"(d[42]), "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]),
+                   "+r"(d[48]), "+r"(d[49]), "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]),
+                   "+r"(d[54]), "+r"(d[55]), "+r"(d[56]), "+r"(d[57]), "+r"(d[58]), "+r"(d[59]),
+                   "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])
+                 : "l"(desc_a), "l"(desc_b));
+  else
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, "
+                 "%17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+                 ", %32, %33, acc;\n}"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]),
+                   "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]),
+                   "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]),
+                   "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]),
+                   "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]),
+                   "+r"(d[30]), "+r"(d[31])
+                 : "l"(desc_a), "l"(desc_b));
+}
+
+
+}  // namespace gemmkit::cuda::kernels::hopper
