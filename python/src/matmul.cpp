@@ -178,6 +178,5 @@ void bind_matmul(nb::module_& m) {
       "kernel that ran).");
 }
 
-#undef GEMMKIT_PROBLEM_ARGS
 
 }  // namespace gemmkit::python

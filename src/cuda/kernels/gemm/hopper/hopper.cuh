@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/kernels/gemm/hopper/wgmma_operands.cuh"
 #include "cuda/kernels/gemm/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels::hopper {
@@ -217,23 +218,6 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(Pending) : "memory");
 }
 
-// Accumulator operands d[0..127] of one m64n256 wgmma, in the inline-assembly order.
-#define GEMMKIT_D8(i)                                                                         \
-  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
-      "+f"(d[i + 6]), "+f"(d[i + 7])
-#define GEMMKIT_D64(i)                                                                    \
-  GEMMKIT_D8(i), GEMMKIT_D8(i + 8), GEMMKIT_D8(i + 16), GEMMKIT_D8(i + 24), GEMMKIT_D8(i + 32), \
-      GEMMKIT_D8(i + 40), GEMMKIT_D8(i + 48), GEMMKIT_D8(i + 56)
-#define GEMMKIT_D128_OPERANDS                                                                   \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
-  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "  \
-  "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "  \
-  "%56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, "  \
-  "%74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, "  \
-  "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "    \
-  "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, "  \
-  "%123, %124, %125, %126, %127}"
-
 // d(64 x 256, f32) += A(64 x K) * B(K x 256), A and B in shared memory behind descriptors,
 // K = 16 for 16-bit inputs and 8 for tf32. d is laid out per thread as the PTX ISA's
 // m64nNk* accumulator fragment: d[r] is row 16*warp + lane/4 + 8*((r/2)%2), column
@@ -265,17 +249,6 @@ __device__ __forceinline__ void wgmma_64x256(float (&d)[128], std::uint64_t desc
                  : "l"(desc_a), "l"(desc_b));
   }
 }
-
-// Accumulator operands of the narrower shapes: d[0..63] (m64n128) and d[0..31] (m64n64).
-#define GEMMKIT_D64_OPERANDS                                                                     \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
-  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "  \
-  "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "  \
-  "%56, %57, %58, %59, %60, %61, %62, %63}"
-#define GEMMKIT_D32_OPERANDS                                                                     \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
-  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-#define GEMMKIT_D32(i) GEMMKIT_D8(i), GEMMKIT_D8(i + 8), GEMMKIT_D8(i + 16), GEMMKIT_D8(i + 24)
 
 // d(64 x N, f32) += A(64 x K) * B(K x N) for N = 256, 128 or 64: d holds N / 2 floats per
 // thread in the fragment order of wgmma_64x256 (d[r]: column 8*(r/4) + 2*(lane%4) + r%2).
@@ -431,12 +404,6 @@ __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, f
 
 // ---- int8 wgmma (rung 24) ---------------------------------------------------------------
 
-#define GEMMKIT_R8(i)                                                                         \
-  "+r"(d[i]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]), \
-      "+r"(d[i + 6]), "+r"(d[i + 7])
-#define GEMMKIT_R32(i) GEMMKIT_R8(i), GEMMKIT_R8(i + 8), GEMMKIT_R8(i + 16), GEMMKIT_R8(i + 24)
-#define GEMMKIT_R64(i) GEMMKIT_R32(i), GEMMKIT_R32(i + 32)
-
 // d(64 x N, s32) += A(64 x 32) * B(32 x N) on int8, N = 256, 128 or 64 (d holds N / 2 ints
 // per thread, in the fragment order of the float shapes). 8-bit wgmma reads K-major
 // operands only: A's and B's tiles are rows of K (128 bytes = 128 values), and one
@@ -466,15 +433,5 @@ __device__ __forceinline__ void wgmma_64xn(int (&d)[Acc], std::uint64_t desc_a, 
                  : GEMMKIT_R32(0)
                  : "l"(desc_a), "l"(desc_b));
 }
-
-#undef GEMMKIT_R8
-#undef GEMMKIT_R32
-#undef GEMMKIT_R64
-#undef GEMMKIT_D8
-#undef GEMMKIT_D32
-#undef GEMMKIT_D64
-#undef GEMMKIT_D128_OPERANDS
-#undef GEMMKIT_D64_OPERANDS
-#undef GEMMKIT_D32_OPERANDS
 
 }  // namespace gemmkit::cuda::kernels::hopper
