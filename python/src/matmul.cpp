@@ -178,5 +178,4 @@ void bind_matmul(nb::module_& m) {
       "kernel that ran).");
 }
 
-
 }  // namespace gemmkit::python
