@@ -498,4 +498,35 @@ void write_npy(const std::string& path, const AnyMatrix& matrix) {
       matrix);
 }
 
+void write_npy_array(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
+                     const void* data) {
+  std::int64_t count = 1;
+  std::string text = "(";
+  bool valid = true;
+  for (const std::int64_t extent : shape) {
+    if (text.size() > 1) text += ", ";
+    text += std::to_string(extent);
+    valid = valid && extent >= 0 && !__builtin_mul_overflow(count, extent, &count);
+  }
+  std::int64_t bytes = 0;
+  if (!valid || __builtin_mul_overflow(count, std::int64_t(dtype_size(dtype)), &bytes) || (bytes > 0 && !data))
+    fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": an array of shape " + text + ") is not valid");
+  const char* descr = nullptr;
+  switch (dtype) {
+    case DType::f64: descr = descr_of<double>(); break;
+    case DType::f32: descr = descr_of<float>(); break;
+    case DType::f16: descr = descr_of<Half>(); break;
+    case DType::bf16: descr = descr_of<BFloat16>(); break;
+    case DType::i32: descr = descr_of<std::int32_t>(); break;
+    case DType::i64: descr = descr_of<std::int64_t>(); break;
+    default:
+      fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": " + std::string(dtype_name(dtype)) +
+                                     " has no .npy form");
+  }
+  AtomicFile out(path);
+  out.write(io::npy_header(descr, shape));
+  out.write(data, std::size_t(bytes));
+  out.commit();
+}
+
 }  // namespace gemmkit
