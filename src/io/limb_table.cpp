@@ -305,19 +305,30 @@ std::string io::csv_field(std::string_view text) {
   return out + "\"";
 }
 
-void write_limb_table(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels) {
+namespace {
+
+// By output_format(path): t's CSV, or its words as they are in memory in the .npy shape
+// `npy_shape` (one table's, or a sequence's).
+void write_words(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels,
+                 const std::vector<std::int64_t>& npy_shape) {
   check_table(t, path);
   switch (output_format(path)) {
     case FileFormat::csv:
       write_csv_table(path, t, labels);
       return;
     case FileFormat::npy:
-      write_npy_words(path, t.words, {t.rows, t.cols, t.limbs});
+      write_npy_words(path, t.words, npy_shape);
       return;
     case FileFormat::mtx:
       break;
   }
   fail(ErrorCategory::usage, "exact integer tables are written as .csv or .npy, not .mtx: " + quoted_path(path));
+}
+
+}  // namespace
+
+void write_limb_table(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels) {
+  write_words(path, t, labels, {t.rows, t.cols, t.limbs});
 }
 
 void write_limb_tables(const std::string& path, const LimbTableView& first, std::int64_t tables,
@@ -327,18 +338,7 @@ void write_limb_tables(const std::string& path, const LimbTableView& first, std:
   if (tables < 0 || __builtin_mul_overflow(first.rows, tables, &all.rows))
     fail(ErrorCategory::usage, "writing " + quoted_path(path) + ": " + std::to_string(tables) +
                                    " tables of " + std::to_string(first.rows) + " rows is not valid");
-  check_table(all, path);
-  switch (output_format(path)) {
-    case FileFormat::csv:
-      write_csv_table(path, all, labels);
-      return;
-    case FileFormat::npy:
-      write_npy_words(path, first.words, {tables, first.rows, first.cols, first.limbs});
-      return;
-    case FileFormat::mtx:
-      break;
-  }
-  fail(ErrorCategory::usage, "exact integer tables are written as .csv or .npy, not .mtx: " + quoted_path(path));
+  write_words(path, all, labels, {tables, first.rows, first.cols, first.limbs});
 }
 
 LimbTable read_limb_table(const std::string& path) {
