@@ -352,8 +352,8 @@ TEST_F(WalksCli, BackendOptionBenchAndJson) {
   }
 }
 
-// On a machine with a GPU: the GPU engine's files are the CPU engine's (CSV byte for byte,
-// .npy limbs value for value), for a table, one row of every length, and --json's timings.
+// On a machine with a GPU: the GPU engine's files are the CPU engine's (CSV and .npy byte for
+// byte), for a table, one row of every length, every length of the table, and --json's timings.
 TEST_F(WalksCli, GpuEngineWritesWhatTheCpuEngineWrites) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
   std::string edges;
@@ -378,7 +378,18 @@ TEST_F(WalksCli, GpuEngineWritesWhatTheCpuEngineWrites) {
     for (const char* key : {"gemm_seconds", "build_seconds", "crt_seconds", "copy_seconds", "engine_seconds"})
       EXPECT_TRUE(j["gpu"].contains(key)) << key;
     EXPECT_TRUE(j.contains("write_seconds"));
+    // The .npy too (--all-lengths: every length's table in one array), byte for byte.
+    ASSERT_EQ(run(g + query + " --backend cuda -o " + path("gpu.npy")).status, 0) << query;
+    ASSERT_EQ(run(g + query + " --backend cpu -o " + path("cpu.npy")).status, 0) << query;
+    EXPECT_EQ(read_file(path("gpu.npy")), read_file(path("cpu.npy"))) << query;
   }
+  // Every length 1..30 of the whole table, past int64: (30, 600, 600, limbs) words.
+  ASSERT_EQ(run(g + "-k 30 --all-lengths --backend cuda -o " + path("gpu.npy")).status, 0);
+  ASSERT_EQ(run(g + "-k 30 --all-lengths --backend cpu -o " + path("cpu.npy")).status, 0);
+  const LimbTables all = read_limb_tables(path("gpu.npy"));
+  EXPECT_EQ(all.tables, 30);
+  EXPECT_GE(all.limbs, 2);
+  EXPECT_EQ(read_file(path("gpu.npy")), read_file(path("cpu.npy")));
   // Counts past int64 (length 40 reaches about 2^85): the same .npy limbs, byte for byte.
   ASSERT_EQ(run(g + "-k 40 --backend cuda -o " + path("gpu.npy")).status, 0);
   ASSERT_EQ(run(g + "-k 40 --backend cpu -o " + path("cpu.npy")).status, 0);
