@@ -234,12 +234,7 @@ LimbTables read_npy_words(const std::string& path, bool stack_allowed) {
   const std::optional<std::int64_t> file_size = io::regular_file_size(file.get());
   const io::NpyU64Header h = io::read_npy_u64_header(file.get(), path, file_size);
   const std::string at = "at byte " + std::to_string(h.data_offset);
-  std::string shape = "(";
-  for (const std::int64_t extent : h.shape) {
-    if (shape.size() > 1) shape += ", ";
-    shape += std::to_string(extent);
-  }
-  shape += ")";
+  const std::string shape = io::shape_text(h.shape);
   const bool stacked = h.shape.size() == 4;
   if (h.shape.size() != 3 && !(stack_allowed && stacked))
     io::input_error(path, at, std::string("expected an exact integer table of shape (rows, cols, limbs)") +
@@ -286,27 +281,6 @@ LimbTables read_npy_words(const std::string& path, bool stack_allowed) {
   return t;
 }
 
-}  // namespace
-
-std::string io::decimal_text(const std::uint64_t* words, int limbs) {
-  DecimalWriter writer(limbs);
-  std::string text(writer.max_chars(), '\0');
-  text.resize(std::size_t(writer.put(words, text.data()) - text.data()));
-  return text;
-}
-
-std::string io::csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
-namespace {
-
 // By output_format(path): t's CSV, or its words as they are in memory in the .npy shape
 // `npy_shape` (one table's, or a sequence's).
 void write_words(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels,
@@ -326,6 +300,23 @@ void write_words(const std::string& path, const LimbTableView& t, const LimbTabl
 }
 
 }  // namespace
+
+std::string io::decimal_text(const std::uint64_t* words, int limbs) {
+  DecimalWriter writer(limbs);
+  std::string text(writer.max_chars(), '\0');
+  text.resize(std::size_t(writer.put(words, text.data()) - text.data()));
+  return text;
+}
+
+std::string io::csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
 
 void write_limb_table(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels) {
   write_words(path, t, labels, {t.rows, t.cols, t.limbs});
@@ -352,6 +343,5 @@ LimbTable read_limb_table(const std::string& path) {
 }
 
 LimbTables read_limb_tables(const std::string& path) { return read_npy_words(path, true); }
-
 
 }  // namespace gemmkit

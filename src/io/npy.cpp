@@ -412,10 +412,18 @@ const char* descr_of() {
 
 namespace io {
 
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string text = "(";
+  for (const std::int64_t extent : shape) {
+    if (text.size() > 1) text += ", ";
+    text += std::to_string(extent);
+  }
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
 std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& shape) {
-  std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (";
-  for (std::size_t i = 0; i < shape.size(); ++i) dict += (i ? ", " : "") + std::to_string(shape[i]);
-  dict += shape.size() == 1 ? ",), }" : "), }";
+  std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': ";
+  dict += shape_text(shape) + ", }";
   // Pad with spaces and a final newline so that the data starts 64-byte aligned, as numpy
   // does; version 2.0 only when the header outgrows the 2-byte length field.
   const auto padded = [&](std::size_t preamble) { return (preamble + dict.size() + 1 + 63) / 64 * 64 - preamble; };
@@ -501,16 +509,12 @@ void write_npy(const std::string& path, const AnyMatrix& matrix) {
 void write_npy_array(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
                      const void* data) {
   std::int64_t count = 1;
-  std::string text = "(";
   bool valid = true;
-  for (const std::int64_t extent : shape) {
-    if (text.size() > 1) text += ", ";
-    text += std::to_string(extent);
-    valid = valid && extent >= 0 && !__builtin_mul_overflow(count, extent, &count);
-  }
+  for (const std::int64_t extent : shape) valid = valid && extent >= 0 && !__builtin_mul_overflow(count, extent, &count);
   std::int64_t bytes = 0;
   if (!valid || __builtin_mul_overflow(count, std::int64_t(dtype_size(dtype)), &bytes) || (bytes > 0 && !data))
-    fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": an array of shape " + text + ") is not valid");
+    fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": an array of shape " + io::shape_text(shape) +
+                                   " is not valid");
   const char* descr = nullptr;
   switch (dtype) {
     case DType::f64: descr = descr_of<double>(); break;
