@@ -204,28 +204,31 @@ void write_csv_counts(const std::string& path, const Graph& g, const WalkCounts&
       if (all_lengths) labels.rows.back().push_back(std::to_string(t));
       labels.rows.back().push_back(g.label(v));
     }
-  const std::int64_t rows = w.rows() * static_cast<std::int64_t>(w.lengths.size());
-  write_limb_table(path, LimbTableView{w.words.data(), rows, w.cols(), w.limbs}, &labels);
+  const auto lengths = static_cast<std::int64_t>(w.lengths.size());
+  write_limb_tables(path, LimbTableView{w.words.data(), w.rows(), w.cols(), w.limbs}, lengths, &labels);
 }
 
-// int64 when every count fits (float64 in float mode), else the exact words: a '<u8' array
-// of shape (rows, cols, limbs), two's complement, least significant word first.
-void write_npy_counts(const std::string& path, const WalkCounts& w) {
-  if (w.mode == WalkMode::float64) {
-    Matrix<double> m(w.rows(), w.cols());
-    for (std::int64_t r = 0; r < w.rows(); ++r)
-      for (std::int64_t c = 0; c < w.cols(); ++c) m(r, c) = w.approx(0, r, c);
-    write_npy(path, AnyMatrix(std::move(m)));
-    return;
-  }
+// The counts as they are in memory, with a leading axis of lengths for --all-lengths:
+// float64 in float mode, int64 when every count fits, else the exact words, a '<u8' array
+// of shape ([lengths,] rows, cols, limbs), two's complement, least significant word first.
+// Int64 counts kept in several words are first narrowed in place (the counts are not used
+// after being written), so no copy of the table is made.
+void write_npy_counts(const std::string& path, WalkCounts& w, bool all_lengths) {
+  std::vector<std::int64_t> shape = {w.rows(), w.cols()};
+  if (all_lengths) shape.insert(shape.begin(), static_cast<std::int64_t>(w.lengths.size()));
+  if (w.mode == WalkMode::float64) return write_npy_array(path, DType::f64, shape, w.reals.data());
+  const LimbTableView first{w.words.data(), w.rows(), w.cols(), w.limbs};
   if (!w.fits_int64()) {
-    write_limb_table(path, LimbTableView{w.words.data(), w.rows(), w.cols(), w.limbs});
-    return;
+    if (all_lengths) return write_limb_tables(path, first, shape[0]);
+    return write_limb_table(path, first);
   }
-  Matrix<std::int64_t> m(w.rows(), w.cols());
-  for (std::int64_t r = 0; r < w.rows(); ++r)
-    for (std::int64_t c = 0; c < w.cols(); ++c) m(r, c) = w.int64_at(0, r, c);
-  write_npy(path, AnyMatrix(std::move(m)));
+  if (w.limbs > 1) {
+    const std::size_t entries = w.words.size() / static_cast<std::size_t>(w.limbs);
+    for (std::size_t i = 0; i < entries; ++i) w.words[i] = w.words[i * static_cast<std::size_t>(w.limbs)];
+    w.words.resize(entries);
+    w.limbs = 1;
+  }
+  write_npy_array(path, DType::i64, shape, w.words.data());
 }
 
 // With --bench (on stderr) or --json: the method and time taken, and after the GPU engine
@@ -311,9 +314,6 @@ void run_walks(const WalksOptions& o) {
     npy_out = output_format(o.output) == FileFormat::npy;
     if (output_format(o.output) == FileFormat::mtx)
       fail(ErrorCategory::usage, "walk counts are written as .csv (with labels) or .npy, not .mtx");
-    if (npy_out && o.all_lengths)
-      fail(ErrorCategory::usage, "--all-lengths writes a table per length: use a .csv output "
-                                 "(a .npy file holds one length's table)");
   }
 
   const auto read_start = std::chrono::steady_clock::now();
@@ -330,7 +330,7 @@ void run_walks(const WalksOptions& o) {
   if (progress)
     q.progress = [](const std::string& line) { std::fprintf(stderr, "\rgemmkit walks: %-40s", line.c_str()); };
   const auto start = std::chrono::steady_clock::now();
-  const WalkCounts w = count_walks(g, q);
+  WalkCounts w = count_walks(g, q);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // From reading the graph to every count in memory.
   const double end_to_end = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
@@ -341,7 +341,7 @@ void run_walks(const WalksOptions& o) {
 
   if (!o.output.empty()) {
     const auto write_start = std::chrono::steady_clock::now();
-    if (npy_out) write_npy_counts(o.output, w);
+    if (npy_out) write_npy_counts(o.output, w, o.all_lengths);
     else write_csv_counts(o.output, g, w, o.all_lengths);
     const double write_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
@@ -395,7 +395,7 @@ void add_walks(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output,
                   "Write the table: .csv with labels, or .npy (int64 when every count fits, else "
-                  "exact 64-bit limbs: see docs/formats.md)");
+                  "exact 64-bit limbs; with --all-lengths a leading axis of lengths: see docs/walks.md)");
   cmd->callback([o] { run_walks(*o); });
 }
 

@@ -51,6 +51,11 @@ void write_matrix(const std::string& path, const AnyMatrix& matrix);  // by outp
 // header needs it), C order.
 AnyMatrix read_npy(const std::string& path);
 void write_npy(const std::string& path, const AnyMatrix& matrix);
+// An array of any rank that a matrix cannot hold (walk counts of every length: shape
+// (lengths, rows, cols)): the C-ordered elements of `dtype` at `data`, written as they are
+// in memory with the header write_npy writes. Read it with NumPy; read_npy takes matrices only.
+void write_npy_array(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
+                     const void* data);
 
 // Matrix Market. Coordinate entries as read, with symmetric and skew-symmetric entries
 // mirrored (the mirror of a skew entry negated) and 0-based indices. Duplicates are kept
@@ -110,6 +115,27 @@ struct LimbTable {
 };
 // A .npy file of that shape (any other dtype, order or rank is an input error naming it).
 LimbTable read_limb_table(const std::string& path);
+
+// A sequence of `tables` tables of one shape stored one after another from first.words
+// (walk counts of every length 1..K: first is length 1's table), by output_format(path):
+//   .csv  the tables' rows one after another, as write_limb_table writes one table of
+//         tables * rows rows (labels->rows: one entry per row of every table, or none);
+//   .npy  one '<u8' array of shape (tables, rows, cols, limbs), C order: table i is
+//         [i, :, :, :]. Read back by read_limb_tables.
+void write_limb_tables(const std::string& path, const LimbTableView& first, std::int64_t tables,
+                       const LimbTableLabels* labels = nullptr);
+struct LimbTables {
+  std::vector<std::uint64_t> words;
+  std::int64_t tables = 1, rows = 0, cols = 0;
+  int limbs = 1;
+  bool stacked = false;  // the file has the leading axis (rank 4); false: one table (rank 3)
+  LimbTableView table(std::int64_t i) const {
+    return {words.data() + std::size_t(i) * std::size_t(rows * cols) * std::size_t(limbs), rows, cols, limbs};
+  }
+};
+// A .npy file of shape (tables, rows, cols, limbs), or of one table's shape (rows, cols,
+// limbs), read as tables = 1 with stacked false; anything else is an input error naming it.
+LimbTables read_limb_tables(const std::string& path);
 
 // ---- Output ------------------------------------------------------------------------------
 // Every writer goes through AtomicFile, which first looks at what the output path is:

@@ -473,8 +473,10 @@ def read_exact_table(path: Union[str, "os.PathLike[str]"]) -> np.ndarray:
     counts.npy`` when counts outgrow int64, ``gemmkit multiply --out-dtype exact -o c.npy``):
     a uint64 array of shape (rows, cols, limbs), each entry ``limbs`` two's-complement words,
     least significant first. Returns a (rows, cols) numpy array of dtype ``object`` holding
-    the exact Python ints. A file of another dtype, order or rank raises InputError."""
-    rows, cols, values = _gemmkit.read_exact_table(os.fspath(path))
+    the exact Python ints. A sequence of tables, shape (tables, rows, cols, limbs) (``gemmkit
+    walks --all-lengths -o counts.npy``: table i holds the walks of length i + 1), gives a
+    (tables, rows, cols) array. A file of another dtype, order or rank raises InputError."""
+    shape, values = _gemmkit.read_exact_table(os.fspath(path))
     out = np.empty(len(values), dtype=object)
     out[:] = values
-    return out.reshape(rows, cols)
+    return out.reshape(shape)

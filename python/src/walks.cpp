@@ -202,16 +202,22 @@ void bind_walks(nb::module_& m) {
   m.def(
       "read_exact_table",
       [](const std::string& path) {
-        LimbTable t;
+        LimbTables t;
         {
           nb::gil_scoped_release release;
-          t = read_limb_table(path);
+          t = read_limb_tables(path);
         }
-        return nb::make_tuple(t.rows, t.cols, ints_of(t.words.data(), std::size_t(t.rows) * std::size_t(t.cols), t.limbs));
+        nb::list shape;
+        if (t.stacked) shape.append(t.tables);
+        shape.append(t.rows);
+        shape.append(t.cols);
+        const std::size_t count = std::size_t(t.tables) * std::size_t(t.rows) * std::size_t(t.cols);
+        return nb::make_tuple(shape, ints_of(t.words.data(), count, t.limbs));
       },
       nb::arg("path"),
-      "An exact integer table (.npy of uint64 limbs, shape (rows, cols, limbs)) as (rows, cols, "
-      "a row-major list of Python ints).");
+      "An exact integer table (.npy of uint64 limbs, shape (rows, cols, limbs)), or a sequence "
+      "of them (shape (tables, rows, cols, limbs)), as (its shape without the limbs, a C-order "
+      "list of Python ints).");
   m.def(
       "count_walks",
       [](const Graph& graph, int length, std::optional<std::int64_t> source,

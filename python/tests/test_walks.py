@@ -155,6 +155,15 @@ def test_read_exact_table_gives_python_ints(tmp_path):
     table = gemmkit.read_exact_table(path)
     assert table.shape == (2, 4) and table.dtype == object
     assert table.tolist() == values
+    # A sequence of tables: shape (tables, rows, cols, limbs) gives (tables, rows, cols).
+    stack = np.array([words, words[::-1]], dtype="<u8")
+    np.save(tmp_path / "stack.npy", stack)
+    tables = gemmkit.read_exact_table(tmp_path / "stack.npy")
+    assert tables.shape == (2, 2, 4) and tables.dtype == object
+    assert tables.tolist() == [values, values[::-1]]
+    np.save(tmp_path / "five.npy", stack[None])
+    with pytest.raises(gemmkit.InputError, match="5 dimensions"):
+        gemmkit.read_exact_table(tmp_path / "five.npy")
     np.save(tmp_path / "floats.npy", np.zeros((2, 4, 1)))
     with pytest.raises(gemmkit.InputError, match="floats.npy"):
         gemmkit.read_exact_table(tmp_path / "floats.npy")
@@ -181,6 +190,21 @@ def test_length_60_equals_the_cli(tmp_path):
     subprocess.run([cli, "walks", str(GRAPH), "--undirected", "--length", "60", "-o", str(npy)],
                    check=True, capture_output=True)
     assert gemmkit.read_exact_table(npy).tolist() == ours.counts.tolist()
+    # Every length 1..60 in one file: (60, 10, 10, limbs) words, the lengths' axis first.
+    every = gemmkit.walks(str(GRAPH), 60, undirected=True, all_lengths=True)
+    subprocess.run([cli, "walks", str(GRAPH), "--undirected", "--length", "60", "--all-lengths",
+                    "-o", str(npy)], check=True, capture_output=True)
+    assert np.load(npy).shape[:3] == (60, 10, 10)
+    tables = gemmkit.read_exact_table(npy)
+    assert tables.shape == (60, 10, 10)
+    assert tables.tolist() == every.counts.tolist()
+    assert tables[59].tolist() == ours.counts.tolist()
+    # Counts that fit int64 are plain int64 for numpy, the same axes.
+    subprocess.run([cli, "walks", str(GRAPH), "--undirected", "--length", "20", "--all-lengths",
+                    "-o", str(npy)], check=True, capture_output=True)
+    small = np.load(npy)
+    assert small.dtype == np.int64 and small.shape == (20, 10, 10)
+    assert small.tolist() == every.counts[:20].tolist()
     pair = subprocess.run([cli, "walks", str(GRAPH), "--undirected", "--length", "60", "--from",
                            "C", "--to", "J"], check=True, capture_output=True, text=True)
     assert int(pair.stdout) == gemmkit.walks(str(GRAPH), 60, undirected=True, source="C",

@@ -1,6 +1,7 @@
 // Exact integer tables on disk (gemmkit/io.hpp): CSV of decimal integers, streamed in
 // blocks of rows that every core formats into its own buffer while the block before is
-// being written, and .npy of the 64-bit two's-complement words, shape (rows, cols, limbs).
+// being written, and .npy of the 64-bit two's-complement words, shape (rows, cols, limbs),
+// or (tables, rows, cols, limbs) for a sequence of tables (walk counts of every length).
 #include <omp.h>
 
 #include <algorithm>
@@ -214,69 +215,48 @@ void write_csv_table(const std::string& path, const LimbTableView& t, const Limb
   file.commit();
 }
 
-void write_npy_table(const std::string& path, const LimbTableView& t) {
+// The words as they are in memory: `shape` is (rows, cols, limbs) for one table, with the
+// number of tables in front for a sequence of them.
+void write_npy_words(const std::string& path, const std::uint64_t* words, const std::vector<std::int64_t>& shape) {
+  std::size_t count = 1;
+  for (const std::int64_t extent : shape) count *= std::size_t(extent);
   AtomicFile file(path);
-  file.write(io::npy_header("<u8", {t.rows, t.cols, t.limbs}));
-  file.write(t.words, std::size_t(t.rows) * std::size_t(t.cols) * std::size_t(t.limbs) * 8);
+  file.write(io::npy_header("<u8", shape));
+  file.write(words, count * 8);
   file.commit();
 }
 
-}  // namespace
-
-std::string io::decimal_text(const std::uint64_t* words, int limbs) {
-  DecimalWriter writer(limbs);
-  std::string text(writer.max_chars(), '\0');
-  text.resize(std::size_t(writer.put(words, text.data()) - text.data()));
-  return text;
-}
-
-std::string io::csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
-void write_limb_table(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels) {
-  check_table(t, path);
-  switch (output_format(path)) {
-    case FileFormat::csv:
-      write_csv_table(path, t, labels);
-      return;
-    case FileFormat::npy:
-      write_npy_table(path, t);
-      return;
-    case FileFormat::mtx:
-      break;
-  }
-  fail(ErrorCategory::usage, "exact integer tables are written as .csv or .npy, not .mtx: " + quoted_path(path));
-}
-
-LimbTable read_limb_table(const std::string& path) {
+// The words of a .npy file of one table, shape (rows, cols, limbs), or with `stack_allowed`
+// also of a sequence of them, (tables, rows, cols, limbs); every check is made before
+// anything large is allocated.
+LimbTables read_npy_words(const std::string& path, bool stack_allowed) {
   io::FilePtr file = io::open_for_reading(path);
   const std::optional<std::int64_t> file_size = io::regular_file_size(file.get());
   const io::NpyU64Header h = io::read_npy_u64_header(file.get(), path, file_size);
   const std::string at = "at byte " + std::to_string(h.data_offset);
-  if (h.shape.size() != 3)
-    io::input_error(path, at, "expected an exact integer table of shape (rows, cols, limbs), not " +
-                                  std::to_string(h.shape.size()) + " dimensions");
-  LimbTable t;
-  t.rows = h.shape[0];
-  t.cols = h.shape[1];
-  if (h.shape[2] < 1 || h.shape[2] > (1 << 24))
-    io::input_error(path, at, "the limb count " + std::to_string(h.shape[2]) + " is not between 1 and 2^24");
-  t.limbs = int(h.shape[2]);
-  std::int64_t words = 0, bytes = 0;
-  if (__builtin_mul_overflow(t.rows, t.cols, &words) || __builtin_mul_overflow(words, std::int64_t(t.limbs), &words) ||
-      __builtin_mul_overflow(words, std::int64_t(8), &bytes))
-    io::input_error(path, at, "the shape (" + std::to_string(t.rows) + ", " + std::to_string(t.cols) + ", " +
-                                  std::to_string(t.limbs) + ") is too large");
+  const std::string shape = io::shape_text(h.shape);
+  const bool stacked = h.shape.size() == 4;
+  if (h.shape.size() != 3 && !(stack_allowed && stacked))
+    io::input_error(path, at, std::string("expected an exact integer table of shape (rows, cols, limbs)") +
+                                  (stack_allowed ? " or a sequence of them, (tables, rows, cols, limbs)" : "") +
+                                  ", not " + std::to_string(h.shape.size()) + " dimensions " + shape +
+                                  (stacked ? " (read a sequence of tables with read_limb_tables)" : ""));
+  LimbTables t;
+  t.stacked = stacked;
+  t.tables = stacked ? h.shape[0] : 1;
+  t.rows = h.shape[stacked ? 1 : 0];
+  t.cols = h.shape[stacked ? 2 : 1];
+  const std::int64_t limbs = h.shape.back();
+  if (limbs < 1 || limbs > (1 << 24))
+    io::input_error(path, at, "the limb count " + std::to_string(limbs) + " is not between 1 and 2^24");
+  t.limbs = int(limbs);
+  std::int64_t words = 1, bytes = 0;
+  for (const std::int64_t extent : h.shape)
+    if (__builtin_mul_overflow(words, extent, &words)) io::input_error(path, at, "the shape " + shape + " is too large");
+  if (__builtin_mul_overflow(words, std::int64_t(8), &bytes))
+    io::input_error(path, at, "the shape " + shape + " is too large");
   if (file_size && *file_size - h.data_offset != bytes)
-    io::input_error(path, at, "shape (" + std::to_string(t.rows) + ", " + std::to_string(t.cols) + ", " +
-                                  std::to_string(t.limbs) + ") needs " + std::to_string(bytes) +
+    io::input_error(path, at, "shape " + shape + " needs " + std::to_string(bytes) +
                                   " bytes of data, but the file holds " + std::to_string(*file_size - h.data_offset));
   io::reporting_memory(path, [&] {
     // From a pipe the words arrive in chunks, and memory grows only as they do: a short
@@ -300,5 +280,68 @@ LimbTable read_limb_table(const std::string& path) {
     io::input_error(path, "at byte " + std::to_string(h.data_offset + bytes), "unexpected bytes after the data");
   return t;
 }
+
+// By output_format(path): t's CSV, or its words as they are in memory in the .npy shape
+// `npy_shape` (one table's, or a sequence's).
+void write_words(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels,
+                 const std::vector<std::int64_t>& npy_shape) {
+  check_table(t, path);
+  switch (output_format(path)) {
+    case FileFormat::csv:
+      write_csv_table(path, t, labels);
+      return;
+    case FileFormat::npy:
+      write_npy_words(path, t.words, npy_shape);
+      return;
+    case FileFormat::mtx:
+      break;
+  }
+  fail(ErrorCategory::usage, "exact integer tables are written as .csv or .npy, not .mtx: " + quoted_path(path));
+}
+
+}  // namespace
+
+std::string io::decimal_text(const std::uint64_t* words, int limbs) {
+  DecimalWriter writer(limbs);
+  std::string text(writer.max_chars(), '\0');
+  text.resize(std::size_t(writer.put(words, text.data()) - text.data()));
+  return text;
+}
+
+std::string io::csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+void write_limb_table(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels) {
+  write_words(path, t, labels, {t.rows, t.cols, t.limbs});
+}
+
+void write_limb_tables(const std::string& path, const LimbTableView& first, std::int64_t tables,
+                       const LimbTableLabels* labels) {
+  // As one table of tables * rows rows, which is what the words are in memory.
+  LimbTableView all = first;
+  if (tables < 0 || __builtin_mul_overflow(first.rows, tables, &all.rows))
+    fail(ErrorCategory::usage, "writing " + quoted_path(path) + ": " + std::to_string(tables) +
+                                   " tables of " + std::to_string(first.rows) + " rows is not valid");
+  write_words(path, all, labels, {tables, first.rows, first.cols, first.limbs});
+}
+
+LimbTable read_limb_table(const std::string& path) {
+  LimbTables all = read_npy_words(path, false);
+  LimbTable t;
+  t.words = std::move(all.words);
+  t.rows = all.rows;
+  t.cols = all.cols;
+  t.limbs = all.limbs;
+  return t;
+}
+
+LimbTables read_limb_tables(const std::string& path) { return read_npy_words(path, true); }
 
 }  // namespace gemmkit

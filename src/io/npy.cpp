@@ -412,10 +412,18 @@ const char* descr_of() {
 
 namespace io {
 
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string text = "(";
+  for (const std::int64_t extent : shape) {
+    if (text.size() > 1) text += ", ";
+    text += std::to_string(extent);
+  }
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
 std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& shape) {
-  std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (";
-  for (std::size_t i = 0; i < shape.size(); ++i) dict += (i ? ", " : "") + std::to_string(shape[i]);
-  dict += shape.size() == 1 ? ",), }" : "), }";
+  std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': ";
+  dict += shape_text(shape) + ", }";
   // Pad with spaces and a final newline so that the data starts 64-byte aligned, as numpy
   // does; version 2.0 only when the header outgrows the 2-byte length field.
   const auto padded = [&](std::size_t preamble) { return (preamble + dict.size() + 1 + 63) / 64 * 64 - preamble; };
@@ -496,6 +504,33 @@ void write_npy(const std::string& path, const AnyMatrix& matrix) {
         out.commit();
       },
       matrix);
+}
+
+void write_npy_array(const std::string& path, DType dtype, const std::vector<std::int64_t>& shape,
+                     const void* data) {
+  std::int64_t count = 1;
+  bool valid = true;
+  for (const std::int64_t extent : shape) valid = valid && extent >= 0 && !__builtin_mul_overflow(count, extent, &count);
+  std::int64_t bytes = 0;
+  if (!valid || __builtin_mul_overflow(count, std::int64_t(dtype_size(dtype)), &bytes) || (bytes > 0 && !data))
+    fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": an array of shape " + io::shape_text(shape) +
+                                   " is not valid");
+  const char* descr = nullptr;
+  switch (dtype) {
+    case DType::f64: descr = descr_of<double>(); break;
+    case DType::f32: descr = descr_of<float>(); break;
+    case DType::f16: descr = descr_of<Half>(); break;
+    case DType::bf16: descr = descr_of<BFloat16>(); break;
+    case DType::i32: descr = descr_of<std::int32_t>(); break;
+    case DType::i64: descr = descr_of<std::int64_t>(); break;
+    default:
+      fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": " + std::string(dtype_name(dtype)) +
+                                     " has no .npy form");
+  }
+  AtomicFile out(path);
+  out.write(io::npy_header(descr, shape));
+  out.write(data, std::size_t(bytes));
+  out.commit();
 }
 
 }  // namespace gemmkit

@@ -69,6 +69,9 @@ def npy_seeds():
     put("npy", "unterminated_header", full[:10] + full[10:74].replace(b"\n", b" ") + b"")
     put("npy", "duplicate_key", npy("<f8", "(1,), 'shape': (1,)", struct.pack("<d", 1.0)))
     put("npy", "escape_in_string", npy("<f\\x38", "(1,)", struct.pack("<d", 1.0)))
+    # Exact integer tables: one table (rows, cols, limbs) and a sequence of them.
+    put("npy", "limb_table", npy("<u8", "(1, 2, 2)", struct.pack("<4Q", 5, 0, 2**64 - 1, 2**64 - 1)))
+    put("npy", "limb_tables", npy("<u8", "(2, 1, 1, 2)", struct.pack("<4Q", 1, 0, 0, 1)))
 
 
 def mtx_seeds():

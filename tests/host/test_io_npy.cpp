@@ -111,6 +111,31 @@ TEST_F(NpyTest, WriterFollowsTheSpec) {
   EXPECT_NE(header.find("'shape': (2, 3)"), std::string::npos) << header;
 }
 
+// Arrays of any rank (walk counts of every length): the header of write_npy, then the
+// elements as they are in memory; a rank-2 array is byte for byte what write_npy writes.
+TEST_F(NpyTest, ArraysOfAnyRank) {
+  const std::vector<std::int64_t> values = {1, -2, 3, 4, INT64_MIN, INT64_MAX, 0, 7, 8, 9, 10, 11};
+  write_npy_array(path("a.npy"), DType::i64, {2, 3, 2}, values.data());
+  std::string expected = npy_bytes(1, dict("<i8", "(2, 3, 2)"), "");
+  for (std::int64_t v : values) expected += raw<std::int64_t>({v});
+  EXPECT_EQ(read_file(path("a.npy")), expected);
+
+  const Matrix<double> m = make_matrix<double>(3, 4);
+  write_npy(path("m.npy"), m);
+  write_npy_array(path("a2.npy"), DType::f64, {3, 4}, m.data());
+  EXPECT_EQ(read_file(path("a2.npy")), read_file(path("m.npy")));
+
+  write_npy_array(path("e.npy"), DType::f64, {0, 5, 2}, nullptr);
+  EXPECT_EQ(read_file(path("e.npy")), npy_bytes(1, dict("<f8", "(0, 5, 2)"), ""));
+  expect_error([&] { write_npy_array(path("n.npy"), DType::f64, {2, -1}, m.data()); }, ErrorCategory::usage,
+               "(2, -1)");
+  expect_error([&] { write_npy_array(path("x.npy"), DType::f64, {2, 2}, nullptr); }, ErrorCategory::usage,
+               "(2, 2)");
+  expect_error([&] { write_npy_array(path("i8.npy"), DType::i8, {2, 2}, m.data()); }, ErrorCategory::usage,
+               "i8");
+  EXPECT_EQ(listing(), (std::set<std::string>{"a.npy", "m.npy", "a2.npy", "e.npy"}));
+}
+
 TEST_F(NpyTest, ReadsVersion2And3Headers) {
   for (int major : {2, 3}) {
     const Matrix<double> m =

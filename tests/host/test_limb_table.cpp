@@ -1,8 +1,8 @@
-// Exact integer tables (write_limb_table / read_limb_table): the CSV text of every value
+// Exact integer tables (write_limb_table(s) / read_limb_table(s)): the CSV text of every value
 // against BigInt's decimal text (GMP), widths of one to seven words, signs, zero and the
 // extremes of each width, labels and their quoting, tables large enough for several
-// parallel blocks, the .npy round trip and its header, malformed files, and failures that
-// leave no file behind.
+// parallel blocks, the .npy round trip and its header (one table, and a sequence of tables),
+// malformed files, and failures that leave no file behind.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -228,6 +228,54 @@ TEST_F(LimbTableTest, NpyRoundTripAndHeader) {
   EXPECT_EQ(back.limbs, 3);
 }
 
+// A sequence of tables (walk counts of every length): one '<u8' array with the tables' axis
+// in front, read back table by table; its CSV is the tables' rows one after another; a file
+// of one table reads through read_limb_tables as one table, and read_limb_table refuses a
+// sequence.
+TEST_F(LimbTableTest, SequenceOfTablesRoundTrip) {
+  for (int limbs : {1, 3}) {
+    const LimbTable all = awkward_table(4 * 5, 3, limbs, 21);  // 4 tables of 5 x 3
+    const LimbTableView first{all.words.data(), 5, 3, limbs};
+    const std::string p = path("s.npy");
+    write_limb_tables(p, first, 4);
+    const std::string bytes = read_file(p);
+    EXPECT_NE(bytes.find("'descr': '<u8', 'fortran_order': False, 'shape': (4, 5, 3, " + std::to_string(limbs) + "), }"),
+              std::string::npos);
+    const std::size_t header = 10 + std::size_t(std::uint8_t(bytes[8])) + 256 * std::size_t(std::uint8_t(bytes[9]));
+    EXPECT_EQ(header % 64, 0u);
+    ASSERT_EQ(bytes.size(), header + all.words.size() * 8);
+    const LimbTables back = read_limb_tables(p);
+    EXPECT_TRUE(back.stacked);
+    EXPECT_EQ(back.tables, 4);
+    EXPECT_EQ(back.rows, 5);
+    EXPECT_EQ(back.cols, 3);
+    EXPECT_EQ(back.limbs, limbs);
+    EXPECT_EQ(back.words, all.words);
+    // Table 2's entry (1, 2) is row 2 * 5 + 1 of the flat table.
+    const LimbTableView t2 = back.table(2);
+    EXPECT_EQ(value_of(t2.words + std::size_t(1 * 3 + 2) * limbs, limbs),
+              value_of(&all.words[std::size_t(11 * 3 + 2) * limbs], limbs));
+    expect_input_error([&] { read_limb_table(p); }, p, "read_limb_tables");
+
+    write_limb_tables(path("s.csv"), first, 4);
+    EXPECT_EQ(read_file(path("s.csv")), expected_csv(all, nullptr));
+  }
+  const LimbTable one = awkward_table(2, 3, 2, 4);
+  write_limb_table(path("one.npy"), one.view());
+  const LimbTables back = read_limb_tables(path("one.npy"));
+  EXPECT_FALSE(back.stacked);
+  EXPECT_EQ(back.tables, 1);
+  EXPECT_EQ(back.rows, 2);
+  EXPECT_EQ(back.words, one.words);
+  // No tables, and tables without rows.
+  write_limb_tables(path("none.npy"), LimbTableView{nullptr, 3, 2, 1}, 0);
+  EXPECT_EQ(read_limb_tables(path("none.npy")).tables, 0);
+  write_limb_tables(path("flat.npy"), LimbTableView{nullptr, 0, 2, 1}, 5);
+  EXPECT_EQ(read_limb_tables(path("flat.npy")).tables, 5);
+  expect_error([&] { write_limb_tables(path("bad.npy"), LimbTableView{nullptr, 0, 0, 1}, -1); }, ErrorCategory::usage, "-1 tables");
+  expect_error([&] { write_limb_tables(path("s.mtx"), one.view(), 1); }, ErrorCategory::usage, ".csv or .npy");
+}
+
 TEST_F(LimbTableTest, MalformedNpyFilesAreInputErrors) {
   auto npy = [&](const std::string& dict, const std::string& data) {
     std::string d = dict;
@@ -252,6 +300,16 @@ TEST_F(LimbTableTest, MalformedNpyFilesAreInputErrors) {
   const std::string huge =
       write_file("h.npy", npy("{'descr': '<u8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }", eight));
   expect_input_error([&] { read_limb_table(huge); }, huge, "too large");
+  // Sequences of tables: rank 4 only, checked as a table is.
+  const std::string five = write_file("5d.npy", npy("{'descr': '<u8', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1), }", eight));
+  expect_input_error([&] { read_limb_tables(five); }, five, "(tables, rows, cols, limbs)");
+  const std::string short4 = write_file("s4.npy", npy("{'descr': '<u8', 'fortran_order': False, 'shape': (2, 1, 1, 1), }", eight));
+  expect_input_error([&] { read_limb_tables(short4); }, short4, "needs 16 bytes");
+  const std::string huge4 =
+      write_file("h4.npy", npy("{'descr': '<u8', 'fortran_order': False, 'shape': (65536, 4294967296, 65536, 1), }", eight));
+  expect_input_error([&] { read_limb_tables(huge4); }, huge4, "too large");
+  const std::string i8s = write_file("i8s.npy", npy("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 1, 1, 1), }", eight));
+  expect_input_error([&] { read_limb_tables(i8s); }, i8s, "'<u8'");
 }
 
 TEST_F(LimbTableTest, FailuresLeaveNoFile) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -130,15 +131,169 @@ TEST_F(WalksCli, CsvAndNpyOutputs) {
       EXPECT_EQ(BigInt::from_limbs(magnitude, false).to_string(), field) << i << ", " << j;
     }
   }
-  // --all-lengths has no .npy form: refused before any work, nothing written.
-  r = run(path("seed.txt") + " --undirected -k 6 --all-lengths -o " + path("all.npy"));
-  expect_error(r, 2, "--all-lengths");
-  EXPECT_FALSE(fs::exists(path("all.npy")));
   r = run(path("seed.txt") + " --undirected -k 60 --all-lengths -o " + path("all.csv"));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string all = read_file(path("all.csv"));
   EXPECT_EQ(all.substr(0, all.find('\n')), "length,from/to,A,B,C,D,E,F,G,H,I,J");
   EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 1 + 60 * 10);
+}
+
+namespace {
+
+__extension__ typedef unsigned __int128 u128;
+
+// The seed graph's walk counts of every length 1..k, A^t by plain u128 products (the counts
+// stay below 2^112 up to length 60), independent of the engines: [t - 1][u][v].
+std::vector<std::vector<std::vector<u128>>> seed_powers(int k) {
+  const std::string edges = "AB AC BC BD EC DF BF CD FG EH FH FI GH GI GJ HJ IJ";
+  std::vector<std::vector<u128>> a(10, std::vector<u128>(10, 0));
+  for (std::size_t i = 0; i < edges.size(); i += 3) {
+    const int u = edges[i] - 'A', v = edges[i + 1] - 'A';
+    a[u][v] = a[v][u] = 1;
+  }
+  std::vector<std::vector<std::vector<u128>>> powers{a};
+  for (int t = 2; t <= k; ++t) {
+    std::vector<std::vector<u128>> next(10, std::vector<u128>(10, 0));
+    for (int u = 0; u < 10; ++u)
+      for (int w = 0; w < 10; ++w)
+        for (int v = 0; v < 10; ++v) next[u][v] += powers.back()[u][w] * a[w][v];
+    powers.push_back(next);
+  }
+  return powers;
+}
+
+std::string u128_text(u128 x) {
+  std::string s;
+  do {
+    s.insert(s.begin(), char('0' + int(x % 10)));
+    x /= 10;
+  } while (x != 0);
+  return s;
+}
+
+// The decimal text of `limbs` two's-complement words.
+std::string words_text(const std::uint64_t* w, int limbs) { return io::decimal_text(w, limbs); }
+
+// A .npy file's header text and its data, split at the data offset (version 1.0 headers).
+std::pair<std::string, std::string> npy_parts(const std::string& bytes) {
+  const std::size_t length = std::size_t(std::uint8_t(bytes.at(8))) | std::size_t(std::uint8_t(bytes.at(9))) << 8;
+  return {bytes.substr(10, length), bytes.substr(10 + length)};
+}
+
+// The --all-lengths CSV's counts as text: [t - 1][row][col].
+std::vector<std::vector<std::vector<std::string>>> csv_counts(const std::string& csv, int lengths, int rows) {
+  std::vector<std::vector<std::vector<std::string>>> out(lengths, std::vector<std::vector<std::string>>(rows));
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);  // the header
+  for (int t = 0; t < lengths; ++t)
+    for (int r = 0; r < rows; ++r) {
+      std::getline(lines, line);
+      std::istringstream fields(line);
+      std::string field;
+      std::getline(fields, field, ',');
+      EXPECT_EQ(field, std::to_string(t + 1));
+      std::getline(fields, field, ',');  // the source's label
+      while (std::getline(fields, field, ',')) out[t][r].push_back(field);
+    }
+  return out;
+}
+
+}  // namespace
+
+// --all-lengths -o FILE.npy: the lengths' tables as one array with the lengths' axis in
+// front, in the single length's forms: exact words (read back by read_limb_tables, several
+// words past 2^64), int64 when every count fits (also when the bound needed two words),
+// float64 in float mode; every count equal to the CSV of the same run and to u128 powers.
+TEST_F(WalksCli, AllLengthsNpy) {
+  const auto powers = seed_powers(60);
+  const std::string g = path("seed.txt") + " --undirected --all-lengths ";
+  // Exact, past 2^64: (60, 10, 10, limbs) words.
+  ASSERT_EQ(run(g + "-k 60 -o " + path("all.npy")).status, 0);
+  ASSERT_EQ(run(g + "-k 60 -o " + path("all.csv")).status, 0);
+  const LimbTables t = read_limb_tables(path("all.npy"));
+  EXPECT_TRUE(t.stacked);
+  ASSERT_EQ(t.tables, 60);
+  ASSERT_EQ(t.rows, 10);
+  ASSERT_EQ(t.cols, 10);
+  ASSERT_GE(t.limbs, 2);
+  const auto csv = csv_counts(read_file(path("all.csv")), 60, 10);
+  bool past_64_bits = false;
+  for (int k = 0; k < 60; ++k)
+    for (int u = 0; u < 10; ++u) {
+      ASSERT_EQ(csv[k][u].size(), 10u);
+      for (int v = 0; v < 10; ++v) {
+        const std::string text = words_text(t.table(k).words + std::size_t(u * 10 + v) * t.limbs, t.limbs);
+        ASSERT_EQ(text, u128_text(powers[k][u][v])) << "length " << k + 1 << ", " << u << " -> " << v;
+        ASSERT_EQ(text, csv[k][u][v]);
+        past_64_bits = past_64_bits || (powers[k][u][v] >> 64) != 0;
+      }
+    }
+  EXPECT_TRUE(past_64_bits);
+  // The library's CPU engine, read back from the same file.
+  GraphReadOptions undirected;
+  undirected.undirected = true;
+  const Graph graph = read_graph(path("seed.txt"), undirected);
+  WalkQuery q;
+  q.length = 60;
+  q.all_lengths = true;
+  q.backend = WalkBackend::cpu;
+  const WalkCounts w = count_walks(graph, q);
+  for (int k = 0; k < 60; ++k)
+    for (int u = 0; u < 10; ++u)
+      for (int v = 0; v < 10; ++v)
+        ASSERT_EQ(w.at(k, u, v).to_string(), csv[k][u][v]) << k << " " << u << " " << v;
+
+  // One source: (60, 1, 10, limbs), its row of every length.
+  ASSERT_EQ(run(g + "-k 60 --from C -o " + path("row.npy")).status, 0);
+  const LimbTables row = read_limb_tables(path("row.npy"));
+  ASSERT_EQ(row.tables, 60);
+  ASSERT_EQ(row.rows, 1);
+  ASSERT_EQ(row.cols, 10);
+  for (int k = 0; k < 60; ++k)
+    for (int v = 0; v < 10; ++v)
+      ASSERT_EQ(words_text(row.table(k).words + std::size_t(v) * row.limbs, row.limbs), csv[k][2][v]);
+
+  // Every count fits int64 (and a double: length 29 stays below 2^53) while the bound, 5^29,
+  // needs two words: '<i8' of shape (29, 10, 10), '<f8' in float mode.
+  for (const char* mode : {"exact", "int64", "float"}) {
+    ASSERT_EQ(run(g + "-k 29 --mode " + mode + " -o " + path("n.npy")).status, 0) << mode;
+    const auto [header, data] = npy_parts(read_file(path("n.npy")));
+    const bool real = std::string(mode) == "float";
+    EXPECT_NE(header.find(real ? "'descr': '<f8'" : "'descr': '<i8'"), std::string::npos) << header;
+    EXPECT_NE(header.find("'shape': (29, 10, 10)"), std::string::npos) << header;
+    ASSERT_EQ(data.size(), 29u * 100 * 8) << mode;
+    for (int k = 0; k < 29; ++k)
+      for (int u = 0; u < 10; ++u)
+        for (int v = 0; v < 10; ++v) {
+          const std::size_t at = (std::size_t(k) * 100 + std::size_t(u * 10 + v)) * 8;
+          std::int64_t i = 0;
+          double d = 0;
+          std::memcpy(real ? static_cast<void*>(&d) : static_cast<void*>(&i), data.data() + at, 8);
+          ASSERT_EQ(real ? u128(d) : u128(i), powers[k][u][v]) << mode << " " << k << " " << u << " " << v;
+        }
+  }
+  // One length's file is unchanged: a matrix.
+  ASSERT_EQ(run(path("seed.txt") + " --undirected -k 30 -o " + path("one.npy")).status, 0);
+  EXPECT_EQ(std::get<Matrix<std::int64_t>>(read_npy(path("one.npy")))(2, 9), std::int64_t(powers[29][2][9]));
+}
+
+// Output failures with --all-lengths .npy: a folder that does not exist is refused before any
+// work and creates nothing; a run that fails after the table is staged (its --json cannot be
+// written) leaves the existing file as it was and no temporary; a run that succeeds
+// replaces it.
+TEST_F(WalksCli, AllLengthsNpyIsWrittenAtomically) {
+  const std::string g = path("seed.txt") + " --undirected --all-lengths -k 40 ";
+  expect_error(run(g + "-o " + path("missing/all.npy")), 2, "missing");
+  EXPECT_FALSE(fs::exists(path("missing")));
+  write("all.npy", "original");
+  const CliResult r = run(g + "-o " + path("all.npy") + " --json /dev/full");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(read_file(path("all.npy")), "original");
+  EXPECT_EQ(listing(), (std::set<std::string>{"all.npy", "seed.txt"}));
+  ASSERT_EQ(run(g + "-o " + path("all.npy")).status, 0);
+  EXPECT_EQ(read_limb_tables(path("all.npy")).tables, 40);
+  EXPECT_EQ(listing(), (std::set<std::string>{"all.npy", "seed.txt"}));
 }
 
 TEST_F(WalksCli, BadInputsExitTwoWithOneLine) {
@@ -197,8 +352,8 @@ TEST_F(WalksCli, BackendOptionBenchAndJson) {
   }
 }
 
-// On a machine with a GPU: the GPU engine's files are the CPU engine's (CSV byte for byte,
-// .npy limbs value for value), for a table, one row of every length, and --json's timings.
+// On a machine with a GPU: the GPU engine's files are the CPU engine's (CSV and .npy byte for
+// byte), for a table, one row of every length, every length of the table, and --json's timings.
 TEST_F(WalksCli, GpuEngineWritesWhatTheCpuEngineWrites) {
   if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
   std::string edges;
@@ -223,7 +378,18 @@ TEST_F(WalksCli, GpuEngineWritesWhatTheCpuEngineWrites) {
     for (const char* key : {"gemm_seconds", "build_seconds", "crt_seconds", "copy_seconds", "engine_seconds"})
       EXPECT_TRUE(j["gpu"].contains(key)) << key;
     EXPECT_TRUE(j.contains("write_seconds"));
+    // The .npy too (--all-lengths: every length's table in one array), byte for byte.
+    ASSERT_EQ(run(g + query + " --backend cuda -o " + path("gpu.npy")).status, 0) << query;
+    ASSERT_EQ(run(g + query + " --backend cpu -o " + path("cpu.npy")).status, 0) << query;
+    EXPECT_EQ(read_file(path("gpu.npy")), read_file(path("cpu.npy"))) << query;
   }
+  // Every length 1..30 of the whole table, past int64: (30, 600, 600, limbs) words.
+  ASSERT_EQ(run(g + "-k 30 --all-lengths --backend cuda -o " + path("gpu.npy")).status, 0);
+  ASSERT_EQ(run(g + "-k 30 --all-lengths --backend cpu -o " + path("cpu.npy")).status, 0);
+  const LimbTables all = read_limb_tables(path("gpu.npy"));
+  EXPECT_EQ(all.tables, 30);
+  EXPECT_GE(all.limbs, 2);
+  EXPECT_EQ(read_file(path("gpu.npy")), read_file(path("cpu.npy")));
   // Counts past int64 (length 40 reaches about 2^85): the same .npy limbs, byte for byte.
   ASSERT_EQ(run(g + "-k 40 --backend cuda -o " + path("gpu.npy")).status, 0);
   ASSERT_EQ(run(g + "-k 40 --backend cpu -o " + path("cpu.npy")).status, 0);
