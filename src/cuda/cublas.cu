@@ -99,67 +99,34 @@ std::size_t cublas_workspace(const GemmProblem&, const Context& ctx) {
 }  // namespace
 
 void register_cublas_kernels(Registry& registry) {
-  registry.add({.name = "cuda_cublas",
-                .backend = Backend::cuda,
-                .rung = 0,
-                .role = KernelRole::reference,
+  registry.add({.name = "cuda_cublas", .backend = Backend::cuda, .role = KernelRole::reference,
                 .summary = "cuBLAS SGEMM/DGEMM, pedantic FP32 (no TF32): the SIMT speed reference",
-                .dtypes = {DType::f32, DType::f64},
-                .min_compute_capability = 50,
-                .auto_priority = 100,
-                .batched = true,
-                .precondition = {},
+                .dtypes = {DType::f32, DType::f64}, .min_compute_capability = 50, .auto_priority = 100, .batched = true,
                 .workspace_bytes = cublas_workspace,
-                .run = [](const GemmProblem& p, const KernelLaunch& l) {
-                  cublas_gemm(p, l, CUBLAS_PEDANTIC_MATH);
-                }});
+                .run = [](const GemmProblem& p, const KernelLaunch& l) { cublas_gemm(p, l, CUBLAS_PEDANTIC_MATH); }});
   // TF32 tensor cores on FP32 data: the speed a user gets from cuBLAS by allowing TF32.
   // auto never chooses it for f32 (it is less accurate than the FP32 contract); for a tf32
   // GEMM it is the last choice, for the shapes no tf32 rung of ours accepts.
-  registry.add({.name = "cuda_cublas_tf32",
-                .backend = Backend::cuda,
-                .rung = 0,
-                .role = KernelRole::reference,
+  registry.add({.name = "cuda_cublas_tf32", .backend = Backend::cuda, .role = KernelRole::reference,
                 .summary = "cuBLAS SGEMM with TF32 tensor cores allowed (10-bit mantissa inputs)",
-                .dtypes = {DType::f32, DType::tf32},
-                .accuracy = DType::tf32,
-                .min_compute_capability = 80,
-                .auto_priority = 1,
-                .batched = true,
-                .precondition = {},
-                .workspace_bytes = cublas_workspace,
+                .dtypes = {DType::f32, DType::tf32}, .accuracy = DType::tf32, .min_compute_capability = 80,
+                .auto_priority = 1, .batched = true, .workspace_bytes = cublas_workspace,
                 .run = [](const GemmProblem& p, const KernelLaunch& l) {
                   if (p.dtype == DType::tf32) cublas_gemm_tensor(p, l);
                   else cublas_gemm(p, l, CUBLAS_TF32_TENSOR_OP_MATH);
                 }});
   // Half-precision references: the speed the tensor-core rungs are measured against.
   for (const DType dtype : {DType::bf16, DType::f16})
-    registry.add({.name = "cuda_cublas_" + std::string(dtype_name(dtype)),
-                  .backend = Backend::cuda,
-                  .rung = 0,
+    registry.add({.name = "cuda_cublas_" + std::string(dtype_name(dtype)), .backend = Backend::cuda,
                   .role = KernelRole::reference,
-                  .summary = "cuBLAS GemmEx, " + std::string(dtype_name(dtype)) +
-                             " inputs on tensor cores, FP32 accumulation",
-                  .dtypes = {dtype},
-                  .min_compute_capability = 80,
-                  .auto_priority = 100,
-                  .half_inputs_f32_output = true,
-                  .batched = true,
-                  .precondition = {},
-                  .workspace_bytes = cublas_workspace,
-                  .run = cublas_gemm_tensor});
+                  .summary = "cuBLAS GemmEx, " + std::string(dtype_name(dtype)) + " inputs on tensor cores, FP32 accumulation",
+                  .dtypes = {dtype}, .min_compute_capability = 80, .auto_priority = 100, .half_inputs_f32_output = true,
+                  .batched = true, .workspace_bytes = cublas_workspace, .run = cublas_gemm_tensor});
   // INT8 tensor cores with int32 sums: the reference of rung 24 and of the modular GEMM.
-  registry.add({.name = "cuda_cublas_i8",
-                .backend = Backend::cuda,
-                .rung = 0,
-                .role = KernelRole::reference,
-                .summary = "cuBLAS GemmEx, int8 inputs on tensor cores, int32 sums and C",
-                .dtypes = {DType::i8},
-                .min_compute_capability = 75,
-                .auto_priority = 100,
-                .precondition = cublas_i8_precondition,
-                .workspace_bytes = cublas_workspace,
-                .run = cublas_gemm_i8});
+  registry.add({.name = "cuda_cublas_i8", .backend = Backend::cuda, .role = KernelRole::reference,
+                .summary = "cuBLAS GemmEx, int8 inputs on tensor cores, int32 sums and C", .dtypes = {DType::i8},
+                .min_compute_capability = 75, .auto_priority = 100, .precondition = cublas_i8_precondition,
+                .workspace_bytes = cublas_workspace, .run = cublas_gemm_i8});
 }
 
 }  // namespace gemmkit::cuda
