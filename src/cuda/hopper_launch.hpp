@@ -12,7 +12,7 @@
 #include "cuda/context.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/hopper_tune_table.hpp"
-#include "cuda/kernels/19_wgmma_ws.cuh"
+#include "cuda/kernels/gemm/hopper/19_wgmma_ws.cuh"
 #include "cuda/launch.hpp"
 #include "cuda/tensor_map.hpp"
 

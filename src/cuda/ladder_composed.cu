@@ -6,8 +6,8 @@
 #include <limits>
 #include <string>
 
-#include "cuda/kernels/22_pad_copy.cuh"
-#include "cuda/kernels/23_split_k_reduce.cuh"
+#include "cuda/kernels/gemm/hopper/22_pad_copy.cuh"
+#include "cuda/kernels/gemm/simt/23_split_k_reduce.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"

@@ -10,10 +10,10 @@
 
 #include "cuda/device_buffer.hpp"
 #include "cuda/hopper_launch.hpp"
-#include "cuda/kernels/18_wgmma_tma.cuh"
+#include "cuda/kernels/gemm/hopper/18_wgmma_tma.cuh"
 #include "cuda/hopper_tune_table.hpp"
-#include "cuda/kernels/19_wgmma_ws.cuh"
-#include "cuda/kernels/21_wgmma_tuned.cuh"
+#include "cuda/kernels/gemm/hopper/19_wgmma_ws.cuh"
+#include "cuda/kernels/gemm/hopper/21_wgmma_tuned.cuh"
 #include "cuda/kernels/transpose.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/explain_launch.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cuda/hopper_launch.hpp"
-#include "cuda/kernels/24_wgmma_i8.cuh"
+#include "cuda/kernels/gemm/hopper/24_wgmma_i8.cuh"
 #include "cuda/kernels/modular_reduce.cuh"
 #include "cuda/kernels/transpose.cuh"
 #include "cuda/ladder.hpp"

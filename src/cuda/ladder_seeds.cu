@@ -8,12 +8,12 @@
 #include <tuple>
 #include <utility>
 
-#include "cuda/kernels/01_row_per_thread.cuh"
-#include "cuda/kernels/02_column_per_thread.cuh"
-#include "cuda/kernels/03_naive.cuh"
-#include "cuda/kernels/04_restrict.cuh"
-#include "cuda/kernels/05_tiled.cuh"
-#include "cuda/kernels/06_tiled_unrolled.cuh"
+#include "cuda/kernels/gemm/seeds/01_row_per_thread.cuh"
+#include "cuda/kernels/gemm/seeds/02_column_per_thread.cuh"
+#include "cuda/kernels/gemm/seeds/03_naive.cuh"
+#include "cuda/kernels/gemm/seeds/04_restrict.cuh"
+#include "cuda/kernels/gemm/seeds/05_tiled.cuh"
+#include "cuda/kernels/gemm/seeds/06_tiled_unrolled.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"

@@ -1,6 +1,6 @@
 // Launchers and registry entries of the SIMT ladder, rungs 7-11: from a coalesced
 // one-thread-per-element kernel to 2-D register blocking with 128-bit accesses and
-// conflict-free shared memory. Kernels live in cuda/kernels/07..11_*.cuh.
+// conflict-free shared memory. Kernels live in cuda/kernels/gemm/simt/07..11_*.cuh.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -8,11 +8,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuda/kernels/07_coalesced.cuh"
-#include "cuda/kernels/08_blocktile_1d.cuh"
-#include "cuda/kernels/09_blocktile_2d.cuh"
-#include "cuda/kernels/10_vectorized.cuh"
-#include "cuda/kernels/11_bank_conflict_free.cuh"
+#include "cuda/kernels/gemm/simt/07_coalesced.cuh"
+#include "cuda/kernels/gemm/simt/08_blocktile_1d.cuh"
+#include "cuda/kernels/gemm/simt/09_blocktile_2d.cuh"
+#include "cuda/kernels/gemm/simt/10_vectorized.cuh"
+#include "cuda/kernels/gemm/simt/11_bank_conflict_free.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"

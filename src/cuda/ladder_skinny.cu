@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "cuda/kernels/20_skinny.cuh"
+#include "cuda/kernels/gemm/tensor/20_skinny.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "cuda/device_buffer.hpp"
-#include "cuda/kernels/15_stream_k.cuh"
+#include "cuda/kernels/gemm/simt/15_stream_k.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "cuda/kernels/16_wmma.cuh"
-#include "cuda/kernels/17_mma_sync.cuh"
+#include "cuda/kernels/gemm/tensor/16_wmma.cuh"
+#include "cuda/kernels/gemm/tensor/17_mma_sync.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"

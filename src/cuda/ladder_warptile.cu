@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cuda/autotune_table.hpp"
-#include "cuda/kernels/13_cp_async.cuh"
+#include "cuda/kernels/gemm/simt/13_cp_async.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"

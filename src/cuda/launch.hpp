@@ -16,7 +16,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 #include "gemmkit/gemm.hpp"
 
 namespace gemmkit::cuda {

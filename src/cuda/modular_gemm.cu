@@ -3,7 +3,7 @@
 //     into the workspace, then reduce_products_to_residues reads the int32 products back and
 //     writes centred residues into C and/or C^T. The reference, and any device's path.
 //   - fused (sm_90): rung 24's int8 wgmma kernel reduces its int32 accumulators in the
-//     epilogue, so the products never reach memory (see kernels/24_wgmma_i8.cuh).
+//     epilogue, so the products never reach memory (see kernels/gemm/hopper/24_wgmma_i8.cuh).
 // Operands whose rows are not on 16 bytes are first copied into the workspace with rows
 // of whole 16 bytes (K padded with zeros): what both GEMMs read fastest, and all TMA reads.
 #include <cublas_v2.h>

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/kernels/gemm/tensor_common.cuh"
 #include "cuda/launch.hpp"
 #include "cuda/tensor_map.hpp"
 #include "gemmkit/error.hpp"

@@ -3,7 +3,7 @@
 // launchers so both run exactly the configurations the autotune table names.
 #pragma once
 
-#include "cuda/kernels/12_warptile.cuh"
+#include "cuda/kernels/gemm/simt/12_warptile.cuh"
 
 namespace gemmkit::cuda {
 

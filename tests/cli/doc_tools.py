@@ -131,7 +131,7 @@ class DocTools(unittest.TestCase):
         self.assertIn("docs/ladder.md: generated part not current", out)
 
     def test_summary_drifts_from_kernel_file(self):
-        path = self.root / "src/cuda/kernels/18_wgmma_tma.cuh"
+        path = self.root / "src/cuda/kernels/gemm/hopper/18_wgmma_tma.cuh"
         path.write_text(path.read_text().replace("Rung 18, Hopper wgmma fed by TMA.", "Rung 18, Hopper wgmma, one warpgroup.", 1))
         rc, out = self.gen_docs()
         if rc == 77:

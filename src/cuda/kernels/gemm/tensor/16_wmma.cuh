@@ -12,7 +12,7 @@
 
 #include <mma.h>
 
-#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/kernels/gemm/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

@@ -8,7 +8,7 @@
 // decompositions, and the reason every later rung maps threadIdx.x to the column of C.
 #pragma once
 
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

@@ -12,8 +12,8 @@
 // and one block runs one tile. Rung 19 removes both.
 #pragma once
 
-#include "cuda/kernels/hopper.cuh"
-#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/kernels/gemm/hopper/hopper.cuh"
+#include "cuda/kernels/gemm/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

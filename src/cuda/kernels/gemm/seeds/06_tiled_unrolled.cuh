@@ -20,7 +20,7 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/05_tiled.cuh"
+#include "cuda/kernels/gemm/seeds/05_tiled.cuh"
 
 namespace gemmkit::cuda::kernels {
 

@@ -8,7 +8,7 @@
 // for every thread, is a cheap broadcast.
 #pragma once
 
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

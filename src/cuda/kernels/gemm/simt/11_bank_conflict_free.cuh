@@ -30,8 +30,8 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/10_vectorized.cuh"
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/simt/10_vectorized.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels::simt {
 

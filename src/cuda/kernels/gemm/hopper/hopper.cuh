@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/kernels/gemm/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels::hopper {
 

@@ -24,7 +24,7 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels::simt {
 

@@ -29,7 +29,7 @@
 // Measured: see docs/ladder.md.
 #pragma once
 
-#include "cuda/kernels/19_wgmma_ws.cuh"
+#include "cuda/kernels/gemm/hopper/19_wgmma_ws.cuh"
 
 namespace gemmkit::cuda::kernels {
 

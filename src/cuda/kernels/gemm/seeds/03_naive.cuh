@@ -8,7 +8,7 @@
 // from global memory (or cache) once per multiply-add: 2 loads per FMA is what limits it.
 #pragma once
 
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

@@ -13,8 +13,8 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/08_blocktile_1d.cuh"
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/simt/08_blocktile_1d.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels::simt {
 

@@ -12,8 +12,8 @@
 //     while the tensor cores work on this one.
 #pragma once
 
-#include "cuda/kernels/13_cp_async.cuh"
-#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/kernels/gemm/simt/13_cp_async.cuh"
+#include "cuda/kernels/gemm/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/13_cp_async.cuh"
+#include "cuda/kernels/gemm/simt/13_cp_async.cuh"
 #include "cuda/stream_k_schedule.hpp"
 
 namespace gemmkit::cuda::kernels {

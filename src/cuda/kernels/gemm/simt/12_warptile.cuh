@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/common.cuh"
+#include "cuda/kernels/gemm/common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

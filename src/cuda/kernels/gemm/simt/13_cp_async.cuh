@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "cuda/kernels/12_warptile.cuh"
+#include "cuda/kernels/gemm/simt/12_warptile.cuh"
 
 namespace gemmkit::cuda::kernels {
 

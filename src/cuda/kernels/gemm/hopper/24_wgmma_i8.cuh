@@ -23,7 +23,7 @@
 // Measured: see docs/ladder.md.
 #pragma once
 
-#include "cuda/kernels/19_wgmma_ws.cuh"
+#include "cuda/kernels/gemm/hopper/19_wgmma_ws.cuh"
 #include "cuda/kernels/modular_reduce.cuh"
 
 namespace gemmkit::cuda::kernels {

@@ -42,8 +42,8 @@
 #include <cooperative_groups.h>
 
 #include "cuda/hopper_tune_table.hpp"  // how split-K adds its slices
-#include "cuda/kernels/hopper.cuh"
-#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/kernels/gemm/hopper/hopper.cuh"
+#include "cuda/kernels/gemm/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels {
 

@@ -27,8 +27,8 @@
 
 #include <cooperative_groups.h>
 
-#include "cuda/kernels/17_mma_sync.cuh"
-#include "cuda/kernels/tensor_common.cuh"
+#include "cuda/kernels/gemm/tensor/17_mma_sync.cuh"
+#include "cuda/kernels/gemm/tensor_common.cuh"
 
 namespace gemmkit::cuda::kernels {
 
