@@ -7,13 +7,26 @@
 #include "cuda/ladder.hpp"
 
 namespace gemmkit::cuda {
+namespace {
+// One call's handle, bound to the launch's stream and workspace and set to `math`, and the
+// operations on B and A (the operands swapped, as above).
+struct Call {
+  CublasCall call;
+  cublasOperation_t op_b, op_a;
+  Call(const GemmProblem& p, const KernelLaunch& l, cublasMath_t math)
+      : call(l.context, l.stream, l.workspace),
+        op_b(p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N),
+        op_a(p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N) {
+    GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(call.get(), math));
+  }
+  cublasHandle_t handle() const { return call.get(); }
+};
+}  // namespace
 
 void cublas_gemm(const GemmProblem& p, const KernelLaunch& l, cublasMath_t math_mode) {
-  const CublasCall call(l.context, l.stream, l.workspace);
-  cublasHandle_t h = call.get();
-  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, math_mode));
-  const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const Call call(p, l, math_mode);
+  cublasHandle_t h = call.handle();
+  const cublasOperation_t op_b = call.op_b, op_a = call.op_a;
   // A batch goes in one strided-batched call, B's stride beside B (the operands swapped).
   if (p.dtype == DType::f32) {
     const float alpha = float(p.alpha), beta = float(p.beta);
@@ -46,11 +59,9 @@ void cublas_gemm(const GemmProblem& p, const KernelLaunch& l, cublasMath_t math_
 // f16, bf16 (C in the input type or f32) and tf32 (f32 throughout) on tensor cores, summed
 // in FP32.
 void cublas_gemm_tensor(const GemmProblem& p, const KernelLaunch& l) {
-  const CublasCall call(l.context, l.stream, l.workspace);
-  cublasHandle_t h = call.get();
-  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-  const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const Call call(p, l, CUBLAS_DEFAULT_MATH);
+  cublasHandle_t h = call.handle();
+  const cublasOperation_t op_b = call.op_b, op_a = call.op_a;
   cudaDataType in = CUDA_R_32F;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   if (p.dtype == DType::bf16) in = CUDA_R_16BF;
@@ -70,11 +81,9 @@ void cublas_gemm_tensor(const GemmProblem& p, const KernelLaunch& l) {
 }
 
 void cublas_gemm_i8(const GemmProblem& p, const KernelLaunch& l) {
-  const CublasCall call(l.context, l.stream, l.workspace);
-  cublasHandle_t h = call.get();
-  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-  const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const Call call(p, l, CUBLAS_DEFAULT_MATH);
+  cublasHandle_t h = call.handle();
+  const cublasOperation_t op_b = call.op_b, op_a = call.op_a;
   const int alpha = int(std::int64_t(p.alpha)), beta = int(std::int64_t(p.beta));
   GEMMKIT_CUBLAS_CHECK(cublasGemmEx_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, CUDA_R_8I, p.ldb, p.a,
                                        CUDA_R_8I, p.lda, &beta, p.c, CUDA_R_32I, p.ldc, CUBLAS_COMPUTE_32I,

@@ -1,6 +1,10 @@
-// Internal: a launch's configuration as one value (Geometry) that a launcher computes in one
-// function and both launches with and describes (LaunchPlan, for KernelEntry::launches and
-// `gemmkit explain`), and helpers for the thread-to-C mappings the plans give.
+// Internal: the launch half of the launcher toolkit (launch.hpp has the dispatch half). A
+// launch's configuration is one value (Geometry) that a launcher computes in one function
+// and both launches with (launch_geometry: dynamic shared memory and clusters included) and
+// describes (LaunchPlan, for KernelEntry::launches and `gemmkit explain`); the residency
+// queries planners ask of the device; emitters, so that one launcher written against them
+// both runs and describes (ladder.hpp's runs() and plans()); and helpers for the
+// thread-to-C mappings the plans give.
 #pragma once
 
 #include <cuda_runtime.h>

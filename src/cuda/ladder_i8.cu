@@ -81,8 +81,6 @@ void launch_i8(const Context& ctx, Stream stream, const I8Operands& o, const ker
 
 // ---- the int8 GEMM entry (one product: the entry is not batched) -------------------------
 
-bool on16(const void* ptr, std::int64_t ld) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 16 == 0; }
-
 // Which operands go through the workspace, and its layout: A's copy, B's copy, stream-K.
 struct GemmCopies {
   bool copy_a = false, copy_b = false;
@@ -92,8 +90,8 @@ struct GemmCopies {
 
 GemmCopies gemm_copies(const GemmProblem& p) {
   GemmCopies c;
-  c.copy_a = p.trans_a || !on16(p.a, p.lda);
-  c.copy_b = !p.trans_b || !on16(p.b, p.ldb);
+  c.copy_a = p.trans_a || !rows_on_16_bytes(p.a, p.lda, 1);
+  c.copy_b = !p.trans_b || !rows_on_16_bytes(p.b, p.ldb, 1);
   c.ld = ceil_div(p.k, 16) * 16;
   c.b_at = c.copy_a ? aligned_bytes(std::size_t(p.m * c.ld)) : 0;
   c.stream_k_at = c.b_at + (c.copy_b ? aligned_bytes(std::size_t(p.n * c.ld)) : 0);
@@ -101,7 +99,7 @@ GemmCopies gemm_copies(const GemmProblem& p) {
 }
 
 std::size_t wgmma_i8_workspace_bytes(const GemmProblem& p, const Context& ctx) {
-  if (p.k == 0 || p.m == 0 || p.n == 0) return 0;
+  if (p.k == 0) return 0;  // C = beta C: no copies, no product
   return gemm_copies(p).stream_k_at + i8_plan<false>(ctx, p.m, p.n, p.k, 1).stream_k_bytes;
 }
 

@@ -85,27 +85,29 @@ std::string one_element_text(int tile) {
 
 // ---- launchers: each written once for run() and launches() (ladder.hpp) -----------------
 
-const auto row_per_thread = [](const GemmProblem& p, const auto& emit) {
-  with_float_instance(p, [&](auto t, auto ta, auto tb) {
-    using T = decltype(t);
-    emit.template kernel<kernels::row_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, T>>(
-        row_per_thread_geometry(p), [&] {
-          return Described{"the product", "one row of C per thread: row = blockIdx.x * blockDim.x + threadIdx.x, every column of it",
-                           whole_row(p)};
-        }, gemm_args<T>(p));
-  });
-};
-
-const auto column_per_thread = [](const GemmProblem& p, const auto& emit) {
-  with_float_instance(p, [&](auto t, auto ta, auto tb) {
-    using T = decltype(t);
-    emit.template kernel<kernels::column_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, T>>(
-        column_per_thread_geometry(p), [&] {
-          return Described{"the product", "one column of C per thread: column = blockIdx.x * blockDim.x + threadIdx.x, every row of it",
-                           whole_column(p)};
-        }, gemm_args<T>(p));
-  });
-};
+// Rungs 1 and 2: one whole row (Rows) or column of C per thread.
+template <bool Rows>
+auto line_per_thread() {
+  return [](const GemmProblem& p, const auto& emit) {
+    with_float_instance(p, [&](auto t, auto ta, auto tb) {
+      using T = decltype(t);
+      constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
+      const auto launch = [&](auto kernel, const Geometry& geometry, const char* mapping, auto elements) {
+        emit.template kernel<decltype(kernel)::value>(
+            geometry, [&] { return Described{"the product", mapping, elements(p)}; }, gemm_args<T>(p));
+      };
+      if constexpr (Rows)
+        launch(Instance<kernels::row_per_thread_kernel<TA, TB, T>>{}, row_per_thread_geometry(p),
+               "one row of C per thread: row = blockIdx.x * blockDim.x + threadIdx.x, every column of it", whole_row);
+      else
+        launch(Instance<kernels::column_per_thread_kernel<TA, TB, T>>{}, column_per_thread_geometry(p),
+               "one column of C per thread: column = blockIdx.x * blockDim.x + threadIdx.x, every row of it",
+               whole_column);
+    });
+  };
+}
+const auto row_per_thread = line_per_thread<true>();
+const auto column_per_thread = line_per_thread<false>();
 
 // Rungs 3-6: one element of C per thread in (Tile, Tile) blocks; kernel(ta, tb, T{}) names
 // the instantiation (as the type Instance<...>), args(GemmArgs) gives its arguments.

@@ -109,16 +109,22 @@ const auto blocktile_2d = [](const GemmProblem& p, const auto& emit) {
   });
 };
 
-// Rungs 10 and 11 (f32 only) share rung 9's configuration and differ in the kernel, which
-// kernel(ta, tb, va, vb, vc) names for the transposes and for whether A, B and C take the
+// Rungs 10 and 11 (f32 only) share rung 9's configuration and differ in the kernel (rung
+// 11's: ConflictFree), instantiated for the transposes and for whether A, B and C take the
 // float4 path (where vec4_ok holds; otherwise the scalar instantiation runs).
-template <class Kernel>
-auto vec4_launcher(Kernel kernel, const char* mapping, std::vector<CElements> (*of)(std::int64_t)) {
+template <bool ConflictFree>
+auto vec4_launcher(const char* mapping, std::vector<CElements> (*of)(std::int64_t)) {
   return [=](const GemmProblem& p, const auto& emit) {
-    with_bools([&](auto... flags) {
-      emit.template kernel<decltype(kernel(flags...))::value>(
-          block_tile_geometry(p, bt2::BM, bt2::BN, bt2::threads),
-          [&] { return Described{"the product", mapping, tile_elements(p, bt2::BM, bt2::BN, of)}; }, gemm_args<float>(p));
+    with_bools([&](auto ta, auto tb, auto va, auto vb, auto vc) {
+      constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
+      constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value, VC = decltype(vc)::value;
+      const auto launch = [&](auto kernel) {
+        emit.template kernel<decltype(kernel)::value>(
+            block_tile_geometry(p, bt2::BM, bt2::BN, bt2::threads),
+            [&] { return Described{"the product", mapping, tile_elements(p, bt2::BM, bt2::BN, of)}; }, gemm_args<float>(p));
+      };
+      if constexpr (ConflictFree) launch(Instance<k::bank_conflict_free_kernel<TA, TB, VA, VB, VC>>{});
+      else launch(Instance<k::vectorized_kernel<TA, TB, VA, VB, VC>>{});
     }, p.trans_a, p.trans_b, vec4_ok(p.a, p.lda), vec4_ok(p.b, p.ldb), vec4_ok(p.c, p.ldc));
   };
 }
@@ -132,20 +138,12 @@ std::vector<CElements> split_sub_tiles(std::int64_t t) {
   return out;
 }
 
-const auto vectorized = vec4_launcher(
-    [](auto ta, auto tb, auto va, auto vb, auto vc) {
-      return Instance<k::vectorized_kernel<decltype(ta)::value, decltype(tb)::value, decltype(va)::value,
-                                           decltype(vb)::value, decltype(vc)::value>>{};
-    },
+const auto vectorized = vec4_launcher<false>(
     "as rung 9, with float4 loads and stores: thread t writes rows (t / 16) * 8 + 0..7, columns (t % 16) * 8 + 0..7 "
     "of the block's 128x128 tile",
     sub_tile);
 
-const auto bank_conflict_free = vec4_launcher(
-    [](auto ta, auto tb, auto va, auto vb, auto vc) {
-      return Instance<k::bank_conflict_free_kernel<decltype(ta)::value, decltype(tb)::value, decltype(va)::value,
-                                                   decltype(vb)::value, decltype(vc)::value>>{};
-    },
+const auto bank_conflict_free = vec4_launcher<true>(
     "a block on a 128x128 tile at (blockIdx.y * 128, blockIdx.x * 128); thread t (ty = t / 16, tx = t % 16) writes "
     "four 4x4 sub-tiles: rows ty * 4 + 0..3 and 64 + ty * 4 + 0..3 times columns tx * 4 + 0..3 and 64 + tx * 4 + 0..3",
     split_sub_tiles);

@@ -260,8 +260,8 @@ void with_skinny_kernel(const Skinny& s, int sn, F&& f) {
   with_bools([&](auto xk, auto wk, auto vx, auto vw) {
     with_column_tiles<Simt>(sn, [&](auto sn_c) {
       constexpr int SN = decltype(sn_c)::value;
-      f(Instance<kernels::skinny_kernel<T, Simt, decltype(xk)::value, decltype(wk)::value, SN, decltype(vx)::value,
-                                        decltype(vw)::value>>{}, sn_c);
+      constexpr bool VX = decltype(vx)::value, VW = VX && decltype(vw)::value;  // no kernel for W only
+      f(Instance<kernels::skinny_kernel<T, Simt, decltype(xk)::value, decltype(wk)::value, SN, VX, VW>>{}, sn_c);
     });
   }, s.xk, s.wk, vec_x, vec_w);
 }

@@ -83,9 +83,9 @@ void run_stream_k(const GemmProblem& p, const KernelLaunch& l) {
     if (l.workspace.bytes < workspace_bytes(s))
       fail(ErrorCategory::internal, "cuda_stream_k: the workspace is smaller than declared");
     auto* base = static_cast<unsigned char*>(l.workspace.data);
-    int* counters = reinterpret_cast<int*>(base + partial_bytes(s));  // sk_blocks flags, then the counter
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(counters, 0, (std::size_t(s.sk_blocks) + 1) * sizeof(int), l.stream));
-    const kernels::StreamKWorkspace w{reinterpret_cast<float*>(base), counters, counters + s.sk_blocks};
+    auto* flags = reinterpret_cast<unsigned*>(base + partial_bytes(s));  // sk_blocks flags, then the counter
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(flags, 0, (std::size_t(s.sk_blocks) + 1) * sizeof(int), l.stream));
+    const kernels::StreamKWorkspace w{reinterpret_cast<float*>(base), flags, reinterpret_cast<int*>(flags + s.sk_blocks)};
     launch_geometry<kernel>(l.context, l.stream, stream_k_geometry(s), g, s, w);
   });
 }

@@ -1,6 +1,7 @@
-// Host-side helpers every launcher shares: the problem converted for kernels, run-time
-// dtypes and flags (transposes, alignments) turned into template arguments, and launch
-// checking.
+// Host-side helpers every launcher shares, the dispatch half of the launcher toolkit
+// (explain_launch.hpp has the launch half): the problem converted for kernels, run-time
+// dtypes, flags (transposes, alignments) and sizes turned into template arguments, and
+// launch checking.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -125,14 +126,6 @@ void with_transposes_and_vectors(const GemmProblem& p, F&& f) {
     f(ta, tb, std::bool_constant<decltype(ta)::value && decltype(va)::value>{},
       std::bool_constant<!decltype(tb)::value && decltype(vb)::value>{});
   }, p.trans_a, p.trans_b, vec_a && p.trans_a, vec_b && !p.trans_b);
-}
-
-// Launches Kernel with SmemBytes of dynamic shared memory on the launch's stream (the opt-in
-// above 48 KiB is made once per context: see cuda/context.hpp).
-template <auto Kernel, int SmemBytes, class... Args>
-void launch_with_smem(const KernelLaunch& launch, dim3 grid, dim3 block, const Args&... args) {
-  allow_dynamic_smem<Kernel, SmemBytes>(launch.context);
-  Kernel<<<grid, block, SmemBytes, launch.stream>>>(args...);
 }
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
