@@ -68,10 +68,16 @@ struct StreamKSchedule {
   }
   // Calls f(StreamKSegment) for each of stream-K block c's parts of a tile, from its last
   // tile back to its first (nothing for an empty range).
+  // The same parts segment() gives, with the range's ends computed once.
   template <class F>
   GEMMKIT_HOST_DEVICE void for_each_segment(int c, F&& f) const {
-    if (sk_begin(c) == sk_begin(c + 1)) return;
-    for (int tile = last_sk_tile(c); tile >= first_sk_tile(c); --tile) f(segment(c, tile));
+    const std::int64_t begin = sk_begin(c), end = sk_begin(c + 1);
+    if (begin == end) return;
+    for (std::int64_t st = (end - 1) / k_tiles; st >= begin / k_tiles; --st) {
+      const std::int64_t base = st * k_tiles;  // the tile's first stream-K iteration
+      const std::int64_t lo = begin > base ? begin : base, hi = end < base + k_tiles ? end : base + k_tiles;
+      f(StreamKSegment{dp_tiles + int(st), int(lo - base), int(hi - base)});
+    }
   }
   // The stream-K block whose range holds iteration `iter` (0 <= iter < sk_iters): the last c
   // with sk_begin(c) <= iter.

@@ -45,6 +45,8 @@ Walk walk(const StreamKSchedule& s) {
     s.for_each_segment(c, [&](const StreamKSegment part) {
       const int tile = part.tile;
       EXPECT_EQ(tile, next_tile--) << "block " << c;
+      EXPECT_EQ(part.kt_begin, s.segment(c, tile).kt_begin) << "block " << c << " tile " << tile;
+      EXPECT_EQ(part.kt_end, s.segment(c, tile).kt_end) << "block " << c << " tile " << tile;
       EXPECT_LT(part.kt_begin, part.kt_end) << "block " << c << " tile " << tile;
       for (int kt = part.kt_begin; kt < part.kt_end; ++kt)
         ++w.covered[std::size_t(tile) * s.k_tiles + kt];
