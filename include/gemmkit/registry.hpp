@@ -26,6 +26,10 @@ enum class KernelRole {
   reference,  // a vendor library (OpenBLAS, cuBLAS): the speed baseline
 };
 
+// An empty C (M, N or the batch 0): there is nothing to write, however K, alpha and beta
+// read, so no kernel runs and none needs workspace.
+inline bool writes_nothing(const GemmProblem& p) { return p.m == 0 || p.n == 0 || p.batch == 0; }
+
 struct KernelEntry {
   std::string name;      // unique, e.g. "cpu_blocked"
   Backend backend = Backend::cpu;
@@ -62,11 +66,12 @@ struct KernelEntry {
   // Workspace for a call of `problem`. An entry that does not batch runs the products one
   // after another on one stream, so one product's workspace serves them all.
   std::size_t workspace_for(const GemmProblem& problem, const Context& ctx) const {
-    if (!workspace_bytes) return 0;
+    if (!workspace_bytes || writes_nothing(problem)) return 0;
     return workspace_bytes(batched || problem.batch <= 1 ? problem : batch_item(problem, 0), ctx);
   }
   // Runs `problem` (the whole batch) through run(): in one call when batched, else product
-  // by product.
+  // by product; nothing at all when C is empty (writes_nothing), so run() never sees such a
+  // problem from here. K = 0 is not empty: C becomes beta C.
   void run_batch(const GemmProblem& problem, const KernelLaunch& launch) const;
   // nullopt if the kernel accepts the problem (dtype supported and precondition met).
   std::optional<std::string> rejects(const GemmProblem& problem) const;

@@ -358,7 +358,7 @@ namespace detail {
 
 void launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& p, Stream stream,
                  Workspace workspace) {
-  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  if (writes_nothing(p)) return;
   if (entry.backend == Backend::cuda) {
     cuda_launch_gemm(ctx, entry, p, stream, workspace);
     return;

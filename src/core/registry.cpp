@@ -11,6 +11,7 @@ bool KernelEntry::supports(DType dtype) const {
 }
 
 void KernelEntry::run_batch(const GemmProblem& problem, const KernelLaunch& launch) const {
+  if (writes_nothing(problem)) return;  // so no launcher needs to check
   if (batched) {
     run(problem, launch);
     return;

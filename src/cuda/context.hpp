@@ -64,15 +64,20 @@ inline constexpr char fact_key = 0;
 struct SmemOptIn;
 struct ResidentBlocks;
 
-// Opts Kernel into SmemBytes of dynamic shared memory (above 48 KiB needs it), once per
-// context: the attribute belongs to the function on one device.
-template <auto Kernel, int SmemBytes>
-void allow_dynamic_smem(const Context& ctx) {
-  ctx.cached(&fact_key<SmemOptIn, Kernel>, [] {
+// Opts Kernel into `bytes` of dynamic shared memory (above 48 KiB needs it), once per
+// context: the attribute belongs to the function on one device, and a kernel always asks
+// for the same bytes.
+template <auto Kernel>
+void allow_dynamic_smem(const Context& ctx, std::size_t bytes) {
+  ctx.cached(&fact_key<SmemOptIn, Kernel>, [bytes] {
     GEMMKIT_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            SmemBytes));
+                                            int(bytes)));
     return 1;
   });
+}
+template <auto Kernel, int SmemBytes>
+void allow_dynamic_smem(const Context& ctx) {
+  allow_dynamic_smem<Kernel>(ctx, SmemBytes);
 }
 
 }  // namespace gemmkit::cuda

@@ -7,13 +7,26 @@
 #include "cuda/ladder.hpp"
 
 namespace gemmkit::cuda {
+namespace {
+// One call's handle, bound to the launch's stream and workspace and set to `math`, and the
+// operations on B and A (the operands swapped, as above).
+struct Call {
+  CublasCall call;
+  cublasOperation_t op_b, op_a;
+  Call(const GemmProblem& p, const KernelLaunch& l, cublasMath_t math)
+      : call(l.context, l.stream, l.workspace),
+        op_b(p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N),
+        op_a(p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N) {
+    GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(call.get(), math));
+  }
+  cublasHandle_t handle() const { return call.get(); }
+};
+}  // namespace
 
 void cublas_gemm(const GemmProblem& p, const KernelLaunch& l, cublasMath_t math_mode) {
-  const CublasCall call(l.context, l.stream, l.workspace);
-  cublasHandle_t h = call.get();
-  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, math_mode));
-  const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const Call call(p, l, math_mode);
+  cublasHandle_t h = call.handle();
+  const cublasOperation_t op_b = call.op_b, op_a = call.op_a;
   // A batch goes in one strided-batched call, B's stride beside B (the operands swapped).
   if (p.dtype == DType::f32) {
     const float alpha = float(p.alpha), beta = float(p.beta);
@@ -46,11 +59,9 @@ void cublas_gemm(const GemmProblem& p, const KernelLaunch& l, cublasMath_t math_
 // f16, bf16 (C in the input type or f32) and tf32 (f32 throughout) on tensor cores, summed
 // in FP32.
 void cublas_gemm_tensor(const GemmProblem& p, const KernelLaunch& l) {
-  const CublasCall call(l.context, l.stream, l.workspace);
-  cublasHandle_t h = call.get();
-  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-  const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const Call call(p, l, CUBLAS_DEFAULT_MATH);
+  cublasHandle_t h = call.handle();
+  const cublasOperation_t op_b = call.op_b, op_a = call.op_a;
   cudaDataType in = CUDA_R_32F;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   if (p.dtype == DType::bf16) in = CUDA_R_16BF;
@@ -70,11 +81,9 @@ void cublas_gemm_tensor(const GemmProblem& p, const KernelLaunch& l) {
 }
 
 void cublas_gemm_i8(const GemmProblem& p, const KernelLaunch& l) {
-  const CublasCall call(l.context, l.stream, l.workspace);
-  cublasHandle_t h = call.get();
-  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-  const cublasOperation_t op_b = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_a = p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const Call call(p, l, CUBLAS_DEFAULT_MATH);
+  cublasHandle_t h = call.handle();
+  const cublasOperation_t op_b = call.op_b, op_a = call.op_a;
   const int alpha = int(std::int64_t(p.alpha)), beta = int(std::int64_t(p.beta));
   GEMMKIT_CUBLAS_CHECK(cublasGemmEx_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, CUDA_R_8I, p.ldb, p.a,
                                        CUDA_R_8I, p.lda, &beta, p.c, CUDA_R_32I, p.ldc, CUBLAS_COMPUTE_32I,
@@ -99,67 +108,34 @@ std::size_t cublas_workspace(const GemmProblem&, const Context& ctx) {
 }  // namespace
 
 void register_cublas_kernels(Registry& registry) {
-  registry.add({.name = "cuda_cublas",
-                .backend = Backend::cuda,
-                .rung = 0,
-                .role = KernelRole::reference,
+  registry.add({.name = "cuda_cublas", .backend = Backend::cuda, .role = KernelRole::reference,
                 .summary = "cuBLAS SGEMM/DGEMM, pedantic FP32 (no TF32): the SIMT speed reference",
-                .dtypes = {DType::f32, DType::f64},
-                .min_compute_capability = 50,
-                .auto_priority = 100,
-                .batched = true,
-                .precondition = {},
+                .dtypes = {DType::f32, DType::f64}, .min_compute_capability = 50, .auto_priority = 100, .batched = true,
                 .workspace_bytes = cublas_workspace,
-                .run = [](const GemmProblem& p, const KernelLaunch& l) {
-                  cublas_gemm(p, l, CUBLAS_PEDANTIC_MATH);
-                }});
+                .run = [](const GemmProblem& p, const KernelLaunch& l) { cublas_gemm(p, l, CUBLAS_PEDANTIC_MATH); }});
   // TF32 tensor cores on FP32 data: the speed a user gets from cuBLAS by allowing TF32.
   // auto never chooses it for f32 (it is less accurate than the FP32 contract); for a tf32
   // GEMM it is the last choice, for the shapes no tf32 rung of ours accepts.
-  registry.add({.name = "cuda_cublas_tf32",
-                .backend = Backend::cuda,
-                .rung = 0,
-                .role = KernelRole::reference,
+  registry.add({.name = "cuda_cublas_tf32", .backend = Backend::cuda, .role = KernelRole::reference,
                 .summary = "cuBLAS SGEMM with TF32 tensor cores allowed (10-bit mantissa inputs)",
-                .dtypes = {DType::f32, DType::tf32},
-                .accuracy = DType::tf32,
-                .min_compute_capability = 80,
-                .auto_priority = 1,
-                .batched = true,
-                .precondition = {},
-                .workspace_bytes = cublas_workspace,
+                .dtypes = {DType::f32, DType::tf32}, .accuracy = DType::tf32, .min_compute_capability = 80,
+                .auto_priority = 1, .batched = true, .workspace_bytes = cublas_workspace,
                 .run = [](const GemmProblem& p, const KernelLaunch& l) {
                   if (p.dtype == DType::tf32) cublas_gemm_tensor(p, l);
                   else cublas_gemm(p, l, CUBLAS_TF32_TENSOR_OP_MATH);
                 }});
   // Half-precision references: the speed the tensor-core rungs are measured against.
   for (const DType dtype : {DType::bf16, DType::f16})
-    registry.add({.name = "cuda_cublas_" + std::string(dtype_name(dtype)),
-                  .backend = Backend::cuda,
-                  .rung = 0,
+    registry.add({.name = "cuda_cublas_" + std::string(dtype_name(dtype)), .backend = Backend::cuda,
                   .role = KernelRole::reference,
-                  .summary = "cuBLAS GemmEx, " + std::string(dtype_name(dtype)) +
-                             " inputs on tensor cores, FP32 accumulation",
-                  .dtypes = {dtype},
-                  .min_compute_capability = 80,
-                  .auto_priority = 100,
-                  .half_inputs_f32_output = true,
-                  .batched = true,
-                  .precondition = {},
-                  .workspace_bytes = cublas_workspace,
-                  .run = cublas_gemm_tensor});
+                  .summary = "cuBLAS GemmEx, " + std::string(dtype_name(dtype)) + " inputs on tensor cores, FP32 accumulation",
+                  .dtypes = {dtype}, .min_compute_capability = 80, .auto_priority = 100, .half_inputs_f32_output = true,
+                  .batched = true, .workspace_bytes = cublas_workspace, .run = cublas_gemm_tensor});
   // INT8 tensor cores with int32 sums: the reference of rung 24 and of the modular GEMM.
-  registry.add({.name = "cuda_cublas_i8",
-                .backend = Backend::cuda,
-                .rung = 0,
-                .role = KernelRole::reference,
-                .summary = "cuBLAS GemmEx, int8 inputs on tensor cores, int32 sums and C",
-                .dtypes = {DType::i8},
-                .min_compute_capability = 75,
-                .auto_priority = 100,
-                .precondition = cublas_i8_precondition,
-                .workspace_bytes = cublas_workspace,
-                .run = cublas_gemm_i8});
+  registry.add({.name = "cuda_cublas_i8", .backend = Backend::cuda, .role = KernelRole::reference,
+                .summary = "cuBLAS GemmEx, int8 inputs on tensor cores, int32 sums and C", .dtypes = {DType::i8},
+                .min_compute_capability = 75, .auto_priority = 100, .precondition = cublas_i8_precondition,
+                .workspace_bytes = cublas_workspace, .run = cublas_gemm_i8});
 }
 
 }  // namespace gemmkit::cuda

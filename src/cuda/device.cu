@@ -189,7 +189,7 @@ void launch(Context& ctx, const KernelEntry& entry, const GemmProblem& p) {
 }  // namespace
 
 void run_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& host) {
-  if (host.m == 0 || host.n == 0 || host.batch == 0) return;
+  if (writes_nothing(host)) return;
   const cuda::DeviceScope scope(ctx.device());
   DeviceProblem device(host);
   launch(ctx, entry, device.get());

@@ -411,25 +411,18 @@ ExactPlan exact_integer_gemm(const GemmProblem& host, const ExactLimbsOut* limbs
 namespace cuda {
 
 void register_exact_kernels(Registry& registry) {
-  KernelEntry e;
-  e.name = "cuda_exact_residues";
-  e.backend = Backend::cuda;
-  e.rung = 0;
-  e.role = KernelRole::ladder;
-  e.summary = "exact i32/i64 GEMM: residues mod int8 primes, modular int8 tensor-core GEMMs, CRT on "
-              "the GPU; an entry that does not fit C is an error, never wrapped";
-  e.dtypes = {DType::i32, DType::i64};
-  e.min_compute_capability = 75;  // int8 tensor cores
-  e.auto_priority = 1;            // the only CUDA kernel of integer dtypes
-  e.wider_integer_output = true;
-  e.precondition = exact_rejects;
-  e.workspace_bytes = [](const GemmProblem& p, const Context& ctx) { return exact_integer_gemm_workspace_bytes(ctx, p); };
-  e.run = [](const GemmProblem& p, const KernelLaunch& l) {
-    exact_integer_gemm(l.context, p, l.stream, l.workspace);
-    const ExactGemmReport report = exact_gemm_report(p, l.stream, l.workspace);
-    if (report.overflow()) throw_overflow(p, report);
-  };
-  registry.add(std::move(e));
+  registry.add({.name = "cuda_exact_residues", .backend = Backend::cuda,
+                .summary = "exact i32/i64 GEMM: residues mod int8 primes, modular int8 tensor-core GEMMs, CRT on "
+                           "the GPU; an entry that does not fit C is an error, never wrapped",
+                .dtypes = {DType::i32, DType::i64}, .min_compute_capability = 75,  // int8 tensor cores
+                .auto_priority = 1,  // the only CUDA kernel of integer dtypes
+                .wider_integer_output = true, .precondition = exact_rejects,
+                .workspace_bytes = [](const GemmProblem& p, const Context& ctx) { return exact_integer_gemm_workspace_bytes(ctx, p); },
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                  exact_integer_gemm(l.context, p, l.stream, l.workspace);
+                  const ExactGemmReport report = exact_gemm_report(p, l.stream, l.workspace);
+                  if (report.overflow()) throw_overflow(p, report);
+                }});
 }
 
 }  // namespace cuda

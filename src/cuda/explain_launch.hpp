@@ -1,6 +1,10 @@
-// Internal: a launch's configuration as one value (Geometry) that a launcher computes in one
-// function and both launches with and describes (LaunchPlan, for KernelEntry::launches and
-// `gemmkit explain`), and helpers for the thread-to-C mappings the plans give.
+// Internal: the launch half of the launcher toolkit (launch.hpp has the dispatch half). A
+// launch's configuration is one value (Geometry) that a launcher computes in one function
+// and both launches with (launch_geometry: dynamic shared memory and clusters included) and
+// describes (LaunchPlan, for KernelEntry::launches and `gemmkit explain`); the residency
+// queries planners ask of the device; emitters, so that one launcher written against them
+// both runs and describes (ladder.hpp's runs() and plans()); and helpers for the
+// thread-to-C mappings the plans give.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -8,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 #include <typeinfo>
 #include <functional>
 #include <cstdint>
@@ -15,6 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/check.hpp"
+#include "cuda/context.hpp"
+#include "cuda/launch.hpp"
 #include "gemmkit/explain.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/launch_plan.hpp"
@@ -32,6 +40,11 @@ inline Dim3 to_dim(dim3 d) { return {d.x, d.y, d.z}; }
 
 template <auto Kernel>
 struct KernelTag {};
+
+// A kernel instantiation as a type, so that a function can pick one at run time and hand it
+// on: f(Instance<kernel<...>>{}), then decltype(k)::value inside f.
+template <auto Kernel>
+using Instance = std::integral_constant<decltype(Kernel), Kernel>;
 
 // The kernel's name as normalized_kernel_name gives it (the build-time records' key). Taken
 // from the mangled name of a type that holds the kernel, demangled: unlike the compiler's
@@ -65,14 +78,95 @@ LaunchPlan plan_of(const Geometry& g, std::string purpose, std::string mapping,
   return plan;
 }
 
-// A launch sequence written once against an emitter: LaunchEmit queues each launch on its
-// stream, PlanEmit describes it (for KernelEntry::launches), so the two cannot disagree.
-// Call as emit.template launch<kernel>(grid, block, smem, purpose, mapping, args...).
+// A launch of `g.grid` blocks with the cluster dimension g.cluster, for cudaLaunchKernelEx
+// and cudaOccupancyMaxActiveClusters. The attribute lives in the object, which config.attrs
+// points into.
+struct ClusterLaunch {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+  ClusterLaunch(const Geometry& g, cudaStream_t stream = nullptr) {
+    config.gridDim = g.grid;
+    config.blockDim = g.block;
+    config.dynamicSmemBytes = g.smem;
+    config.stream = stream;
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = g.cluster.x;
+    attribute.val.clusterDim.y = g.cluster.y;
+    attribute.val.clusterDim.z = g.cluster.z;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
+inline bool has_clusters(const Geometry& g) { return g.cluster.x * g.cluster.y * g.cluster.z > 1; }
+
+// Queues Kernel in geometry g on `stream` and checks the launch: the opt-in to its dynamic
+// shared memory made once per context, clusters through cudaLaunchKernelEx.
+template <auto Kernel, class... Args>
+void launch_geometry(const Context& ctx, cudaStream_t stream, const Geometry& g, const Args&... args) {
+  if (g.smem > 0) allow_dynamic_smem<Kernel>(ctx, g.smem);
+  if (has_clusters(g)) {
+    const ClusterLaunch launch(g, stream);
+    GEMMKIT_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, Kernel, args...));
+  } else {
+    Kernel<<<g.grid, g.block, g.smem, stream>>>(args...);
+  }
+  check_launch(kernel_name<Kernel>().c_str());
+}
+
+// Blocks of Kernel one SM runs at once (0: none fits) in geometry g's block and dynamic
+// shared memory; asked once per context, as the query costs host time inside every timed
+// call otherwise.
+template <auto Kernel>
+int blocks_per_sm(const Context& ctx, const Geometry& g) {
+  return ctx.cached(&fact_key<ResidentBlocks, Kernel>, [&] {
+    if (g.smem > 0) allow_dynamic_smem<Kernel>(ctx, g.smem);
+    int blocks = 0;
+    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, Kernel, int(g.block.x * g.block.y * g.block.z), g.smem));
+    return blocks;
+  });
+}
+
+// Clusters of g.cluster blocks of Kernel that the device runs at once (0: none fits), asked
+// once per context and Key (a tag type: one per cluster shape a launcher asks about).
+struct ActiveClusters;
+template <auto Kernel, class Key = ActiveClusters>
+int active_clusters(const Context& ctx, const Geometry& g) {
+  return ctx.cached(&fact_key<Key, Kernel>, [&] {
+    if (g.smem > 0) allow_dynamic_smem<Kernel>(ctx, g.smem);
+    const ClusterLaunch launch(g);
+    int clusters = 0;
+    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, Kernel, &launch.config));
+    return clusters;
+  });
+}
+
+// What a launch plan says besides the geometry: what the launch is for, and which elements
+// of C a thread writes (in words, and as lattices for `explain --thread`).
+struct Described {
+  std::string purpose, mapping;
+  std::function<std::vector<CElements>(Dim3, Dim3)> elements;
+};
+
+// A launcher written once against an emitter: LaunchEmit queues each launch on its stream,
+// PlanEmit describes it (for KernelEntry::launches), so the two cannot disagree. Either
+//   emit.template launch<kernel>(grid, block, smem, purpose, mapping, args...), or
+//   emit.template kernel<kernel>(geometry, describe, args...): the geometry's clusters and
+//   dynamic shared memory included, `describe()` returning the Described, called only to
+//   plan (so a launch builds no text).
 struct LaunchEmit {
   cudaStream_t stream;
+  const Context* context = nullptr;  // kernel<> with dynamic shared memory needs it
   template <auto Kernel, class... Args>
   void launch(dim3 grid, dim3 block, std::size_t smem, const char*, const char*, const Args&... args) const {
     Kernel<<<grid, block, smem, stream>>>(args...);
+  }
+  template <auto Kernel, class Describe, class... Args>
+  void kernel(const Geometry& g, Describe&&, const Args&... args) const {
+    launch_geometry<Kernel>(*context, stream, g, args...);
   }
 };
 
@@ -81,6 +175,11 @@ struct PlanEmit {
   template <auto Kernel, class... Args>
   void launch(dim3 grid, dim3 block, std::size_t smem, const char* purpose, const char* mapping, const Args&...) const {
     out->push_back(plan_of<Kernel>({grid, block, smem}, purpose, mapping));
+  }
+  template <auto Kernel, class Describe, class... Args>
+  void kernel(const Geometry& g, Describe&& describe, const Args&...) const {
+    Described d = describe();
+    out->push_back(plan_of<Kernel>(g, std::move(d.purpose), std::move(d.mapping), std::move(d.elements)));
   }
 };
 

@@ -1,6 +1,6 @@
 // Internal: host pieces the warp-specialised Hopper launchers share (rungs 19 and 21 in
 // ladder_hopper.cu, rung 24 in ladder_i8.cu): rank-3 tensor maps of strided batches,
-// cluster launches, residency, and the plan that shares tiles out over the persistent grid.
+// residency, and the plan that shares tiles out over the persistent grid.
 #pragma once
 
 #include <cuda.h>
@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "cuda/context.hpp"
+#include "cuda/explain_launch.hpp"
 #include "cuda/hopper_tune_table.hpp"
 #include "cuda/kernels/gemm/hopper/19_wgmma_ws.cuh"
 #include "cuda/launch.hpp"
@@ -28,47 +29,21 @@ inline CUtensorMap batch_map(const void* base, CUtensorMapDataType type, int ele
                                box_cols);
 }
 
-// A launch of `blocks` blocks in clusters of cluster_m along x. The attribute lives in the
-// returned object, which config.attrs points into.
-struct ClusterLaunch {
-  cudaLaunchConfig_t config{};
-  cudaLaunchAttribute attribute{};
-  ClusterLaunch(int blocks, int threads, int smem_bytes, int cluster_m) {
-    config.gridDim = dim3(unsigned(blocks));
-    config.blockDim = dim3(unsigned(threads));
-    config.dynamicSmemBytes = std::size_t(smem_bytes);
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = unsigned(cluster_m);
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-  }
-  ClusterLaunch(const ClusterLaunch&) = delete;
-  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
-};
-
-template <class Kernel, class... Args>
-void launch_clustered(Kernel kernel, cudaStream_t stream, int blocks, int threads, int smem_bytes,
-                      int cluster_m, const Args&... args) {
-  ClusterLaunch launch(blocks, threads, smem_bytes, cluster_m);
-  launch.config.stream = stream;
-  GEMMKIT_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, args...));
+// The launch of kernels::transpose (transpose.cuh) for stored (rows, cols): 32x32 tiles,
+// blocks of 32x8 threads, at most 65535 tile rows at once (blocks then step further down).
+inline Geometry transpose_geometry(std::int64_t rows, std::int64_t cols) {
+  return {dim3(unsigned(ceil_div(cols, 32)), unsigned(std::min<std::int64_t>(ceil_div(rows, 32), 65535))),
+          dim3(32, 8)};
 }
 
-// Clusters of Kernel the device runs at once (one per SM pair for rung 19). Asked once per
-// kernel: the query costs host time inside every timed call otherwise.
-template <auto Kernel, int Threads, int SmemBytes, int ClusterM>
-int resident_clusters(const Context& ctx) {
-  return ctx.cached(&fact_key<ResidentBlocks, Kernel>, [&] {
-    allow_dynamic_smem<Kernel, SmemBytes>(ctx);
-    const ClusterLaunch launch(ClusterM * 256, Threads, SmemBytes, ClusterM);
-    int clusters = 0;
-    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, Kernel, &launch.config));
-    if (clusters < 1)
-      fail(ErrorCategory::device, "wgmma_ws_kernel does not fit on this device's multiprocessors");
-    return clusters;
-  });
+// Clusters of Kernel the device runs at once (one per SM pair for rung 19), in geometry g
+// (its grid only a probe: kResidencyProbe clusters).
+constexpr int kResidencyProbe = 256;
+template <auto Kernel>
+int resident_clusters(const Context& ctx, const Geometry& g) {
+  const int clusters = active_clusters<Kernel>(ctx, g);
+  if (clusters < 1) fail(ErrorCategory::device, "wgmma_ws_kernel does not fit on this device's multiprocessors");
+  return clusters;
 }
 
 // Stream-K for the last round of tiles when it would leave many clusters idle: between a

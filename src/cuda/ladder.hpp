@@ -1,5 +1,7 @@
 // Each group of CUDA kernels registers its entries through one of these; register.cu calls
-// them in ladder order.
+// them in ladder order. Every entry is one KernelEntry written with designated initializers
+// (registry.add({.name = ..., ...})); a launcher written once against an emitter gives both
+// its run and its launches through runs() and plans().
 #pragma once
 
 #include "cuda/autotune_table.hpp"
@@ -19,6 +21,22 @@ void register_skinny_kernels(Registry& registry);     // ladder_skinny.cu: rung 
 void register_composed_kernels(Registry& registry);   // ladder_composed.cu: rungs 22-23
 void register_i8_kernels(Registry& registry);         // ladder_i8.cu: rung 24 (int8)
 void register_exact_kernels(Registry& registry);      // exact_gemm.cu: exact i32/i64 by residues
+
+// KernelEntry::run and ::launches from one launcher, launcher(p, emit), that queues its
+// launches through emit (explain_launch.hpp): a LaunchEmit runs them, a PlanEmit describes
+// them.
+template <class Launcher>
+auto runs(Launcher launcher) {
+  return [launcher](const GemmProblem& p, const KernelLaunch& l) { launcher(p, LaunchEmit{l.stream, &l.context}); };
+}
+template <class Launcher>
+auto plans(Launcher launcher) {
+  return [launcher](const GemmProblem& p, const LaunchQueries&) {
+    std::vector<LaunchPlan> out;
+    launcher(p, PlanEmit{&out});
+    return out;
+  };
+}
 
 // Rung 24's launch plans (ladder_i8.cu).
 std::vector<LaunchPlan> wgmma_i8_plans(const GemmProblem& p, const LaunchQueries& q);

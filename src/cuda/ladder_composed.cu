@@ -89,19 +89,17 @@ Geometry pad_geometry(std::int64_t chunks, std::int64_t rows, int count) {
 }
 
 // Copies the jobs (one or two operands) in one launch.
-void pad_rows(const kernels::PadJob* jobs, int count, int elem, cudaStream_t stream) {
+void pad_rows(const Context& ctx, const kernels::PadJob* jobs, int count, int elem, cudaStream_t stream) {
   std::int64_t chunks = 0, rows = 0;
   for (int i = 0; i < count; ++i) {
     chunks = std::max(chunks, jobs[i].ld_out * elem / 16);  // 16-byte stores per row
     rows = std::max(rows, jobs[i].rows);
   }
-  const Geometry geo = pad_geometry(chunks, rows, count);
   const kernels::PadJob second = count > 1 ? jobs[1] : jobs[0];
-  if (elem == 2)
-    kernels::pad_rows_kernel<2><<<geo.grid, geo.block, 0, stream>>>(jobs[0], second);
-  else
-    kernels::pad_rows_kernel<4><<<geo.grid, geo.block, 0, stream>>>(jobs[0], second);
-  check_launch("pad_rows_kernel");
+  with_int<2, 4>(elem, [&](auto e) {
+    launch_geometry<kernels::pad_rows_kernel<decltype(e)::value>>(ctx, stream, pad_geometry(chunks, rows, count), jobs[0],
+                                                                  second);
+  });
 }
 
 const KernelEntry& inner_entry() { return Registry::instance().get(kInner); }
@@ -143,15 +141,15 @@ std::vector<LaunchPlan> padded_plans(const GemmProblem& p, const LaunchQueries& 
                              "row by * blockDim.y + ty (stepping by gridDim.y * blockDim.y), 16-byte chunks "
                              "(bx * blockDim.x + tx) * " + std::to_string(kernels::kPadChunksPerThread) +
                              " on, into rows padded to 16 bytes";
-    if (elem_bytes(p) == 2) out.push_back(plan_of<kernels::pad_rows_kernel<2>>(geo, "copy of the unaligned operands", text));
-    else out.push_back(plan_of<kernels::pad_rows_kernel<4>>(geo, "copy of the unaligned operands", text));
+    with_int<2, 4>(elem_bytes(p), [&](auto e) {
+      out.push_back(plan_of<kernels::pad_rows_kernel<decltype(e)::value>>(geo, "copy of the unaligned operands", text));
+    });
   }
   for (LaunchPlan& inner : inner_entry().launches(padded, q)) out.push_back(std::move(inner));
   return out;
 }
 
 void run_padded(const GemmProblem& p, const KernelLaunch& l) {
-  if (p.m == 0 || p.n == 0) return;
   const KernelEntry& inner = inner_entry();
   const PadPlan plan = plan_padding(p);
   auto* base = static_cast<unsigned char*>(l.workspace.data);
@@ -166,7 +164,7 @@ void run_padded(const GemmProblem& p, const KernelLaunch& l) {
   if (q.b != p.b)
     jobs[count++] = {static_cast<const unsigned char*>(p.b), p.b_rows(), p.b_cols(), p.ldb,
                      base + plan.a_bytes, q.ldb};
-  if (count > 0) pad_rows(jobs, count, elem_bytes(p), l.stream);
+  if (count > 0) pad_rows(l.context, jobs, count, elem_bytes(p), l.stream);
   inner.run(q, KernelLaunch{l.context, l.stream, Workspace{base + plan.bytes(), l.workspace.bytes - plan.bytes()}});
 }
 
@@ -288,7 +286,6 @@ Geometry reduce_geometry(const GemmProblem& p, const SplitPlan& plan) {
 }
 
 void run_split_k(const GemmProblem& p, const KernelLaunch& l) {
-  if (p.m == 0 || p.n == 0) return;
   const SplitPlan plan = plan_split_k(p, l.context);
   if (plan.slices == 1) {  // nothing to split: rung 14 as it is
     run_tuned_config(choose_tuned_config(p), p, l);
@@ -300,14 +297,12 @@ void run_split_k(const GemmProblem& p, const KernelLaunch& l) {
   const GemmProblem q = slices_problem(p, plan, partials);
   run_tuned_config(plan.config, q, KernelLaunch{l.context, l.stream, Workspace{}});
 
-  const Geometry geo = reduce_geometry(p, plan);
   const kernels::GemmArgs<float> g = gemm_args<float>(p);
   with_transposes(p, [&](auto ta, auto tb) {
-    kernels::split_k_reduce_kernel<decltype(ta)::value, decltype(tb)::value>
-        <<<geo.grid, geo.block, 0, l.stream>>>(partials, int(plan.slices), q.stride_c, plan.ldw,
-                                               int(plan.slices * plan.slice_k), g);
+    launch_geometry<kernels::split_k_reduce_kernel<decltype(ta)::value, decltype(tb)::value>>(
+        l.context, l.stream, reduce_geometry(p, plan), partials, int(plan.slices), q.stride_c, plan.ldw,
+        int(plan.slices * plan.slice_k), g);
   });
-  check_launch("split_k_reduce_kernel");
 }
 
 // run_split_k's launches: rung 14 unsplit, or rung 14 over the slices then the reduction.
@@ -343,31 +338,14 @@ std::optional<std::string> split_k_precondition(const GemmProblem& p) {
 }  // namespace
 
 void register_composed_kernels(Registry& registry) {
-  registry.add({.name = "cuda_wgmma_padded",
-                .backend = Backend::cuda,
-                .rung = 22,
-                .role = KernelRole::ladder,
-                .summary = "Hopper for operands TMA cannot describe",
-                .dtypes = {DType::bf16, DType::f16, DType::tf32},
-                .min_compute_capability = 90,
-                .auto_priority = 0,  // the auto table decides, from measurements
-                .half_inputs_f32_output = true,
-                .precondition = padded_precondition,
-                .workspace_bytes = padded_workspace_bytes,
-                .run = run_padded,
-                .launches = padded_plans});
-  registry.add({.name = "cuda_split_k",
-                .backend = Backend::cuda,
-                .rung = 23,
-                .role = KernelRole::ladder,
-                .summary = "split-K for the SIMT f32 track",
-                .dtypes = {DType::f32},
-                .min_compute_capability = 80,
-                .auto_priority = 0,
-                .precondition = split_k_precondition,
-                .workspace_bytes = split_k_workspace_bytes,
-                .run = run_split_k,
-                .launches = split_k_plans});
+  registry.add({.name = "cuda_wgmma_padded", .backend = Backend::cuda, .rung = 22,
+                .summary = "Hopper for operands TMA cannot describe", .dtypes = {DType::bf16, DType::f16, DType::tf32},
+                .min_compute_capability = 90, .auto_priority = 0,  // the auto table decides, from measurements
+                .half_inputs_f32_output = true, .precondition = padded_precondition,
+                .workspace_bytes = padded_workspace_bytes, .run = run_padded, .launches = padded_plans});
+  registry.add({.name = "cuda_split_k", .backend = Backend::cuda, .rung = 23, .summary = "split-K for the SIMT f32 track",
+                .dtypes = {DType::f32}, .min_compute_capability = 80, .precondition = split_k_precondition,
+                .workspace_bytes = split_k_workspace_bytes, .run = run_split_k, .launches = split_k_plans});
 }
 
 }  // namespace gemmkit::cuda

@@ -4,7 +4,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cuda/device_buffer.hpp"
 #include "cuda/hopper_launch.hpp"
@@ -82,12 +84,6 @@ std::size_t tf32_copy_bytes(const GemmProblem& p) {
   return (floats * sizeof(float) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
-// The copy kernel's launch for stored (rows, cols): 32x32 tiles, blocks of 32x8 threads.
-Geometry transpose_geometry(std::int64_t rows, std::int64_t cols) {
-  return {dim3(unsigned(ceil_div(cols, 32)), unsigned(std::min<std::int64_t>(ceil_div(rows, 32), 65535))),
-          dim3(32, 8)};
-}
-
 // The launches with_k_major_tf32 makes before the product (none for 16-bit types).
 template <class T>
 std::vector<LaunchPlan> tf32_copy_plans(const GemmProblem& p) {
@@ -121,10 +117,8 @@ GemmProblem with_k_major_tf32(const GemmProblem& p, const KernelLaunch& l) {
   // Transposes stored (rows, cols) into (cols, rows) at `out`.
   auto transpose = [&](const void* in, std::int64_t rows, std::int64_t cols, std::int64_t ld_in,
                        float* out) {
-    const Geometry geo = transpose_geometry(rows, cols);
-    kernels::transpose<float><<<geo.grid, geo.block, 0, l.stream>>>(static_cast<const float*>(in), rows, cols, ld_in,
-                                                  out, ld);
-    check_launch("transpose_f32");
+    launch_geometry<kernels::transpose<float>>(l.context, l.stream, transpose_geometry(rows, cols),
+                                               static_cast<const float*>(in), rows, cols, ld_in, out, ld);
   };
   GemmProblem q = p;
   if (copy_a) {  // A^T stored (k, m): A as stored, (m, k)
@@ -142,17 +136,8 @@ GemmProblem with_k_major_tf32(const GemmProblem& p, const KernelLaunch& l) {
 // transposes. tf32 reads K-major operands only (with_k_major_tf32 makes them so).
 template <class T, class F>
 void with_operand_majors(const GemmProblem& p, F&& f) {
-  using F0 = std::false_type;
-  using T1 = std::true_type;
-  if constexpr (std::is_same_v<T, float>) {
-    f(F0{}, F0{});
-  } else {
-    const bool mn_a = p.trans_a, mn_b = !p.trans_b;
-    if (!mn_a && !mn_b) f(F0{}, F0{});
-    else if (!mn_a && mn_b) f(F0{}, T1{});
-    else if (mn_a && !mn_b) f(T1{}, F0{});
-    else f(T1{}, T1{});
-  }
+  if constexpr (std::is_same_v<T, float>) f(std::false_type{}, std::false_type{});
+  else with_bools(std::forward<F>(f), p.trans_a, !p.trans_b);
 }
 
 // ---- rung 19 ---------------------------------------------------------------------------
@@ -185,10 +170,16 @@ WsPlan plan_wgmma_ws(const GemmProblem& p, int resident, int splits = 1) {
   return plan_ws_tiles<Cfg>(cluster_tiles, ceil_div(p.k, Cfg::BK), resident, splits);
 }
 
+// Rung 19's kernel as a launch of `clusters` clusters (0: only to ask how many fit).
+template <class Cfg>
+Geometry ws_geometry(int clusters) {
+  return {dim3(unsigned(clusters * Cfg::kClusterM)), dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes),
+          dim3(Cfg::kClusterM)};
+}
+
 template <class Cfg, bool MnA, bool MnB>
 int ws_resident(const Context& ctx) {
-  return resident_clusters<kernels::wgmma_ws_kernel<Cfg, MnA, MnB>, Cfg::kThreads,
-                           Cfg::kSmemBytes, Cfg::kClusterM>(ctx);
+  return resident_clusters<kernels::wgmma_ws_kernel<Cfg, MnA, MnB>>(ctx, ws_geometry<Cfg>(kResidencyProbe));
 }
 
 // Every instantiation has the same threads and shared memory, so the same residency; the
@@ -196,13 +187,6 @@ int ws_resident(const Context& ctx) {
 template <class Cfg>
 std::size_t wgmma_ws_stream_k_bytes(const GemmProblem& p, const Context& ctx, int splits = 1) {
   return plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, false, false>(ctx), splits).stream_k_bytes;
-}
-
-// Rung 19's kernel as a launch of `clusters` clusters (0: only to ask how many fit).
-template <class Cfg>
-Geometry ws_geometry(int clusters) {
-  return {dim3(unsigned(clusters * Cfg::kClusterM)), dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes),
-          dim3(Cfg::kClusterM)};
 }
 
 template <class Cfg>
@@ -249,7 +233,6 @@ template <class Cfg>
 void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace scratch,
                          int splits = 1) {
   using T = typename Cfg::Element;
-  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   const TensorArgs<T> g = tensor_args<T>(p);
   const kernels::WsBatch batch{int(p.batch), p.stride_a == 0, p.stride_b == 0, p.stride_c};
   with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
@@ -281,11 +264,8 @@ void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace 
       plan.sk.launch = 1;
       GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), l.stream));
     }
-    const Geometry geo = ws_geometry<Cfg>(plan.clusters);
-    launch_clustered(kernel, l.stream, int(geo.grid.x), int(geo.block.x), int(geo.smem), int(geo.cluster.x),
-                     map_a, map_b, map_c, g, plan.sk, batch);
+    launch_geometry<kernel>(l.context, l.stream, ws_geometry<Cfg>(plan.clusters), map_a, map_b, map_c, g, plan.sk, batch);
   });
-  check_launch("wgmma_ws_kernel");
 }
 
 // ---- rung 18 ---------------------------------------------------------------------------
@@ -300,18 +280,14 @@ Geometry wgmma_tma_geometry(const GemmProblem& p) {
 
 template <class T>
 void run_wgmma_tma(const GemmProblem& p, const KernelLaunch& l) {
-  if (p.m == 0 || p.n == 0) return;
   using Cfg = kernels::WgmmaTmaConfig<T>;
   const TensorArgs<T> g = tensor_args<T>(p);
   with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
     constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
     const CUtensorMap map_a = operand_map<T>(p.a, MnA, p.m, p.k, p.lda, Cfg::BM);
     const CUtensorMap map_b = operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, Cfg::BN);
-    const Geometry geo = wgmma_tma_geometry<T>(p);
-    launch_with_smem<kernels::wgmma_tma_kernel<T, MnA, MnB>, Cfg::kSmemBytes>(
-        l, geo.grid, geo.block, map_a, map_b, g);
+    launch_geometry<kernels::wgmma_tma_kernel<T, MnA, MnB>>(l.context, l.stream, wgmma_tma_geometry<T>(p), map_a, map_b, g);
   });
-  check_launch("wgmma_tma_kernel");
 }
 
 // Rung 18's launches: the tf32 copies, then the product.
@@ -362,17 +338,6 @@ void with_tuned_config(WgmmaTile tile, F&& f) {
   fail(ErrorCategory::internal, "rung 21: an unknown tile configuration");
 }
 
-// Calls f(T{}) with the element type of a tensor-core dtype.
-template <class F>
-void with_tensor_element(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::bf16: f(__nv_bfloat16{}); return;
-    case DType::f16: f(__half{}); return;
-    case DType::tf32: f(float{}); return;
-    default: fail(ErrorCategory::internal, "tensor-core rung called with an unsupported dtype");
-  }
-}
-
 // The problem as the tune table sees it: the batch counts when it runs in one launch.
 template <class Cfg>
 WgmmaShape tune_shape(const GemmProblem& p) {
@@ -397,8 +362,7 @@ WgmmaTile tuned_tile(const GemmProblem& p, int sm_count) {
 WgmmaTile tuned_tile(const GemmProblem& p, const Context& ctx) { return tuned_tile(p, ctx.device_info().sm_count); }
 
 void run_wgmma_tuned(const GemmProblem& p, const KernelLaunch& l, WgmmaTile tile, SplitMode mode) {
-  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
-  with_tensor_element(p.dtype, [&](auto element) {
+  with_element<__nv_bfloat16, __half, float>(p.dtype, [&](auto element) {
     using T = decltype(element);
     with_tuned_config<T>(tile, [&](auto config) {
       using Cfg = decltype(config);
@@ -420,7 +384,7 @@ void run_wgmma_tuned(const GemmProblem& p, const KernelLaunch& l, WgmmaTile tile
 std::vector<LaunchPlan> wgmma_tuned_plans(const GemmProblem& p, const LaunchQueries& q, WgmmaTile tile,
                                           SplitMode mode) {
   std::vector<LaunchPlan> out;
-  with_tensor_element(p.dtype, [&](auto element) {
+  with_element<__nv_bfloat16, __half, float>(p.dtype, [&](auto element) {
     using T = decltype(element);
     with_tuned_config<T>(tile, [&](auto config) {
       using Cfg = decltype(config);
@@ -437,7 +401,7 @@ std::vector<LaunchPlan> wgmma_tuned_plans(const GemmProblem& p, const LaunchQuer
 std::size_t wgmma_tuned_workspace_bytes(const GemmProblem& p, const Context& ctx, WgmmaTile tile,
                                         SplitMode mode) {
   std::size_t bytes = 0;
-  with_tensor_element(p.dtype, [&](auto element) {
+  with_element<__nv_bfloat16, __half, float>(p.dtype, [&](auto element) {
     using T = decltype(element);
     with_tuned_config<T>(tile, [&](auto config) {
       using Cfg = decltype(config);
@@ -496,103 +460,53 @@ std::optional<std::string> hopper_precondition(const GemmProblem& p) {
 
 // The tf32 copies, then the stream-K partial sums and flags.
 std::size_t wgmma_ws_workspace_bytes(const GemmProblem& p, const Context& ctx) {
-  switch (p.dtype) {
-    case DType::bf16: return wgmma_ws_stream_k_bytes<kernels::WgmmaWsConfig<__nv_bfloat16>>(p, ctx);
-    case DType::f16: return wgmma_ws_stream_k_bytes<kernels::WgmmaWsConfig<__half>>(p, ctx);
-    case DType::tf32:
-      return tf32_copy_bytes(p) + wgmma_ws_stream_k_bytes<kernels::WgmmaWsConfig<float>>(p, ctx);
-    default: return 0;
-  }
+  return with_element<__nv_bfloat16, __half, float>(p.dtype, [&](auto t) {
+    return tf32_copy_bytes(p) + wgmma_ws_stream_k_bytes<kernels::WgmmaWsConfig<decltype(t)>>(p, ctx);
+  });
 }
 
 }  // namespace
 
 void register_hopper_kernels(Registry& registry) {
-  registry.add({.name = "cuda_wgmma_tma",
-                .backend = Backend::cuda,
-                .rung = 18,
-                .role = KernelRole::ladder,
-                .summary = "Hopper wgmma fed by TMA",
-                .dtypes = {DType::bf16, DType::f16, DType::tf32},
-                .min_compute_capability = 90,
-                .auto_priority = 0,
-                .half_inputs_f32_output = true,
+  const std::vector<DType> tensor_dtypes = {DType::bf16, DType::f16, DType::tf32};
+  registry.add({.name = "cuda_wgmma_tma", .backend = Backend::cuda, .rung = 18, .summary = "Hopper wgmma fed by TMA",
+                .dtypes = tensor_dtypes, .min_compute_capability = 90, .half_inputs_f32_output = true,
                 .precondition = hopper_precondition,
                 .workspace_bytes = [](const GemmProblem& p, const Context&) { return tf32_copy_bytes(p); },
-                .run = by_tensor_dtype<TmaRunner>,
-                .launches = tensor_plans<TmaRunner>});
-  registry.add({.name = "cuda_wgmma_ws",
-                .backend = Backend::cuda,
-                .rung = 19,
-                .role = KernelRole::ladder,
-                .summary = "warp-specialised persistent wgmma",
-                .dtypes = {DType::bf16, DType::f16, DType::tf32},
-                .min_compute_capability = 90,
-                .auto_priority = 30,
-                .half_inputs_f32_output = true,
-                .batched = true,
-                .precondition = hopper_precondition,
-                .workspace_bytes = wgmma_ws_workspace_bytes,
-                .run = by_tensor_dtype<WsRunner>,
-                .launches = tensor_plans<WsRunner>});
-  registry.add({.name = "cuda_wgmma_tuned",
-                .backend = Backend::cuda,
-                .rung = 21,
-                .role = KernelRole::ladder,
-                .summary = "rung 19 tuned per shape",
-                .dtypes = {DType::bf16, DType::f16, DType::tf32},
-                .min_compute_capability = 90,
-                .auto_priority = 0,
-                .half_inputs_f32_output = true,
-                .batched = true,
-                .precondition = hopper_precondition,
-                .workspace_bytes =
-                    [](const GemmProblem& p, const Context& ctx) {
-                      return wgmma_tuned_workspace_bytes(p, ctx, tuned_tile(p, ctx), SplitMode::rule);
-                    },
-                .run = [](const GemmProblem& p, const KernelLaunch& l) {
-                  run_wgmma_tuned(p, l, tuned_tile(p, l.context), SplitMode::rule);
-                },
-                .launches = [](const GemmProblem& p, const LaunchQueries& q) {
-                  return wgmma_tuned_plans(p, q, tuned_tile(p, q.sm_count), SplitMode::rule);
-                }});
-  // Every configuration the table can pick is an entry of its own, so the GPU tests check
-  // each one and the benchmark shows what the table chose from, split as the rule says. A
-  // tuning run may add {SplitMode::none, "_k1", ...} (never split) and {SplitMode::most,
-  // "_kmax", ...} (split as far as the limits allow) to `modes`: the 2026-11-24 table came
-  // from such a run. They are not registered otherwise, to keep the GPU tests short.
-  struct Mode {
+                .run = by_tensor_dtype<TmaRunner>, .launches = tensor_plans<TmaRunner>});
+  registry.add({.name = "cuda_wgmma_ws", .backend = Backend::cuda, .rung = 19, .summary = "warp-specialised persistent wgmma",
+                .dtypes = tensor_dtypes, .min_compute_capability = 90, .auto_priority = 30, .half_inputs_f32_output = true,
+                .batched = true, .precondition = hopper_precondition, .workspace_bytes = wgmma_ws_workspace_bytes,
+                .run = by_tensor_dtype<WsRunner>, .launches = tensor_plans<WsRunner>});
+  // cuda_wgmma_tuned picks its tile per shape (no tile here). Every tile the table can pick
+  // is an entry of its own too, so the GPU tests check each one and the benchmark shows
+  // what the table chose from, split as the rule says. A tuning run may add rows of
+  // SplitMode::none (suffix "_k1": never split) and SplitMode::most ("_kmax": split as far
+  // as the limits allow): the 2026-11-24 table came from such a run. They are not
+  // registered otherwise, to keep the GPU tests short.
+  struct Tuned {
+    std::string name, summary;
+    std::optional<WgmmaTile> tile;
     SplitMode mode;
-    const char* suffix;
-    const char* summary;
   };
-  const Mode modes[] = {{SplitMode::rule, "", "; split-K as the table's rule says"}};
+  std::vector<Tuned> tuned = {{"cuda_wgmma_tuned", "rung 19 tuned per shape", std::nullopt, SplitMode::rule}};
   for (const TunedWgmma& t : kTunedWgmma)
-    for (const Mode& m : modes) {
-      const WgmmaTile tile = t.tile;
-      const SplitMode mode = m.mode;
-      registry.add({.name = std::string(t.name) + m.suffix,
-                    .backend = Backend::cuda,
-                    .rung = 21,
-                    .role = KernelRole::ladder,
-                    .summary = std::string(t.summary) + m.summary,
-                    .dtypes = {DType::bf16, DType::f16, DType::tf32},
-                    .min_compute_capability = 90,
-                    .auto_priority = 0,
-                    .half_inputs_f32_output = true,
-                    .batched = true,
-                    .precondition = hopper_precondition,
-                    .workspace_bytes =
-                        [tile, mode](const GemmProblem& p, const Context& ctx) {
-                          return wgmma_tuned_workspace_bytes(p, ctx, tile, mode);
-                        },
-                    .run = [tile, mode](const GemmProblem& p, const KernelLaunch& l) {
-                      run_wgmma_tuned(p, l, tile, mode);
-                    },
-                    .launches = [tile, mode](const GemmProblem& p, const LaunchQueries& q) {
-                      return wgmma_tuned_plans(p, q, tile, mode);
-                    }});
-    }
+    tuned.push_back({t.name, std::string(t.summary) + "; split-K as the table's rule says", t.tile, SplitMode::rule});
+  for (const Tuned& t : tuned) {
+    const auto tile_for = [tile = t.tile](const GemmProblem& p, const auto& device) {
+      return tile ? *tile : tuned_tile(p, device);
+    };
+    registry.add({.name = t.name, .backend = Backend::cuda, .rung = 21, .summary = t.summary, .dtypes = tensor_dtypes,
+                  .min_compute_capability = 90, .half_inputs_f32_output = true, .batched = true,
+                  .precondition = hopper_precondition,
+                  .workspace_bytes = [=, mode = t.mode](const GemmProblem& p, const Context& ctx) {
+                    return wgmma_tuned_workspace_bytes(p, ctx, tile_for(p, ctx), mode);
+                  },
+                  .run = [=, mode = t.mode](const GemmProblem& p, const KernelLaunch& l) { run_wgmma_tuned(p, l, tile_for(p, l.context), mode); },
+                  .launches = [=, mode = t.mode](const GemmProblem& p, const LaunchQueries& q) {
+                    return wgmma_tuned_plans(p, q, tile_for(p, q.sm_count), mode);
+                  }});
+  }
 }
 
 }  // namespace gemmkit::cuda

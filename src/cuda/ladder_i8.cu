@@ -25,10 +25,20 @@ std::size_t aligned_bytes(std::size_t bytes) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
+// The kernel as a launch of `clusters` persistent clusters.
+Geometry i8_geometry(int clusters) {
+  return {dim3(unsigned(clusters * Cfg::kClusterM)), dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes),
+          dim3(Cfg::kClusterM)};
+}
+
 template <bool Modular>
 int i8_resident(const Context& ctx) {
-  return resident_clusters<kernels::wgmma_i8_kernel<Cfg, Modular>, Cfg::kThreads, Cfg::kSmemBytes,
-                           Cfg::kClusterM>(ctx);
+  return resident_clusters<kernels::wgmma_i8_kernel<Cfg, Modular>>(ctx, i8_geometry(kResidencyProbe));
+}
+
+// A grid-stride loop over `count` elements: blocks of 256 threads, at most 8192 of them.
+Geometry grid_stride_geometry(std::int64_t count) {
+  return {dim3(unsigned(std::clamp<std::int64_t>(ceil_div(count, 256), 1, 8192))), dim3(256)};
 }
 
 // One launch's operands: `count` matrices, K-major, rows on 16 bytes (stride 0: one matrix
@@ -65,15 +75,11 @@ void launch_i8(const Context& ctx, Stream stream, const I8Operands& o, const ker
     GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), stream));
   }
   const kernels::WsBatch batch{int(o.count), o.stride_a == 0, o.stride_b == 0, 0};
-  launch_clustered(kernels::wgmma_i8_kernel<Cfg, Modular>, stream, plan.clusters * Cfg::kClusterM,
-                   Cfg::kThreads, Cfg::kSmemBytes, Cfg::kClusterM, map_a, map_b, map_c, int(o.m), int(o.n),
-                   int(o.k), plan.sk, batch, out);
-  check_launch("wgmma_i8_kernel");
+  launch_geometry<kernels::wgmma_i8_kernel<Cfg, Modular>>(ctx, stream, i8_geometry(plan.clusters), map_a, map_b, map_c,
+                                                          int(o.m), int(o.n), int(o.k), plan.sk, batch, out);
 }
 
 // ---- the int8 GEMM entry (one product: the entry is not batched) -------------------------
-
-bool on16(const void* ptr, std::int64_t ld) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % 16 == 0; }
 
 // Which operands go through the workspace, and its layout: A's copy, B's copy, stream-K.
 struct GemmCopies {
@@ -84,8 +90,8 @@ struct GemmCopies {
 
 GemmCopies gemm_copies(const GemmProblem& p) {
   GemmCopies c;
-  c.copy_a = p.trans_a || !on16(p.a, p.lda);
-  c.copy_b = !p.trans_b || !on16(p.b, p.ldb);
+  c.copy_a = p.trans_a || !rows_on_16_bytes(p.a, p.lda, 1);
+  c.copy_b = !p.trans_b || !rows_on_16_bytes(p.b, p.ldb, 1);
   c.ld = ceil_div(p.k, 16) * 16;
   c.b_at = c.copy_a ? aligned_bytes(std::size_t(p.m * c.ld)) : 0;
   c.stream_k_at = c.b_at + (c.copy_b ? aligned_bytes(std::size_t(p.n * c.ld)) : 0);
@@ -93,34 +99,28 @@ GemmCopies gemm_copies(const GemmProblem& p) {
 }
 
 std::size_t wgmma_i8_workspace_bytes(const GemmProblem& p, const Context& ctx) {
-  if (p.k == 0 || p.m == 0 || p.n == 0) return 0;
+  if (p.k == 0) return 0;  // C = beta C: no copies, no product
   return gemm_copies(p).stream_k_at + i8_plan<false>(ctx, p.m, p.n, p.k, 1).stream_k_bytes;
 }
 
 // Copies stored (rows, cols) into K-major (dst_rows, k) rows of `ld` bytes at dst: a
 // transpose when the operand is MN-major (stored k x mn), else a row copy.
-void k_major_copy(const std::int8_t* src, std::int64_t rows, std::int64_t cols, std::int64_t ld_src,
+void k_major_copy(const Context& ctx, const std::int8_t* src, std::int64_t rows, std::int64_t cols, std::int64_t ld_src,
                   bool transpose, std::int8_t* dst, std::int64_t ld, Stream stream) {
-  if (transpose) {
-    const dim3 grid(unsigned(ceil_div(cols, 32)), unsigned(std::min<std::int64_t>(ceil_div(rows, 32), 65535)));
-    kernels::transpose<std::int8_t><<<grid, dim3(32, 8), 0, stream>>>(src, rows, cols, ld_src, dst, ld);
-    check_launch("transpose<int8>");
-  } else {
-    const std::int64_t total = rows * ld;
-    const unsigned blocks = unsigned(std::clamp<std::int64_t>(ceil_div(total, 256), 1, 8192));
-    kernels::pack_rows<std::int8_t><<<blocks, 256, 0, stream>>>(src, ld_src, 0, rows, cols, 1, dst, ld);
-    check_launch("pack_rows");
-  }
+  if (transpose)
+    launch_geometry<kernels::transpose<std::int8_t>>(ctx, stream, transpose_geometry(rows, cols), src, rows, cols, ld_src,
+                                                     dst, ld);
+  else
+    launch_geometry<kernels::pack_rows<std::int8_t>>(ctx, stream, grid_stride_geometry(rows * ld), src, ld_src,
+                                                     std::int64_t(0), rows, cols, std::int64_t(1), dst, ld);
 }
 
 void run_wgmma_i8(const GemmProblem& p, const KernelLaunch& l) {
-  if (p.m == 0 || p.n == 0) return;
   auto* c = static_cast<int*>(p.c);
   const int alpha = int(std::int64_t(p.alpha)), beta = int(std::int64_t(p.beta));  // mod 2^32
   if (p.k == 0) {
-    const unsigned blocks = unsigned(std::clamp<std::int64_t>(ceil_div(p.m * p.n, 256), 1, 8192));
-    kernels::scale_c<int><<<blocks, 256, 0, l.stream>>>(c, p.ldc, int(p.m), int(p.n), beta);
-    check_launch("scale_c");
+    launch_geometry<kernels::scale_c<int>>(l.context, l.stream, grid_stride_geometry(p.m * p.n), c, p.ldc, int(p.m),
+                                           int(p.n), beta);
     return;
   }
   const GemmCopies copies = gemm_copies(p);
@@ -129,12 +129,12 @@ void run_wgmma_i8(const GemmProblem& p, const KernelLaunch& l) {
                static_cast<const std::int8_t*>(p.b), p.ldb, 0};
   if (copies.copy_a) {  // A^T stored (k, m), or A unaligned (m, k)
     auto* a = reinterpret_cast<std::int8_t*>(base);
-    k_major_copy(o.a, p.a_rows(), p.a_cols(), p.lda, p.trans_a, a, copies.ld, l.stream);
+    k_major_copy(l.context, o.a, p.a_rows(), p.a_cols(), p.lda, p.trans_a, a, copies.ld, l.stream);
     o.a = a, o.lda = copies.ld;
   }
   if (copies.copy_b) {  // B stored (k, n), or B^T unaligned (n, k)
     auto* b = reinterpret_cast<std::int8_t*>(base + copies.b_at);
-    k_major_copy(o.b, p.b_rows(), p.b_cols(), p.ldb, !p.trans_b, b, copies.ld, l.stream);
+    k_major_copy(l.context, o.b, p.b_rows(), p.b_cols(), p.ldb, !p.trans_b, b, copies.ld, l.stream);
     o.b = b, o.ldb = copies.ld;
   }
   kernels::I8Output out;
@@ -192,52 +192,39 @@ void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, W
 }
 
 void register_i8_kernels(Registry& registry) {
-  registry.add({.name = "cuda_wgmma_i8",
-                .backend = Backend::cuda,
-                .rung = 24,
-                .role = KernelRole::ladder,
-                .summary = "int8 tensor cores with int32 sums, and a modular epilogue",
-                .dtypes = {DType::i8},
-                .min_compute_capability = 90,
-                .auto_priority = 30,
-                .precondition = wgmma_i8_precondition,
-                .workspace_bytes = wgmma_i8_workspace_bytes,
-                .run = run_wgmma_i8,
-                .launches = wgmma_i8_plans});
+  registry.add({.name = "cuda_wgmma_i8", .backend = Backend::cuda, .rung = 24,
+                .summary = "int8 tensor cores with int32 sums, and a modular epilogue", .dtypes = {DType::i8},
+                .min_compute_capability = 90, .auto_priority = 30, .precondition = wgmma_i8_precondition,
+                .workspace_bytes = wgmma_i8_workspace_bytes, .run = run_wgmma_i8, .launches = wgmma_i8_plans});
 }
 
 // ---- launch plans (gemmkit explain) ---------------------------------------------------------
 // The launches run_wgmma_i8 makes: the K-major copies gemm_copies asks for, then
-// wgmma_i8_kernel on the plan i8_plan makes, with the residency `q` reports. The geometry
-// here mirrors k_major_copy and launch_i8 (written out, not shared, while those change).
+// wgmma_i8_kernel on the plan i8_plan makes, with the residency `q` reports.
 std::vector<LaunchPlan> wgmma_i8_plans(const GemmProblem& p, const LaunchQueries& q) {
   std::vector<LaunchPlan> out;
   const GemmCopies copies = gemm_copies(p);
   const auto copy = [&](const char* what, std::int64_t rows, std::int64_t cols, bool transpose) {
     if (transpose)
       out.push_back(plan_of<kernels::transpose<std::int8_t>>(
-          {dim3(unsigned(ceil_div(cols, 32)), unsigned(std::min<std::int64_t>(ceil_div(rows, 32), 65535))), dim3(32, 8)},
-          what, "writes no C: block (bx, by) moves the 32x32 tile at stored rows by * 32, columns bx * 32 through "
-                "shared memory, thread (tx, ty) the elements at rows ty + 8i, column tx of it"));
+          transpose_geometry(rows, cols), what,
+          "writes no C: block (bx, by) moves the 32x32 tile at stored rows by * 32, columns bx * 32 through "
+          "shared memory, thread (tx, ty) the elements at rows ty + 8i, column tx of it"));
     else
       out.push_back(plan_of<kernels::pack_rows<std::int8_t>>(
-          {dim3(unsigned(std::clamp<std::int64_t>(ceil_div(rows * copies.ld, 256), 1, 8192))), dim3(256)}, what,
+          grid_stride_geometry(rows * copies.ld), what,
           "writes no C: a grid-stride loop, thread i of the grid copying bytes i, i + gridDim.x * 256, ... of the "
           "padded rows"));
   };
   if (copies.copy_a) copy("A copied K-major, rows padded to 16 bytes", p.a_rows(), p.a_cols(), p.trans_a);
   if (copies.copy_b) copy("B copied K-major, rows padded to 16 bytes", p.b_rows(), p.b_cols(), !p.trans_b);
   constexpr auto kernel = kernels::wgmma_i8_kernel<Cfg, false>;
-  const auto geometry = [](int clusters) {
-    return Geometry{dim3(unsigned(clusters * Cfg::kClusterM)), dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes),
-                    dim3(Cfg::kClusterM)};
-  };
-  const int resident = q.active_clusters(plan_of<kernel>(geometry(0), "", ""));
+  const int resident = q.active_clusters(plan_of<kernel>(i8_geometry(0), "", ""));
   const std::int64_t tiles = ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) * ceil_div(p.n, Cfg::BN);
   const WsPlan plan = plan_ws_tiles<Cfg>(tiles, ceil_div(p.k, Cfg::BK), resident);
   const auto n = [](std::int64_t v) { return std::to_string(v); };
   out.push_back(plan_of<kernel>(
-      geometry(plan.clusters), "the product",
+      i8_geometry(plan.clusters), "the product",
       "as rung 19 on int8: " + n(plan.clusters) + " persistent clusters of " + n(Cfg::kClusterM) +
           " blocks loop over cluster tiles of " + n(Cfg::kClusterM * Cfg::BM) + "x" + n(Cfg::BN) +
           " (round r, cluster c: tile r * clusters + c), block b of a cluster on its rows b * " + n(Cfg::BM) +

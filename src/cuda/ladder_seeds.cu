@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "cuda/kernels/gemm/seeds/01_row_per_thread.cuh"
@@ -25,8 +26,6 @@ using kernels::GemmArgs;
 // Threads per block of the one-dimensional rungs 1 and 2. They have only m (or n)
 // threads in all, so small blocks spread that little work over more SMs.
 constexpr int line_block = 64;
-
-bool empty_output(const GemmProblem& p) { return p.m == 0 || p.n == 0; }
 
 // ---- grids: shared by each launcher and its precondition, so the two cannot disagree ----
 
@@ -84,193 +83,112 @@ std::string one_element_text(int tile) {
          " + threadIdx.x (threads past the edge of C write nothing)";
 }
 
-// ---- launchers ------------------------------------------------------------------------
+// ---- launchers: each written once for run() and launches() (ladder.hpp) -----------------
 
-template <class T>
-void run_row_per_thread(const GemmProblem& p, const KernelLaunch& l) {
-  if (empty_output(p)) return;
-  const GemmArgs<T> g = gemm_args<T>(p);
-  const Geometry geo = row_per_thread_geometry(p);
-  with_transposes(p, [&](auto ta, auto tb) {
-    kernels::row_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, T><<<geo.grid, geo.block, 0, l.stream>>>(g);
-  });
-  check_launch("row_per_thread_kernel");
-}
-
-template <class T>
-void run_column_per_thread(const GemmProblem& p, const KernelLaunch& l) {
-  if (empty_output(p)) return;
-  const GemmArgs<T> g = gemm_args<T>(p);
-  const Geometry geo = column_per_thread_geometry(p);
-  with_transposes(p, [&](auto ta, auto tb) {
-    kernels::column_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, T><<<geo.grid, geo.block, 0, l.stream>>>(g);
-  });
-  check_launch("column_per_thread_kernel");
-}
-
-template <class T>
-void run_naive(const GemmProblem& p, const KernelLaunch& l) {
-  if (empty_output(p)) return;
-  const GemmArgs<T> g = gemm_args<T>(p);
-  const Geometry geo = tile_geometry(p, kernels::naive_block);
-  with_transposes(p, [&](auto ta, auto tb) {
-    kernels::naive_kernel<decltype(ta)::value, decltype(tb)::value, T><<<geo.grid, geo.block, 0, l.stream>>>(g);
-  });
-  check_launch("naive_kernel");
-}
-
-template <class T>
-void run_restrict(const GemmProblem& p, const KernelLaunch& l) {
-  if (empty_output(p)) return;
-  const GemmArgs<T> g = gemm_args<T>(p);
-  const Geometry geo = tile_geometry(p, kernels::restrict_block);
-  with_transposes(p, [&](auto ta, auto tb) {
-    kernels::restrict_kernel<decltype(ta)::value, decltype(tb)::value, T><<<geo.grid, geo.block, 0, l.stream>>>(
-            g.m, g.n, g.k, g.alpha, g.beta, g.a, g.lda, g.b, g.ldb, g.c, g.ldc);
-  });
-  check_launch("restrict_kernel");
-}
-
-template <int TILE, class T>
-void run_tiled(const GemmProblem& p, const KernelLaunch& l) {
-  if (empty_output(p)) return;
-  const GemmArgs<T> g = gemm_args<T>(p);
-  const Geometry geo = tile_geometry(p, TILE);
-  with_transposes(p, [&](auto ta, auto tb) {
-    kernels::tiled_kernel<TILE, decltype(ta)::value, decltype(tb)::value, T><<<geo.grid, geo.block, 0, l.stream>>>(g);
-  });
-  check_launch("tiled_kernel");
-}
-
-template <class T>
-void run_tiled_unrolled(const GemmProblem& p, const KernelLaunch& l) {
-  if (empty_output(p)) return;
-  const GemmArgs<T> g = gemm_args<T>(p);
-  const Geometry geo = tile_geometry(p, kernels::unrolled_tile);
-  with_transposes(p, [&](auto ta, auto tb) {
-    kernels::tiled_unrolled_kernel<decltype(ta)::value, decltype(tb)::value, T><<<geo.grid, geo.block, 0, l.stream>>>(g);
-  });
-  check_launch("tiled_unrolled_kernel");
-}
-
-// The entry's run function: calls launch(T{}, p) with T the problem's element type (f32 or
-// f64; the registry sends no other), so one generic lambda covers both instantiations.
-template <class Launch>
-std::function<void(const GemmProblem&, const KernelLaunch&)> for_each_dtype(Launch launch) {
-  return [launch](const GemmProblem& p, const KernelLaunch& l) {
-    if (p.dtype == DType::f64) launch(double{}, p, l);
-    else if (p.dtype == DType::f32) launch(float{}, p, l);
-    else fail(ErrorCategory::internal, "seed kernels: unsupported dtype");
-  };
-}
-
-// The entry's launches: plan(T{}, ta, tb, p) for the problem's element type and transposes,
-// the instantiation run() launches.
-template <class Plan>
-std::function<std::vector<LaunchPlan>(const GemmProblem&, const LaunchQueries&)> plans(Plan plan) {
-  return [plan](const GemmProblem& p, const LaunchQueries&) {
-    std::vector<LaunchPlan> out;
-    with_transposes(p, [&](auto ta, auto tb) {
-      if (p.dtype == DType::f64) out.push_back(plan(double{}, ta, tb, p));
-      else out.push_back(plan(float{}, ta, tb, p));
+// Rungs 1 and 2: one whole row (Rows) or column of C per thread.
+template <bool Rows>
+auto line_per_thread() {
+  return [](const GemmProblem& p, const auto& emit) {
+    with_float_instance(p, [&](auto t, auto ta, auto tb) {
+      using T = decltype(t);
+      constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
+      const auto launch = [&](auto kernel, const Geometry& geometry, const char* mapping, auto elements) {
+        emit.template kernel<decltype(kernel)::value>(
+            geometry, [&] { return Described{"the product", mapping, elements(p)}; }, gemm_args<T>(p));
+      };
+      if constexpr (Rows)
+        launch(Instance<kernels::row_per_thread_kernel<TA, TB, T>>{}, row_per_thread_geometry(p),
+               "one row of C per thread: row = blockIdx.x * blockDim.x + threadIdx.x, every column of it", whole_row);
+      else
+        launch(Instance<kernels::column_per_thread_kernel<TA, TB, T>>{}, column_per_thread_geometry(p),
+               "one column of C per thread: column = blockIdx.x * blockDim.x + threadIdx.x, every row of it",
+               whole_column);
     });
-    return out;
+  };
+}
+const auto row_per_thread = line_per_thread<true>();
+const auto column_per_thread = line_per_thread<false>();
+
+// Rungs 3-6: one element of C per thread in (Tile, Tile) blocks; kernel(ta, tb, T{}) names
+// the instantiation (as the type Instance<...>), args(GemmArgs) gives its arguments.
+template <int Tile, class Kernel, class Args>
+auto one_element_per_thread(Kernel kernel, Args args) {
+  return [=](const GemmProblem& p, const auto& emit) {
+    with_float_instance(p, [&](auto t, auto ta, auto tb) {
+      std::apply([&](const auto&... a) {
+        emit.template kernel<decltype(kernel(ta, tb, t))::value>(
+            tile_geometry(p, Tile), [&] { return Described{"the product", one_element_text(Tile), one_element(p, Tile)}; }, a...);
+      }, args(gemm_args<decltype(t)>(p)));
+    });
   };
 }
 
-KernelEntry seed_entry(std::string name, int rung, std::string summary,
-                       std::function<std::optional<std::string>(const GemmProblem&)> precondition,
-                       std::function<void(const GemmProblem&, const KernelLaunch&)> run,
-                       std::function<std::vector<LaunchPlan>(const GemmProblem&, const LaunchQueries&)> launches) {
-  return {.name = std::move(name),
-          .backend = Backend::cuda,
-          .rung = rung,
-          .role = KernelRole::ladder,
-          .summary = std::move(summary),
-          .dtypes = {DType::f32, DType::f64},
-          .min_compute_capability = 50,
-          .auto_priority = 0,
-          .precondition = std::move(precondition),
-          .run = std::move(run),
-          .launches = std::move(launches)};
+// Rung 4's kernel takes the GemmArgs' eleven members as arguments of their own.
+const auto spelled_out = [](const auto& g) {
+  return std::tuple(g.m, g.n, g.k, g.alpha, g.beta, g.a, g.lda, g.b, g.ldb, g.c, g.ldc);
+};
+const auto as_is = [](const auto& g) { return std::tuple(g); };
+
+// Selectors: kernel template instantiations for (ta, tb, T) as types.
+using kernels::naive_kernel, kernels::restrict_kernel, kernels::tiled_kernel, kernels::tiled_unrolled_kernel;
+const auto naive = one_element_per_thread<kernels::naive_block>(
+    [](auto ta, auto tb, auto t) { return Instance<naive_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t)>>{}; },
+    as_is);
+const auto restrict_ = one_element_per_thread<kernels::restrict_block>(
+    [](auto ta, auto tb, auto t) { return Instance<restrict_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t)>>{}; },
+    spelled_out);
+template <int Tile>
+const auto tiled = one_element_per_thread<Tile>(
+    [](auto ta, auto tb, auto t) { return Instance<tiled_kernel<Tile, decltype(ta)::value, decltype(tb)::value, decltype(t)>>{}; },
+    as_is);
+const auto unrolled = one_element_per_thread<kernels::unrolled_tile>(
+    [](auto ta, auto tb, auto t) {
+      return Instance<tiled_unrolled_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t)>>{};
+    },
+    as_is);
+
+// The precondition of a rung of (tile, tile) blocks.
+std::function<std::optional<std::string>(const GemmProblem&)> fits_tiles(int tile) {
+  return [tile](const GemmProblem& p) { return fits(p, tile_grid(p, tile)); };
 }
+
+const std::vector<DType> kFloats = {DType::f32, DType::f64};
 
 }  // namespace
 
 void register_seed_kernels(Registry& registry) {
-  // Each run lambda receives a value of the element type (see for_each_dtype).
-  registry.add(seed_entry(
-      "cuda_row_per_thread", 1, "one thread computes one whole row of C",
-      [](const GemmProblem& p) { return fits(p, row_per_thread_grid(p)); },
-      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_row_per_thread<decltype(t)>(p, l); }),
-      plans([](auto t, auto ta, auto tb, const GemmProblem& p) {
-        return plan_of<kernels::row_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t)>>(
-            row_per_thread_geometry(p), "the product",
-            "one row of C per thread: row = blockIdx.x * blockDim.x + threadIdx.x, every column of it",
-            whole_row(p));
-      })));
-  registry.add(seed_entry(
-      "cuda_col_per_thread", 2, "one thread computes one whole column of C",
-      [](const GemmProblem& p) { return fits(p, column_per_thread_grid(p)); },
-      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_column_per_thread<decltype(t)>(p, l); }),
-      plans([](auto t, auto ta, auto tb, const GemmProblem& p) {
-        return plan_of<kernels::column_per_thread_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t)>>(
-            column_per_thread_geometry(p), "the product",
-            "one column of C per thread: column = blockIdx.x * blockDim.x + threadIdx.x, every row of it",
-            whole_column(p));
-      })));
-  registry.add(seed_entry(
-      "cuda_naive", 3, "one thread per element of C, in 16 x 16 blocks (the textbook kernel)",
-      [](const GemmProblem& p) { return fits(p, tile_grid(p, kernels::naive_block)); },
-      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_naive<decltype(t)>(p, l); }),
-      plans([](auto t, auto ta, auto tb, const GemmProblem& p) {
-        constexpr int tile = kernels::naive_block;
-        return plan_of<kernels::naive_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t)>>(
-            tile_geometry(p, tile), "the product", one_element_text(tile), one_element(p, tile));
-      })));
-  registry.add(seed_entry(
-      "cuda_restrict", 4, "the naive kernel with `const T* __restrict__` operands and the k loop unrolled by 8",
-      [](const GemmProblem& p) { return fits(p, tile_grid(p, kernels::restrict_block)); },
-      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_restrict<decltype(t)>(p, l); }),
-      plans([](auto t, auto ta, auto tb, const GemmProblem& p) {
-        constexpr int tile = kernels::restrict_block;
-        return plan_of<kernels::restrict_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t)>>(
-            tile_geometry(p, tile), "the product", one_element_text(tile), one_element(p, tile));
-      })));
-  registry.add(seed_entry(
-      "cuda_tiled8", 5, "shared-memory tiling, one (TILE, TILE) block of threads per (TILE, TILE) tile of C, TILE in {8, 16, 32}",
-      [](const GemmProblem& p) { return fits(p, tile_grid(p, 8)); },
-      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled<8, decltype(t)>(p, l); }),
-      plans([](auto t, auto ta, auto tb, const GemmProblem& p) {
-        return plan_of<kernels::tiled_kernel<8, decltype(ta)::value, decltype(tb)::value, decltype(t)>>(
-            tile_geometry(p, 8), "the product", one_element_text(8), one_element(p, 8));
-      })));
-  registry.add(seed_entry(
-      "cuda_tiled16", 5, "16x16 tiles of op(A) and op(B) staged in shared memory per k step",
-      [](const GemmProblem& p) { return fits(p, tile_grid(p, 16)); },
-      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled<16, decltype(t)>(p, l); }),
-      plans([](auto t, auto ta, auto tb, const GemmProblem& p) {
-        return plan_of<kernels::tiled_kernel<16, decltype(ta)::value, decltype(tb)::value, decltype(t)>>(
-            tile_geometry(p, 16), "the product", one_element_text(16), one_element(p, 16));
-      })));
-  registry.add(seed_entry(
-      "cuda_tiled32", 5, "32x32 tiles of op(A) and op(B) staged in shared memory per k step",
-      [](const GemmProblem& p) { return fits(p, tile_grid(p, 32)); },
-      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled<32, decltype(t)>(p, l); }),
-      plans([](auto t, auto ta, auto tb, const GemmProblem& p) {
-        return plan_of<kernels::tiled_kernel<32, decltype(ta)::value, decltype(tb)::value, decltype(t)>>(
-            tile_geometry(p, 32), "the product", one_element_text(32), one_element(p, 32));
-      })));
-  registry.add(seed_entry(
-      "cuda_tiled_unrolled", 6,
-      "rung 5 at TILE = 32, explicitly unrolled, with padded tiles for transposed operands",
-      [](const GemmProblem& p) { return fits(p, tile_grid(p, kernels::unrolled_tile)); },
-      for_each_dtype([](auto t, const GemmProblem& p, const KernelLaunch& l) { run_tiled_unrolled<decltype(t)>(p, l); }),
-      plans([](auto t, auto ta, auto tb, const GemmProblem& p) {
-        constexpr int tile = kernels::unrolled_tile;
-        return plan_of<kernels::tiled_unrolled_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t)>>(
-            tile_geometry(p, tile), "the product", one_element_text(tile), one_element(p, tile));
-      })));
+  registry.add({.name = "cuda_row_per_thread", .backend = Backend::cuda, .rung = 1,
+                .summary = "one thread computes one whole row of C", .dtypes = kFloats, .min_compute_capability = 50,
+                .precondition = [](const GemmProblem& p) { return fits(p, row_per_thread_grid(p)); },
+                .run = runs(row_per_thread), .launches = plans(row_per_thread)});
+  registry.add({.name = "cuda_col_per_thread", .backend = Backend::cuda, .rung = 2,
+                .summary = "one thread computes one whole column of C", .dtypes = kFloats, .min_compute_capability = 50,
+                .precondition = [](const GemmProblem& p) { return fits(p, column_per_thread_grid(p)); },
+                .run = runs(column_per_thread), .launches = plans(column_per_thread)});
+  registry.add({.name = "cuda_naive", .backend = Backend::cuda, .rung = 3,
+                .summary = "one thread per element of C, in 16 x 16 blocks (the textbook kernel)", .dtypes = kFloats,
+                .min_compute_capability = 50, .precondition = fits_tiles(kernels::naive_block),
+                .run = runs(naive), .launches = plans(naive)});
+  registry.add({.name = "cuda_restrict", .backend = Backend::cuda, .rung = 4,
+                .summary = "the naive kernel with `const T* __restrict__` operands and the k loop unrolled by 8",
+                .dtypes = kFloats, .min_compute_capability = 50, .precondition = fits_tiles(kernels::restrict_block),
+                .run = runs(restrict_), .launches = plans(restrict_)});
+  registry.add({.name = "cuda_tiled8", .backend = Backend::cuda, .rung = 5,
+                .summary = "shared-memory tiling, one (TILE, TILE) block of threads per (TILE, TILE) tile of C, TILE in {8, 16, 32}",
+                .dtypes = kFloats, .min_compute_capability = 50, .precondition = fits_tiles(8),
+                .run = runs(tiled<8>), .launches = plans(tiled<8>)});
+  registry.add({.name = "cuda_tiled16", .backend = Backend::cuda, .rung = 5,
+                .summary = "16x16 tiles of op(A) and op(B) staged in shared memory per k step", .dtypes = kFloats,
+                .min_compute_capability = 50, .precondition = fits_tiles(16),
+                .run = runs(tiled<16>), .launches = plans(tiled<16>)});
+  registry.add({.name = "cuda_tiled32", .backend = Backend::cuda, .rung = 5,
+                .summary = "32x32 tiles of op(A) and op(B) staged in shared memory per k step", .dtypes = kFloats,
+                .min_compute_capability = 50, .precondition = fits_tiles(32),
+                .run = runs(tiled<32>), .launches = plans(tiled<32>)});
+  registry.add({.name = "cuda_tiled_unrolled", .backend = Backend::cuda, .rung = 6,
+                .summary = "rung 5 at TILE = 32, explicitly unrolled, with padded tiles for transposed operands",
+                .dtypes = kFloats, .min_compute_capability = 50, .precondition = fits_tiles(kernels::unrolled_tile),
+                .run = runs(unrolled), .launches = plans(unrolled)});
 }
 
 }  // namespace gemmkit::cuda

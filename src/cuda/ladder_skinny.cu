@@ -161,161 +161,20 @@ SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, Tiling tiling, int sn, i
   return plan;
 }
 
-// Blocks of rung 20 an SM runs at once, for sn column tiles, on the FMA path (f32) or the
-// tensor cores. Asked of the bf16 kernel for the tensor cores (tf32's has the same threads
-// and shared memory), once per context; the launcher and workspace_bytes plan with the
-// same figure.
-template <int SN, bool Simt>
-int skinny_resident(const Context& ctx) {
-  using T = std::conditional_t<Simt, float, __nv_bfloat16>;
-  constexpr auto kernel = kernels::skinny_kernel<T, Simt, true, true, SN, true, true>;
-  constexpr int smem = SkinnyConfig<T>::template smem_bytes<Simt, SN>;
-  return ctx.cached(&fact_key<ResidentBlocks, kernel>, [&] {
-    allow_dynamic_smem<kernel, smem>(ctx);
-    int per_sm = 0;
-    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, kernel, SkinnyConfig<T>::kThreads, smem));
-    if (per_sm < 1) fail(ErrorCategory::device, "skinny_kernel does not fit on a multiprocessor of this device");
-    return per_sm;
-  });
-}
-
-int skinny_resident(const Context& ctx, int sn, bool simt) {
-  if (simt) {
-    switch (sn) {
-      case 1: return skinny_resident<1, true>(ctx);
-      case 2: return skinny_resident<2, true>(ctx);
-      case 4: return skinny_resident<4, true>(ctx);
-      default: return skinny_resident<8, true>(ctx);
-    }
-  }
-  switch (sn) {
-    case 2: return skinny_resident<2, false>(ctx);
-    case 4: return skinny_resident<4, false>(ctx);
-    default: return skinny_resident<8, false>(ctx);
-  }
-}
-
-// Clusters on sm_90 (the sm_90a code has them; other devices run the sm_80 code).
-bool cluster_device(const Context& ctx) { return ctx.compute_capability() / 10 == 9; }
-
-template <int C>
-struct ClusterFit;  // Context::cached key: clusters of C blocks that run at once
-
-// Clusters of C blocks (along y) of rung 20's kernel for sn column tiles the device runs at
-// once, asked of the same kernel as skinny_resident, once per context.
-template <int SN, bool Simt, int C>
-int skinny_cluster_fit(const Context& ctx) {
-  using T = std::conditional_t<Simt, float, __nv_bfloat16>;
-  constexpr auto kernel = kernels::skinny_kernel<T, Simt, true, true, SN, true, true>;
-  constexpr int smem = SkinnyConfig<T>::template smem_bytes<Simt, SN>;
-  return ctx.cached(&fact_key<ClusterFit<C>, kernel>, [&] {
-    allow_dynamic_smem<kernel, smem>(ctx);
-    cudaLaunchConfig_t config{};
-    cudaLaunchAttribute cluster{};
-    config.gridDim = dim3(1, C);
-    config.blockDim = dim3(SkinnyConfig<T>::kThreads);
-    config.dynamicSmemBytes = smem;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = 1;
-    cluster.val.clusterDim.y = C;
-    cluster.val.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    int clusters = 0;
-    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-    return clusters;
-  });
-}
-
-template <int SN, bool Simt>
-int skinny_cluster_fit(const Context& ctx, int c) {
-  switch (c) {
-    case 2: return skinny_cluster_fit<SN, Simt, 2>(ctx);
-    case 3: return skinny_cluster_fit<SN, Simt, 3>(ctx);
-    case 4: return skinny_cluster_fit<SN, Simt, 4>(ctx);
-    case 5: return skinny_cluster_fit<SN, Simt, 5>(ctx);
-    case 6: return skinny_cluster_fit<SN, Simt, 6>(ctx);
-    case 7: return skinny_cluster_fit<SN, Simt, 7>(ctx);
-    case 8: return skinny_cluster_fit<SN, Simt, 8>(ctx);
-    default: return 0;
-  }
-}
-
-// cluster_fit for plan_skinny: 0 where the device has no clusters for rung 20 or the entry
-// does not use them.
-std::function<int(int)> cluster_fit_of(const Context& ctx, int sn, bool simt, bool use) {
-  if (!use || !cluster_device(ctx)) return [](int) { return 0; };
-  return [&ctx, sn, simt](int c) {
-    if (simt) {
-      switch (sn) {
-        case 1: return skinny_cluster_fit<1, true>(ctx, c);
-        case 2: return skinny_cluster_fit<2, true>(ctx, c);
-        case 4: return skinny_cluster_fit<4, true>(ctx, c);
-        default: return skinny_cluster_fit<8, true>(ctx, c);
-      }
-    }
-    switch (sn) {
-      case 2: return skinny_cluster_fit<2, false>(ctx, c);
-      case 4: return skinny_cluster_fit<4, false>(ctx, c);
-      default: return skinny_cluster_fit<8, false>(ctx, c);
-    }
-  };
-}
-
-SkinnyPlan plan_for(const GemmProblem& p, const Context& ctx, bool clusters) {
-  const Skinny s = orient(p);
-  const bool simt = p.dtype == DType::f32;
-  const int sn = column_tiles(s.cols, simt);
-  const Tiling tiling = simt ? tiling_of<float, true>(sn)
-                             : p.dtype == DType::tf32 ? tiling_of<float, false>(sn)
-                                                      : tiling_of<__nv_bfloat16, false>(sn);
-  const int sms = ctx.device_info().sm_count;
-  return plan_skinny(s, p.k, tiling, sn, sms, sms * skinny_resident(ctx, sn, simt),
-                     cluster_fit_of(ctx, sn, simt, clusters));
-}
-
-// Calls f(std::bool_constant...) for the stored orientations of X and W.
+// Calls f(T{}, simt) for the problem's dtype: T the element type (__nv_bfloat16, __half,
+// float), simt a std::bool_constant, true for f32 by FMAs (float is tf32 otherwise).
 template <class F>
-void with_orientations(const Skinny& s, F&& f) {
-  using F0 = std::false_type;
-  using T1 = std::true_type;
-  if (s.xk && s.wk) f(T1{}, T1{});
-  else if (s.xk) f(T1{}, F0{});
-  else if (s.wk) f(F0{}, T1{});
-  else f(F0{}, F0{});
+decltype(auto) with_skinny_type(DType dtype, F&& f) {
+  if (dtype == DType::f32) return f(float{}, std::true_type{});
+  return with_element<__nv_bfloat16, __half, float>(dtype, [&](auto t) { return f(t, std::false_type{}); });
 }
 
-// Calls f(std::integral_constant<kernel>, std::integral_constant<int, SN>) with the
-// instantiation of rung 20's kernel for the problem's orientations, column tiles and
-// alignments. Three variants: both operands in 16-byte chunks, X only (W, being small, may
-// go element by element), or neither.
-template <class T, bool Simt, class F>
-void with_skinny_kernel(const Skinny& s, int sn, F&& f) {
-  // 16-byte copies need X's and W's starts and rows on 16-byte boundaries.
-  const auto aligned = [](const void* ptr, std::int64_t ld) {
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * std::int64_t(sizeof(T))) % 16 == 0;
-  };
-  const bool vec_x = aligned(s.x, s.ldx), vec_w = vec_x && aligned(s.w, s.ldw);
-  with_orientations(s, [&](auto xk, auto wk) {
-    constexpr bool XK = decltype(xk)::value, WK = decltype(wk)::value;
-    auto pick = [&](auto sn_c, auto vec_x_c, auto vec_w_c) {
-      constexpr int SN = decltype(sn_c)::value;
-      constexpr auto kernel =
-          kernels::skinny_kernel<T, Simt, XK, WK, SN, decltype(vec_x_c)::value, decltype(vec_w_c)::value>;
-      f(std::integral_constant<decltype(kernel), kernel>{}, sn_c);
-    };
-    auto with_vec = [&](auto sn_c) {
-      if (vec_w) pick(sn_c, std::true_type{}, std::true_type{});
-      else if (vec_x) pick(sn_c, std::true_type{}, std::false_type{});
-      else pick(sn_c, std::false_type{}, std::false_type{});
-    };
-    if constexpr (Simt)
-      if (sn == 1) return with_vec(std::integral_constant<int, 1>{});
-    if (sn == 2) with_vec(std::integral_constant<int, 2>{});
-    else if (sn == 4) with_vec(std::integral_constant<int, 4>{});
-    else with_vec(std::integral_constant<int, 8>{});
-  });
+// Calls f(std::integral_constant<int, SN>{}) for the column tiles sn: 1 (FMA path only), 2,
+// 4 or 8.
+template <bool Simt, class F>
+decltype(auto) with_column_tiles(int sn, F&& f) {
+  if constexpr (Simt) return with_int<1, 2, 4, 8>(sn, std::forward<F>(f));
+  else return with_int<2, 4, 8>(sn, std::forward<F>(f));
 }
 
 // A launch of plan's (tiles, splits) blocks; clusters of a tile's splits along y when they
@@ -327,18 +186,93 @@ Geometry skinny_geometry(const SkinnyPlan& plan) {
           plan.in_cluster ? dim3(1, unsigned(plan.splits)) : dim3(1, 1, 1)};
 }
 
+// Residency is asked of one instantiation per (Simt, SN): on the tensor cores the bf16
+// kernel's (tf32's has the same threads and shared memory), so that the launcher,
+// workspace_bytes and explain plan with the same figures.
+template <bool Simt>
+using ResidencyType = std::conditional_t<Simt, float, __nv_bfloat16>;
+template <bool Simt, int SN>
+constexpr auto kResidencyKernel = kernels::skinny_kernel<ResidencyType<Simt>, Simt, true, true, SN, true, true>;
+
+// Blocks of rung 20 an SM runs at once, for sn column tiles on the FMA path (f32) or the
+// tensor cores; asked once per context.
+int skinny_resident(const Context& ctx, int sn, bool simt) {
+  return with_bools([&](auto simt_c) {
+    constexpr bool Simt = decltype(simt_c)::value;
+    return with_column_tiles<Simt>(sn, [&](auto sn_c) {
+      constexpr int SN = decltype(sn_c)::value;
+      const int per_sm =
+          blocks_per_sm<kResidencyKernel<Simt, SN>>(ctx, skinny_geometry<ResidencyType<Simt>, Simt, SN>({1, 1}));
+      if (per_sm < 1) fail(ErrorCategory::device, "skinny_kernel does not fit on a multiprocessor of this device");
+      return per_sm;
+    });
+  }, simt);
+}
+
+// Clusters on sm_90 (the sm_90a code has them; other devices run the sm_80 code).
+bool cluster_device(const Context& ctx) { return ctx.compute_capability() / 10 == 9; }
+
+template <int C>
+struct ClusterFit;  // Context::cached key: clusters of C blocks that run at once
+
+// cluster_fit for plan_skinny: clusters of c blocks (along y) of the residency kernel that
+// the device runs at once, asked once per context; 0 where the device has no clusters for
+// rung 20, the entry does not use them, or c is not 2..8.
+std::function<int(int)> cluster_fit_of(const Context& ctx, int sn, bool simt, bool use) {
+  if (!use || !cluster_device(ctx)) return [](int) { return 0; };
+  return [&ctx, sn, simt](int c) {
+    if (c < 2 || c > 8) return 0;
+    return with_bools([&](auto simt_c) {
+      constexpr bool Simt = decltype(simt_c)::value;
+      return with_column_tiles<Simt>(sn, [&](auto sn_c) {
+        constexpr int SN = decltype(sn_c)::value;
+        return with_int<2, 3, 4, 5, 6, 7, 8>(c, [&](auto c_c) {
+          constexpr int C = decltype(c_c)::value;
+          Geometry g = skinny_geometry<ResidencyType<Simt>, Simt, SN>({1, C});
+          g.cluster = dim3(1, C);
+          return active_clusters<kResidencyKernel<Simt, SN>, ClusterFit<C>>(ctx, g);
+        });
+      });
+    }, simt);
+  };
+}
+
+// The plan of run_skinny<T, Simt> (workspace_bytes asks for it too).
+template <class T, bool Simt>
+SkinnyPlan plan_for(const Skinny& s, std::int64_t k, const Context& ctx, bool clusters) {
+  const int sn = column_tiles(s.cols, Simt);
+  const int sms = ctx.device_info().sm_count;
+  return plan_skinny(s, k, tiling_of<T, Simt>(sn), sn, sms, sms * skinny_resident(ctx, sn, Simt),
+                     cluster_fit_of(ctx, sn, Simt, clusters));
+}
+
+// Calls f(std::integral_constant<kernel>, std::integral_constant<int, SN>) with the
+// instantiation of rung 20's kernel for the problem's orientations, column tiles and
+// alignments. Three variants: both operands in 16-byte chunks, X only (W, being small, may
+// go element by element), or neither.
+template <class T, bool Simt, class F>
+void with_skinny_kernel(const Skinny& s, int sn, F&& f) {
+  // 16-byte copies need X's and W's starts and rows on 16-byte boundaries.
+  const bool vec_x = rows_on_16_bytes(s.x, s.ldx, sizeof(T));
+  const bool vec_w = vec_x && rows_on_16_bytes(s.w, s.ldw, sizeof(T));
+  // X and W in 16-byte chunks, X only (W, being small, may go element by element), or
+  // neither.
+  with_bools([&](auto xk, auto wk, auto vx, auto vw) {
+    with_column_tiles<Simt>(sn, [&](auto sn_c) {
+      constexpr int SN = decltype(sn_c)::value;
+      constexpr bool VX = decltype(vx)::value, VW = VX && decltype(vw)::value;  // no kernel for W only
+      f(Instance<kernels::skinny_kernel<T, Simt, decltype(xk)::value, decltype(wk)::value, SN, VX, VW>>{}, sn_c);
+    });
+  }, s.xk, s.wk, vec_x, vec_w);
+}
+
 // T: __nv_bfloat16, __half or float; Simt: f32 by FMAs (else tf32 when T is float).
 // clusters: split K adds up in clusters where they fit (cuda_skinny_cluster).
 template <class T, bool Simt>
 void run_skinny(const GemmProblem& p, const KernelLaunch& l, bool clusters) {
-  if (p.m == 0 || p.n == 0) return;
-  using Cfg = SkinnyConfig<T>;
   const Skinny s = normalized(orient(p), int(sizeof(T)));
   const int sn = column_tiles(s.cols, Simt);
-  const int sms = l.context.device_info().sm_count;
-  const SkinnyPlan plan = plan_skinny(s, p.k, tiling_of<T, Simt>(sn), sn, sms,
-                                     sms * skinny_resident(l.context, sn, Simt),
-                                     cluster_fit_of(l.context, sn, Simt, clusters));
+  const SkinnyPlan plan = plan_for<T, Simt>(s, p.k, l.context, clusters);
   SkinnyArgs<T> g{int(s.rows), int(s.cols), int(p.k), float(p.alpha), float(p.beta),
                   static_cast<const T*>(s.x), s.ldx, static_cast<const T*>(s.w), s.ldw,
                   p.c, s.c_row, s.c_col,
@@ -352,43 +286,23 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l, bool clusters) {
     g.counters = reinterpret_cast<unsigned*>(base + plan.partial_bytes);
     GEMMKIT_CUDA_CHECK(cudaMemsetAsync(g.counters, 0, std::size_t(plan.tiles) * sizeof(unsigned), l.stream));
   }
-  with_skinny_kernel<T, Simt>(s, sn, [&](auto kernel_c, auto sn_c) {
-    constexpr auto kernel = decltype(kernel_c)::value;
-    constexpr int smem = Cfg::template smem_bytes<Simt, decltype(sn_c)::value>;
-    const Geometry geo = skinny_geometry<T, Simt, decltype(sn_c)::value>(plan);
-    if (!plan.in_cluster) {
-      launch_with_smem<kernel, smem>(l, geo.grid, geo.block, g);
-      return;
-    }
-    allow_dynamic_smem<kernel, smem>(l.context);
-    cudaLaunchConfig_t config{};
-    cudaLaunchAttribute cluster{};
-    config.gridDim = geo.grid;
-    config.blockDim = geo.block;
-    config.dynamicSmemBytes = geo.smem;
-    config.stream = l.stream;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = geo.cluster.x;
-    cluster.val.clusterDim.y = geo.cluster.y;  // a tile's splits
-    cluster.val.clusterDim.z = geo.cluster.z;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    GEMMKIT_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, g));
+  with_skinny_kernel<T, Simt>(s, sn, [&](auto kernel, auto sn_c) {
+    // Clusters of a tile's splits along y when they add up in the cluster.
+    launch_geometry<decltype(kernel)::value>(l.context, l.stream, skinny_geometry<T, Simt, decltype(sn_c)::value>(plan), g);
   });
-  check_launch("skinny_kernel");
 }
 
 // run_skinny's launch, planned with the residency `q` reports (asked of the kernel
 // skinny_resident and skinny_cluster_fit ask about).
 template <class T, bool Simt>
 std::vector<LaunchPlan> skinny_plans(const GemmProblem& p, const LaunchQueries& q, bool clusters) {
-  using R = std::conditional_t<Simt, float, __nv_bfloat16>;  // the kernel residency is asked of
+  using R = ResidencyType<Simt>;
   const Skinny s = normalized(orient(p), int(sizeof(T)));
   const int sn = column_tiles(s.cols, Simt);
   std::vector<LaunchPlan> out;
   with_skinny_kernel<T, Simt>(s, sn, [&](auto kernel_c, auto sn_c) {
     constexpr int SN = decltype(sn_c)::value;
-    constexpr auto asked = kernels::skinny_kernel<R, Simt, true, true, SN, true, true>;
+    constexpr auto asked = kResidencyKernel<Simt, SN>;
     const auto probe = [](dim3 cluster) {
       Geometry g = skinny_geometry<R, Simt, SN>(SkinnyPlan{1, 1});
       g.cluster = cluster;
@@ -415,26 +329,6 @@ std::vector<LaunchPlan> skinny_plans(const GemmProblem& p, const LaunchQueries& 
   return out;
 }
 
-std::vector<LaunchPlan> skinny_entry_plans(const GemmProblem& p, const LaunchQueries& q, bool clusters) {
-  switch (p.dtype) {
-    case DType::bf16: return skinny_plans<__nv_bfloat16, false>(p, q, clusters);
-    case DType::f16: return skinny_plans<__half, false>(p, q, clusters);
-    case DType::tf32: return skinny_plans<float, false>(p, q, clusters);
-    case DType::f32: return skinny_plans<float, true>(p, q, clusters);
-    default: fail(ErrorCategory::internal, "cuda_skinny called with an unsupported dtype");
-  }
-}
-
-void run_skinny_entry(const GemmProblem& p, const KernelLaunch& l, bool clusters) {
-  switch (p.dtype) {
-    case DType::bf16: run_skinny<__nv_bfloat16, false>(p, l, clusters); return;
-    case DType::f16: run_skinny<__half, false>(p, l, clusters); return;
-    case DType::tf32: run_skinny<float, false>(p, l, clusters); return;
-    case DType::f32: run_skinny<float, true>(p, l, clusters); return;
-    default: fail(ErrorCategory::internal, "cuda_skinny called with an unsupported dtype");
-  }
-}
-
 std::optional<std::string> skinny_precondition(const GemmProblem& p) {
   if (std::min(p.m, p.n) > kMaxSkinny)
     return "cuda_skinny takes M or N <= " + std::to_string(kMaxSkinny) + "; this product is " +
@@ -452,25 +346,24 @@ void register_skinny_kernels(Registry& registry) {
   // (cuda_skinny_cluster, sm_90; the same as cuda_skinny elsewhere). With clusters the
   // first H200 run lost to the workspace, before clusters were kept to where they fit.
   for (const bool clusters : {false, true}) {
-    registry.add({.name = clusters ? "cuda_skinny_cluster" : "cuda_skinny",
-                  .backend = Backend::cuda,
-                  .rung = 20,
-                  .role = KernelRole::ladder,
+    const auto typed = [](const GemmProblem& p, auto&& f) {
+      return with_skinny_type(p.dtype, [&](auto t, auto simt) { return f(t, simt); });
+    };
+    registry.add({.name = clusters ? "cuda_skinny_cluster" : "cuda_skinny", .backend = Backend::cuda, .rung = 20,
                   .summary = std::string("skinny products (GEMV-like): min(M, N) <= 64") +
                              (clusters ? "; its K splits added up in clusters (sm_90) where they fit" : ""),
-                  .dtypes = {DType::bf16, DType::f16, DType::tf32, DType::f32},
-                  .min_compute_capability = 80,
-                  .auto_priority = 0,
-                  .half_inputs_f32_output = true,
-                  .precondition = skinny_precondition,
-                  .workspace_bytes = [clusters](const GemmProblem& p, const Context& ctx) {
-                    return p.m == 0 || p.n == 0 ? std::size_t(0) : plan_for(p, ctx, clusters).bytes;
+                  .dtypes = {DType::bf16, DType::f16, DType::tf32, DType::f32}, .min_compute_capability = 80,
+                  .half_inputs_f32_output = true, .precondition = skinny_precondition,
+                  .workspace_bytes = [=](const GemmProblem& p, const Context& ctx) {
+                    return typed(p, [&](auto t, auto simt) {
+                      return plan_for<decltype(t), decltype(simt)::value>(orient(p), p.k, ctx, clusters).bytes;
+                    });
                   },
-                  .run = [clusters](const GemmProblem& p, const KernelLaunch& l) {
-                    run_skinny_entry(p, l, clusters);
+                  .run = [=](const GemmProblem& p, const KernelLaunch& l) {
+                    typed(p, [&](auto t, auto simt) { run_skinny<decltype(t), decltype(simt)::value>(p, l, clusters); });
                   },
-                  .launches = [clusters](const GemmProblem& p, const LaunchQueries& q) {
-                    return skinny_entry_plans(p, q, clusters);
+                  .launches = [=](const GemmProblem& p, const LaunchQueries& q) {
+                    return typed(p, [&](auto t, auto simt) { return skinny_plans<decltype(t), decltype(simt)::value>(p, q, clusters); });
                   }});
   }
 }

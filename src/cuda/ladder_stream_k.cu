@@ -18,25 +18,24 @@ using kernels::GemmArgs;
 // and the fix-up cost more than the extra parallelism gains.
 constexpr int kMinItersPerBlock = 8;
 
-// Blocks of Kernel the device runs at once: one wave. Asked once per kernel and context:
-// the query costs host time inside every timed call otherwise.
-template <auto Kernel, int Threads, int SmemBytes>
-int resident_blocks(const Context& ctx) {
-  return ctx.cached(&fact_key<ResidentBlocks, Kernel>, [&] {
-    allow_dynamic_smem<Kernel, SmemBytes>(ctx);
-    int per_sm = 0;
-    GEMMKIT_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, Threads, SmemBytes));
-    if (per_sm < 1)
-      fail(ErrorCategory::device, "stream_k_kernel does not fit on a multiprocessor of this device");
-    return ctx.device_info().sm_count * per_sm;
-  });
-}
-
 // Rung 15 is stream-K over rung 14's 128x256 tile, the configuration that runs the large
 // problems, where a partial last wave costs the most.
 using StreamKConfig = Tile128x256;
 constexpr TunedConfig kTunedConfig = TunedConfig::tile_128x256;
+
+// One block per data-parallel tile, then one per stream-K share.
+Geometry stream_k_geometry(const StreamKSchedule& s) {
+  using Cfg = StreamKConfig;
+  return {dim3(unsigned(s.blocks())), dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes)};
+}
+
+// Blocks of Kernel the device runs at once: one wave.
+template <auto Kernel>
+int resident_blocks(const Context& ctx) {
+  const int per_sm = blocks_per_sm<Kernel>(ctx, stream_k_geometry({}));
+  if (per_sm < 1) fail(ErrorCategory::device, "stream_k_kernel does not fit on a multiprocessor of this device");
+  return ctx.device_info().sm_count * per_sm;
+}
 
 // The schedule for `resident` blocks at once (the launcher asks the context, explain its
 // queries).
@@ -49,14 +48,7 @@ StreamKSchedule schedule(const GemmProblem& p, int resident) {
 
 template <auto Kernel>
 StreamKSchedule schedule(const GemmProblem& p, const Context& ctx) {
-  using Cfg = StreamKConfig;
-  return schedule(p, resident_blocks<Kernel, Cfg::kThreads, Cfg::kSmemBytes>(ctx));
-}
-
-// One block per data-parallel tile, then one per stream-K share.
-Geometry stream_k_geometry(const StreamKSchedule& s) {
-  using Cfg = StreamKConfig;
-  return {dim3(unsigned(s.blocks())), dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes)};
+  return schedule(p, resident_blocks<Kernel>(ctx));
 }
 
 // Workspace: the stream-K blocks' partial tiles (floats), then their flags and the block
@@ -77,7 +69,6 @@ std::size_t stream_k_workspace_bytes(const GemmProblem& p, const Context& ctx) {
 
 void run_stream_k(const GemmProblem& p, const KernelLaunch& l) {
   using Cfg = StreamKConfig;
-  if (p.m == 0 || p.n == 0) return;
   const GemmArgs<float> g = gemm_args<float>(p);
   with_transposes_and_vectors(p, [&](auto ta, auto tb, auto va, auto vb) {
     constexpr auto kernel = kernels::stream_k_kernel<Cfg, decltype(ta)::value, decltype(tb)::value,
@@ -92,12 +83,10 @@ void run_stream_k(const GemmProblem& p, const KernelLaunch& l) {
     if (l.workspace.bytes < workspace_bytes(s))
       fail(ErrorCategory::internal, "cuda_stream_k: the workspace is smaller than declared");
     auto* base = static_cast<unsigned char*>(l.workspace.data);
-    int* counters = reinterpret_cast<int*>(base + partial_bytes(s));  // sk_blocks flags, then the counter
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(counters, 0, (std::size_t(s.sk_blocks) + 1) * sizeof(int), l.stream));
-    const kernels::StreamKWorkspace w{reinterpret_cast<float*>(base), counters, counters + s.sk_blocks};
-    const Geometry geo = stream_k_geometry(s);
-    launch_with_smem<kernel, Cfg::kSmemBytes>(l, geo.grid, geo.block, g, s, w);
-    check_launch("stream_k_kernel");
+    auto* flags = reinterpret_cast<unsigned*>(base + partial_bytes(s));  // sk_blocks flags, then the counter
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(flags, 0, (std::size_t(s.sk_blocks) + 1) * sizeof(int), l.stream));
+    const kernels::StreamKWorkspace w{reinterpret_cast<float*>(base), flags, reinterpret_cast<int*>(flags + s.sk_blocks)};
+    launch_geometry<kernel>(l.context, l.stream, stream_k_geometry(s), g, s, w);
   });
 }
 
@@ -139,18 +128,9 @@ std::optional<std::string> fits(const GemmProblem& p) {
 }  // namespace
 
 void register_stream_k_kernels(Registry& registry) {
-  registry.add({.name = "cuda_stream_k",
-                .backend = Backend::cuda,
-                .rung = 15,
-                .role = KernelRole::ladder,
-                .summary = "stream-K",
-                .dtypes = {DType::f32},
-                .min_compute_capability = 80,
-                .auto_priority = 0,
-                .precondition = fits,
-                .workspace_bytes = stream_k_workspace_bytes,
-                .run = run_stream_k,
-                .launches = stream_k_plans});
+  registry.add({.name = "cuda_stream_k", .backend = Backend::cuda, .rung = 15, .summary = "stream-K",
+                .dtypes = {DType::f32}, .min_compute_capability = 80, .precondition = fits,
+                .workspace_bytes = stream_k_workspace_bytes, .run = run_stream_k, .launches = stream_k_plans});
 }
 
 }  // namespace gemmkit::cuda

@@ -36,90 +36,37 @@ std::string warp_tile_text(const char* fragments) {
          " of the tile; " + fragments;
 }
 
-template <class T>
-void run_wmma(const GemmProblem& p, const KernelLaunch& l) {
-  if (p.m == 0 || p.n == 0) return;
-  using Cfg = kernels::WmmaConfig<T>;
-  const TensorArgs<T> g = tensor_args<T>(p);
-  const Geometry geo = tile_row_geometry<Cfg>(p);
-  with_transposes(p, [&](auto ta, auto tb) {
-    constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
-    launch_with_smem<kernels::wmma_kernel<T, TA, TB>, Cfg::kSmemBytes>(l, geo.grid, geo.block, g);
+// Rung 16: WMMA in bf16, f16 or tf32.
+const auto wmma = [](const GemmProblem& p, const auto& emit) {
+  with_element<__nv_bfloat16, __half, float>(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    using Cfg = kernels::WmmaConfig<T>;
+    with_transposes(p, [&](auto ta, auto tb) {
+      emit.template kernel<kernels::wmma_kernel<T, decltype(ta)::value, decltype(tb)::value>>(tile_row_geometry<Cfg>(p), [&] {
+        return Described{"the product",
+                         warp_tile_text<Cfg>("WMMA fragments of 16x16 hold the sums in a layout the API leaves unspecified, "
+                                             "so the warp stores them to shared memory and its lanes write that piece of C "
+                                             "row by row")};
+      }, tensor_args<T>(p));
+    });
   });
-  check_launch("wmma_kernel");
-}
-
-// Calls f(std::integral_constant<kernel>) with the mma_sync_kernel instantiation for the
-// problem's transposes and alignments: 16-byte copies need the operand's start and every row
-// on 16-byte boundaries.
-template <class T, class F>
-void with_mma_sync_kernel(const GemmProblem& p, F&& f) {
-  const auto aligned = [](const void* ptr, std::int64_t ld) {
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && ld % (16 / sizeof(T)) == 0;
-  };
-  const bool vec_a = aligned(p.a, p.lda), vec_b = aligned(p.b, p.ldb);
-  with_transposes(p, [&](auto ta, auto tb) {
-    constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
-    auto pick = [&](auto va, auto vb) {
-      constexpr auto kernel = kernels::mma_sync_kernel<T, TA, TB, decltype(va)::value, decltype(vb)::value>;
-      f(std::integral_constant<decltype(kernel), kernel>{});
-    };
-    if (vec_a && vec_b) pick(std::true_type{}, std::true_type{});
-    else if (vec_a) pick(std::true_type{}, std::false_type{});
-    else if (vec_b) pick(std::false_type{}, std::true_type{});
-    else pick(std::false_type{}, std::false_type{});
-  });
-}
-
-template <class T>
-void run_mma_sync(const GemmProblem& p, const KernelLaunch& l) {
-  if (p.m == 0 || p.n == 0) return;
-  using Cfg = kernels::MmaSyncConfig<T>;
-  const TensorArgs<T> g = tensor_args<T>(p);
-  const Geometry geo = tile_row_geometry<Cfg>(p);
-  with_mma_sync_kernel<T>(p, [&](auto kernel) {
-    launch_with_smem<decltype(kernel)::value, Cfg::kSmemBytes>(l, geo.grid, geo.block, g);
-  });
-  check_launch("mma_sync_kernel");
-}
-
-template <class T>
-std::vector<LaunchPlan> wmma_plans(const GemmProblem& p) {
-  using Cfg = kernels::WmmaConfig<T>;
-  std::vector<LaunchPlan> out;
-  with_transposes(p, [&](auto ta, auto tb) {
-    out.push_back(plan_of<kernels::wmma_kernel<T, decltype(ta)::value, decltype(tb)::value>>(
-        tile_row_geometry<Cfg>(p), "the product",
-        warp_tile_text<Cfg>("WMMA fragments of 16x16 hold the sums in a layout the API leaves unspecified, so the "
-                            "warp stores them to shared memory and its lanes write that piece of C row by row")));
-  });
-  return out;
-}
-
-template <class T>
-std::vector<LaunchPlan> mma_sync_plans(const GemmProblem& p) {
-  using Cfg = kernels::MmaSyncConfig<T>;
-  std::vector<LaunchPlan> out;
-  with_mma_sync_kernel<T>(p, [&](auto kernel) {
-    out.push_back(plan_of<decltype(kernel)::value>(
-        tile_row_geometry<Cfg>(p), "the product",
-        warp_tile_text<Cfg>("the piece is 4 x 4 mma.sync tiles of 16x8, and lane l holds rows l / 4 and l / 4 + 8, "
-                            "columns 2 * (l % 4) and 2 * (l % 4) + 1 of each")));
-  });
-  return out;
-}
-
-template <class T> struct WmmaRunner {
-  static void run(const GemmProblem& p, const KernelLaunch& l) { run_wmma<T>(p, l); }
-  static std::vector<LaunchPlan> plans(const GemmProblem& p, const LaunchQueries&) { return wmma_plans<T>(p); }
 };
-template <class T> struct MmaSyncRunner {
-  static void run(const GemmProblem& p, const KernelLaunch& l) { run_mma_sync<T>(p, l); }
-  static std::vector<LaunchPlan> plans(const GemmProblem& p, const LaunchQueries&) { return mma_sync_plans<T>(p); }
-};
-template <> struct MmaSyncRunner<float> {  // not registered for tf32
-  static void run(const GemmProblem&, const KernelLaunch&) { fail(ErrorCategory::internal, "cuda_mma_sync has no tf32 path"); }
-  static std::vector<LaunchPlan> plans(const GemmProblem&, const LaunchQueries&) { return {}; }
+
+// Rung 17: mma.sync in bf16 or f16, instantiated for the problem's transposes and whether
+// 16-byte copies may read A and B (their starts and rows on 16-byte boundaries).
+const auto mma_sync = [](const GemmProblem& p, const auto& emit) {
+  with_element<__nv_bfloat16, __half>(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    using Cfg = kernels::MmaSyncConfig<T>;
+    with_bools([&](auto ta, auto tb, auto va, auto vb) {
+      emit.template kernel<kernels::mma_sync_kernel<T, decltype(ta)::value, decltype(tb)::value, decltype(va)::value,
+                                                    decltype(vb)::value>>(tile_row_geometry<Cfg>(p), [&] {
+        return Described{"the product",
+                         warp_tile_text<Cfg>("the piece is 4 x 4 mma.sync tiles of 16x8, and lane l holds rows l / 4 and "
+                                             "l / 4 + 8, columns 2 * (l % 4) and 2 * (l % 4) + 1 of each")};
+      }, tensor_args<T>(p));
+    }, p.trans_a, p.trans_b, rows_on_16_bytes(p.a, p.lda, sizeof(T)), rows_on_16_bytes(p.b, p.ldb, sizeof(T)));
+  });
 };
 
 // One 1-D grid of 128 x 128 tiles.
@@ -130,30 +77,14 @@ std::optional<std::string> fits_128x128(const GemmProblem& p) {
 }  // namespace
 
 void register_tensor_kernels(Registry& registry) {
-  registry.add({.name = "cuda_wmma",
-                .backend = Backend::cuda,
-                .rung = 16,
-                .role = KernelRole::ladder,
-                .summary = "tensor cores through WMMA",
-                .dtypes = {DType::bf16, DType::f16, DType::tf32},
-                .min_compute_capability = 80,
-                .auto_priority = 0,
-                .half_inputs_f32_output = true,
-                .precondition = fits_128x128,
-                .run = by_tensor_dtype<WmmaRunner>,
-                .launches = tensor_plans<WmmaRunner>});
-  registry.add({.name = "cuda_mma_sync",
-                .backend = Backend::cuda,
-                .rung = 17,
-                .role = KernelRole::ladder,
+  registry.add({.name = "cuda_wmma", .backend = Backend::cuda, .rung = 16, .summary = "tensor cores through WMMA",
+                .dtypes = {DType::bf16, DType::f16, DType::tf32}, .min_compute_capability = 80,
+                .half_inputs_f32_output = true, .precondition = fits_128x128, .run = runs(wmma), .launches = plans(wmma)});
+  registry.add({.name = "cuda_mma_sync", .backend = Backend::cuda, .rung = 17,
                 .summary = "mma.sync with ldmatrix, swizzled shared memory and a cp.async pipeline",
-                .dtypes = {DType::bf16, DType::f16},
-                .min_compute_capability = 80,
-                .auto_priority = 10,
-                .half_inputs_f32_output = true,
-                .precondition = fits_128x128,
-                .run = by_tensor_dtype<MmaSyncRunner>,
-                .launches = tensor_plans<MmaSyncRunner>});
+                .dtypes = {DType::bf16, DType::f16}, .min_compute_capability = 80, .auto_priority = 10,
+                .half_inputs_f32_output = true, .precondition = fits_128x128,
+                .run = runs(mma_sync), .launches = plans(mma_sync)});
 }
 
 }  // namespace gemmkit::cuda

@@ -1,6 +1,7 @@
 // Launchers and registry entries for rungs 12-14: warp tiling, the cp.async pipeline, and
 // the per-shape choice among tuned cp.async configurations.
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "cuda/autotune_table.hpp"
@@ -27,24 +28,6 @@ Geometry warptile_geometry(const GemmProblem& p) {
   return {dim3(unsigned(ceil_div(p.m, Cfg::BM) * ceil_div(p.n, Cfg::BN)), 1,
                unsigned(std::min(p.batch, kMaxGridZ))),
           dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes)};
-}
-
-template <class Cfg, bool Staged>
-void run_warptile(const GemmProblem& p, const KernelLaunch& l) {
-  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
-  const GemmArgs<float> g = gemm_args<float>(p);
-  const kernels::BatchStrides batch{p.stride_a, p.stride_b, p.stride_c, p.batch};
-  const Geometry geo = warptile_geometry<Cfg>(p);
-  const dim3 grid = geo.grid, block = geo.block;
-  with_transposes_and_vectors(p, [&](auto ta, auto tb, auto va, auto vb) {
-    constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
-    constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value;
-    if constexpr (Staged)
-      launch_with_smem<kernels::warptile_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(l, grid, block, g, batch);
-    else
-      launch_with_smem<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>, Cfg::kSmemBytes>(l, grid, block, g, batch);
-  });
-  check_launch(Staged ? "warptile_kernel" : "cp_async_kernel");
 }
 
 // Where block b's tile lies (the kernels' grouped_tile: 8 tile rows at a time down each
@@ -76,23 +59,24 @@ std::string warptile_text() {
          ") * 4 + i * " + s(Cfg::LM * 4) + " + 0..3, columns (l % " + s(Cfg::LN) + ") * 4 + j * " + s(Cfg::LN * 4) + " + 0..3 of the warp tile";
 }
 
-// The instantiation run_warptile launches for the problem.
+// Configuration Cfg of the staged (rung 12) or cp.async (rungs 13-14) kernel, a strided
+// batch in one launch (blockIdx.z picks the matrix).
 template <class Cfg, bool Staged>
-std::vector<LaunchPlan> warptile_plans(const GemmProblem& p, const LaunchQueries&) {
-  std::vector<LaunchPlan> out;
+auto warptile() {
+  return [](const GemmProblem& p, const auto& emit) {
+  const kernels::BatchStrides batch{p.stride_a, p.stride_b, p.stride_c, p.batch};
   with_transposes_and_vectors(p, [&](auto ta, auto tb, auto va, auto vb) {
     constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
     constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value;
-    const auto plan = [&](auto kernel) {
-      out.push_back(plan_of<decltype(kernel)::value>(warptile_geometry<Cfg>(p), "the product", warptile_text<Cfg>(),
-                                                    [p](Dim3 b, Dim3 t) { return warptile_elements<Cfg>(p, b, t); }));
+    const auto launch = [&](auto kernel) {
+      emit.template kernel<decltype(kernel)::value>(warptile_geometry<Cfg>(p), [&] {
+        return Described{"the product", warptile_text<Cfg>(), [p](Dim3 b, Dim3 t) { return warptile_elements<Cfg>(p, b, t); }};
+      }, gemm_args<float>(p), batch);
     };
-    if constexpr (Staged)
-      plan(std::integral_constant<decltype(&kernels::warptile_kernel<Cfg, TA, TB, VA, VB>), kernels::warptile_kernel<Cfg, TA, TB, VA, VB>>{});
-    else
-      plan(std::integral_constant<decltype(&kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>), kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>>{});
+    if constexpr (Staged) launch(Instance<kernels::warptile_kernel<Cfg, TA, TB, VA, VB>>{});
+    else launch(Instance<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>>{});
   });
-  return out;
+  };
 }
 
 template <class Cfg>
@@ -105,21 +89,21 @@ struct TunedKernel {
   TunedConfig id;
   const char* name;
   const char* summary;
-  void (*run)(const GemmProblem&, const KernelLaunch&);
   std::optional<std::string> (*fits)(const GemmProblem&);
-  std::vector<LaunchPlan> (*plans)(const GemmProblem&, const LaunchQueries&);
+  std::function<void(const GemmProblem&, const KernelLaunch&)> run;
+  std::function<std::vector<LaunchPlan>(const GemmProblem&, const LaunchQueries&)> plans;
 };
 
 const TunedKernel kTuned[] = {
     {TunedConfig::tile_128x256, "cuda_tuned_128x256",
-     "cp.async, 128x256x16 block, 64x64 warps, 8x16 per thread, 3 stages",
-     run_warptile<Tile128x256, false>, fits<Tile128x256>, warptile_plans<Tile128x256, false>},
+     "cp.async, 128x256x16 block, 64x64 warps, 8x16 per thread, 3 stages", fits<Tile128x256>,
+     runs(warptile<Tile128x256, false>()), plans(warptile<Tile128x256, false>())},
     {TunedConfig::tile_64x128, "cuda_tuned_64x128",
-     "cp.async, 64x128x16 block, 32x64 warps, 8x8 per thread, 4 stages",
-     run_warptile<Tile64x128, false>, fits<Tile64x128>, warptile_plans<Tile64x128, false>},
+     "cp.async, 64x128x16 block, 32x64 warps, 8x8 per thread, 4 stages", fits<Tile64x128>,
+     runs(warptile<Tile64x128, false>()), plans(warptile<Tile64x128, false>())},
     {TunedConfig::tile_64x64, "cuda_tuned_64x64",
-     "cp.async, 64x64x16 block, 32x32 warps, 4x8 per thread, 4 stages",
-     run_warptile<Tile64x64, false>, fits<Tile64x64>, warptile_plans<Tile64x64, false>},
+     "cp.async, 64x64x16 block, 32x32 warps, 4x8 per thread, 4 stages", fits<Tile64x64>,
+     runs(warptile<Tile64x64, false>()), plans(warptile<Tile64x64, false>())},
 };
 
 const TunedKernel& tuned(TunedConfig id) {
@@ -139,102 +123,59 @@ std::vector<LaunchPlan> tuned_config_plans(TunedConfig config, const GemmProblem
 }
 
 namespace {
-// Asked once per context: the query costs host time inside every timed call otherwise.
 template <class Cfg>
-int blocks_per_sm(const Context& ctx) {
-  constexpr auto kernel = kernels::cp_async_kernel<Cfg, false, false, false, false>;
-  return ctx.cached(&fact_key<ResidentBlocks, kernel>, [&] {
-    allow_dynamic_smem<kernel, Cfg::kSmemBytes>(ctx);
-    int blocks = 0;
-    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Cfg::kThreads,
-                                                                     Cfg::kSmemBytes));
-    return std::max(blocks, 1);
-  });
+constexpr auto kOccupancyKernel = kernels::cp_async_kernel<Cfg, false, false, false, false>;
+
+template <class Cfg>
+int config_blocks_per_sm(const Context& ctx) {
+  return std::max(blocks_per_sm<kOccupancyKernel<Cfg>>(ctx, warptile_geometry<Cfg>(GemmProblem{})), 1);
+}
+
+template <class Cfg>
+int config_blocks_per_sm(const LaunchQueries& q) {
+  return std::max(q.blocks_per_sm(plan_of<kOccupancyKernel<Cfg>>(warptile_geometry<Cfg>(GemmProblem{}), "", "")), 1);
+}
+
+// Calls f(Cfg{}) with the configuration of `config`.
+template <class F>
+int with_tuned_config(TunedConfig config, F&& f) {
+  switch (config) {
+    case TunedConfig::tile_128x256: return f(Tile128x256{});
+    case TunedConfig::tile_64x128: return f(Tile64x128{});
+    case TunedConfig::tile_64x64: return f(Tile64x64{});
+  }
+  fail(ErrorCategory::internal, "unknown tuned configuration");
 }
 }  // namespace
 
-template <class Cfg>
-int blocks_per_sm(const LaunchQueries& q) {
-  constexpr auto kernel = kernels::cp_async_kernel<Cfg, false, false, false, false>;
-  return std::max(q.blocks_per_sm(plan_of<kernel>(warptile_geometry<Cfg>(GemmProblem{}), "", "")), 1);
-}
-
 int tuned_config_blocks_per_sm(TunedConfig config, const LaunchQueries& q) {
-  switch (config) {
-    case TunedConfig::tile_128x256: return blocks_per_sm<Tile128x256>(q);
-    case TunedConfig::tile_64x128: return blocks_per_sm<Tile64x128>(q);
-    case TunedConfig::tile_64x64: return blocks_per_sm<Tile64x64>(q);
-  }
-  fail(ErrorCategory::internal, "unknown tuned configuration");
+  return with_tuned_config(config, [&](auto cfg) { return config_blocks_per_sm<decltype(cfg)>(q); });
 }
 
 int tuned_config_blocks_per_sm(TunedConfig config, const Context& ctx) {
-  switch (config) {
-    case TunedConfig::tile_128x256: return blocks_per_sm<Tile128x256>(ctx);
-    case TunedConfig::tile_64x128: return blocks_per_sm<Tile64x128>(ctx);
-    case TunedConfig::tile_64x64: return blocks_per_sm<Tile64x64>(ctx);
-  }
-  fail(ErrorCategory::internal, "unknown tuned configuration");
+  return with_tuned_config(config, [&](auto cfg) { return config_blocks_per_sm<decltype(cfg)>(ctx); });
 }
 
 void register_warptile_kernels(Registry& registry) {
-  registry.add({.name = "cuda_warptile",
-                .backend = Backend::cuda,
-                .rung = 12,
-                .role = KernelRole::ladder,
-                .summary = "warp tiling",
-                .dtypes = {DType::f32},
-                .min_compute_capability = 50,
-                .auto_priority = 0,
-                .batched = true,
+  registry.add({.name = "cuda_warptile", .backend = Backend::cuda, .rung = 12, .summary = "warp tiling",
+                .dtypes = {DType::f32}, .min_compute_capability = 50, .batched = true,
                 .precondition = fits<StagedConfig>,
-                .run = run_warptile<StagedConfig, true>,
-                .launches = warptile_plans<StagedConfig, true>});
-  registry.add({.name = "cuda_cp_async",
-                .backend = Backend::cuda,
-                .rung = 13,
-                .role = KernelRole::ladder,
-                .summary = "multi-stage cp.async pipeline",
-                .dtypes = {DType::f32},
-                .min_compute_capability = 80,
-                .auto_priority = 0,
-                .batched = true,
+                .run = runs(warptile<StagedConfig, true>()), .launches = plans(warptile<StagedConfig, true>())});
+  registry.add({.name = "cuda_cp_async", .backend = Backend::cuda, .rung = 13, .summary = "multi-stage cp.async pipeline",
+                .dtypes = {DType::f32}, .min_compute_capability = 80, .batched = true,
                 .precondition = fits<Tile128x128>,
-                .run = run_warptile<Tile128x128, false>,
-                .launches = warptile_plans<Tile128x128, false>});
-  registry.add({.name = "cuda_autotuned",
-                .backend = Backend::cuda,
-                .rung = 14,
-                .role = KernelRole::ladder,
-                .summary = "rung 13 with the tile configuration picked per shape from a table "
-                           "tuned on the H200",
-                .dtypes = {DType::f32},
-                .min_compute_capability = 80,
-                .auto_priority = 90,
-                .batched = true,
-                .precondition =
-                    [](const GemmProblem& p) { return tuned(choose_tuned_config(p)).fits(p); },
-                .run = [](const GemmProblem& p, const KernelLaunch& l) {
-                  tuned(choose_tuned_config(p)).run(p, l);
-                },
-                .launches = [](const GemmProblem& p, const LaunchQueries& q) {
-                  return tuned(choose_tuned_config(p)).plans(p, q);
-                }});
+                .run = runs(warptile<Tile128x128, false>()), .launches = plans(warptile<Tile128x128, false>())});
+  registry.add({.name = "cuda_autotuned", .backend = Backend::cuda, .rung = 14,
+                .summary = "rung 13 with the tile configuration picked per shape from a table tuned on the H200",
+                .dtypes = {DType::f32}, .min_compute_capability = 80, .auto_priority = 90, .batched = true,
+                .precondition = [](const GemmProblem& p) { return tuned(choose_tuned_config(p)).fits(p); },
+                .run = [](const GemmProblem& p, const KernelLaunch& l) { tuned(choose_tuned_config(p)).run(p, l); },
+                .launches = [](const GemmProblem& p, const LaunchQueries& q) { return tuned(choose_tuned_config(p)).plans(p, q); }});
   // Every configuration the table can pick is an entry of its own, so the GPU tests check
   // each one and the benchmark shows what the table chose from.
   for (const TunedKernel& t : kTuned)
-    registry.add({.name = t.name,
-                  .backend = Backend::cuda,
-                  .rung = 14,
-                  .role = KernelRole::ladder,
-                  .summary = t.summary,
-                  .dtypes = {DType::f32},
-                  .min_compute_capability = 80,
-                  .auto_priority = 0,
-                  .batched = true,
-                  .precondition = t.fits,
-                  .run = t.run,
-                  .launches = t.plans});
+    registry.add({.name = t.name, .backend = Backend::cuda, .rung = 14, .summary = t.summary, .dtypes = {DType::f32},
+                  .min_compute_capability = 80, .batched = true, .precondition = t.fits, .run = t.run, .launches = t.plans});
 }
 
 }  // namespace gemmkit::cuda

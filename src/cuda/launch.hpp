@@ -1,7 +1,11 @@
-// Host-side helpers every launcher shares: the problem converted for kernels, the four
-// transpose combinations turned into template arguments, and launch checking.
+// Host-side helpers every launcher shares, the dispatch half of the launcher toolkit
+// (explain_launch.hpp has the launch half): the problem converted for kernels, run-time
+// dtypes, flags (transposes, alignments) and sizes turned into template arguments, and
+// launch checking.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -9,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "core/ceil_div.hpp"
 #include "cuda/check.hpp"
@@ -28,16 +33,71 @@ kernels::GemmArgs<T> gemm_args(const GemmProblem& p) {
           p.ldc};
 }
 
+// Calls f(std::bool_constant<b>{}...) for the run-time flags b...: turns them into template
+// arguments, one instantiation per combination (f(auto... flags) { kernel<flags...> }).
+template <class F>
+decltype(auto) with_bools(F&& f) {
+  return f();
+}
+template <class F, class... Bools>
+decltype(auto) with_bools(F&& f, bool first, Bools... rest) {
+  if (first)
+    return with_bools([&](auto... flags) -> decltype(auto) { return f(std::true_type{}, flags...); }, rest...);
+  return with_bools([&](auto... flags) -> decltype(auto) { return f(std::false_type{}, flags...); }, rest...);
+}
+
+// Calls f(std::integral_constant<int, V>{}) for the first V of the list equal to `value`, or
+// for the last V when none is: a run-time choice among a kernel's compiled sizes.
+template <int V, int... Vs, class F>
+decltype(auto) with_int(int value, F&& f) {
+  if constexpr (sizeof...(Vs) == 0) {
+    return f(std::integral_constant<int, V>{});
+  } else {
+    if (value == V) return f(std::integral_constant<int, V>{});
+    return with_int<Vs...>(value, std::forward<F>(f));
+  }
+}
+
+// Whether the element type T holds a problem of this dtype: float for f32 and tf32, double,
+// __nv_bfloat16, __half, std::int8_t.
+template <class T>
+constexpr bool holds_dtype(DType dtype) {
+  if constexpr (std::is_same_v<T, float>) return dtype == DType::f32 || dtype == DType::tf32;
+  else if constexpr (std::is_same_v<T, double>) return dtype == DType::f64;
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return dtype == DType::bf16;
+  else if constexpr (std::is_same_v<T, __half>) return dtype == DType::f16;
+  else if constexpr (std::is_same_v<T, std::int8_t>) return dtype == DType::i8;
+  else return false;
+}
+
+// Calls f(T{}) with the first of the element types Ts that holds `dtype`: a launcher
+// instantiates its kernel for the types it takes, e.g. with_element<float, double>(...).
+// The registry sends an entry only the dtypes it declares.
+template <class T, class... Ts, class F>
+decltype(auto) with_element(DType dtype, F&& f) {
+  if (holds_dtype<T>(dtype)) return f(T{});
+  if constexpr (sizeof...(Ts) > 0) return with_element<Ts...>(dtype, std::forward<F>(f));
+  else fail(ErrorCategory::internal, "a CUDA kernel was called with a dtype it does not take");
+}
+
 // Calls f(std::bool_constant<TransA>{}, std::bool_constant<TransB>{}) so a launcher can
 // instantiate its kernel for the problem's transposes: f(auto ta, auto tb) { kernel<ta, tb> }.
 template <class F>
-void with_transposes(const GemmProblem& p, F&& f) {
-  using F0 = std::false_type;
-  using T1 = std::true_type;
-  if (!p.trans_a && !p.trans_b) f(F0{}, F0{});
-  else if (p.trans_a && !p.trans_b) f(T1{}, F0{});
-  else if (!p.trans_a && p.trans_b) f(F0{}, T1{});
-  else f(T1{}, T1{});
+decltype(auto) with_transposes(const GemmProblem& p, F&& f) {
+  return with_bools(std::forward<F>(f), p.trans_a, p.trans_b);
+}
+
+// Calls f(T{}, ta, tb) with the element type (float or double: f32 or f64) and the
+// transposes of the problem: the instantiation of a seed or SIMT kernel.
+template <class F>
+void with_float_instance(const GemmProblem& p, F&& f) {
+  with_element<float, double>(p.dtype, [&](auto t) { with_transposes(p, [&](auto ta, auto tb) { f(t, ta, tb); }); });
+}
+
+// Whether 16-byte accesses may read the rows of a matrix at ptr with leading dimension ld
+// (elements of elem_bytes): its start and every row lie on 16 bytes.
+inline bool rows_on_16_bytes(const void* ptr, std::int64_t ld, int elem_bytes) {
+  return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (ld * elem_bytes) % 16 == 0;
 }
 
 // Precondition every CUDA ladder kernel shares: sizes fit the int indices kernels use,
@@ -54,36 +114,19 @@ inline std::optional<std::string> fits_grid(const GemmProblem& p, std::int64_t n
 }
 
 // Calls f(ta, tb, va, vb), four std::bool_constant: the transposes, and whether 16-byte
-// copies may read op(A) and op(B). Those need the operand's start and rows on 16-byte
-// boundaries (every matrix's, in a batch), and apply only to an operand whose contiguous
-// side is m or n (A when transposed, B when not); elsewhere the flag is forced off so no
-// duplicate kernel exists.
+// copies may read op(A) and op(B) (f32 elements). Those need the operand's start and rows on
+// 16-byte boundaries (every matrix's, in a batch), and apply only to an operand whose
+// contiguous side is m or n (A when transposed, B when not); elsewhere the flag is forced
+// off so no duplicate kernel exists.
 template <class F>
 void with_transposes_and_vectors(const GemmProblem& p, F&& f) {
-  const auto aligned16 = [](const void* ptr) {
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
-  };
   const bool batched = p.batch > 1;
-  const bool vec_a = p.lda % 4 == 0 && aligned16(p.a) && (!batched || p.stride_a % 4 == 0);
-  const bool vec_b = p.ldb % 4 == 0 && aligned16(p.b) && (!batched || p.stride_b % 4 == 0);
-  with_transposes(p, [&](auto ta, auto tb) {
-    constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
-    using VA = std::bool_constant<TA>;   // 16-byte copies of A when vec_a allows
-    using VB = std::bool_constant<!TB>;  // 16-byte copies of B when vec_b allows
-    using F0 = std::false_type;
-    if (vec_a && vec_b) f(ta, tb, VA{}, VB{});
-    else if (vec_a) f(ta, tb, VA{}, F0{});
-    else if (vec_b) f(ta, tb, F0{}, VB{});
-    else f(ta, tb, F0{}, F0{});
-  });
-}
-
-// Launches Kernel with SmemBytes of dynamic shared memory on the launch's stream (the opt-in
-// above 48 KiB is made once per context: see cuda/context.hpp).
-template <auto Kernel, int SmemBytes, class... Args>
-void launch_with_smem(const KernelLaunch& launch, dim3 grid, dim3 block, const Args&... args) {
-  allow_dynamic_smem<Kernel, SmemBytes>(launch.context);
-  Kernel<<<grid, block, SmemBytes, launch.stream>>>(args...);
+  const bool vec_a = rows_on_16_bytes(p.a, p.lda, 4) && (!batched || p.stride_a % 4 == 0);
+  const bool vec_b = rows_on_16_bytes(p.b, p.ldb, 4) && (!batched || p.stride_b % 4 == 0);
+  with_bools([&](auto ta, auto tb, auto va, auto vb) {
+    f(ta, tb, std::bool_constant<decltype(ta)::value && decltype(va)::value>{},
+      std::bool_constant<!decltype(tb)::value && decltype(vb)::value>{});
+  }, p.trans_a, p.trans_b, vec_a && p.trans_a, vec_b && !p.trans_b);
 }
 
 using gemmkit::ceil_div;  // core/ceil_div.hpp, also as cuda::ceil_div

@@ -1,5 +1,6 @@
-// How rung 15 (stream-K) divides a GEMM among the blocks of one launch: plain integer
-// arithmetic that the launcher, the kernel and the CI tests share (it compiles without nvcc).
+// How stream-K divides a GEMM among the blocks of one launch (rung 15, and rungs 19 and 24's
+// persistent clusters): plain integer arithmetic that the launchers, the kernels and the CI
+// tests share (it compiles without nvcc).
 //
 // A data-parallel grid gives each block one (BM, BN) tile of C. When the tile count is not
 // a multiple of the blocks the GPU holds at once, the last wave runs partly empty: on an
@@ -65,7 +66,44 @@ struct StreamKSchedule {
   GEMMKIT_HOST_DEVICE int last_sk_tile(int c) const {
     return dp_tiles + int((sk_begin(c + 1) - 1) / k_tiles);
   }
+  // Calls f(StreamKSegment) for each of stream-K block c's parts of a tile, from its last
+  // tile back to its first (nothing for an empty range).
+  // The same parts segment() gives, with the range's ends computed once.
+  template <class F>
+  GEMMKIT_HOST_DEVICE void for_each_segment(int c, F&& f) const {
+    const std::int64_t begin = sk_begin(c), end = sk_begin(c + 1);
+    if (begin == end) return;
+    for (std::int64_t st = (end - 1) / k_tiles; st >= begin / k_tiles; --st) {
+      const std::int64_t base = st * k_tiles;  // the tile's first stream-K iteration
+      const std::int64_t lo = begin > base ? begin : base, hi = end < base + k_tiles ? end : base + k_tiles;
+      f(StreamKSegment{dp_tiles + int(st), int(lo - base), int(hi - base)});
+    }
+  }
+  // The stream-K block whose range holds iteration `iter` (0 <= iter < sk_iters): the last c
+  // with sk_begin(c) <= iter.
+  GEMMKIT_HOST_DEVICE int sk_block_of(std::int64_t iter) const {
+    return int(((iter + 1) * sk_blocks - 1) / sk_iters);
+  }
+  // The first stream-K block with a part of stream-K tile `tile`: the blocks from it up to
+  // the tile's owner (the block with its last iteration) share the tile.
+  GEMMKIT_HOST_DEVICE int first_sk_block(int tile) const {
+    return sk_block_of(std::int64_t(tile - dp_tiles) * k_tiles);
+  }
 };
+
+// The schedule whose tiles [dp_tiles, dp_tiles + sk_tiles) are shared by iterations among
+// sk_blocks blocks, the tiles before them going whole: what make_stream_k_schedule decides
+// for rung 15, and rung 19 (19_wgmma_ws.cuh) for its persistent clusters, which take the
+// whole tiles in rounds and then one stream-K range each.
+GEMMKIT_HOST_DEVICE inline StreamKSchedule stream_k_split(int dp_tiles, int sk_tiles, int k_tiles, int sk_blocks) {
+  StreamKSchedule s;
+  s.tiles = dp_tiles + sk_tiles;
+  s.k_tiles = k_tiles;
+  s.dp_tiles = dp_tiles;
+  s.sk_blocks = sk_blocks;
+  s.sk_iters = std::int64_t(sk_tiles) * k_tiles;
+  return s;
+}
 
 // resident: blocks the device runs at once (SMs x blocks per SM); min_iters: the fewest K
 // iterations worth giving a stream-K block (below that its pipeline start and fix-up cost
@@ -83,12 +121,11 @@ inline StreamKSchedule make_stream_k_schedule(std::int64_t tiles, std::int64_t k
     s.dp_tiles = int(tiles);
     return s;
   }
-  s.dp_tiles = int(tiles - partial_wave);
-  s.sk_iters = partial_wave * k_tiles;
   // One wave of blocks, but none with fewer than min_iters iterations (which leaves at
   // least 4 blocks per tile, since k_tiles >= 4 * min_iters).
-  s.sk_blocks = int(std::min<std::int64_t>(resident, s.sk_iters / std::max(min_iters, 1)));
-  return s;
+  const std::int64_t sk_iters = partial_wave * k_tiles;
+  return stream_k_split(int(tiles - partial_wave), int(partial_wave), int(k_tiles),
+                        int(std::min<std::int64_t>(resident, sk_iters / std::max(min_iters, 1))));
 }
 
 }  // namespace gemmkit::cuda

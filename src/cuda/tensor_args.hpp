@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "cuda/kernels/gemm/tensor_common.cuh"
+#include "cuda/launch.hpp"
 #include "cuda/tensor_map.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
@@ -44,23 +45,13 @@ kernels::TensorArgs<T> tensor_args(const GemmProblem& p) {
 // float for tf32.
 template <template <class> class Runner>
 void by_tensor_dtype(const GemmProblem& p, const KernelLaunch& launch) {
-  switch (p.dtype) {
-    case DType::bf16: Runner<__nv_bfloat16>::run(p, launch); return;
-    case DType::f16: Runner<__half>::run(p, launch); return;
-    case DType::tf32: Runner<float>::run(p, launch); return;
-    default: fail(ErrorCategory::internal, "tensor-core rung called with an unsupported dtype");
-  }
+  with_element<__nv_bfloat16, __half, float>(p.dtype, [&](auto t) { Runner<decltype(t)>::run(p, launch); });
 }
 
 // The launch plans of the same: Runner<T>::plans(p), for KernelEntry::launches.
 template <template <class> class Runner>
 std::vector<LaunchPlan> tensor_plans(const GemmProblem& p, const LaunchQueries& q) {
-  switch (p.dtype) {
-    case DType::bf16: return Runner<__nv_bfloat16>::plans(p, q);
-    case DType::f16: return Runner<__half>::plans(p, q);
-    case DType::tf32: return Runner<float>::plans(p, q);
-    default: fail(ErrorCategory::internal, "tensor-core rung called with an unsupported dtype");
-  }
+  return with_element<__nv_bfloat16, __half, float>(p.dtype, [&](auto t) { return Runner<decltype(t)>::plans(p, q); });
 }
 
 }  // namespace gemmkit::cuda

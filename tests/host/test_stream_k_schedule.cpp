@@ -1,8 +1,8 @@
-// Rung 15's stream-K schedule (src/cuda/stream_k_schedule.hpp) is plain arithmetic; these
-// tests walk it the way the kernel does, block by block, and check what the kernel relies
-// on: every K iteration of every tile is done exactly once, the blocks' work is even, each
-// shared tile has one owner that only waits for lower-numbered blocks, and no block has to
-// publish more than one partial tile.
+// The stream-K schedule (src/cuda/stream_k_schedule.hpp) of rungs 15, 19 and 24 is plain
+// arithmetic; these tests walk it the way the kernels do, block by block, and check what the
+// kernels rely on: every K iteration of every tile is done exactly once, the blocks' work is
+// even, each shared tile has one owner that only waits for lower-numbered blocks (from the
+// first one with a part of it), and no block has to publish more than one partial tile.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "cuda/stream_k_schedule.hpp"
 
 using gemmkit::cuda::make_stream_k_schedule;
+using gemmkit::cuda::stream_k_split;
 using gemmkit::cuda::StreamKSchedule;
 using gemmkit::cuda::StreamKSegment;
 
@@ -40,8 +41,12 @@ Walk walk(const StreamKSchedule& s) {
     EXPECT_GE(s.first_sk_tile(c), s.dp_tiles);
     EXPECT_LT(s.last_sk_tile(c), s.tiles);
     bool first_processed = true;
-    for (int tile = s.last_sk_tile(c); tile >= s.first_sk_tile(c); --tile) {
-      const StreamKSegment part = s.segment(c, tile);
+    int next_tile = s.last_sk_tile(c);  // for_each_segment's order: the last tile first
+    s.for_each_segment(c, [&](const StreamKSegment part) {
+      const int tile = part.tile;
+      EXPECT_EQ(tile, next_tile--) << "block " << c;
+      EXPECT_EQ(part.kt_begin, s.segment(c, tile).kt_begin) << "block " << c << " tile " << tile;
+      EXPECT_EQ(part.kt_end, s.segment(c, tile).kt_end) << "block " << c << " tile " << tile;
       EXPECT_LT(part.kt_begin, part.kt_end) << "block " << c << " tile " << tile;
       for (int kt = part.kt_begin; kt < part.kt_end; ++kt)
         ++w.covered[std::size_t(tile) * s.k_tiles + kt];
@@ -56,8 +61,14 @@ Walk walk(const StreamKSchedule& s) {
         w.owner[tile] = c;
       }
       first_processed = false;
-    }
+    });
+    EXPECT_EQ(next_tile, s.first_sk_tile(c) - 1) << "block " << c;
   }
+  // The first block with a part of a shared tile, which the owner's wait starts from.
+  for (const auto& [tile, blocks] : w.contributors)
+    EXPECT_EQ(s.first_sk_block(tile), *std::min_element(blocks.begin(), blocks.end())) << "tile " << tile;
+  for (const auto& [tile, owner] : w.owner)
+    if (w.contributors.count(tile) == 0) EXPECT_EQ(s.first_sk_block(tile), owner) << "tile " << tile;
   return w;
 }
 
@@ -157,4 +168,34 @@ TEST(StreamKSchedule, EveryIterationOnceOverManyShapes) {
       for (std::int64_t k_tiles : {1, 2, 3, 8, 17, 64, 257})
         for (int min_iters : {1, 8})
           check(tiles, k_tiles, resident, min_iters);
+}
+
+// Rung 19's persistent clusters: the last round's tiles (fewer than the clusters) shared
+// by iterations over every cluster, as its planner (hopper_launch.hpp) decides them. The
+// walk is the order its kernel follows, and the ranges those its earlier closed formulas
+// gave: cluster c's share of the sk_tiles * k_tiles iterations is [c * iters / clusters,
+// (c + 1) * iters / clusters), and a tile's first sharer the last c whose share starts at or
+// before the tile's first iteration.
+TEST(StreamKSchedule, PersistentClustersShareTheLastRound) {
+  for (int clusters : {2, 33, 64, 66, 132})
+    for (int tiles : {67, 100, 1000, 1024})
+      for (int k_tiles : {2, 16, 64, 128}) {
+        const int last_round = tiles % clusters;
+        if (last_round == 0 || std::int64_t(last_round) * k_tiles < 2 * clusters) continue;  // the planner's floor
+        SCOPED_TRACE(testing::Message() << tiles << " tiles of " << k_tiles << " K-blocks on " << clusters << " clusters");
+        const StreamKSchedule s = stream_k_split(tiles - last_round, last_round, k_tiles, clusters);
+        EXPECT_EQ(s.tiles, tiles);
+        EXPECT_EQ(s.blocks(), tiles - last_round + clusters);
+        const Walk w = walk(s);
+        for (std::size_t i = 0; i < w.covered.size(); ++i) ASSERT_EQ(w.covered[i], 1) << "iteration " << i;
+        const std::int64_t iters = std::int64_t(last_round) * k_tiles;
+        for (int c = 0; c < clusters; ++c) {
+          EXPECT_EQ(s.sk_begin(c), c * iters / clusters);
+          for (int t = s.first_sk_tile(c); t <= s.last_sk_tile(c); ++t) {
+            const std::int64_t start = std::int64_t(t - s.dp_tiles) * k_tiles;
+            EXPECT_EQ(s.first_sk_block(t), int(((start + 1) * clusters - 1) / iters));
+          }
+        }
+        for (int c = 0; c < clusters; ++c) EXPECT_LE(w.publishes[c], 1) << "cluster " << c;
+      }
 }

@@ -42,8 +42,10 @@
 #include <cooperative_groups.h>
 
 #include "cuda/hopper_tune_table.hpp"  // how split-K adds its slices
+#include "cuda/kernels/gemm/flag.cuh"
 #include "cuda/kernels/gemm/hopper/hopper.cuh"
 #include "cuda/kernels/gemm/tensor_common.cuh"
+#include "cuda/stream_k_schedule.hpp"
 
 namespace gemmkit::cuda::kernels {
 
@@ -117,7 +119,8 @@ struct WorkUnit {
 };
 
 // Calls f(WorkUnit) for the work of cluster `cluster` of `clusters`, in order: its whole
-// tiles, then its stream-K share, the later tile first; or, split-K, units u = cluster,
+// tiles, then its stream-K share, the later tile first (the stream-K schedule of
+// stream_k_schedule.hpp, the clusters its blocks); or, split-K, units u = cluster,
 // cluster + clusters, ... of (tile u / splits, slice u % splits), slice s holding K-blocks
 // [s * k_tiles / splits, (s + 1) * k_tiles / splits) (never empty: splits <= k_tiles).
 // Producer and consumers walk the same list.
@@ -138,20 +141,9 @@ __device__ __forceinline__ void for_each_unit(int cluster, int clusters, int k_t
   for (int t = cluster, round = 0; t < sk.dp_tiles; t += clusters, ++round)
     f(WorkUnit{t, 0, k_tiles, (round & 1) == 1});
   if (sk.sk_tiles == 0) return;
-  const long long iters = (long long)sk.sk_tiles * k_tiles;
-  const long long begin = cluster * iters / clusters, end = (cluster + 1) * iters / clusters;
-  if (begin == end) return;
-  for (long long st = (end - 1) / k_tiles; st >= begin / k_tiles; --st) {
-    const long long base = st * k_tiles;  // the tile's first stream-K iteration
-    f(WorkUnit{sk.dp_tiles + int(st), int(max(begin, base) - base),
-               int(min(end, base + k_tiles) - base)});
-  }
-}
-
-// The cluster whose stream-K share holds iteration x: the last c with c * iters / clusters
-// <= x.
-__device__ __forceinline__ int stream_k_owner_of(long long x, long long iters, int clusters) {
-  return int(((x + 1) * clusters - 1) / iters);
+  stream_k_split(sk.dp_tiles, sk.sk_tiles, k_tiles, clusters).for_each_segment(cluster, [&](const StreamKSegment part) {
+    f(WorkUnit{part.tile, part.kt_begin, part.kt_end});
+  });
 }
 
 // The id-th cluster tile of the batch: its matrix, then (row of cluster tiles, column
@@ -300,13 +292,12 @@ __device__ __forceinline__ bool stream_k_finish(Acc (&acc)[N], const WorkUnit& u
     for (int r4 = 0; r4 < N / 4; ++r4)
       out[r4 * 128 + lane128] = Acc4<Acc>{acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]};
     named_barrier(1 + c, 128);
-    if (signals) flag_set(flag(cluster_id), sk.launch);
+    if (signals) flag_raise(flag(cluster_id), sk.launch);
     return false;
   }
   if (u.k_begin > 0) {
-    const long long iters = (long long)sk.sk_tiles * k_tiles;
-    const long long tile_start = (long long)(u.tile - sk.dp_tiles) * k_tiles;
-    for (int cl = stream_k_owner_of(tile_start, iters, clusters); cl < cluster_id; ++cl) {
+    const int first = stream_k_split(sk.dp_tiles, sk.sk_tiles, k_tiles, clusters).first_sk_block(u.tile);
+    for (int cl = first; cl < cluster_id; ++cl) {
       if (signals) flag_wait(flag(cl), sk.launch);
       named_barrier(1 + c, 128);
       const Acc4<Acc>* in = slot(cl);

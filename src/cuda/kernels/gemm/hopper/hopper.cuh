@@ -146,18 +146,6 @@ __device__ __forceinline__ void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-// A flag in global memory between blocks: set to `value` with release semantics (after a
-// barrier among the writers, so their stores come first), awaited with acquire semantics.
-__device__ __forceinline__ void flag_set(unsigned* flag, unsigned value) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
-}
-__device__ __forceinline__ void flag_wait(const unsigned* flag, unsigned value) {
-  unsigned seen = 0;
-  do {
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(flag) : "memory");
-  } while (seen != value);
-}
-
 // Barrier among `threads` threads (a multiple of 32) that use the same id (1..15; 0 is
 // __syncthreads).
 __device__ __forceinline__ void named_barrier(int id, int threads) {

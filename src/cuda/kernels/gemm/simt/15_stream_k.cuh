@@ -7,10 +7,9 @@
 // src/cuda/stream_k_schedule.hpp; the multiplying itself is rung 13's pipeline, unchanged.
 #pragma once
 
-#include <cuda/atomic>
-
 #include <cstdint>
 
+#include "cuda/kernels/gemm/flag.cuh"
 #include "cuda/kernels/gemm/simt/13_cp_async.cuh"
 #include "cuda/stream_k_schedule.hpp"
 
@@ -19,11 +18,9 @@ namespace gemmkit::cuda::kernels {
 // Device memory the blocks of one launch share; flags and next_block are zero at launch.
 struct StreamKWorkspace {
   float* partials;  // (sk_blocks, kThreads * TM * TN): one partial tile per block
-  int* flags;       // (sk_blocks): 1 once block c's partial tile is in `partials`
+  unsigned* flags;  // (sk_blocks): 1 once block c's partial tile is in `partials` (flag.cuh)
   int* next_block;  // the counter that numbers blocks in the order they start
 };
-
-using DeviceFlag = ::cuda::atomic_ref<int, ::cuda::thread_scope_device>;
 
 // Block c's slot, as float4s laid out (TM * TN / 4, kThreads): thread t's q-th float4 at
 // q * kThreads + t, so every store and load of the block is coalesced.
@@ -46,17 +43,14 @@ __device__ void publish_partial(const StreamKWorkspace& w, int c,
              make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]));
   __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) DeviceFlag(w.flags[c]).store(1, ::cuda::memory_order_release);
+  if (threadIdx.x == 0) flag_raise(&w.flags[c], 1);
 }
 
 // Waits for block c's partial tile and adds it to acc. Loads bypass L1 (.cg): L1 is not
 // coherent with other SMs' writes.
 template <class Cfg>
 __device__ void add_partial(const StreamKWorkspace& w, int c, float (&acc)[Cfg::TM][Cfg::TN]) {
-  if (threadIdx.x == 0) {
-    DeviceFlag flag(w.flags[c]);
-    while (flag.load(::cuda::memory_order_acquire) == 0) __nanosleep(256);
-  }
+  if (threadIdx.x == 0) flag_wait(&w.flags[c], 1, 256);
   __syncthreads();
   const float4* slot = partial_slot<Cfg>(w, c);
 #pragma unroll
@@ -117,19 +111,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   // The partial wave, by K iterations: this block's range from its last tile back to its
   // first.
   const int c = block_number - s.dp_tiles;
-  for (int tile = s.last_sk_tile(c); tile >= s.first_sk_tile(c); --tile) {
+  s.for_each_segment(c, [&](const StreamKSegment part) {
     float acc[Cfg::TM][Cfg::TN] = {};
-    multiply(tile, s.segment(c, tile).kt_begin, s.segment(c, tile).kt_end, acc);
-    if (s.segment(c, tile).kt_end < s.k_tiles) {  // the tile ends in a later block
+    multiply(part.tile, part.kt_begin, part.kt_end, acc);
+    if (part.kt_end < s.k_tiles) {  // the tile ends in a later block
       publish_partial<Cfg>(w, c, acc);
-      continue;
+      return;
     }
     // This block owns the tile: add what earlier blocks summed of its K range, in block
     // order (a fixed order, so results do not change from run to run).
-    for (int p = c - 1; p >= 0 && s.segment(p, tile).kt_begin < s.segment(p, tile).kt_end; --p)
-      add_partial<Cfg>(w, p, acc);
-    store_tile<Cfg>(g, tile, acc);
-  }
+    const int first = s.first_sk_block(part.tile);
+    for (int p = c - 1; p >= first; --p) add_partial<Cfg>(w, p, acc);
+    store_tile<Cfg>(g, part.tile, acc);
+  });
 }
 
 }  // namespace gemmkit::cuda::kernels
