@@ -74,6 +74,25 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const v
                : "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(p))));
 }
 
+// The cp.async pipeline of rungs 17 and 20: S shared-memory slots over k_tiles K tiles.
+// load_stage(t) queues tile t's copies into slot t % S; multiply(slot) runs once every
+// thread's copies of that slot's tile have landed, with the next S - 2 tiles in flight.
+template <int S, class Load, class Multiply>
+__device__ __forceinline__ void cp_async_pipeline(int k_tiles, Load&& load_stage, Multiply&& multiply) {
+  for (int kt = 0; kt < S - 1; ++kt) {
+    if (kt < k_tiles) load_stage(kt);
+    cp_async_commit();  // an empty group past the last tile keeps the wait count uniform
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<S - 2>();
+    __syncthreads();  // tile kt is here for everyone, and tile kt - 1's slot is free
+    if (kt + S - 1 < k_tiles) load_stage(kt + S - 1);
+    cp_async_commit();
+    multiply(kt % S);
+  }
+  cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+}
+
 // d(16 x 8, f32) += a(16 x 16) b(16 x 8) in the PTX ISA's m16n8k16 fragment layouts.
 template <class T>
 __device__ __forceinline__ void mma_16x8x16(float (&d)[4], const std::uint32_t (&a)[4],
@@ -124,17 +143,9 @@ __global__ void __launch_bounds__(MmaSyncConfig<T>::kThreads)
   };
 
   float acc[4][4][4] = {};  // [m tile][n tile][fragment]
-  for (int kt = 0; kt < S - 1; ++kt) {
-    if (kt < k_tiles) load_stage(kt);
-    cp_async_commit();  // an empty group past the last tile keeps the wait count uniform
-  }
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<S - 2>();
-    __syncthreads();  // tile kt is here for everyone, and tile kt - 1's slot is free
-    if (kt + S - 1 < k_tiles) load_stage(kt + S - 1);
-    cp_async_commit();
-    const T* a = tile_a(kt % S);
-    const T* b = tile_b(kt % S);
+  cp_async_pipeline<S>(k_tiles, load_stage, [&](int slot) {
+    const T* a = tile_a(slot);
+    const T* b = tile_b(slot);
 #pragma unroll
     for (int kk = 0; kk < Cfg::BK; kk += 16) {
       // A fragments of the warp's four 16-row tiles: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15).
@@ -173,8 +184,7 @@ __global__ void __launch_bounds__(MmaSyncConfig<T>::kThreads)
 #pragma unroll
         for (int j = 0; j < 4; ++j) mma_16x8x16<T>(acc[i][j], fa[i], fb[j][0], fb[j][1]);
     }
-  }
-  cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+  });
 
   // acc[i][j] = {(r, c), (r, c + 1), (r + 8, c), (r + 8, c + 1)} with r = lane / 4 and
   // c = 2 * (lane % 4) inside the 16 x 8 tile (i, j).

@@ -221,17 +221,9 @@ __global__ void __launch_bounds__(128, SN == 8 ? 1 : 3)
     else return wr + 16 * (rho / 2) + gq + 8 * (rho % 2);
   };
   float acc[MT][SN][4] = {};
-  for (int kt = 0; kt < S - 1; ++kt) {
-    if (kt < k_tiles) load_stage(kt);
-    cp_async_commit();  // an empty group past the last tile keeps the wait count uniform
-  }
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<S - 2>();
-    __syncthreads();  // tile kt is here for everyone, and tile kt - 1's slot is free
-    if (kt + S - 1 < k_tiles) load_stage(kt + S - 1);
-    cp_async_commit();
-    const T* xs = tile_x(kt % S);
-    const T* ws = tile_w(kt % S);
+  cp_async_pipeline<S>(k_tiles, load_stage, [&](int slot) {
+    const T* xs = tile_x(slot);
+    const T* ws = tile_w(slot);
     if constexpr (Simt) {
       // Four k at a time, read as 16-byte vectors along whichever side is contiguous:
       // 20 to 36 loads from shared memory per 256 FMAs (S8 = 64).
@@ -343,8 +335,7 @@ __global__ void __launch_bounds__(128, SN == 8 ? 1 : 3)
         }
       }
     }
-  }
-  cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+  });
 
   constexpr int kValues = MT * SN * 4;
   float* flat = &acc[0][0][0];
