@@ -18,11 +18,8 @@ namespace wd = walks_detail;
 // A^length mod p as residues in [0, p), row-major n x n.
 std::vector<std::uint32_t> power_residues(const Graph& g, int length, std::uint32_t p) {
   const std::int64_t n = g.n;
-  const double pd = p, inv = 1.0 / pd;
-  Matrix<double> base(n, n);
-  for (std::int64_t u = 0; u < n; ++u)
-    for (std::int64_t e = g.row_start[u]; e < g.row_start[u + 1]; ++e)
-      base(u, g.target[e]) = wd::reduce_centered(double(g.weight_at(e) % std::int64_t(p)), pd, inv);
+  const double pd = p;
+  Matrix<double> base = wd::dense_adjacency(g, p);
   // Binary powering: result = base^(bits of length seen so far).
   std::optional<Matrix<double>> result;
   Matrix<double> scratch(n, n);

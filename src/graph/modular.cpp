@@ -217,4 +217,16 @@ BigInt bigint_from_words(const std::uint64_t* words, int width) {
   return BigInt::from_limbs(std::move(magnitude), negative);
 }
 
+Matrix<double> dense_adjacency(const Graph& g, std::uint32_t p) {
+  Matrix<double> a(g.n, g.n);
+  const double pd = p, inv = 1.0 / pd;
+  for (std::int64_t u = 0; u < g.n; ++u)
+    for (std::int64_t e = g.row_start[u]; e < g.row_start[u + 1]; ++e) {
+      const double w = p == 0 ? static_cast<double>(g.weight_at(e))
+                              : static_cast<double>(g.weight_at(e) % static_cast<std::int64_t>(p));
+      a(u, g.target[e]) = p == 0 ? w : reduce_centered(w, pd, inv);
+    }
+  return a;
+}
+
 }  // namespace gemmkit::walks_detail

@@ -49,6 +49,10 @@ void reduce_centered(double* x, std::size_t count, std::uint32_t p);
 void modular_gemm(MatrixView<const double> a, MatrixView<const double> b, MatrixView<double> c,
                   std::uint32_t p, std::int64_t chunk = 0);
 
+// The graph's adjacency matrix (weights) as doubles: centred residues mod p, or the weights
+// themselves for p = 0.
+Matrix<double> dense_adjacency(const Graph& g, std::uint32_t p);
+
 // Rebuilds integers from their residues modulo the first Q primes of crt_primes, in the
 // symmetric range, as `out_limbs` 64-bit words of two's complement (Garner's mixed-radix
 // algorithm, then Horner in multi-word arithmetic).

@@ -317,18 +317,6 @@ void dense_powers(const Plan& plan, const Matrix<double>& a, Multiply&& multiply
   }
 }
 
-Matrix<double> dense_adjacency(const Graph& g, std::uint32_t p) {
-  Matrix<double> a(g.n, g.n);
-  const double pd = p, inv = 1.0 / pd;
-  for (std::int64_t u = 0; u < g.n; ++u)
-    for (std::int64_t e = g.row_start[u]; e < g.row_start[u + 1]; ++e) {
-      const double w = p == 0 ? static_cast<double>(g.weight_at(e))
-                              : static_cast<double>(g.weight_at(e) % static_cast<std::int64_t>(p));
-      a(u, g.target[e]) = p == 0 ? w : walks_detail::reduce_centered(w, pd, inv);
-    }
-  return a;
-}
-
 // The counts from their residues (each count's residues for every prime in a row) by the
 // Chinese remainder theorem, into out.words (the CPU engine).
 void rebuild_counts(const std::vector<std::uint32_t>& primes, const std::vector<std::uint32_t>& residues,
@@ -398,7 +386,7 @@ void dense_exact(const Graph& g, const Plan& plan, const WalkQuery& query, WalkC
   std::vector<std::uint32_t> residues(per_length * plan.lengths.size() * nq);
   for (int q = 0; q < nq; ++q) {
     const std::uint32_t p = primes[q];
-    const Matrix<double> a = dense_adjacency(g, p);
+    const Matrix<double> a = walks_detail::dense_adjacency(g, p);
     dense_powers(
         plan, a,
         [p](const Matrix<double>& x, const Matrix<double>& y, Matrix<double>& z) {
@@ -419,7 +407,7 @@ void dense_exact(const Graph& g, const Plan& plan, const WalkQuery& query, WalkC
 }
 
 void dense_float(const Graph& g, const Plan& plan, const WalkQuery& query, WalkCounts& out) {
-  const Matrix<double> a = dense_adjacency(g, 0);
+  const Matrix<double> a = walks_detail::dense_adjacency(g, 0);
   const std::int64_t rows = out.rows(), cols = out.cols();
   double largest = 0;
   GemmOptions options;
