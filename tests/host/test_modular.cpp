@@ -2,9 +2,13 @@
 // before anything touches a device, so they are tested without one).
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <cstdint>
 #include <string>
 
+#include "core/centred_residue.hpp"
 #include "core/modular_validate.hpp"
+#include "core/splitmix.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/modular.hpp"
 
@@ -127,4 +131,29 @@ TEST(Modular, PathNames) {
   EXPECT_EQ(modular_gemm_path_name(ModularGemmPath::automatic), "auto");
   EXPECT_EQ(modular_gemm_path_name(ModularGemmPath::fused), "fused");
   EXPECT_EQ(modular_gemm_path_name(ModularGemmPath::cublas), "cublas");
+}
+
+// The kernels' division-free centred residue (core/centred_residue.hpp) against %, for every
+// odd modulus up to 255: the int32 extremes, everything near zero, values around multiples
+// of p and of 2^31 / p boundaries near both ends, and random sums.
+TEST(Modular, CentredResidueEqualsTheRemainderCentred) {
+  std::uint64_t seed = 2026;
+  for (int p = 3; p <= 255; p += 2) {
+    const CentredResidue mod(p);
+    const auto expect = [&](std::int64_t x) {
+      std::int64_t r = ((x % p) + p) % p;
+      if (r > (p - 1) / 2) r -= p;
+      ASSERT_EQ(mod(int(x)), r) << "x = " << x << ", p = " << p;
+    };
+    for (std::int64_t x = -3000; x <= 3000; ++x) expect(x);
+    for (std::int64_t edge : {std::int64_t(INT_MIN), std::int64_t(INT_MAX)})
+      for (std::int64_t d = 0; d <= 3 * p; ++d) expect(edge < 0 ? edge + d : edge - d);
+    for (int i = 0; i < 20000; ++i) {
+      const std::int64_t x = std::int32_t(std::uint32_t(splitmix64_next(seed)));
+      const std::int64_t near = x / p * p;  // a multiple of p, and its neighbours
+      expect(x);
+      for (std::int64_t d = -2; d <= 2; ++d)
+        if (near + d >= INT_MIN && near + d <= INT_MAX) expect(near + d);
+    }
+  }
 }

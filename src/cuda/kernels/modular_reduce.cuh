@@ -1,32 +1,15 @@
 // Device pieces of the modular int8 GEMM (src/cuda/modular_gemm.cu) besides the GEMM: the
-// centred reduction of int32 sums mod p, the kernel that reduces a cuBLAS product to
-// residues in the layouts the caller asked for, and the copy that gives unaligned int8
-// operands the 16-byte rows tensor-core GEMMs read. Only __device__ code here.
+// kernel that reduces a cuBLAS product to residues in the layouts the caller asked for (the
+// centred reduction itself is core/centred_residue.hpp's, shared with rung 24's epilogue), and
+// the copy that gives unaligned int8 operands the 16-byte rows tensor-core GEMMs read. Only
+// __device__ code here.
 #pragma once
 
 #include <cstdint>
 
-namespace gemmkit::cuda::kernels {
+#include "core/centred_residue.hpp"
 
-// x mod p in [-(p-1)/2, (p-1)/2] (p odd), without a division. With
-// magic = ceil(2^32 / p) (below 2^31 for p >= 3), q = floor(x magic / 2^32) (a signed
-// multiply-high) is x / p + d rounded down, |d| = |x| (magic - 2^32 / p) / 2^32 < 1/2 for
-// |x| <= 2^31: q is floor(x / p) or one off, so x - q p lies in [-p, 2p), and at most two
-// subtractions and one addition of p centre it. (About 8 integer instructions against 20
-// for %.)
-struct Modulus {
-  int p = 3, half = 1, magic = 0;
-  __device__ __forceinline__ explicit Modulus(int modulus)
-      : p(modulus), half((modulus - 1) / 2), magic(int(0xFFFFFFFFu / unsigned(modulus) + 1u)) {}
-  __device__ __forceinline__ int centred(int x) const {
-    const int q = __mulhi(x, magic);
-    int r = int(unsigned(x) - unsigned(q) * unsigned(p));  // small: exact in wrapping arithmetic
-    if (r > half) r -= p;
-    if (r > half) r -= p;
-    if (r < -half) r += p;
-    return r;
-  }
-};
+namespace gemmkit::cuda::kernels {
 
 // z: the int32 products of one modulus, column-major m x n with leading dimension ldz (a
 // multiple of 4, so 4 rows from a multiple of 4 never pass it). Each becomes its centred
@@ -43,7 +26,7 @@ __global__ void reduce_products_to_residues(const Z* __restrict__ z, std::int64_
                                             std::int64_t ldc, bool vec_c, std::int8_t* __restrict__ ct,
                                             std::int64_t ldct, bool vec_ct) {
   __shared__ std::int8_t tile[64][68];  // tile[column - col0][row - row0], rows padded to 68
-  const Modulus mod(p);
+  const CentredResidue mod(p);  // core/centred_residue.hpp
   const int row0 = blockIdx.x * 64, col0 = col_base + blockIdx.y * 64;
   // Thread t: rows 4 (t % 16) .. + 3 of columns t / 16, t / 16 + 16, + 32, + 48.
   const int r4 = (threadIdx.x % 16) * 4;
@@ -52,7 +35,7 @@ __global__ void reduce_products_to_residues(const Z* __restrict__ z, std::int64_
     char4 v = make_char4(0, 0, 0, 0);
     if (col < n && row < m) {
       const int4 x = *reinterpret_cast<const int4*>(z + std::int64_t(col) * ldz + row);
-      v = make_char4(mod.centred(x.x), mod.centred(x.y), mod.centred(x.z), mod.centred(x.w));
+      v = make_char4(mod(x.x), mod(x.y), mod(x.z), mod(x.w));
       if (ct) {
         std::int8_t* out = ct + std::int64_t(col) * ldct + row;
         if (vec_ct && row + 3 < m) {

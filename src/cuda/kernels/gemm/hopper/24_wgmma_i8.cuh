@@ -98,7 +98,7 @@ __device__ __forceinline__ void store_residue_tile(const I8Output& o, int m, int
                                                    int row0, int col0, int item, unsigned char* buffer,
                                                    int barrier_id) {
   constexpr int N = 2 * Acc, kPitch = 80;
-  const Modulus mod(o.moduli[item]);
+  const CentredResidue mod(o.moduli[item]);  // core/centred_residue.hpp
   std::int8_t* r = o.r ? o.r + item * o.stride_r : nullptr;
   std::int8_t* rt = o.rt ? o.rt + item * o.stride_rt : nullptr;
   unsigned char* tile_c = buffer;                // (64 rows, 64 columns): C's pass
@@ -113,8 +113,8 @@ __device__ __forceinline__ void store_residue_tile(const I8Output& o, int m, int
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = warp * 16 + lane / 4 + 8 * h, col = 8 * jj + 2 * (lane % 4);  // in the pass
-        const std::int8_t v0 = std::int8_t(mod.centred(acc[4 * j + 2 * h]));
-        const std::int8_t v1 = std::int8_t(mod.centred(acc[4 * j + 2 * h + 1]));
+        const std::int8_t v0 = std::int8_t(mod(acc[4 * j + 2 * h]));
+        const std::int8_t v1 = std::int8_t(mod(acc[4 * j + 2 * h + 1]));
         if (r) *reinterpret_cast<char2*>(tile_c + row * kPitch + col) = make_char2(v0, v1);
         if (rt) {
           tile_t[col * kPitch + row] = static_cast<unsigned char>(v0);
