@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_meta.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/exact.hpp"
@@ -266,9 +267,9 @@ int main(int argc, char** argv) {
   if (!json.empty()) {
     if (FILE* f = std::fopen(json.c_str(), "w")) {
       std::fprintf(f,
-                   "{\"n\": %lld, \"dtype\": \"%s\", \"plan\": \"%s\", \"exact_ms\": %.4f, \"dgemm_ms\": %.4f, "
+                   "{%s, \"n\": %lld, \"dtype\": \"%s\", \"plan\": \"%s\", \"exact_ms\": %.4f, \"dgemm_ms\": %.4f, "
                    "\"modular_gemm_ms\": %.4f, \"crt_ms\": %.4f, \"checked\": %d, \"wrong\": %d}\n",
-                   (long long)n, dtype.c_str(), plan.describe().c_str(), me, md, t_gemm.empty() ? 0.0 : median(t_gemm),
+                   gemmkit::bench::meta_member(ctx).c_str(), (long long)n, dtype.c_str(), plan.describe().c_str(), me, md, t_gemm.empty() ? 0.0 : median(t_gemm),
                    t_crt.empty() ? 0.0 : median(t_crt), checked, wrong);
       std::fclose(f);
     }

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_meta.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
@@ -199,7 +200,8 @@ int main(int argc, char** argv) {
     }
     if (!json_path.empty()) {
       std::ofstream out(json_path);
-      out << "{\"device\": \"" << ctx.device_info().name << "\", \"reps\": " << reps << ", \"rows\": [\n";
+      out << "{" << bench::meta_member(ctx) << ",\n \"device\": \"" << ctx.device_info().name << "\", \"reps\": " << reps
+          << ", \"rows\": [\n";
       for (std::size_t i = 0; i < rows.size(); ++i)
         out << "  {\"variant\": \"" << rows[i].variant << "\", \"n\": " << rows[i].c.n << ", \"batch\": " << rows[i].c.batch
             << ", \"median_ms\": " << rows[i].median_ms << ", \"percent_of_cublas\": " << rows[i].percent << "}"
