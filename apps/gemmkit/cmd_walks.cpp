@@ -10,6 +10,9 @@
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/walks.hpp"
+#ifdef GEMMKIT_HAVE_MPI
+#include "gemmkit/distributed.hpp"
+#endif
 
 namespace gemmkit::cli {
 namespace {
@@ -18,7 +21,7 @@ struct WalksOptions {
   std::string graph_path, output, from, to, mode = "exact", method = "auto", format = "auto";
   std::string backend = "auto", json_path;
   int length = 0;
-  bool all_lengths = false, undirected = false, bench = false;
+  bool all_lengths = false, undirected = false, bench = false, distributed = false;
   std::vector<std::string> labels;
 };
 
@@ -288,8 +291,16 @@ void report_timing(const Graph& g, const WalkCounts& w, double seconds, double e
   if (!o.json_path.empty()) write_json(o.json_path, report);
 }
 
-void run_walks(const WalksOptions& o) {
-  // Cheap checks first, so a typo costs no reading or computing.
+// What the checks of the options and the graph give the count.
+struct WalksPlan {
+  Graph graph;
+  WalkQuery query;
+  bool npy_out = false;
+  std::chrono::steady_clock::time_point read_start;
+};
+
+// Cheap checks first, so a typo costs no reading or computing; then the graph.
+WalksPlan prepare_walks(const WalksOptions& o) {
   const auto mode = parse_walk_mode(o.mode);
   if (!mode) fail(ErrorCategory::usage, "unknown mode '" + o.mode + "' (expected exact, int64 or float)");
   const auto method = parse_walk_method(o.method);
@@ -297,6 +308,18 @@ void run_walks(const WalksOptions& o) {
   if (o.length < 1) fail(ErrorCategory::usage, "--length must be at least 1");
   const auto backend = parse_walk_backend(o.backend);
   if (!backend) fail(ErrorCategory::usage, "unknown backend '" + o.backend + "' (expected auto, cpu or cuda)");
+  if (o.distributed) {
+    // What the distributed engine computes: the whole exact table by dense products on the CPU.
+    const auto refuse = [](const std::string& what) {
+      fail(ErrorCategory::usage, "--distributed computes the whole exact table by dense products on the CPU "
+                                 "backend; " + what + " is not offered with it (docs/distributed.md)");
+    };
+    if (!o.from.empty() || !o.to.empty()) refuse("--from/--to");
+    if (*mode != WalkMode::exact) refuse("--mode " + o.mode);
+    if (*method == WalkMethod::sparse) refuse("--method sparse");
+    if (*backend == WalkBackend::cuda) refuse("--backend cuda");
+    if (o.bench) refuse("--bench");
+  }
   // --bench times the GPU engine beside cuBLAS: without a device, say so before any work.
   if (*backend == WalkBackend::cuda || o.bench) require_cuda_device();
   GraphReadOptions read;
@@ -308,40 +331,36 @@ void run_walks(const WalksOptions& o) {
     fail(ErrorCategory::usage, "unknown format '" + o.format + "' (expected auto, edges, mtx, npy or csv)");
   read.undirected = o.undirected;
   read.labels = o.labels;
-  bool npy_out = false;
+  WalksPlan plan;
   check_outputs({o.output, o.json_path});
   if (!o.output.empty()) {
-    npy_out = output_format(o.output) == FileFormat::npy;
+    plan.npy_out = output_format(o.output) == FileFormat::npy;
     if (output_format(o.output) == FileFormat::mtx)
       fail(ErrorCategory::usage, "walk counts are written as .csv (with labels) or .npy, not .mtx");
   }
 
-  const auto read_start = std::chrono::steady_clock::now();
-  const Graph g = read_graph(o.graph_path, read);
-  WalkQuery q;
+  plan.read_start = std::chrono::steady_clock::now();
+  plan.graph = read_graph(o.graph_path, read);
+  WalkQuery& q = plan.query;
   q.length = o.length;
   q.all_lengths = o.all_lengths;
   q.mode = *mode;
   q.method = *method;
   q.backend = *backend;
-  if (!o.from.empty()) q.from = g.vertex(o.from);
-  if (!o.to.empty()) q.to = g.vertex(o.to);
-  const bool progress = progress_wanted();
-  if (progress)
-    q.progress = [](const std::string& line) { std::fprintf(stderr, "\rgemmkit walks: %-40s", line.c_str()); };
-  const auto start = std::chrono::steady_clock::now();
-  WalkCounts w = count_walks(g, q);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // From reading the graph to every count in memory.
-  const double end_to_end = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
-  if (progress) std::fprintf(stderr, "\r%60s\r", "");
+  if (!o.from.empty()) q.from = plan.graph.vertex(o.from);
+  if (!o.to.empty()) q.to = plan.graph.vertex(o.to);
+  return plan;
+}
+
+// Writes or prints the counts, and the timings asked for.
+void finish_walks(const WalksOptions& o, const WalksPlan& plan, WalkCounts& w, double seconds, double end_to_end) {
+  const Graph& g = plan.graph;
   if (w.rounded)
     std::fprintf(stderr, "gemmkit: warning: some counts reach 2^53 and are rounded in float mode "
                          "(use --mode exact)\n");
-
   if (!o.output.empty()) {
     const auto write_start = std::chrono::steady_clock::now();
-    if (npy_out) write_npy_counts(o.output, w, o.all_lengths);
+    if (plan.npy_out) write_npy_counts(o.output, w, o.all_lengths);
     else write_csv_counts(o.output, g, w, o.all_lengths);
     const double write_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
@@ -352,13 +371,65 @@ void run_walks(const WalksOptions& o) {
     report_timing(g, w, seconds, end_to_end, write_seconds, o);
     return;
   }
-  const bool pair = q.from && q.to;
+  const bool pair = plan.query.from && plan.query.to;
   const std::int64_t shown_rows = o.all_lengths && w.rows() == 1 ? 1 : w.rows();
   if (shown_rows > kPrintLimit || w.cols() > kPrintLimit)
     print_summary(g, w);
   else
     print_counts(g, w, pair, o.all_lengths);
   report_timing(g, w, seconds, end_to_end, 0, o);
+}
+
+// --distributed: every process of `mpirun -np P gemmkit walks ... --distributed` runs this.
+// Rank 0 checks the options and reads the graph as the single-process command does, the
+// ranks compute the exact table with the primes spread over them (dist::count_walks), and
+// rank 0 writes or prints it through the same writers. An error on any rank is reported once
+// by rank 0 as "rank R: ...", and every rank exits with its status.
+void run_walks_distributed(const WalksOptions& o) {
+#ifndef GEMMKIT_HAVE_MPI
+  (void)o;
+  fail(ErrorCategory::usage, "--distributed needs a gemmkit built with MPI, and this one was built "
+                             "without it (install libopenmpi-dev and rebuild; docs/distributed.md)");
+#else
+  dist::Environment mpi;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  try {
+    std::optional<WalksPlan> plan;
+    dist::collective(MPI_COMM_WORLD, [&] {
+      if (rank == 0) plan = prepare_walks(o);
+    });
+    const bool progress = rank == 0 && progress_wanted();
+    if (progress) std::fprintf(stderr, "gemmkit walks: counting over the processes...");
+    const auto start = std::chrono::steady_clock::now();
+    WalkCounts w = dist::count_walks(MPI_COMM_WORLD, plan ? &plan->graph : nullptr, o.length, o.all_lengths);
+    if (progress) std::fprintf(stderr, "\r%60s\r", "");
+    dist::collective(MPI_COMM_WORLD, [&] {
+      if (rank != 0) return;
+      const auto now = std::chrono::steady_clock::now();
+      finish_walks(o, *plan, w, std::chrono::duration<double>(now - start).count(),
+                   std::chrono::duration<double>(now - plan->read_start).count());
+    });
+  } catch (const dist::RankError& e) {
+    if (rank != 0) throw SilentFailure(e.category(), e.what());  // rank 0 reports it
+    throw;
+  }
+#endif
+}
+
+void run_walks(const WalksOptions& o) {
+  if (o.distributed) return run_walks_distributed(o);
+  WalksPlan plan = prepare_walks(o);
+  const bool progress = progress_wanted();
+  if (progress)
+    plan.query.progress = [](const std::string& line) { std::fprintf(stderr, "\rgemmkit walks: %-40s", line.c_str()); };
+  const auto start = std::chrono::steady_clock::now();
+  WalkCounts w = count_walks(plan.graph, plan.query);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // From reading the graph to every count in memory.
+  const double end_to_end = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.read_start).count();
+  if (progress) std::fprintf(stderr, "\r%60s\r", "");
+  finish_walks(o, plan, w, seconds, end_to_end);
 }
 
 }  // namespace
@@ -396,6 +467,12 @@ void add_walks(CLI::App& app) {
   cmd->add_option("-o,--output", o->output,
                   "Write the table: .csv with labels, or .npy (int64 when every count fits, else "
                   "exact 64-bit limbs; with --all-lengths a leading axis of lengths: see docs/walks.md)");
+  cmd->add_flag("--distributed", o->distributed,
+                "Be one of the processes of 'mpirun -np P gemmkit walks ... --distributed' (a build with "
+                "MPI): the whole exact table (one length or --all-lengths) by dense products on the CPU "
+                "backend, its primes spread over the processes; rank 0 reads the graph and writes or "
+                "prints the counts as a single process does; an error on any rank ends them all "
+                "(docs/distributed.md)");
   cmd->callback([o] { run_walks(*o); });
 }
 

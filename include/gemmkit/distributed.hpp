@@ -136,6 +136,17 @@ DistMatrix scatter(const ProcessGrid& grid, const AnyMatrix* whole, std::int64_t
 // The whole matrix on rank 0 (an empty 0 x 0 matrix of its dtype elsewhere). Collective.
 AnyMatrix gather(const DistMatrix& m);
 
+// A matrix .npy file read in parallel straight into mb x nb blocks: rank 0 reads and checks
+// the header (gemmkit::read_npy_layout), then every rank reads only its own blocks with one
+// collective MPI-IO read (MPI_File_read_all through a view of MPI_Type_create_darray, which is
+// exactly this block-cyclic layout). C and Fortran order; transpose: distributes the file's
+// matrix transposed. The file's dtype must be one a distributed matrix holds, stored as it is
+// (<f8 <f4 <i8 <i4); others are input errors (read them on rank 0 and scatter). Every rank
+// must see the same file (a shared file system). Collective: a missing or bad file is one
+// RankError on every rank.
+DistMatrix read_npy(const ProcessGrid& grid, const std::string& path, std::int64_t mb, std::int64_t nb,
+                    bool transpose = false);
+
 // ---- distributed GEMM ------------------------------------------------------------------
 struct SummaOptions {
   std::string kernel = "auto";  // the local CPU kernel (gemmkit list), or auto
@@ -156,9 +167,10 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
 // other ranks, where it may be null), with the primes spread over the ranks of `comm`: rank 0
 // broadcasts the graph, each rank computes A^length modulo its own primes (prime q on rank
 // q mod P; dense squaring with the CPU's modular GEMM), and rank 0 gathers the residues and
-// rebuilds the counts by the Chinese remainder theorem. On rank 0 the counts of
-// gemmkit::count_walks(graph, {length, all pairs, exact}); an empty WalkCounts elsewhere.
-// Collective.
-WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length);
+// rebuilds the counts by the Chinese remainder theorem. all_lengths: the tables of every length
+// 1..length (A^t = A^(t-1) A on each rank). On rank 0 the counts of
+// gemmkit::count_walks(graph, {length, all pairs, all_lengths, exact}); an empty WalkCounts
+// elsewhere. Collective.
+WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, bool all_lengths = false);
 
 }  // namespace gemmkit::dist

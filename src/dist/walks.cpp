@@ -15,14 +15,39 @@ namespace {
 
 namespace wd = walks_detail;
 
-// A^length mod p as residues in [0, p), row-major n x n.
-std::vector<std::uint32_t> power_residues(const Graph& g, int length, std::uint32_t p) {
-  const std::int64_t n = g.n;
+// Residues in [0, p), row-major n x n.
+std::vector<std::uint32_t> residues_of(const Matrix<double>& m, std::uint32_t p) {
+  const std::int64_t n = m.rows();
   const double pd = p;
+  std::vector<std::uint32_t> residues(std::size_t(n * n));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double r = m(i, j);
+      residues[std::size_t(i * n + j)] = std::uint32_t(r < 0 ? r + pd : r);
+    }
+  return residues;
+}
+
+// A^length mod p (one table), or A^1 .. A^length mod p (all_lengths: one table per length,
+// each the previous times A, as the single-process engine's dense products).
+std::vector<std::vector<std::uint32_t>> power_residues(const Graph& g, int length, bool all_lengths,
+                                                       std::uint32_t p) {
+  const std::int64_t n = g.n;
   Matrix<double> base = wd::dense_adjacency(g, p);
+  Matrix<double> scratch(n, n);
+  std::vector<std::vector<std::uint32_t>> tables;
+  if (all_lengths) {
+    Matrix<double> power = base;
+    tables.push_back(residues_of(power, p));
+    for (int t = 2; t <= length; ++t) {
+      wd::modular_gemm(power.view(), base.view(), scratch.view(), p);
+      std::swap(power, scratch);
+      tables.push_back(residues_of(power, p));
+    }
+    return tables;
+  }
   // Binary powering: result = base^(bits of length seen so far).
   std::optional<Matrix<double>> result;
-  Matrix<double> scratch(n, n);
   for (int e = length; e > 0; e >>= 1) {
     if (e & 1) {
       if (!result) {
@@ -37,20 +62,15 @@ std::vector<std::uint32_t> power_residues(const Graph& g, int length, std::uint3
       std::swap(base, scratch);
     }
   }
-  std::vector<std::uint32_t> residues(std::size_t(n * n));
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      const double r = (*result)(i, j);
-      residues[std::size_t(i * n + j)] = std::uint32_t(r < 0 ? r + pd : r);
-    }
-  return residues;
+  tables.push_back(residues_of(*result, p));
+  return tables;
 }
 
 constexpr int kTagResidues = 7301;
 
 }  // namespace
 
-WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length) {
+WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, bool all_lengths) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -80,49 +100,60 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length) {
   if (header[2]) MPI_Bcast(g.weight.data(), int(header[1]), MPI_INT64_T, 0, comm);
 
   WalkCounts out;
-  out.lengths = {length};
+  if (all_lengths)
+    for (int t = 1; t <= length; ++t) out.lengths.push_back(t);
+  else
+    out.lengths = {length};
+  const std::int64_t lengths = std::int64_t(out.lengths.size());
   out.mode = WalkMode::exact;
   out.bound = walk_bound(g, length);
   out.primes = wd::primes_for_bound(out.bound);
   out.limbs = wd::limbs_for_bound(out.bound);
-  out.method = "dense squaring mod " + std::to_string(out.primes) + " primes over " + std::to_string(size) +
+  out.method = std::string(all_lengths ? "dense products" : "dense squaring") + " mod " + std::to_string(out.primes) + " primes over " + std::to_string(size) +
                " processes";
   const std::vector<std::uint32_t> primes = wd::crt_primes(out.primes);
   const int nq = out.primes;
 
-  // This rank's primes: q = rank, rank + P, ...
-  std::vector<std::vector<std::uint32_t>> mine;
+  // This rank's primes: q = rank, rank + P, ...; each with a table per length.
+  std::vector<std::vector<std::vector<std::uint32_t>>> mine;
   collective(comm, [&] {
-    for (int q = rank; q < nq; q += size) mine.push_back(power_residues(g, length, primes[std::size_t(q)]));
+    for (int q = rank; q < nq; q += size)
+      mine.push_back(power_residues(g, length, all_lengths, primes[std::size_t(q)]));
   });
-  std::vector<std::uint32_t> residues;  // rank 0: entry e's residues at e * nq, prime by prime
-  std::vector<std::uint32_t> received;
+  // Rank 0 rebuilds one length at a time: entry e's residues at e * nq, prime by prime.
+  std::vector<std::uint32_t> residues, received;
   collective(comm, [&] {
     if (rank != 0) return;
     residues.resize(std::size_t(n * n * nq));
     received.resize(std::size_t(n * n));
-    out.words.resize(std::size_t(n * n * out.limbs));
+    out.words.resize(std::size_t(lengths * n * n * out.limbs));
   });
   const int count = int(n * n);
   if (rank == 0) {
-    for (int q = 0; q < nq; ++q) {
-      const std::uint32_t* from = nullptr;
-      if (q % size == 0) {
-        from = mine[std::size_t(q / size)].data();
-      } else {
-        MPI_Recv(received.data(), count, MPI_UINT32_T, q % size, kTagResidues, comm, MPI_STATUS_IGNORE);
-        from = received.data();
-      }
-      for (std::int64_t e = 0; e < n * n; ++e) residues[std::size_t(e * nq + q)] = from[e];
-    }
     const wd::CrtRebuilder crt(primes, out.limbs);
+    for (std::int64_t li = 0; li < lengths; ++li) {
+      for (int q = 0; q < nq; ++q) {
+        const std::uint32_t* from = nullptr;
+        if (q % size == 0) {
+          from = mine[std::size_t(q / size)][std::size_t(li)].data();
+        } else {
+          MPI_Recv(received.data(), count, MPI_UINT32_T, q % size, kTagResidues, comm, MPI_STATUS_IGNORE);
+          from = received.data();
+        }
+        for (std::int64_t e = 0; e < n * n; ++e) residues[std::size_t(e * nq + q)] = from[e];
+      }
+      std::uint64_t* words = &out.words[std::size_t(li * n * n * out.limbs)];
 #pragma omp parallel for schedule(static)
-    for (std::int64_t e = 0; e < n * n; ++e)
-      crt.rebuild(&residues[std::size_t(e * nq)], &out.words[std::size_t(e * out.limbs)]);
+      for (std::int64_t e = 0; e < n * n; ++e)
+        crt.rebuild(&residues[std::size_t(e * nq)], &words[std::size_t(e * out.limbs)]);
+    }
     for (std::int64_t v = 0; v < n; ++v) out.sources.push_back(v);
     out.targets = out.sources;
   } else {
-    for (const auto& table : mine) MPI_Send(table.data(), count, MPI_UINT32_T, 0, kTagResidues, comm);
+    // In the order rank 0 receives them: length by length, prime by prime.
+    for (std::int64_t li = 0; li < lengths; ++li)
+      for (const auto& tables : mine)
+        MPI_Send(tables[std::size_t(li)].data(), count, MPI_UINT32_T, 0, kTagResidues, comm);
   }
   return out;
 }

@@ -6,12 +6,16 @@
 // for floats, the library's verify(); for walks, the single-process engine (count_walks).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <vector>
 
 #include "gemmkit/distributed.hpp"
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/io.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/verify.hpp"
 
@@ -162,6 +166,91 @@ TEST(DistributedMatrix, ScatterGatherRoundTrip) {
   }
 }
 
+// A file name in /tmp that every rank shares (rank 0's process id in it).
+std::string shared_temp_path(const std::string& name) {
+  long long pid = getpid();
+  MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  return "/tmp/gemmkit-mpi-test-" + std::to_string(pid) + "-" + name;
+}
+
+// `whole` as a Fortran-ordered .npy: its transpose's bytes, under a header that says so
+// (fortran_order True and the shape swapped back, both the same length as what they replace).
+void write_fortran_npy(const std::string& path, const AnyMatrix& whole) {
+  write_npy(path, transposed(whole));
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::string head(128, '\0');
+  file.read(head.data(), 128);
+  const std::string c_shape = "(" + std::to_string(cols_of(whole)) + ", " + std::to_string(rows_of(whole)) + ")";
+  const std::string f_shape = "(" + std::to_string(rows_of(whole)) + ", " + std::to_string(cols_of(whole)) + ")";
+  head.replace(head.find("False"), 5, "True ");
+  head.replace(head.find(c_shape), c_shape.size(), f_shape);
+  file.seekp(0);
+  file.write(head.data(), 128);
+}
+
+// The parallel read against scatter from rank 0, on every grid, dtype, order and blocks that
+// divide nothing, straight and transposed: each rank's part byte for byte.
+TEST(DistributedRead, NpyEqualsScatter) {
+  const std::string c_path = shared_temp_path("c.npy"), f_path = shared_temp_path("f.npy");
+  for (const DType dtype : {DType::f64, DType::f32, DType::i32, DType::i64}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{37, 53}, {1, 41}, {29, 1}, {0, 5}}) {
+      const AnyMatrix whole = random_data(rows, cols, dtype, 21);
+      if (world_rank() == 0) {
+        write_npy(c_path, whole);
+        write_fortran_npy(f_path, whole);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      for (const GridShape shape : all_grids()) {
+        ProcessGrid grid(MPI_COMM_WORLD, shape);
+        for (const auto& [mb, nb] : std::vector<std::pair<int, int>>{{5, 7}, {1, 1}, {64, 64}, {6, 100}}) {
+          for (const bool transpose : {false, true}) {
+            const DistMatrix expected = scatter(grid, &whole, mb, nb, transpose);
+            const DistMatrix from_c = read_npy(grid, c_path, mb, nb, transpose);
+            const DistMatrix from_f = read_npy(grid, f_path, mb, nb, transpose);
+            const std::string what = grid_name(shape) + " " + std::string(dtype_name(dtype)) + " " +
+                                     std::to_string(rows) + "x" + std::to_string(cols) + " blocks " +
+                                     std::to_string(mb) + "x" + std::to_string(nb) +
+                                     (transpose ? " transposed" : "") + " on rank " + std::to_string(grid.rank());
+            EXPECT_EQ(from_c.dtype(), dtype) << what;
+            EXPECT_TRUE(same_bytes(from_c.local(), expected.local())) << what << " (C order)";
+            EXPECT_TRUE(same_bytes(from_f.local(), expected.local())) << what << " (Fortran order)";
+          }
+        }
+      }
+    }
+  }
+  if (world_rank() == 0) std::remove(c_path.c_str()), std::remove(f_path.c_str());
+}
+
+// A missing file, one that is not a .npy, and a dtype a distributed matrix does not hold: the
+// same RankError on every rank, naming rank 0 and the file.
+TEST(DistributedRead, BadFilesAreAgreedErrors) {
+  const std::string bad = shared_temp_path("bad.npy"), half = shared_temp_path("half.npy");
+  if (world_rank() == 0) {
+    std::ofstream(bad) << "not a matrix\n";
+    write_npy(half, AnyMatrix(Matrix<Half>(3, 3)));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  ProcessGrid grid(MPI_COMM_WORLD);
+  const struct {
+    std::string path, says;
+    ErrorCategory category;
+  } cases[] = {{bad, "rank 0: '" + bad + "' at byte 0: not a .npy file", ErrorCategory::input},
+               {half, "rank 0: '" + half + "': its dtype (f16) cannot be read in parallel", ErrorCategory::input},
+               {bad + ".missing", "rank 0: cannot open '" + bad + ".missing'", ErrorCategory::input}};
+  for (const auto& c : cases) {
+    try {
+      read_npy(grid, c.path, 4, 4);
+      ADD_FAILURE() << "no error for " << c.path;
+    } catch (const RankError& e) {
+      EXPECT_EQ(e.failed_rank(), 0);
+      EXPECT_EQ(e.category(), c.category) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(c.says, 0), 0u) << e.what() << "\n does not start with " << c.says;
+    }
+  }
+  if (world_rank() == 0) std::remove(bad.c_str()), std::remove(half.c_str());
+}
+
 struct Case {
   std::int64_t m, n, k;
   int mb, nb, kb;
@@ -292,6 +381,20 @@ TEST(DistributedWalks, EqualSingleProcessWalks) {
     if (length == 64) {
       EXPECT_GT(got.primes, 4) << got.method;  // more primes than ranks
     }
+  }
+  // Every length 1..K at once: the same lengths, limbs and words as the single-process tables.
+  for (const int length : {1, 9}) {
+    const WalkCounts got = count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, length, true);
+    if (world_rank() != 0) continue;
+    WalkQuery query;
+    query.length = length;
+    query.all_lengths = true;
+    query.method = WalkMethod::dense;
+    query.backend = WalkBackend::cpu;
+    const WalkCounts single = gemmkit::count_walks(graph, query);
+    EXPECT_EQ(got.lengths, single.lengths);
+    EXPECT_EQ(got.limbs, single.limbs);
+    EXPECT_TRUE(got.words == single.words) << "all lengths to " << length << ", " << got.method;
   }
   // A bad length is an agreed usage error.
   EXPECT_THROW(count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, 0), RankError);
