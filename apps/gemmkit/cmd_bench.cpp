@@ -21,6 +21,9 @@
 #include "gemmkit/io.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/verify.hpp"
+#ifdef GEMMKIT_HAVE_MPI
+#include "gemmkit/distributed.hpp"
+#endif
 
 namespace gemmkit::cli {
 namespace {
@@ -37,6 +40,9 @@ struct BenchArgs {
   std::string layout = "row";
   std::int64_t batch = 1;
   std::string json_path, csv_path, plot_path;
+  bool distributed = false;  // one process of an MPI job timing SUMMA
+  std::string grid;
+  std::int64_t block = 256;
 };
 
 using Shape = BenchShape;
@@ -248,7 +254,95 @@ nlohmann::json suite_json(const ShapeSuite& suite, const std::vector<SuiteKernel
           {"shapes", shapes}, {"summary", kernels}};
 }
 
+// --distributed: every process of `mpirun -np P gemmkit bench --distributed ...` runs this.
+// Each shape is timed by dist::bench_summa on random operands made where they live; rank 0
+// prints a line per shape and writes the JSON. An error on any rank is reported once by rank 0.
+void run_bench_distributed(const BenchArgs& o) {
+#ifndef GEMMKIT_HAVE_MPI
+  (void)o;
+  fail(ErrorCategory::usage, "--distributed needs a gemmkit built with MPI, and this one was built "
+                             "without it (install libopenmpi-dev and rebuild; docs/distributed.md)");
+#else
+  dist::Environment mpi;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  try {
+    // The same checks on every rank (nothing is read): agreed, reported once.
+    std::vector<Shape> shapes;
+    DType dtype = DType::f64;
+    std::optional<dist::GridShape> shape;
+    dist::SummaBenchOptions options;
+    dist::collective(MPI_COMM_WORLD, [&] {
+      const auto parsed = parse_dtype(o.dtype);
+      if (!parsed) fail(ErrorCategory::usage, "unknown dtype '" + o.dtype + "'");
+      dtype = *parsed;
+      if (dtype != DType::f64 && dtype != DType::f32 && dtype != DType::i32 && dtype != DType::i64)
+        fail(ErrorCategory::usage, "--distributed times f64, f32, i32 or i64 on the CPU backend, not " + o.dtype);
+      if (parse_backend(o.backend) == Backend::cuda)
+        fail(ErrorCategory::usage, "--backend cuda: the distributed GPU path is not in this build "
+                                   "(--distributed runs on the CPU backend; docs/distributed.md)");
+      const auto refuse = [](const std::string& what) {
+        fail(ErrorCategory::usage, what + " is not offered with --distributed (--sizes or --shapes, --dtype, "
+                                          "--grid, --block, --kernels with one local kernel, --warmup, --reps, "
+                                          "--max-seconds, --seed, --json)");
+      };
+      if (!o.suite.empty() || o.m || o.n || o.k) refuse("--suite and --m/--n/--k");
+      if (o.trans_a || o.trans_b || o.layout != "row" || o.batch != 1)
+        refuse("--transpose-a/--transpose-b/--layout/--batch");
+      if (!o.csv_path.empty() || !o.plot_path.empty()) refuse("--csv/--plot");
+      if (o.kernels.find(',') != std::string::npos) refuse("more than one kernel in --kernels");
+      if (!o.sizes.empty() && !o.shapes.empty()) fail(ErrorCategory::usage, "give one of --sizes or --shapes");
+      if (!o.shapes.empty()) shapes = parse_shapes(o.shapes);
+      else
+        for (std::int64_t s : parse_sizes(o.sizes.empty() ? kDefaultCpuSizes : o.sizes)) shapes.push_back({s, s, s});
+      if (o.block < 1) fail(ErrorCategory::usage, "--block must be at least 1, not " + std::to_string(o.block));
+      if (!o.grid.empty()) shape = dist::parse_grid(o.grid);
+      if (rank == 0) check_outputs({o.json_path});
+      options.warmup = o.warmup;
+      options.reps = o.reps;
+      options.max_seconds = o.max_seconds;
+      options.seed = o.seed;
+      options.summa.kernel = o.kernels == "all" ? "auto" : o.kernels;
+    });
+    const dist::ProcessGrid grid(MPI_COMM_WORLD, shape);
+    const std::string grid_text = dist::grid_name(grid.shape());
+    const bool progress = rank == 0 && progress_wanted();
+    nlohmann::json rows = nlohmann::json::array();
+    if (rank == 0)
+      std::printf("SUMMA on %d processes (grid %s, blocks of %lld), %s, CPU backend\n%-22s %10s %10s %10s %12s %5s\n",
+                  size, grid_text.c_str(), static_cast<long long>(o.block), o.dtype.c_str(), "MxNxK", "median ms",
+                  "min ms", "GFLOP/s", "per process", "reps");
+    for (const Shape& s : shapes) {
+      if (progress) std::fprintf(stderr, "\r%-40s", ("timing " + s.text() + "...").c_str());
+      const dist::SummaBenchResult r = dist::bench_summa(grid, dtype, s.m, s.n, s.k, o.block, options);
+      if (progress) std::fprintf(stderr, "\r%40s\r", "");
+      if (rank != 0) continue;
+      std::printf("%-22s %10.3f %10.3f %10.2f %12.2f %5zu  (%s)\n", s.text().c_str(), r.median_s * 1e3,
+                  r.min_s * 1e3, r.gflops, r.gflops / size, r.seconds.size(), r.local_kernel.c_str());
+      rows.push_back({{"kernel", "summa"}, {"backend", "cpu"}, {"dtype", o.dtype},
+                      {"m", s.m}, {"n", s.n}, {"k", s.k}, {"reps", r.seconds.size()},
+                      {"seconds", r.seconds}, {"median_ms", r.median_s * 1e3}, {"min_ms", r.min_s * 1e3},
+                      {"gflops", r.gflops}, {"gflops_per_process", r.gflops / size},
+                      {"distributed", {{"processes", size}, {"grid", grid_text}, {"block", o.block},
+                                       {"local_kernel", r.local_kernel}}}});
+    }
+    dist::collective(MPI_COMM_WORLD, [&] {
+      if (rank != 0 || o.json_path.empty()) return;
+      write_json(o.json_path, {{"meta", meta_json()}, {"backend", "cpu"}, {"dtype", o.dtype},
+                               {"warmup", o.warmup}, {"max_reps", o.reps}, {"max_seconds", o.max_seconds},
+                               {"timing", "each run between two barriers, the slowest process's time"},
+                               {"rows", rows}});
+    });
+  } catch (const dist::RankError& e) {
+    if (rank != 0) throw SilentFailure(e.category(), e.what());  // rank 0 reports it
+    throw;
+  }
+#endif
+}
+
 void run_bench(const BenchArgs& o) {
+  if (o.distributed) return run_bench_distributed(o);
   const auto dtype_parsed = parse_dtype(o.dtype);
   if (!dtype_parsed) fail(ErrorCategory::usage, "unknown dtype '" + o.dtype + "'");
   const DType dtype = *dtype_parsed;
@@ -459,6 +553,19 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--csv", o->csv_path, "Write results as CSV");
   cmd->add_option("--plot", o->plot_path,
                   "Plot GFLOP/s against N for the square shapes to a PNG (python3-matplotlib)");
+  CLI::Option* distributed = cmd->add_flag(
+      "--distributed", o->distributed,
+      "Be one of the processes of 'mpirun -np P gemmkit bench --distributed ...' (a build with MPI): "
+      "times SUMMA on random operands made where they live, block-cyclic over a process grid, on the "
+      "CPU backend (--kernels: the local kernel); per shape the median of the timed runs, each between "
+      "two barriers (docs/distributed.md)");
+  cmd->add_option("--grid", o->grid, "Process grid PxQ for --distributed, P*Q = the number of processes "
+                                     "(default: the most square one)")
+      ->needs(distributed);
+  cmd->add_option("--block", o->block, "Block size (rows and columns) of the block-cyclic distribution, "
+                                       "--distributed")
+      ->capture_default_str()
+      ->needs(distributed);
   cmd->callback([o] { run_bench(*o); });
 }
 

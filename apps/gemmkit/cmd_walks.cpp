@@ -402,7 +402,8 @@ void run_walks_distributed(const WalksOptions& o) {
     const bool progress = rank == 0 && progress_wanted();
     if (progress) std::fprintf(stderr, "gemmkit walks: counting over the processes...");
     const auto start = std::chrono::steady_clock::now();
-    WalkCounts w = dist::count_walks(MPI_COMM_WORLD, plan ? &plan->graph : nullptr, o.length, o.all_lengths);
+    WalkCounts w = dist::count_walks(MPI_COMM_WORLD, plan ? &plan->graph : nullptr, o.length,
+                                      {.all_lengths = o.all_lengths});
     if (progress) std::fprintf(stderr, "\r%60s\r", "");
     dist::collective(MPI_COMM_WORLD, [&] {
       if (rank != 0) return;

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gemmkit/error.hpp"
 #include "gemmkit/matrix.hpp"
@@ -162,15 +163,38 @@ struct SummaOptions {
 std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
                   const SummaOptions& options = {});
 
+// ---- timing SUMMA --------------------------------------------------------------------------
+struct SummaBenchOptions {
+  int warmup = 1;            // untimed runs first
+  int reps = 5;              // timed runs at most
+  double max_seconds = 3.0;  // stop timing once this much has been spent (after >= 1 run)
+  std::uint64_t seed = 1;    // of the random operands
+  SummaOptions summa;        // the local kernel
+};
+struct SummaBenchResult {
+  std::string local_kernel;
+  std::vector<double> seconds;                 // each timed run: the slowest rank's time
+  double median_s = 0, min_s = 0, gflops = 0;  // gflops: 2 m n k / median_s
+};
+// Times C = A B by SUMMA, A (m x k) and B (k x n) random and made where they live (each rank
+// fills its own blocks; nothing is scattered), all in block x block blocks: `warmup` untimed
+// runs, then timed ones, each between two barriers and taken as the slowest rank's time, until
+// `reps` runs or max_seconds (agreed by every rank). The weak and strong scaling benchmarks.
+// Collective.
+SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+                             std::int64_t block, const SummaBenchOptions& options = {});
+
 // ---- distributed exact walk counts ------------------------------------------------------
 // The exact all-pairs table of walks of `length` (>= 1) in rank 0's `graph` (ignored on the
 // other ranks, where it may be null), with the primes spread over the ranks of `comm`: rank 0
 // broadcasts the graph, each rank computes A^length modulo its own primes (prime q on rank
 // q mod P; dense squaring with the CPU's modular GEMM), and rank 0 gathers the residues and
-// rebuilds the counts by the Chinese remainder theorem. all_lengths: the tables of every length
-// 1..length (A^t = A^(t-1) A on each rank). On rank 0 the counts of
+// rebuilds the counts by the Chinese remainder theorem. On rank 0 the counts of
 // gemmkit::count_walks(graph, {length, all pairs, all_lengths, exact}); an empty WalkCounts
 // elsewhere. Collective.
-WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, bool all_lengths = false);
+struct DistWalkOptions {
+  bool all_lengths = false;  // the tables of every length 1..length (A^t = A^(t-1) A on each rank)
+};
+WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options = {});
 
 }  // namespace gemmkit::dist

@@ -70,7 +70,8 @@ constexpr int kTagResidues = 7301;
 
 }  // namespace
 
-WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, bool all_lengths) {
+WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options) {
+  const bool all_lengths = options.all_lengths;
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);

@@ -384,7 +384,7 @@ TEST(DistributedWalks, EqualSingleProcessWalks) {
   }
   // Every length 1..K at once: the same lengths, limbs and words as the single-process tables.
   for (const int length : {1, 9}) {
-    const WalkCounts got = count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, length, true);
+    const WalkCounts got = count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, length, {.all_lengths = true});
     if (world_rank() != 0) continue;
     WalkQuery query;
     query.length = length;
