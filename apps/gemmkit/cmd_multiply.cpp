@@ -1,10 +1,12 @@
 // gemmkit multiply A B -o C: C = alpha op(A) op(B) + beta C0, verified, written atomically;
 // with --distributed, one of the processes of an MPI job that computes it by SUMMA.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "cli.hpp"
 #include "gemmkit/device.hpp"
@@ -67,8 +69,29 @@ void require_multiply_memory(const AnyMatrix& a, const AnyMatrix& b, const std::
                                                           std::to_string(s.n) + "x" + std::to_string(s.k));
 }
 
-std::string shape(const AnyMatrix& m) {
-  return std::to_string(rows_of(m)) + "x" + std::to_string(cols_of(m));
+struct Extent {
+  std::int64_t rows, cols;
+};
+std::string shape(Extent e) { return std::to_string(e.rows) + "x" + std::to_string(e.cols); }
+
+// The product's M, N and K from the files' shapes (op(A) is M x K, op(B) is K x N), or the
+// usage error naming the files whose shapes do not match.
+std::array<std::int64_t, 3> product_shape(const MultiplyOptions& o, Extent a, Extent b, std::optional<Extent> c0) {
+  const std::int64_t m = o.trans_a ? a.cols : a.rows;
+  const std::int64_t k = o.trans_a ? a.rows : a.cols;
+  const std::int64_t kb = o.trans_b ? b.cols : b.rows;
+  const std::int64_t n = o.trans_b ? b.rows : b.cols;
+  if (k != kb)
+    fail(ErrorCategory::usage,
+         "shape mismatch: " + quoted_path(o.a_path) + " is " + shape(a) + (o.trans_a ? " (transposed)" : "") +
+             " and " + quoted_path(o.b_path) + " is " + shape(b) + (o.trans_b ? " (transposed)" : "") +
+             ": op(A) has " + std::to_string(k) + " columns but op(B) has " +
+             std::to_string(kb) + " rows");
+  if (c0 && (c0->rows != m || c0->cols != n))
+    fail(ErrorCategory::usage, "shape mismatch: " + quoted_path(o.c0_path) + " is " + shape(*c0) +
+                                   " but the product is " + std::to_string(m) + "x" +
+                                   std::to_string(n));
+  return {m, n, k};
 }
 
 // A multiply read, checked and converted, ready to compute: p refers to a, b and c.
@@ -108,21 +131,8 @@ Prepared prepare_multiply(const MultiplyOptions& o) {
   std::optional<AnyMatrix> c0;
   if (!o.c0_path.empty()) c0 = read_matrix(o.c0_path, read);
 
-  // op(A) is M x K, op(B) is K x N.
-  const std::int64_t m = o.trans_a ? cols_of(a) : rows_of(a);
-  const std::int64_t k = o.trans_a ? rows_of(a) : cols_of(a);
-  const std::int64_t kb = o.trans_b ? cols_of(b) : rows_of(b);
-  const std::int64_t n = o.trans_b ? rows_of(b) : cols_of(b);
-  if (k != kb)
-    fail(ErrorCategory::usage,
-         "shape mismatch: " + quoted_path(o.a_path) + " is " + shape(a) + (o.trans_a ? " (transposed)" : "") +
-             " and " + quoted_path(o.b_path) + " is " + shape(b) + (o.trans_b ? " (transposed)" : "") +
-             ": op(A) has " + std::to_string(k) + " columns but op(B) has " +
-             std::to_string(kb) + " rows");
-  if (c0 && (rows_of(*c0) != m || cols_of(*c0) != n))
-    fail(ErrorCategory::usage, "shape mismatch: " + quoted_path(o.c0_path) + " is " + shape(*c0) +
-                                   " but the product is " + std::to_string(m) + "x" +
-                                   std::to_string(n));
+  const auto [m, n, k] = product_shape(o, {rows_of(a), cols_of(a)}, {rows_of(b), cols_of(b)},
+                                       c0 ? std::optional<Extent>(Extent{rows_of(*c0), cols_of(*c0)}) : std::nullopt);
 
   DType dtype = common_dtype(dtype_of_any(a), dtype_of_any(b));
   if (c0) dtype = common_dtype(dtype, dtype_of_any(*c0));
@@ -258,6 +268,103 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
     std::printf("verified (%s)%s: %s\n", check.check.c_str(), of_inputs.c_str(), check.guarantee.c_str());
 }
 
+#ifdef GEMMKIT_HAVE_MPI
+// Rank 0: whether every input is a .npy file that dist::read_npy reads as it is, all of one
+// dtype and nothing to convert (no --dtype other than it, no --out-dtype). The rest go through
+// rank 0 and scatter.
+bool parallel_npy_inputs(const MultiplyOptions& o) {
+  std::vector<std::string> paths = {o.a_path, o.b_path};
+  if (!o.c0_path.empty()) paths.push_back(o.c0_path);
+  std::optional<DType> dtype;
+  output_format(o.c_path);  // the cheap check first, as the single-process path makes it
+  for (const std::string& path : paths) {
+    std::error_code error;
+    if (format_from_path(path) != FileFormat::npy || !std::filesystem::is_regular_file(path, error)) return false;
+    const NpyLayout layout = read_npy_layout(path);
+    const bool held = layout.dtype == DType::f64 || layout.dtype == DType::f32 || layout.dtype == DType::i32 ||
+                      layout.dtype == DType::i64;
+    if (!held || layout.widened || (dtype && *dtype != layout.dtype)) return false;
+    dtype = layout.dtype;
+  }
+  return (o.dtype.empty() || parse_dtype(o.dtype) == dtype) && o.out_dtype.empty();
+}
+
+// Every rank reads its own blocks of op(A), op(B) and C0 from the .npy files (dist::read_npy);
+// after SUMMA rank 0 gathers C and, to verify it, A and B (and C0): not for floats with
+// --verify none, so that rank 0 then holds C alone.
+void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid& grid) {
+  const int rank = grid.rank();
+  const std::int64_t nb = o.block;
+  VerifyMode verify_mode = VerifyMode::automatic;
+  dist::collective(grid.comm(), [&] {
+    // The single-process path's checks, on the headers.
+    output_format(o.c_path);
+    verify_mode = parse_verify_mode(o.verify);
+    if (rank != 0) return;
+    check_outputs({o.c_path, o.json_path});
+    if (o.beta != 0.0 && o.c0_path.empty())
+      fail(ErrorCategory::usage, "--beta needs --c FILE, the matrix C0 in alpha*A*B + beta*C0");
+    const NpyLayout a = read_npy_layout(o.a_path), b = read_npy_layout(o.b_path);
+    std::optional<Extent> c0;
+    if (!o.c0_path.empty()) {
+      const NpyLayout c = read_npy_layout(o.c0_path);
+      c0 = Extent{c.rows, c.cols};
+    }
+    product_shape(o, {a.rows, a.cols}, {b.rows, b.cols}, c0);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const dist::DistMatrix a = dist::read_npy(grid, o.a_path, nb, nb, o.trans_a);
+  const dist::DistMatrix b = dist::read_npy(grid, o.b_path, nb, nb, o.trans_b);
+  const DType dtype = a.dtype();
+  // beta == 0: C0 is never read, so C starts as zeros where it lives.
+  dist::DistMatrix c = o.beta != 0 ? dist::read_npy(grid, o.c0_path, nb, nb)
+                                   : dist::DistMatrix(grid, dtype, a.rows(), b.cols(), nb, nb);
+  const bool operands_to_rank0 = is_integer(dtype) || verify_mode != VerifyMode::none;
+  std::optional<AnyMatrix> c_before;
+  if (o.beta != 0 && operands_to_rank0) c_before = dist::gather(c);
+  MPI_Barrier(grid.comm());
+  const auto summa_start = std::chrono::steady_clock::now();
+  const std::string local_kernel = dist::summa(o.alpha, a, b, o.beta, c, {o.kernel});
+  MPI_Barrier(grid.comm());
+  const auto summa_end = std::chrono::steady_clock::now();
+  Prepared w;
+  w.c = dist::gather(c);
+  const auto end = std::chrono::steady_clock::now();
+  if (operands_to_rank0) {
+    w.a = dist::gather(a);
+    w.b = dist::gather(b);
+  }
+  dist::collective(grid.comm(), [&] {
+    if (rank != 0) return;
+    w.dtype = w.storage = w.out = dtype;
+    w.verify_mode = verify_mode;
+    if (operands_to_rank0) {
+      w.p = make_problem(w.a, false, w.b, false, w.c, o.alpha, o.beta);
+    } else {
+      w.p.dtype = dtype, w.p.m = a.rows(), w.p.n = b.cols(), w.p.k = a.cols();
+      w.p.alpha = o.alpha, w.p.beta = o.beta;
+      w.p.c = std::visit([](auto& x) -> void* { return x.data(); }, w.c), w.p.ldc = std::max<std::int64_t>(1, b.cols());
+    }
+    if (c_before) {
+      w.c_before = std::move(c_before);
+      w.c_before_data = std::visit([](const auto& x) -> const void* { return x.data(); }, *w.c_before);
+    }
+    if (verify_mode == VerifyMode::exact && !integer_valued(w.p, w.c_before_data))
+      fail(ErrorCategory::usage, "--verify exact needs integer-valued inputs (integer dtypes, or float "
+                                 "data whose entries, alpha and beta are all integers below 2^63); " +
+                                     o.a_path + " and " + o.b_path + " are not: use full or freivalds");
+    Outcome r;
+    const std::string grid_text = dist::grid_name(grid.shape());
+    r.kernel = "summa(" + grid_text + ", block " + std::to_string(nb) + ", " + local_kernel + ")";
+    r.seconds = std::chrono::duration<double>(summa_end - summa_start).count();
+    r.distributed = {{"processes", grid.size()}, {"grid", grid_text}, {"block", nb}, {"local_kernel", local_kernel},
+                     {"parallel_read", true}, {"summa_seconds", r.seconds},
+                     {"with_read_gather_seconds", std::chrono::duration<double>(end - start).count()}};
+    finish_multiply(o, w, r);
+  });
+}
+#endif
+
 // --distributed: every process of `mpirun -np P gemmkit multiply ... --distributed` runs this.
 // Rank 0 reads and checks the inputs as the single-process path does, scatters op(A), op(B)
 // and C0 over the grid, gathers C after SUMMA, then verifies and writes it as that path does.
@@ -280,12 +387,19 @@ void run_multiply_distributed(const MultiplyOptions& o) {
       if (o.block < 1) fail(ErrorCategory::usage, "--block must be at least 1, not " + std::to_string(o.block));
     });
     const dist::ProcessGrid grid(MPI_COMM_WORLD, shape);
+    // .npy inputs of one dtype a distributed matrix holds: read in parallel.
+    bool parallel = false;
+    dist::collective(grid.comm(), [&] {
+      if (rank != 0) return;
+      if (parse_backend(o.backend) == Backend::cuda)
+        fail(ErrorCategory::usage, "--distributed runs on the CPU backend so far (see docs/distributed.md)");
+      parallel = parallel_npy_inputs(o);
+    });
+    MPI_Bcast(&parallel, 1, MPI_CXX_BOOL, 0, grid.comm());
+    if (parallel) return multiply_npy_in_parallel(o, grid);
     std::optional<Prepared> w;
     dist::collective(grid.comm(), [&] {
       if (rank != 0) return;
-      const std::optional<Backend> backend = parse_backend(o.backend);
-      if (backend == Backend::cuda)
-        fail(ErrorCategory::usage, "--distributed runs on the CPU backend so far (see docs/distributed.md)");
       w = prepare_multiply(o);
       if (w->exact_out || w->out != w->storage)
         fail(ErrorCategory::usage, "--distributed writes C in the inputs' dtype (no --out-dtype " + o.out_dtype + ")");
@@ -317,6 +431,7 @@ void run_multiply_distributed(const MultiplyOptions& o) {
       r.seconds = std::chrono::duration<double>(summa_end - summa_start).count();
       r.distributed = {{"processes", size}, {"grid", grid_text}, {"block", nb}, {"local_kernel", local_kernel},
                        {"summa_seconds", r.seconds},
+                       {"parallel_read", false},
                        {"with_scatter_gather_seconds", std::chrono::duration<double>(end - start).count()}};
       finish_multiply(o, *w, r);
     });
