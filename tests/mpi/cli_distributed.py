@@ -121,7 +121,67 @@ with tempfile.TemporaryDirectory() as work:
     check(r.returncode == 2 and r.stderr.count("\n") == 1 and "rank 0: shape mismatch" in r.stderr, "shape mismatch", r)
     check(not os.path.exists("g.npy") and not os.path.exists("s.npy"), "a failed run wrote its output")
 
+    # walks --distributed: the files of the single-process command, byte for byte (one length,
+    # every length, counts needing several 64-bit words), on 4 and 3 processes.
+    with open("g.txt", "w") as f:
+        rng = np.random.default_rng(5)
+        for _ in range(150):
+            f.write(f"v{rng.integers(27)} v{rng.integers(27)} {rng.integers(-3, 4)}\n")
+    walk_cases = [
+        ("length 40 .csv", ["--length", "40"], "csv", 4),
+        ("length 7 .npy", ["--length", "7"], "npy", 3),
+        ("length 64 .npy (limbs)", ["--length", "64"], "npy", 4),
+        ("lengths 1..9 .csv", ["--length", "9", "--all-lengths"], "csv", 4),
+        ("lengths 1..30 .npy", ["--length", "30", "--all-lengths"], "npy", 3),
+    ]
+    for name, options, ext, processes in walk_cases:
+        single = run(["walks", "g.txt", "-o", "single." + ext] + options)
+        check(single.returncode == 0, f"walks {name}: single-process walks failed", single)
+        many = run(["walks", "g.txt", "-o", "many." + ext, "--distributed"] + options, np_=processes)
+        check(many.returncode == 0 and many.stderr == "", f"walks {name}: distributed walks failed", many)
+        check(len(many.stdout.splitlines()) == 1 and f"over {processes} processes" in many.stdout,
+              f"walks {name}: not rank 0's one line", many)
+        if single.returncode == 0 and many.returncode == 0:
+            with open("single." + ext, "rb") as f1, open("many." + ext, "rb") as f2:
+                check(f1.read() == f2.read(), f"walks {name}: the files differ")
+    # Printed rather than written: rank 0's table, as the single process prints it.
+    single = run(["walks", "g.txt", "--length", "5"])
+    many = run(["walks", "g.txt", "--length", "5", "--distributed"], np_=4)
+    check(many.returncode == 0 and many.stdout == single.stdout, "walks printed: not the single-process table", many)
+    # What it does not offer, and a bad graph: one line naming rank 0, exit 2, nothing written.
+    with open("keep.csv", "w") as f:
+        f.write("keep\n")
+    for options, says in [(["g.txt", "--from", "v1"], "rank 0: --distributed computes the whole exact table"),
+                          (["g.txt", "--mode", "float"], "--mode float is not offered"),
+                          (["bad.npy"], "rank 0: 'bad.npy'")]:
+        r = run(["walks", "--length", "3", "-o", "keep.csv", "--distributed"] + options, np_=4)
+        check(r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1 and says in r.stderr,
+              f"walks {options}: not one error line with {says!r} and exit 2", r)
+    check(open("keep.csv").read() == "keep\n", "walks: a failed run changed its output")
+
+    # bench --distributed: a JSON row per shape with the fields the scaling runs read.
+    r = run(["bench", "--distributed", "--sizes", "64,90", "--dtype", "f64", "--grid", "1x4", "--block", "16",
+             "--reps", "2", "--json", "bench.json"], np_=4)
+    check(r.returncode == 0 and r.stderr == "", "bench --distributed failed", r)
+    if r.returncode == 0:
+        report = json.load(open("bench.json"))
+        rows = report["rows"]
+        check([row["m"] for row in rows] == [64, 90] and all(row["n"] == row["k"] == row["m"] for row in rows),
+              f"bench: rows {rows}")
+        for row in rows:
+            check(row["dtype"] == "f64" and row["reps"] == 2 and len(row["seconds"]) == 2 and row["gflops"] > 0
+                  and row["median_ms"] >= row["min_ms"] > 0 and row["gflops_per_process"] * 4 == row["gflops"],
+                  f"bench: row {row}")
+            check(row["distributed"] == {"processes": 4, "grid": "1x4", "block": 16,
+                                         "local_kernel": row["distributed"]["local_kernel"]},
+                  f"bench: distributed {row['distributed']}")
+        check("meta" in report and report["backend"] == "cpu", "bench: no meta or backend")
+        check(len(r.stdout.splitlines()) == 4, "bench: not rank 0's header and a line per size", r)
+    r = run(["bench", "--distributed", "--backend", "cuda", "--sizes", "64"], np_=4)
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "the distributed GPU path is not in this build" in r.stderr,
+          "bench --backend cuda: not the usage error", r)
+
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
-print("distributed multiply: all checks passed")
+print("distributed multiply, walks and bench: all checks passed")
