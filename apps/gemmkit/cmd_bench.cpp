@@ -258,16 +258,11 @@ nlohmann::json suite_json(const ShapeSuite& suite, const std::vector<SuiteKernel
 // Each shape is timed by dist::bench_summa on random operands made where they live; rank 0
 // prints a line per shape and writes the JSON. An error on any rank is reported once by rank 0.
 void run_bench_distributed(const BenchArgs& o) {
-#ifndef GEMMKIT_HAVE_MPI
-  (void)o;
-  fail(ErrorCategory::usage, "--distributed needs a gemmkit built with MPI, and this one was built "
-                             "without it (install libopenmpi-dev and rebuild; docs/distributed.md)");
-#else
-  dist::Environment mpi;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  try {
+  run_as_mpi_process([&] {
+#ifdef GEMMKIT_HAVE_MPI
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     // The same checks on every rank (nothing is read): agreed, reported once.
     std::vector<Shape> shapes;
     DType dtype = DType::f64;
@@ -334,11 +329,8 @@ void run_bench_distributed(const BenchArgs& o) {
                                {"timing", "each run between two barriers, the slowest process's time"},
                                {"rows", rows}});
     });
-  } catch (const dist::RankError& e) {
-    if (rank != 0) throw SilentFailure(e.category(), e.what());  // rank 0 reports it
-    throw;
-  }
 #endif
+  });
 }
 
 void run_bench(const BenchArgs& o) {
@@ -559,13 +551,7 @@ void add_bench(CLI::App& app) {
       "times SUMMA on random operands made where they live, block-cyclic over a process grid, on the "
       "CPU backend (--kernels: the local kernel); per shape the median of the timed runs, each between "
       "two barriers (docs/distributed.md)");
-  cmd->add_option("--grid", o->grid, "Process grid PxQ for --distributed, P*Q = the number of processes "
-                                     "(default: the most square one)")
-      ->needs(distributed);
-  cmd->add_option("--block", o->block, "Block size (rows and columns) of the block-cyclic distribution, "
-                                       "--distributed")
-      ->capture_default_str()
-      ->needs(distributed);
+  add_grid_options(cmd, distributed, o->grid, o->block);
   cmd->callback([o] { run_bench(*o); });
 }
 

@@ -371,16 +371,11 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
 // Each step is collective (dist::collective): an error on any rank ends every rank, reported
 // once by rank 0 as "rank R: ...".
 void run_multiply_distributed(const MultiplyOptions& o) {
-#ifndef GEMMKIT_HAVE_MPI
-  (void)o;
-  fail(ErrorCategory::usage, "--distributed needs a gemmkit built with MPI, and this one was built "
-                             "without it (install libopenmpi-dev and rebuild; docs/distributed.md)");
-#else
-  dist::Environment mpi;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  try {
+  run_as_mpi_process([&] {
+#ifdef GEMMKIT_HAVE_MPI
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     std::optional<dist::GridShape> shape;
     dist::collective(MPI_COMM_WORLD, [&] {
       if (!o.grid.empty()) shape = dist::parse_grid(o.grid);
@@ -435,11 +430,8 @@ void run_multiply_distributed(const MultiplyOptions& o) {
                        {"with_scatter_gather_seconds", std::chrono::duration<double>(end - start).count()}};
       finish_multiply(o, *w, r);
     });
-  } catch (const dist::RankError& e) {
-    if (rank != 0) throw SilentFailure(e.category(), e.what());  // rank 0 reports it
-    throw;
-  }
 #endif
+  });
 }
 void run_multiply(const MultiplyOptions& o) {
   if (o.distributed) return run_multiply_distributed(o);
@@ -508,13 +500,7 @@ void add_multiply(CLI::App& app) {
       "MPI): rank 0 reads A, B and C0 and scatters them block-cyclically over a process grid, SUMMA "
       "multiplies them on the CPU backend, rank 0 gathers, verifies and writes C; an error on any "
       "rank ends them all (docs/distributed.md)");
-  cmd->add_option("--grid", o->grid, "Process grid PxQ for --distributed, P*Q = the number of processes "
-                                     "(default: the most square one)")
-      ->needs(distributed);
-  cmd->add_option("--block", o->block, "Block size (rows and columns) of the block-cyclic distribution, "
-                                       "--distributed")
-      ->capture_default_str()
-      ->needs(distributed);
+  add_grid_options(cmd, distributed, o->grid, o->block);
   cmd->callback([o] { run_multiply(*o); });
 }
 

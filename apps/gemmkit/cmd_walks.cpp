@@ -386,15 +386,10 @@ void finish_walks(const WalksOptions& o, const WalksPlan& plan, WalkCounts& w, d
 // rank 0 writes or prints it through the same writers. An error on any rank is reported once
 // by rank 0 as "rank R: ...", and every rank exits with its status.
 void run_walks_distributed(const WalksOptions& o) {
-#ifndef GEMMKIT_HAVE_MPI
-  (void)o;
-  fail(ErrorCategory::usage, "--distributed needs a gemmkit built with MPI, and this one was built "
-                             "without it (install libopenmpi-dev and rebuild; docs/distributed.md)");
-#else
-  dist::Environment mpi;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  try {
+  run_as_mpi_process([&] {
+#ifdef GEMMKIT_HAVE_MPI
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::optional<WalksPlan> plan;
     dist::collective(MPI_COMM_WORLD, [&] {
       if (rank == 0) plan = prepare_walks(o);
@@ -403,7 +398,7 @@ void run_walks_distributed(const WalksOptions& o) {
     if (progress) std::fprintf(stderr, "gemmkit walks: counting over the processes...");
     const auto start = std::chrono::steady_clock::now();
     WalkCounts w = dist::count_walks(MPI_COMM_WORLD, plan ? &plan->graph : nullptr, o.length,
-                                      {.all_lengths = o.all_lengths});
+                                     {.all_lengths = o.all_lengths});
     if (progress) std::fprintf(stderr, "\r%60s\r", "");
     dist::collective(MPI_COMM_WORLD, [&] {
       if (rank != 0) return;
@@ -411,11 +406,8 @@ void run_walks_distributed(const WalksOptions& o) {
       finish_walks(o, *plan, w, std::chrono::duration<double>(now - start).count(),
                    std::chrono::duration<double>(now - plan->read_start).count());
     });
-  } catch (const dist::RankError& e) {
-    if (rank != 0) throw SilentFailure(e.category(), e.what());  // rank 0 reports it
-    throw;
-  }
 #endif
+  });
 }
 
 void run_walks(const WalksOptions& o) {
