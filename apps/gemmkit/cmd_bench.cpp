@@ -257,7 +257,7 @@ nlohmann::json suite_json(const ShapeSuite& suite, const std::vector<SuiteKernel
 // --distributed: every process of `mpirun -np P gemmkit bench --distributed ...` runs this.
 // Each shape is timed by dist::bench_summa on random operands made where they live; rank 0
 // prints a line per shape and writes the JSON. An error on any rank is reported once by rank 0.
-void run_bench_distributed(const BenchArgs& o) {
+void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused without MPI
   run_as_mpi_process([&] {
 #ifdef GEMMKIT_HAVE_MPI
     int rank = 0, size = 1;

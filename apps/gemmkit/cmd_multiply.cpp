@@ -370,7 +370,7 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
 // and C0 over the grid, gathers C after SUMMA, then verifies and writes it as that path does.
 // Each step is collective (dist::collective): an error on any rank ends every rank, reported
 // once by rank 0 as "rank R: ...".
-void run_multiply_distributed(const MultiplyOptions& o) {
+void run_multiply_distributed([[maybe_unused]] const MultiplyOptions& o) {  // unused without MPI
   run_as_mpi_process([&] {
 #ifdef GEMMKIT_HAVE_MPI
     int rank = 0, size = 1;

@@ -385,7 +385,7 @@ void finish_walks(const WalksOptions& o, const WalksPlan& plan, WalkCounts& w, d
 // ranks compute the exact table with the primes spread over them (dist::count_walks), and
 // rank 0 writes or prints it through the same writers. An error on any rank is reported once
 // by rank 0 as "rank R: ...", and every rank exits with its status.
-void run_walks_distributed(const WalksOptions& o) {
+void run_walks_distributed([[maybe_unused]] const WalksOptions& o) {  // unused without MPI
   run_as_mpi_process([&] {
 #ifdef GEMMKIT_HAVE_MPI
     int rank = 0;

@@ -148,6 +148,15 @@ AnyMatrix gather(const DistMatrix& m);
 DistMatrix read_npy(const ProcessGrid& grid, const std::string& path, std::int64_t mb, std::int64_t nb,
                     bool transpose = false);
 
+// Writes the whole matrix as a C-ordered .npy file with no whole matrix anywhere: rank 0 opens
+// `path` through gemmkit::AtomicFile (a temporary file next to it) and writes the header, every
+// rank writes its own blocks into that temporary file with one collective MPI_File_write_all
+// through the block-cyclic view, and once every rank's write has succeeded rank 0 commits it
+// (renamed onto `path`, or handed to the OutputBatch open on rank 0). On any failure the
+// temporary file is removed and `path` left as it was. `path` must name a file, not "-" or a
+// device (gather() those and write them on rank 0); every rank must see its folder. Collective.
+void write_npy(const DistMatrix& m, const std::string& path);
+
 // ---- distributed GEMM ------------------------------------------------------------------
 struct SummaOptions {
   std::string kernel = "auto";  // the local CPU kernel (gemmkit list), or auto

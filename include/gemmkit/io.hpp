@@ -187,6 +187,9 @@ class AtomicFile {
   void write(const void* data, std::size_t bytes);  // throws on a short write
   void write(const std::string& text) { write(text.data(), text.size()); }
   void commit();
+  // The temporary file being written (empty for a stream), for writers that also fill it by
+  // other means: the processes of an MPI job writing their parts of it (gemmkit::dist::write_npy).
+  const std::string& temporary_path() const { return temp_; }
 
  private:
   std::string target_;            // as given, for messages

@@ -421,6 +421,20 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return text + (shape.size() == 1 ? ",)" : ")");
 }
 
+const char* npy_descr(DType dtype, const std::string& path) {
+  switch (dtype) {
+    case DType::f64: return descr_of<double>();
+    case DType::f32: return descr_of<float>();
+    case DType::f16: return descr_of<Half>();
+    case DType::bf16: return descr_of<BFloat16>();
+    case DType::i32: return descr_of<std::int32_t>();
+    case DType::i64: return descr_of<std::int64_t>();
+    default: break;
+  }
+  fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": " + std::string(dtype_name(dtype)) +
+                                 " has no .npy form");
+}
+
 std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& shape) {
   std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': ";
   dict += shape_text(shape) + ", }";
@@ -541,18 +555,7 @@ void write_npy_array(const std::string& path, DType dtype, const std::vector<std
   if (!valid || __builtin_mul_overflow(count, std::int64_t(dtype_size(dtype)), &bytes) || (bytes > 0 && !data))
     fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": an array of shape " + io::shape_text(shape) +
                                    " is not valid");
-  const char* descr = nullptr;
-  switch (dtype) {
-    case DType::f64: descr = descr_of<double>(); break;
-    case DType::f32: descr = descr_of<float>(); break;
-    case DType::f16: descr = descr_of<Half>(); break;
-    case DType::bf16: descr = descr_of<BFloat16>(); break;
-    case DType::i32: descr = descr_of<std::int32_t>(); break;
-    case DType::i64: descr = descr_of<std::int64_t>(); break;
-    default:
-      fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": " + std::string(dtype_name(dtype)) +
-                                     " has no .npy form");
-  }
+  const char* descr = io::npy_descr(dtype, path);
   AtomicFile out(path);
   out.write(io::npy_header(descr, shape));
   out.write(data, std::size_t(bytes));

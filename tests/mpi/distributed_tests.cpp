@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "gemmkit/distributed.hpp"
@@ -220,6 +221,56 @@ TEST(DistributedRead, NpyEqualsScatter) {
     }
   }
   if (world_rank() == 0) std::remove(c_path.c_str()), std::remove(f_path.c_str());
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The parallel write gives the file that write_npy of the whole matrix gives, byte for byte,
+// on every grid and dtype and with blocks that divide nothing; it replaces an existing file.
+TEST(DistributedWrite, NpyEqualsTheSingleProcessFile) {
+  const std::string path = shared_temp_path("w.npy"), reference = shared_temp_path("r.npy");
+  for (const DType dtype : {DType::f64, DType::f32, DType::i32, DType::i64}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{37, 53}, {1, 41}, {0, 5}}) {
+      const AnyMatrix whole = random_data(rows, cols, dtype, 31);
+      if (world_rank() == 0) write_npy(reference, whole);
+      for (const GridShape shape : all_grids()) {
+        ProcessGrid grid(MPI_COMM_WORLD, shape);
+        for (const auto& [mb, nb] : std::vector<std::pair<int, int>>{{5, 7}, {64, 3}}) {
+          const DistMatrix m = scatter(grid, &whole, mb, nb);
+          write_npy(m, path);
+          if (world_rank() == 0) {
+            EXPECT_TRUE(file_bytes(path) == file_bytes(reference))
+                << grid_name(shape) << " " << dtype_name(dtype) << " " << rows << "x" << cols << " blocks " << mb
+                << "x" << nb;
+          }
+        }
+      }
+    }
+  }
+  if (world_rank() == 0) std::remove(path.c_str()), std::remove(reference.c_str());
+}
+
+// A folder that does not exist and a stream: one agreed error, nothing written.
+TEST(DistributedWrite, BadTargetsAreAgreedErrors) {
+  ProcessGrid grid(MPI_COMM_WORLD);
+  const AnyMatrix whole = random_data(9, 9, DType::f64, 41);
+  const DistMatrix m = scatter(grid, &whole, 4, 4);
+  const std::string missing = shared_temp_path("no-such-folder") + "/x.npy";
+  for (const std::string& target : {missing, std::string("-")}) {
+    try {
+      write_npy(m, target);
+      ADD_FAILURE() << "no error for " << target;
+    } catch (const RankError& e) {
+      EXPECT_EQ(e.failed_rank(), 0) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("rank 0: ", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find(target == "-" ? "a stream, not a file" : "no-such-folder"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // A missing file, one that is not a .npy, and a dtype a distributed matrix does not hold: the
