@@ -113,6 +113,7 @@ struct Outcome {
   std::vector<std::uint64_t> limbs;
   int limb_count = 0;
   nlohmann::json distributed;  // the process grid and blocks of a --distributed run
+  bool c_written = false;      // C is already on its way to the output (dist::write_npy)
 };
 
 Prepared prepare_multiply(const MultiplyOptions& o) {
@@ -249,7 +250,7 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
     if (exact_out) report["exact"]["limbs"] = limb_count;
   }
   if (exact_out) write_limb_table(o.c_path, LimbTableView{r.limbs.data(), m, n, limb_count});
-  else write_matrix(o.c_path, w.c);
+  else if (!r.c_written) write_matrix(o.c_path, w.c);
   if (!o.json_path.empty()) write_json(o.json_path, report);
 
   const std::string dtypes = std::string(dtype_name(dtype)) +
@@ -290,8 +291,9 @@ bool parallel_npy_inputs(const MultiplyOptions& o) {
 }
 
 // Every rank reads its own blocks of op(A), op(B) and C0 from the .npy files (dist::read_npy);
-// after SUMMA rank 0 gathers C and, to verify it, A and B (and C0): not for floats with
-// --verify none, so that rank 0 then holds C alone.
+// after SUMMA rank 0 gathers C and, to verify it, A and B (and C0). Floats with --verify none
+// need none of them on rank 0: then C goes to a .npy file by the parallel write
+// (dist::write_npy), and no whole matrix is anywhere.
 void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid& grid) {
   const int rank = grid.rank();
   const std::int64_t nb = o.block;
@@ -320,6 +322,16 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
   dist::DistMatrix c = o.beta != 0 ? dist::read_npy(grid, o.c0_path, nb, nb)
                                    : dist::DistMatrix(grid, dtype, a.rows(), b.cols(), nb, nb);
   const bool operands_to_rank0 = is_integer(dtype) || verify_mode != VerifyMode::none;
+  bool write_in_parallel = false;  // to a file (not a stream), as AtomicFile writes one
+  if (!operands_to_rank0) {
+    if (rank == 0) {
+      std::error_code error;
+      const auto kind = std::filesystem::status(o.c_path, error).type();
+      write_in_parallel = output_format(o.c_path) == FileFormat::npy &&
+                          (kind == std::filesystem::file_type::regular || kind == std::filesystem::file_type::not_found);
+    }
+    MPI_Bcast(&write_in_parallel, 1, MPI_CXX_BOOL, 0, grid.comm());
+  }
   std::optional<AnyMatrix> c_before;
   if (o.beta != 0 && operands_to_rank0) c_before = dist::gather(c);
   MPI_Barrier(grid.comm());
@@ -328,7 +340,8 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
   MPI_Barrier(grid.comm());
   const auto summa_end = std::chrono::steady_clock::now();
   Prepared w;
-  w.c = dist::gather(c);
+  if (write_in_parallel) dist::write_npy(c, o.c_path);  // committed with the run's other outputs
+  else w.c = dist::gather(c);
   const auto end = std::chrono::steady_clock::now();
   if (operands_to_rank0) {
     w.a = dist::gather(a);
@@ -357,9 +370,10 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
     const std::string grid_text = dist::grid_name(grid.shape());
     r.kernel = "summa(" + grid_text + ", block " + std::to_string(nb) + ", " + local_kernel + ")";
     r.seconds = std::chrono::duration<double>(summa_end - summa_start).count();
+    r.c_written = write_in_parallel;
     r.distributed = {{"processes", grid.size()}, {"grid", grid_text}, {"block", nb}, {"local_kernel", local_kernel},
-                     {"parallel_read", true}, {"summa_seconds", r.seconds},
-                     {"with_read_gather_seconds", std::chrono::duration<double>(end - start).count()}};
+                     {"parallel_read", true}, {"parallel_write", write_in_parallel}, {"summa_seconds", r.seconds},
+                     {"with_io_seconds", std::chrono::duration<double>(end - start).count()}};
     finish_multiply(o, w, r);
   });
 }
@@ -426,7 +440,7 @@ void run_multiply_distributed([[maybe_unused]] const MultiplyOptions& o) {  // u
       r.seconds = std::chrono::duration<double>(summa_end - summa_start).count();
       r.distributed = {{"processes", size}, {"grid", grid_text}, {"block", nb}, {"local_kernel", local_kernel},
                        {"summa_seconds", r.seconds},
-                       {"parallel_read", false},
+                       {"parallel_read", false}, {"parallel_write", false},
                        {"with_scatter_gather_seconds", std::chrono::duration<double>(end - start).count()}};
       finish_multiply(o, *w, r);
     });

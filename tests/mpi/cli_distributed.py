@@ -93,6 +93,9 @@ with tempfile.TemporaryDirectory() as work:
         check(report["distributed"]["processes"] == 4 and report["verify"]["passed"], f"{name}: report {report}")
         parallel = all(x.endswith(".npy") for x in operands if x.endswith((".npy", ".csv")))
         check(report["distributed"]["parallel_read"] == parallel, f"{name}: parallel_read is not {parallel}")
+        # Floats unverified: nothing whole on rank 0, C written in parallel.
+        unverified = "none" in extra
+        check(report["distributed"]["parallel_write"] == unverified, f"{name}: parallel_write is not {unverified}")
         os.remove("many.npy")
 
     # A bad input file on rank 0: one line naming the rank, exit 2, nothing written, and an
