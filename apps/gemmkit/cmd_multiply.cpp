@@ -380,7 +380,8 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
 #endif
 
 // --distributed: every process of `mpirun -np P gemmkit multiply ... --distributed` runs this.
-// Rank 0 reads and checks the inputs as the single-process path does, scatters op(A), op(B)
+// .npy inputs that need no conversion are read in parallel (multiply_npy_in_parallel); others:
+// rank 0 reads and checks the inputs as the single-process path does, scatters op(A), op(B)
 // and C0 over the grid, gathers C after SUMMA, then verifies and writes it as that path does.
 // Each step is collective (dist::collective): an error on any rank ends every rank, reported
 // once by rank 0 as "rank R: ...".
