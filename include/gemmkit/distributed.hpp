@@ -1,8 +1,10 @@
-// Distributed matrices and GEMM over MPI processes, on the CPU backend (host memory): a P x Q
-// process grid, a 2-D block-cyclic distribution, scatter from and gather to rank 0, and SUMMA
-// (C = alpha A B + beta C) with each rank's share computed by gemmkit's own CPU GEMM, and exact
-// walk counts with their primes spread over the ranks. Needs a
-// build with MPI (target gemmkit::distributed, which defines GEMMKIT_HAVE_MPI); docs/distributed.md.
+// Distributed matrices and GEMM over MPI processes: a P x Q process grid, a 2-D block-cyclic
+// distribution, scatter from and gather to rank 0, and SUMMA (C = alpha A B + beta C) with each
+// rank's share computed by gemmkit's own GEMM, and exact walk counts with their primes spread
+// over the ranks. Two backends: the CPU (blocks in host memory, panels over MPI) and, in a
+// build with NCCL (GEMMKIT_HAVE_NCCL), CUDA (blocks in device memory, panels over NCCL, the
+// local products through the device API). Needs a build with MPI (target
+// gemmkit::distributed, which defines GEMMKIT_HAVE_MPI); docs/distributed.md.
 //
 // Every function here is collective over the grid's communicator: every rank calls it, in the
 // same order. An error on any rank (bad input on rank 0, a shape mismatch, out of memory) is
@@ -14,10 +16,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "gemmkit/context.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/matrix.hpp"
 #include "gemmkit/walks.hpp"
@@ -87,6 +92,39 @@ class ProcessGrid {
   GridShape shape_;
 };
 
+// ---- the GPU backend (a build with NCCL) ------------------------------------------------
+// Whether this build has the CUDA backend of the distributed part (CUDA and NCCL).
+bool nccl_available();
+// The device a rank uses by default: its rank among the ranks of its node, modulo the node's
+// devices (one rank per GPU when mpirun starts as many ranks per node as there are GPUs).
+int default_device(int node_rank, int devices);
+
+// This rank's GPU and the NCCL communicators of its process row and column (each made by
+// ncclCommInitRank from an id that the row's, or column's, first rank broadcasts over MPI),
+// with the streams SUMMA runs on: one for the local GEMMs, one for the broadcasts. Collective
+// over the grid (an error on any rank, such as no device or an NCCL failure, is agreed);
+// destroy it (collectively) before the ProcessGrid, after the work queued through it.
+// device -1: default_device() of the rank's node rank. NCCL refuses two ranks on one GPU.
+class GpuGrid {
+ public:
+  explicit GpuGrid(const ProcessGrid& grid, int device = -1);
+  ~GpuGrid();
+  GpuGrid(const GpuGrid&) = delete;
+  GpuGrid& operator=(const GpuGrid&) = delete;
+
+  const ProcessGrid& grid() const { return *grid_; }
+  int device() const { return device_; }
+  Context& context() const;  // the device API's context of this rank's device
+
+  struct Impl;  // the communicators and streams (src/dist only)
+  Impl& impl() const { return *impl_; }
+
+ private:
+  const ProcessGrid* grid_;
+  int device_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
 // ---- 2-D block-cyclic distribution -----------------------------------------------------
 // Blocks of mb x nb (the last row and column of blocks may be smaller): block (I, J) lives on
 // process (I mod P, J mod Q), and each process keeps its blocks in order as one row-major
@@ -105,12 +143,18 @@ struct BlockCyclic {
 // Rows (or columns) of an order-n dimension that index `p` of `procs` holds in blocks of b.
 std::int64_t block_cyclic_extent(std::int64_t n, std::int64_t b, int procs, int p);
 
-// One rank's part of a block-cyclic matrix of f64, f32, i32 or i64 (the dtypes every CPU
-// kernel takes). The grid must outlive it.
+// One rank's part of a block-cyclic matrix. In host memory (the CPU backend): f64, f32, i32
+// or i64 (the dtypes every CPU kernel takes). In device memory (the CUDA backend, on a
+// GpuGrid's device): also f16, bf16 and i8 (the tensor cores' inputs). The grid (and GpuGrid)
+// must outlive it.
 class DistMatrix {
  public:
-  // Zero-filled local blocks. Collective (an allocation failure on any rank is agreed).
+  // Zero-filled local blocks in host memory. Collective (an allocation failure on any rank is agreed).
   DistMatrix(const ProcessGrid& grid, DType dtype, std::int64_t rows, std::int64_t cols,
+             std::int64_t mb, std::int64_t nb);
+  // Zero-filled local blocks in the device memory of gpus' device, rows device_ld() apart.
+  // Collective (out of device memory on any rank is agreed, naming the bytes asked and free).
+  DistMatrix(const GpuGrid& gpus, DType dtype, std::int64_t rows, std::int64_t cols,
              std::int64_t mb, std::int64_t nb);
 
   const ProcessGrid& grid() const { return *grid_; }
@@ -118,35 +162,73 @@ class DistMatrix {
   const BlockCyclic& distribution() const { return dist_; }
   std::int64_t rows() const { return dist_.rows; }
   std::int64_t cols() const { return dist_.cols; }
-  // This rank's blocks: local_rows(row()) x local_cols(col()), row-major.
+  std::int64_t local_rows() const { return dist_.local_rows(grid_->row()); }
+  std::int64_t local_cols() const { return dist_.local_cols(grid_->col()); }
+  Backend backend() const { return gpus_ ? Backend::cuda : Backend::cpu; }
+  // Host memory: this rank's blocks, local_rows() x local_cols(), row-major. (Device
+  // matrices: an empty 0 x 0 matrix.)
   AnyMatrix& local() { return local_; }
   const AnyMatrix& local() const { return local_; }
+  // Device memory: the GpuGrid, and this rank's blocks, local_rows() x local_cols() row-major
+  // with rows device_ld() elements apart (padded to 16 bytes, so that every row of every
+  // panel starts aligned for the tensor cores). Null and 0 for host matrices.
+  const GpuGrid* gpus() const { return gpus_; }
+  void* device_data() const { return device_.get(); }
+  std::int64_t device_ld() const { return device_ld_; }
 
  private:
   const ProcessGrid* grid_;
   DType dtype_;
   BlockCyclic dist_;
   AnyMatrix local_;
+  const GpuGrid* gpus_ = nullptr;
+  std::shared_ptr<void> device_;  // freed with cudaFree when the last copy goes
+  std::int64_t device_ld_ = 0;
 };
 
 // Distributes rank 0's `whole` (ignored on the other ranks, where it may be null) in mb x nb
 // blocks; its shape and dtype come from rank 0. transpose: distributes whole^T. Collective.
 DistMatrix scatter(const ProcessGrid& grid, const AnyMatrix* whole, std::int64_t mb, std::int64_t nb,
                    bool transpose = false);
-// The whole matrix on rank 0 (an empty 0 x 0 matrix of its dtype elsewhere). Collective.
+// The same into the device memory of gpus' device (any dtype of a host matrix: f64, f32,
+// i32, i64, f16, bf16). Collective.
+DistMatrix scatter(const GpuGrid& gpus, const AnyMatrix* whole, std::int64_t mb, std::int64_t nb,
+                   bool transpose = false);
+// The whole matrix on rank 0 (an empty 0 x 0 matrix of its dtype elsewhere), from host or
+// device blocks (device: i8 is not gathered, no host matrix holds it). Collective.
 AnyMatrix gather(const DistMatrix& m);
 
 // ---- distributed GEMM ------------------------------------------------------------------
 struct SummaOptions {
-  std::string kernel = "auto";  // the local CPU kernel (gemmkit list), or auto
+  // The local kernel (gemmkit list) of the matrices' backend, or auto (on the GPU: the
+  // tuned choice for each panel's shape, e.g. the Hopper wgmma rungs).
+  std::string kernel = "auto";
+  // nullopt: the matrices' backend (where their blocks are); a backend given must be theirs.
+  std::optional<Backend> backend;
 };
+
+// SUMMA's panels, as every rank walks them: panel t is block column t of A and block row t of
+// B, `width` wide; its A part is broadcast along process rows from process column a_root,
+// where it starts at local column a_offset, and its B part along process columns from
+// process row b_root, where it starts at local row b_offset.
+struct SummaPanel {
+  std::int64_t width = 0;
+  int a_root = 0, b_root = 0;
+  std::int64_t a_offset = 0, b_offset = 0;
+};
+// The panels of a K-long product in blocks of kb on a P x Q grid.
+std::vector<SummaPanel> summa_panels(std::int64_t k, std::int64_t kb, GridShape grid);
 
 // C = alpha * A * B + beta * C by SUMMA: for each block column of A (block row of B), its
 // owners broadcast it along process rows (B's along process columns) while the previous
-// panel's local GEMM runs (MPI_Ibcast, two buffers). Needs one grid and one dtype for all
-// three, A (M x K, mb x kb blocks), B (K x N, kb x nb) and C (M x N, mb x nb). beta == 0: C
-// is write-only. Integer results are those of the single-process CPU GEMM (two's-complement
-// wrap-around included); floats differ by rounding only. Returns the local kernel's name.
+// panel's local GEMM runs (two buffers; the CPU backend: MPI_Ibcast; CUDA: ncclBroadcast on
+// the GpuGrid's communication stream, events ordering it with the GEMMs on the compute
+// stream). Needs one grid and one backend for all three, A (M x K, mb x kb blocks), B (K x N,
+// kb x nb) and C (M x N, mb x nb), A and B of one dtype, C of that dtype or (CUDA) the wider
+// output the kernels write: f32 for f16/bf16, i32 for i8. beta == 0: C is write-only. Integer
+// results are those of the single-process GEMM (two's-complement wrap-around included);
+// floats differ by rounding only. Returns the local kernel's name (CUDA: every kernel used,
+// e.g. for a last, narrower panel). The CUDA backend returns once C is complete.
 // Collective; usage errors (on every rank) for mismatched shapes, blocks, grids or dtypes.
 std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
                   const SummaOptions& options = {});
@@ -158,7 +240,14 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
 // q mod P; dense squaring with the CPU's modular GEMM), and rank 0 gathers the residues and
 // rebuilds the counts by the Chinese remainder theorem. On rank 0 the counts of
 // gemmkit::count_walks(graph, {length, all pairs, exact}); an empty WalkCounts elsewhere.
-// Collective.
-WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length);
+// backend: cpu (the primes below 2^21, CPU modular GEMMs), cuda (each rank runs the
+// single-process GPU engine, int8 tensor cores, on its own primes below 256, on `context`'s
+// device or, null, a context of its own on default_device()), automatic (cuda where the
+// single-process engine would choose it, on every rank). Collective.
+struct DistWalkOptions {
+  WalkBackend backend = WalkBackend::cpu;
+  Context* context = nullptr;
+};
+WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options = {});
 
 }  // namespace gemmkit::dist

@@ -10,10 +10,12 @@
 #include <cstring>
 #include <vector>
 
+#include "gemmkit/device.hpp"
 #include "gemmkit/distributed.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/verify.hpp"
+#include "mpi/mpi_main.hpp"
 
 namespace gemmkit::dist {
 namespace {
@@ -110,6 +112,53 @@ TEST(DistributedGrid, WrongGridIsAgreedUsageError) {
     EXPECT_EQ(e.category(), ErrorCategory::usage);
     EXPECT_NE(std::string(e.what()).find("rank 0: grid " + std::to_string(size + 1) + "x1 needs"), std::string::npos)
         << e.what();
+  }
+}
+
+// SUMMA's panel bookkeeping (both backends walk it) against the distribution itself: panel t
+// starts at global column t * kb of A, which its root process column holds at a_offset, and
+// at global row t * kb of B, which its root process row holds at b_offset.
+TEST(DistributedSumma, PanelsFollowTheDistribution) {
+  for (const GridShape g : {GridShape{1, 1}, GridShape{2, 3}, GridShape{4, 1}, GridShape{3, 2}})
+    for (const std::int64_t k : {0, 1, 41, 64})
+      for (const std::int64_t kb : {1, 5, 16, 100}) {
+        const BlockCyclic a{7, k, 3, kb, g}, b{k, 9, kb, 4, g};
+        const std::vector<SummaPanel> panels = summa_panels(k, kb, g);
+        ASSERT_EQ(std::int64_t(panels.size()), (k + kb - 1) / kb);
+        std::int64_t covered = 0;
+        for (std::size_t t = 0; t < panels.size(); ++t) {
+          const SummaPanel& p = panels[t];
+          const std::string what = grid_name(g) + " k " + std::to_string(k) + " kb " + std::to_string(kb) +
+                                   " panel " + std::to_string(t);
+          EXPECT_EQ(a.global_col(p.a_root, p.a_offset), std::int64_t(t) * kb) << what;
+          EXPECT_EQ(b.global_row(p.b_root, p.b_offset), std::int64_t(t) * kb) << what;
+          // The whole panel lies in the root's local columns (rows), contiguously.
+          EXPECT_LE(p.a_offset + p.width, a.local_cols(p.a_root)) << what;
+          EXPECT_LE(p.b_offset + p.width, b.local_rows(p.b_root)) << what;
+          EXPECT_EQ(a.global_col(p.a_root, p.a_offset + p.width - 1), std::int64_t(t) * kb + p.width - 1) << what;
+          covered += p.width;
+        }
+        EXPECT_EQ(covered, k);
+      }
+}
+
+TEST(DistributedGpu, DefaultDeviceAndNoDevice) {
+  EXPECT_EQ(default_device(0, 1), 0);
+  EXPECT_EQ(default_device(5, 4), 1);
+  EXPECT_EQ(default_device(3, 8), 3);
+  EXPECT_EQ(default_device(2, 0), 0);
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present: the GPU tests (distributed_gpu) run it";
+  // Without a device (or without NCCL) a GpuGrid is an agreed error on every rank.
+  ProcessGrid grid(MPI_COMM_WORLD);
+  try {
+    GpuGrid gpus(grid);
+    ADD_FAILURE() << "a GpuGrid without a device";
+  } catch (const RankError& e) {
+    EXPECT_EQ(e.failed_rank(), 0);
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find(nccl_available() ? "needs a CUDA device" : "needs a build with CUDA and NCCL") !=
+                std::string::npos)
+        << what;
   }
 }
 
@@ -297,35 +346,7 @@ TEST(DistributedWalks, EqualSingleProcessWalks) {
   EXPECT_THROW(count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, 0), RankError);
 }
 
-// Rank 0 prints gtest's report; the others print only their failed assertions, named.
-class FailurePrinter : public testing::EmptyTestEventListener {
- public:
-  explicit FailurePrinter(int rank) : rank_(rank) {}
-  void OnTestPartResult(const testing::TestPartResult& result) override {
-    if (result.failed())
-      std::fprintf(stderr, "[rank %d] %s:%d: failure\n%s\n", rank_, result.file_name() ? result.file_name() : "?",
-                   result.line_number(), result.summary());
-  }
-
- private:
-  int rank_;
-};
-
 }  // namespace
 }  // namespace gemmkit::dist
 
-int main(int argc, char** argv) {
-  gemmkit::dist::Environment mpi;
-  testing::InitGoogleTest(&argc, argv);
-  const int rank = gemmkit::dist::world_rank();
-  if (rank != 0) {
-    auto& listeners = testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new gemmkit::dist::FailurePrinter(rank));
-  }
-  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
-  // Any rank's failure fails every rank, so mpirun's status reflects all of them.
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0 && failed) std::fprintf(stderr, "distributed tests: a test failed on some rank\n");
-  return failed;
-}
+int main(int argc, char** argv) { return gemmkit::dist::run_mpi_tests(argc, argv); }

@@ -1,0 +1,181 @@
+// The distributed part's CUDA backend (device blocks, SUMMA over NCCL, walks on each rank's
+// GPU) under mpirun, against the single-process GPU paths: gemmkit::gemm on the CUDA backend
+// and gemmkit::count_walks. NCCL refuses two ranks on one GPU, so on a one-GPU machine this
+// runs as `mpirun -np 1` (a 1 x 1 grid; the code is the one for any P x Q). Every test skips
+// itself, visibly, without a CUDA device or without NCCL in the build.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gemmkit/device.hpp"
+#include "gemmkit/distributed.hpp"
+#include "gemmkit/gemm.hpp"
+#include "gemmkit/random.hpp"
+#include "gemmkit/verify.hpp"
+#include "mpi/mpi_main.hpp"
+
+namespace gemmkit::dist {
+namespace {
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+#define SKIP_WITHOUT_GPU()                                                                  \
+  do {                                                                                      \
+    if (!nccl_available()) GTEST_SKIP() << "this build has no NCCL (GEMMKIT_NCCL)";         \
+    if (!cuda_device_available()) GTEST_SKIP() << no_device_message();                      \
+  } while (0)
+
+const void* data_of(const AnyMatrix& m) {
+  return std::visit([](const auto& x) -> const void* { return x.data(); }, m);
+}
+
+std::vector<double> as_doubles(const AnyMatrix& m) {
+  return std::visit(
+      [](const auto& x) {
+        std::vector<double> out;
+        for (std::int64_t i = 0; i < x.rows(); ++i)
+          for (std::int64_t j = 0; j < x.cols(); ++j) out.push_back(double(x(i, j)));
+        return out;
+      },
+      m);
+}
+
+struct Case {
+  std::int64_t m, n, k;
+  int mb, nb, kb;
+};
+
+// SUMMA on device blocks against one GPU's GEMM of the whole matrices (the host API on the
+// CUDA backend, auto kernel): within the dtype's tolerance of it, and passing verify().
+void check_summa_gpu(DType dtype, const Case& s, double alpha, double beta) {
+  ProcessGrid grid(MPI_COMM_WORLD);
+  GpuGrid gpus(grid);
+  const DType c_dtype = dtype == DType::f16 || dtype == DType::bf16 ? DType::f32 : dtype;
+  const AnyMatrix a = random_matrix(s.m, s.k, dtype, {}, 1);
+  const AnyMatrix b = random_matrix(s.k, s.n, dtype, {}, 2);
+  const AnyMatrix c0 = random_matrix(s.m, s.n, c_dtype, {}, 3);
+  const DistMatrix da = scatter(gpus, &a, s.mb, s.kb);
+  const DistMatrix db = scatter(gpus, &b, s.kb, s.nb);
+  DistMatrix dc = scatter(gpus, &c0, s.mb, s.nb);
+  const std::string kernel = summa(alpha, da, db, beta, dc);
+  AnyMatrix got = gather(dc);
+  if (world_rank() != 0) return;
+  const std::string what = grid_name(grid.shape()) + " " + std::string(dtype_name(dtype)) + " " +
+                           std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                           " blocks " + std::to_string(s.mb) + "," + std::to_string(s.nb) + "," +
+                           std::to_string(s.kb) + " alpha " + std::to_string(alpha) + " beta " +
+                           std::to_string(beta) + " on " + kernel;
+  AnyMatrix single = c0;
+  GemmOptions options;
+  options.backend = Backend::cuda;
+  const std::string single_kernel = gemm(make_problem(a, false, b, false, single, alpha, beta), options);
+  const GemmProblem p = make_problem(a, false, b, false, got, alpha, beta);
+  const VerifyResult check = verify(p, data_of(c0), VerifyMode::full);
+  EXPECT_TRUE(check.passed || check.within_rounding) << what << ": " << check.detail;
+  const double error = relative_frobenius_error(c_dtype, p.c, s.m, s.n, p.ldc, as_doubles(single));
+  EXPECT_LE(error, tolerance(dtype, s.k)) << what << " against one GPU's " << single_kernel;
+}
+
+TEST(DistributedGpu, SummaOnDeviceBlocksEqualsOneGpu) {
+  SKIP_WITHOUT_GPU();
+  // Blocks that divide none of the orders (a last, narrower panel), a panel wider than K, and
+  // sizes where the tuned tensor-core kernels run.
+  const std::vector<Case> cases = {{37, 53, 41, 5, 7, 4}, {37, 53, 3, 6, 8, 4}, {301, 257, 515, 64, 96, 128},
+                                   {1024, 1000, 1536, 256, 256, 256}};
+  for (const DType dtype : {DType::f64, DType::f32, DType::bf16, DType::f16})
+    for (const Case& s : cases) {
+      check_summa_gpu(dtype, s, 1.0, 0.0);
+      check_summa_gpu(dtype, s, 2.0, -1.0);
+    }
+}
+
+TEST(DistributedGpu, ScatterGatherRoundTrip) {
+  SKIP_WITHOUT_GPU();
+  ProcessGrid grid(MPI_COMM_WORLD);
+  GpuGrid gpus(grid);
+  for (const DType dtype : {DType::bf16, DType::f64, DType::i32}) {
+    const AnyMatrix a = random_matrix(45, 31, dtype, {}, 7);
+    const DistMatrix d = scatter(gpus, &a, 4, 9, true);  // the transpose
+    EXPECT_EQ(d.backend(), Backend::cuda);
+    EXPECT_EQ(d.device_ld() * std::int64_t(dtype_size(dtype)) % 16, 0);
+    const AnyMatrix back = gather(d);
+    if (world_rank() != 0) continue;
+    ASSERT_EQ(rows_of(back), 31);
+    ASSERT_EQ(cols_of(back), 45);
+    const std::vector<double> x = as_doubles(a), y = as_doubles(back);
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < 45; ++i)
+      for (std::int64_t j = 0; j < 31; ++j) wrong += x[std::size_t(i * 31 + j)] != y[std::size_t(j * 45 + i)];
+    EXPECT_EQ(wrong, 0) << dtype_name(dtype);
+  }
+}
+
+TEST(DistributedGpu, MismatchedOperandsAreAgreedUsageErrors) {
+  SKIP_WITHOUT_GPU();
+  ProcessGrid grid(MPI_COMM_WORLD);
+  GpuGrid gpus(grid);
+  const AnyMatrix a = random_matrix(10, 12, DType::bf16, {}, 1);
+  const AnyMatrix b = random_matrix(12, 8, DType::bf16, {}, 2);
+  const DistMatrix da = scatter(gpus, &a, 4, 4), db = scatter(gpus, &b, 4, 4);
+  DistMatrix c_bf16(gpus, DType::bf16, 10, 8, 4, 4);
+  DistMatrix c_f64(gpus, DType::f64, 10, 8, 4, 4);
+  DistMatrix c_host(grid, DType::f64, 10, 8, 4, 4);
+  for (DistMatrix* c : {&c_f64, &c_host}) {
+    try {
+      summa(1.0, da, db, 0.0, *c);
+      ADD_FAILURE() << "no error";
+    } catch (const RankError& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::usage) << e.what();
+    }
+  }
+  SummaOptions cpu;
+  cpu.backend = Backend::cpu;
+  EXPECT_THROW(summa(1.0, da, db, 0.0, c_bf16, cpu), RankError);
+}
+
+// Distributed exact walks on the GPU against the single-process engine (GPU, and CPU), entry
+// by entry, on a weighted graph with negative weights whose long walks need many primes.
+TEST(DistributedGpu, WalksEqualSingleProcess) {
+  SKIP_WITHOUT_GPU();
+  std::vector<Edge> edges;
+  std::uint64_t state = 777;
+  const auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  const std::int64_t n = 300;
+  for (int e = 0; e < 1200; ++e)
+    edges.push_back({std::int64_t(next() % n), std::int64_t(next() % n), std::int64_t(next() % 5) - 2});
+  const Graph graph = graph_from_edges(n, edges);
+  DistWalkOptions options;
+  options.backend = WalkBackend::cuda;
+  for (const int length : {1, 7, 40, 64}) {
+    const WalkCounts got = count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, length, options);
+    if (world_rank() != 0) continue;
+    WalkQuery query;
+    query.length = length;
+    query.method = WalkMethod::dense;
+    query.backend = WalkBackend::cuda;
+    const WalkCounts single = gemmkit::count_walks(graph, query);
+    query.backend = WalkBackend::cpu;
+    const WalkCounts cpu = gemmkit::count_walks(graph, query);
+    ASSERT_EQ(got.rows(), n);
+    ASSERT_EQ(got.cols(), n);
+    EXPECT_EQ(got.primes, single.primes) << got.method;
+    std::int64_t wrong = 0, wrong_cpu = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        wrong += !(got.at(0, i, j) == single.at(0, i, j));
+        wrong_cpu += !(got.at(0, i, j) == cpu.at(0, i, j));
+      }
+    EXPECT_EQ(wrong, 0) << "length " << length << ", " << got.method;
+    EXPECT_EQ(wrong_cpu, 0) << "length " << length << ", " << got.method;
+  }
+}
+
+}  // namespace
+}  // namespace gemmkit::dist
+
+int main(int argc, char** argv) { return gemmkit::dist::run_mpi_tests(argc, argv); }
