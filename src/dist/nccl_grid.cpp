@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "dist/nccl_common.hpp"
+#include "gemmkit/device.hpp"
 
 namespace gemmkit::dist {
 
@@ -30,10 +31,10 @@ GpuGrid::GpuGrid(const ProcessGrid& grid, int device) : grid_(&grid), impl_(std:
   const int local = node_rank(grid.comm());
   collective(grid.comm(), [&] {
     int devices = 0;
-    const cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess || devices == 0)
-      fail(ErrorCategory::device, std::string("the CUDA backend needs a CUDA device, and there is none (") +
-                                      cudaGetErrorString(status) + ")");
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+      cudaGetLastError();
+      require_cuda_device();  // the device error every command gives, saying why
+    }
     device_ = device >= 0 ? device : default_device(local, devices);
     if (device_ >= devices)
       fail(ErrorCategory::usage, "device " + std::to_string(device_) + ": this node has " +

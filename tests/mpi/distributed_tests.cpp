@@ -156,7 +156,7 @@ TEST(DistributedGpu, DefaultDeviceAndNoDevice) {
   } catch (const RankError& e) {
     EXPECT_EQ(e.failed_rank(), 0);
     const std::string what = e.what();
-    EXPECT_TRUE(what.find(nccl_available() ? "needs a CUDA device" : "needs a build with CUDA and NCCL") !=
+    EXPECT_TRUE(what.find(nccl_available() ? "no CUDA device" : "needs a build with CUDA and NCCL") !=
                 std::string::npos)
         << what;
   }
