@@ -233,6 +233,18 @@ std::vector<SummaPanel> summa_panels(std::int64_t k, std::int64_t kb, GridShape 
 std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
                   const SummaOptions& options = {});
 
+// ---- the reference: cuBLASMp ------------------------------------------------------------
+// Whether this build found cuBLASMp (GEMMKIT_CUBLASMP; it is loaded when first used).
+bool cublasmp_available();
+// C = alpha * A * B + beta * C by cuBLASMp's cublasMpMatmul on the same device blocks, grid and
+// blocks as summa() (the row-major blocks are cuBLASMp's column-major blocks of the transposes:
+// C^T = B^T A^T on the transposed grid), on the GpuGrid's compute stream, with a communicator
+// over the whole grid that the GpuGrid keeps. Returns the seconds of the call, between two
+// barriers, once C is complete (the first call includes cuBLASMp's set-up: time a second one).
+// Collective; a usage error (on every rank) without cuBLASMp, for host matrices or operands
+// summa() would refuse.
+double cublasmp_matmul(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c);
+
 // ---- distributed exact walk counts ------------------------------------------------------
 // The exact all-pairs table of walks of `length` (>= 1) in rank 0's `graph` (ignored on the
 // other ranks, where it may be null), with the primes spread over the ranks of `comm`: rank 0

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,9 @@ struct GpuGrid::Impl {
   cudaStream_t compute = nullptr;  // local GEMMs
   cudaStream_t comm = nullptr;     // panel copies and broadcasts
   ncclComm_t row = nullptr, col = nullptr;
+  // cuBLASMp, once used (nccl_cublasmp.cpp): its library, handle, grid and a communicator
+  // over the whole grid; freed first.
+  std::shared_ptr<void> cublasmp;
   ~Impl();
 };
 

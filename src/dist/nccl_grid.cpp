@@ -21,6 +21,7 @@ GpuGrid::Impl::~Impl() {
   // Never throws: the work queued through the grid is done (the caller's promise).
   if (compute) cudaStreamSynchronize(compute);
   if (comm) cudaStreamSynchronize(comm);
+  cublasmp.reset();
   if (row) ncclCommDestroy(row);
   if (col) ncclCommDestroy(col);
   if (compute) cudaStreamDestroy(compute);

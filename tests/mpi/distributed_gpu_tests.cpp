@@ -5,6 +5,8 @@
 // itself, visibly, without a CUDA device or without NCCL in the build.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -136,6 +138,60 @@ TEST(DistributedGpu, MismatchedOperandsAreAgreedUsageErrors) {
   SummaOptions cpu;
   cpu.backend = Backend::cpu;
   EXPECT_THROW(summa(1.0, da, db, 0.0, c_bf16, cpu), RankError);
+}
+
+// cuBLASMp (a build that found it) on the same blocks and grid gives summa()'s C, within the
+// tolerance; then both are timed, twice each (the first call sets up), at a size where the
+// GPU is busy: the reference figures (printed by rank 0).
+TEST(DistributedGpu, CublasMpReference) {
+  SKIP_WITHOUT_GPU();
+  if (!cublasmp_available()) GTEST_SKIP() << "this build has no cuBLASMp (GEMMKIT_CUBLASMP)";
+  ProcessGrid grid(MPI_COMM_WORLD);
+  GpuGrid gpus(grid);
+  struct Run {
+    DType dtype;
+    Case s;
+    bool timed;
+  };
+  const std::vector<Run> runs = {{DType::f64, {37, 53, 41, 5, 7, 4}, false},
+                                 {DType::bf16, {301, 257, 515, 64, 96, 128}, false},
+                                 {DType::bf16, {8192, 8192, 8192, 2048, 2048, 2048}, true},
+                                 {DType::f64, {8192, 8192, 8192, 2048, 2048, 2048}, true}};
+  for (const Run& run : runs) {
+    const Case& s = run.s;
+    const DType c_dtype = run.dtype == DType::bf16 ? DType::f32 : run.dtype;
+    const AnyMatrix a = random_matrix(s.m, s.k, run.dtype, {}, 1);
+    const AnyMatrix b = random_matrix(s.k, s.n, run.dtype, {}, 2);
+    const AnyMatrix c0 = random_matrix(s.m, s.n, c_dtype, {}, 3);
+    const DistMatrix da = scatter(gpus, &a, s.mb, s.kb), db = scatter(gpus, &b, s.kb, s.nb);
+    DistMatrix ours = scatter(gpus, &c0, s.mb, s.nb), theirs = scatter(gpus, &c0, s.mb, s.nb);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string kernel = summa(1.0, da, db, 0.5, ours);
+    const auto t1 = std::chrono::steady_clock::now();
+    double summa_seconds = std::chrono::duration<double>(t1 - t0).count();
+    double cublasmp_seconds = cublasmp_matmul(1.0, da, db, 0.5, theirs);
+    const AnyMatrix got_ours = gather(ours), got_theirs = gather(theirs);
+    if (run.timed) {  // again, warm: beta 0 leaves C as it is for the next call
+      const auto t2 = std::chrono::steady_clock::now();
+      summa(1.0, da, db, 0.0, ours);
+      MPI_Barrier(MPI_COMM_WORLD);
+      summa_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
+      cublasmp_seconds = cublasmp_matmul(1.0, da, db, 0.0, theirs);
+    }
+    if (world_rank() != 0) continue;
+    const std::string what = std::string(dtype_name(run.dtype)) + " " + std::to_string(s.m) + "x" +
+                             std::to_string(s.n) + "x" + std::to_string(s.k) + " blocks " + std::to_string(s.mb);
+    const double error = relative_frobenius_error(c_dtype, data_of(got_ours), s.m, s.n, s.n, as_doubles(got_theirs));
+    EXPECT_LE(error, tolerance(run.dtype, s.k)) << what << ": summa against cuBLASMp";
+    if (run.timed) {
+      const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+      std::printf("reference %s on %s: summa %.4f s (%.1f TFLOP/s, %s), cublasMpMatmul %.4f s (%.1f TFLOP/s): "
+                  "summa at %.0f%% of cuBLASMp\n",
+                  what.c_str(), grid_name(grid.shape()).c_str(), summa_seconds, flops / summa_seconds / 1e12,
+                  kernel.c_str(), cublasmp_seconds, flops / cublasmp_seconds / 1e12,
+                  100.0 * cublasmp_seconds / summa_seconds);
+    }
+  }
 }
 
 // Distributed exact walks on the GPU against the single-process engine (GPU, and CPU), entry
