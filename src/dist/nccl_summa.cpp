@@ -9,6 +9,7 @@
 #include <map>
 
 #include "cuda/device_buffer.hpp"
+#include "cuda/event.hpp"
 #include "dist/nccl_common.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/registry.hpp"
@@ -21,18 +22,6 @@ std::int64_t padded(std::int64_t width, std::size_t size) {
   const auto per_16 = std::int64_t(16 / size);
   return std::max<std::int64_t>(per_16, (width + per_16 - 1) / per_16 * per_16);
 }
-
-class CudaEvent {
- public:
-  CudaEvent() { GEMMKIT_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
-  ~CudaEvent() { cudaEventDestroy(event_); }
-  CudaEvent(const CudaEvent&) = delete;
-  CudaEvent& operator=(const CudaEvent&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
 
 }  // namespace
 
@@ -56,7 +45,7 @@ std::string summa_cuda(double alpha, const DistMatrix& a, const DistMatrix& b, d
   cuda::DeviceBuffer<unsigned char> a_panel[2], b_panel[2];
   std::map<std::int64_t, std::string> kernels;  // by panel width: at most two
   Workspace workspace;
-  std::optional<CudaEvent> ready[2], consumed[2];
+  std::optional<cuda::Event> ready[2], consumed[2];
   // The local product of a panel of width w (in buffer `buffer`) into this rank's C.
   const auto local_problem = [&](int buffer, std::int64_t w, double beta_now) {
     GemmProblem p;

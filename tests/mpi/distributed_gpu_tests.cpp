@@ -15,26 +15,16 @@
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/verify.hpp"
-#include "mpi/mpi_main.hpp"
+#include "mpi/mpi_test_support.hpp"
 
 namespace gemmkit::dist {
 namespace {
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
 
 #define SKIP_WITHOUT_GPU()                                                                  \
   do {                                                                                      \
     if (!nccl_available()) GTEST_SKIP() << "this build has no NCCL (GEMMKIT_NCCL)";         \
     if (!cuda_device_available()) GTEST_SKIP() << no_device_message();                      \
   } while (0)
-
-const void* data_of(const AnyMatrix& m) {
-  return std::visit([](const auto& x) -> const void* { return x.data(); }, m);
-}
 
 std::vector<double> as_doubles(const AnyMatrix& m) {
   return std::visit(

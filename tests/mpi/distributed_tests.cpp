@@ -15,16 +15,10 @@
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/verify.hpp"
-#include "mpi/mpi_main.hpp"
+#include "mpi/mpi_test_support.hpp"
 
 namespace gemmkit::dist {
 namespace {
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
 
 // Every P x Q with P * Q == the number of ranks: 1x4, 2x2 and 4x1 for 4; 1x1 for 1.
 std::vector<GridShape> all_grids() {
@@ -46,10 +40,6 @@ AnyMatrix random_data(std::int64_t rows, std::int64_t cols, DType dtype, std::ui
     d.lo = -limit, d.hi = limit;
   }
   return random_matrix(rows, cols, dtype, d, seed);
-}
-
-const void* data_of(const AnyMatrix& m) {
-  return std::visit([](const auto& x) -> const void* { return x.data(); }, m);
 }
 
 bool same_bytes(const AnyMatrix& x, const AnyMatrix& y) {

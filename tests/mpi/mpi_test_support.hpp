@@ -1,6 +1,6 @@
-// main() of the tests under mpirun: every rank runs every test; rank 0 prints gtest's report,
-// the other ranks only their failed assertions, named; the process fails when a test failed
-// on any rank.
+// What the tests under mpirun share, and their main(): every rank runs every test; rank 0
+// prints gtest's report, the other ranks only their failed assertions, named; the process
+// fails when a test failed on any rank.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +11,16 @@
 #include "gemmkit/distributed.hpp"
 
 namespace gemmkit::dist {
+
+inline int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+inline const void* data_of(const AnyMatrix& m) {
+  return std::visit([](const auto& x) -> const void* { return x.data(); }, m);
+}
 
 class FailurePrinter : public testing::EmptyTestEventListener {
  public:
