@@ -205,6 +205,13 @@ struct SummaOptions {
   std::string kernel = "auto";
   // nullopt: the matrices' backend (where their blocks are); a backend given must be theirs.
   std::optional<Backend> backend;
+  // CUDA: each local GEMM multiplies consecutive panels together, enough of them for a K of
+  // at least local_k (summa_steps), so that the GPU's GEMM is not bound by reading and writing
+  // C once per panel. 1: one panel per GEMM.
+  std::int64_t local_k = 2048;
+  // CUDA: where a process row (column) is one rank, its GEMMs read A's (B's) panels in place
+  // from the blocks; false copies and broadcasts them anyway (to test that path on one GPU).
+  bool read_in_place = true;
 };
 
 // SUMMA's panels, as every rank walks them: panel t is block column t of A and block row t of
@@ -218,6 +225,13 @@ struct SummaPanel {
 };
 // The panels of a K-long product in blocks of kb on a P x Q grid.
 std::vector<SummaPanel> summa_panels(std::int64_t k, std::int64_t kb, GridShape grid);
+// The CUDA backend's steps: panels [first, last), k wide together, each step the fewest
+// consecutive panels whose widths reach local_k (the last step may be narrower).
+struct SummaStep {
+  std::size_t first = 0, last = 0;
+  std::int64_t k = 0;
+};
+std::vector<SummaStep> summa_steps(const std::vector<SummaPanel>& panels, std::int64_t local_k);
 
 // C = alpha * A * B + beta * C by SUMMA: for each block column of A (block row of B), its
 // owners broadcast it along process rows (B's along process columns) while the previous

@@ -51,6 +51,16 @@ void check_summa_operands(const DistMatrix& a, const DistMatrix& b, const DistMa
                                    "B's block columns C's)");
 }
 
+std::vector<SummaStep> summa_steps(const std::vector<SummaPanel>& panels, std::int64_t local_k) {
+  std::vector<SummaStep> steps;
+  for (std::size_t t = 0; t < panels.size(); ++t) {
+    if (steps.empty() || steps.back().k >= local_k) steps.push_back({t, t, 0});
+    steps.back().last = t + 1;
+    steps.back().k += panels[t].width;
+  }
+  return steps;
+}
+
 std::vector<SummaPanel> summa_panels(std::int64_t k, std::int64_t kb, GridShape grid) {
   std::vector<SummaPanel> panels;
   for (std::int64_t t = 0; kb > 0 && t * kb < k; ++t)

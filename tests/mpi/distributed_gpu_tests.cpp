@@ -44,7 +44,7 @@ struct Case {
 
 // SUMMA on device blocks against one GPU's GEMM of the whole matrices (the host API on the
 // CUDA backend, auto kernel): within the dtype's tolerance of it, and passing verify().
-void check_summa_gpu(DType dtype, const Case& s, double alpha, double beta) {
+void check_summa_gpu(DType dtype, const Case& s, double alpha, double beta, const SummaOptions& summa_options) {
   ProcessGrid grid(MPI_COMM_WORLD);
   GpuGrid gpus(grid);
   const DType c_dtype = dtype == DType::f16 || dtype == DType::bf16 ? DType::f32 : dtype;
@@ -54,14 +54,15 @@ void check_summa_gpu(DType dtype, const Case& s, double alpha, double beta) {
   const DistMatrix da = scatter(gpus, &a, s.mb, s.kb);
   const DistMatrix db = scatter(gpus, &b, s.kb, s.nb);
   DistMatrix dc = scatter(gpus, &c0, s.mb, s.nb);
-  const std::string kernel = summa(alpha, da, db, beta, dc);
+  const std::string kernel = summa(alpha, da, db, beta, dc, summa_options);
   AnyMatrix got = gather(dc);
   if (world_rank() != 0) return;
   const std::string what = grid_name(grid.shape()) + " " + std::string(dtype_name(dtype)) + " " +
                            std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
                            " blocks " + std::to_string(s.mb) + "," + std::to_string(s.nb) + "," +
                            std::to_string(s.kb) + " alpha " + std::to_string(alpha) + " beta " +
-                           std::to_string(beta) + " on " + kernel;
+                           std::to_string(beta) + " local_k " + std::to_string(summa_options.local_k) +
+                           (summa_options.read_in_place ? "" : " broadcast") + " on " + kernel;
   AnyMatrix single = c0;
   GemmOptions options;
   options.backend = Backend::cuda;
@@ -79,10 +80,18 @@ TEST(DistributedGpu, SummaOnDeviceBlocksEqualsOneGpu) {
   // sizes where the tuned tensor-core kernels run.
   const std::vector<Case> cases = {{37, 53, 41, 5, 7, 4}, {37, 53, 3, 6, 8, 4}, {301, 257, 515, 64, 96, 128},
                                    {1024, 1000, 1536, 256, 256, 256}};
+  // Panels read in place (one rank per process row and column, as here), and every panel
+  // copied and broadcast over NCCL, one at a time and grouped into wider local GEMMs.
+  SummaOptions in_place, broadcast, one_panel;
+  broadcast.read_in_place = one_panel.read_in_place = false;
+  broadcast.local_k = 200;
+  one_panel.local_k = 1;
   for (const DType dtype : {DType::f64, DType::f32, DType::bf16, DType::f16})
     for (const Case& s : cases) {
-      check_summa_gpu(dtype, s, 1.0, 0.0);
-      check_summa_gpu(dtype, s, 2.0, -1.0);
+      check_summa_gpu(dtype, s, 1.0, 0.0, in_place);
+      check_summa_gpu(dtype, s, 2.0, -1.0, in_place);
+      check_summa_gpu(dtype, s, 2.0, -1.0, broadcast);
+      check_summa_gpu(dtype, s, 1.0, 0.5, one_panel);
     }
 }
 
@@ -130,12 +139,12 @@ TEST(DistributedGpu, MismatchedOperandsAreAgreedUsageErrors) {
   EXPECT_THROW(summa(1.0, da, db, 0.0, c_bf16, cpu), RankError);
 }
 
-// cuBLASMp (a build that found it) on the same blocks and grid gives summa()'s C, within the
-// tolerance; then both are timed, twice each (the first call sets up), at a size where the
-// GPU is busy: the reference figures (printed by rank 0).
-TEST(DistributedGpu, CublasMpReference) {
+// cuBLASMp (in a build that found it) on the same blocks and grid gives summa()'s C, within
+// the tolerance; then both are timed, twice each (the first call sets up), at a size where the
+// GPU is busy, and summa with every panel broadcast: the reference figures (printed by rank 0).
+TEST(DistributedGpu, SummaTimedBesideCublasMp) {
   SKIP_WITHOUT_GPU();
-  if (!cublasmp_available()) GTEST_SKIP() << "this build has no cuBLASMp (GEMMKIT_CUBLASMP)";
+  const bool reference = cublasmp_available();
   ProcessGrid grid(MPI_COMM_WORLD);
   GpuGrid gpus(grid);
   struct Run {
@@ -159,27 +168,42 @@ TEST(DistributedGpu, CublasMpReference) {
     std::string kernel = summa(1.0, da, db, 0.5, ours);
     const auto t1 = std::chrono::steady_clock::now();
     double summa_seconds = std::chrono::duration<double>(t1 - t0).count();
-    double cublasmp_seconds = cublasmp_matmul(1.0, da, db, 0.5, theirs);
+    double cublasmp_seconds = reference ? cublasmp_matmul(1.0, da, db, 0.5, theirs) : 0.0;
     const AnyMatrix got_ours = gather(ours), got_theirs = gather(theirs);
     if (run.timed) {  // again, warm: beta 0 leaves C as it is for the next call
       const auto t2 = std::chrono::steady_clock::now();
       summa(1.0, da, db, 0.0, ours);
       MPI_Barrier(MPI_COMM_WORLD);
       summa_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count();
-      cublasmp_seconds = cublasmp_matmul(1.0, da, db, 0.0, theirs);
+      if (reference) cublasmp_seconds = cublasmp_matmul(1.0, da, db, 0.0, theirs);
+    }
+    double broadcast_seconds = 0;  // the NCCL path, as a grid of several GPUs takes it
+    if (run.timed) {
+      SummaOptions broadcast;
+      broadcast.read_in_place = false;
+      summa(1.0, da, db, 0.0, ours, broadcast);
+      MPI_Barrier(MPI_COMM_WORLD);
+      const auto t3 = std::chrono::steady_clock::now();
+      summa(1.0, da, db, 0.0, ours, broadcast);
+      MPI_Barrier(MPI_COMM_WORLD);
+      broadcast_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t3).count();
     }
     if (world_rank() != 0) continue;
     const std::string what = std::string(dtype_name(run.dtype)) + " " + std::to_string(s.m) + "x" +
                              std::to_string(s.n) + "x" + std::to_string(s.k) + " blocks " + std::to_string(s.mb);
     const double error = relative_frobenius_error(c_dtype, data_of(got_ours), s.m, s.n, s.n, as_doubles(got_theirs));
-    EXPECT_LE(error, tolerance(run.dtype, s.k)) << what << ": summa against cuBLASMp";
+    if (reference) EXPECT_LE(error, tolerance(run.dtype, s.k)) << what << ": summa against cuBLASMp";
     if (run.timed) {
       const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
-      std::printf("reference %s on %s: summa %.4f s (%.1f TFLOP/s, %s), cublasMpMatmul %.4f s (%.1f TFLOP/s): "
-                  "summa at %.0f%% of cuBLASMp\n",
+      std::printf("timing %s on %s: summa %.4f s (%.1f TFLOP/s, %s); with every panel broadcast over NCCL "
+                  "%.4f s (%.1f TFLOP/s)\n",
                   what.c_str(), grid_name(grid.shape()).c_str(), summa_seconds, flops / summa_seconds / 1e12,
-                  kernel.c_str(), cublasmp_seconds, flops / cublasmp_seconds / 1e12,
-                  100.0 * cublasmp_seconds / summa_seconds);
+                  kernel.c_str(), broadcast_seconds, flops / broadcast_seconds / 1e12);
+      if (reference)
+        std::printf("reference: cublasMpMatmul %.4f s (%.1f TFLOP/s): summa at %.0f%% of cuBLASMp\n",
+                    cublasmp_seconds, flops / cublasmp_seconds / 1e12, 100.0 * cublasmp_seconds / summa_seconds);
+      else
+        std::printf("reference: no cuBLASMp in this build (GEMMKIT_CUBLASMP)\n");
     }
   }
 }

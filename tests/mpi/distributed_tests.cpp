@@ -132,6 +132,36 @@ TEST(DistributedSumma, PanelsFollowTheDistribution) {
       }
 }
 
+// The CUDA backend's steps: every panel once, in order; each step the fewest consecutive
+// panels that reach local_k, the last one possibly fewer.
+TEST(DistributedSumma, StepsGroupPanelsToLocalK) {
+  for (const std::int64_t k : {0, 1, 41, 5000})
+    for (const std::int64_t kb : {1, 7, 256, 6000})
+      for (const std::int64_t local_k : {1, 100, 2048}) {
+        const std::vector<SummaPanel> panels = summa_panels(k, kb, GridShape{2, 3});
+        const std::vector<SummaStep> steps = summa_steps(panels, local_k);
+        const std::string what = "k " + std::to_string(k) + " kb " + std::to_string(kb) + " local_k " +
+                                 std::to_string(local_k);
+        std::size_t next = 0;
+        std::int64_t total = 0;
+        for (std::size_t s = 0; s < steps.size(); ++s) {
+          EXPECT_EQ(steps[s].first, next) << what;
+          ASSERT_GT(steps[s].last, steps[s].first) << what;
+          std::int64_t width = 0;
+          for (std::size_t t = steps[s].first; t < steps[s].last; ++t) width += panels[t].width;
+          EXPECT_EQ(steps[s].k, width) << what;
+          if (s + 1 < steps.size()) {
+            EXPECT_GE(steps[s].k, local_k) << what;
+          }
+          EXPECT_LT(steps[s].k - panels[steps[s].last - 1].width, local_k) << what;  // the fewest
+          next = steps[s].last;
+          total += width;
+        }
+        EXPECT_EQ(next, panels.size()) << what;
+        EXPECT_EQ(total, k) << what;
+      }
+}
+
 TEST(DistributedGpu, DefaultDeviceAndNoDevice) {
   EXPECT_EQ(default_device(0, 1), 0);
   EXPECT_EQ(default_device(5, 4), 1);
