@@ -146,7 +146,8 @@ std::int64_t block_cyclic_extent(std::int64_t n, std::int64_t b, int procs, int 
 // One rank's part of a block-cyclic matrix. In host memory (the CPU backend): f64, f32, i32
 // or i64 (the dtypes every CPU kernel takes). In device memory (the CUDA backend, on a
 // GpuGrid's device): also f16, bf16 and i8 (the tensor cores' inputs). The grid (and GpuGrid)
-// must outlive it.
+// must outlive it. A copy of a host matrix copies its blocks; copies of a device matrix share
+// them (the memory goes with the last).
 class DistMatrix {
  public:
   // Zero-filled local blocks in host memory. Collective (an allocation failure on any rank is agreed).
