@@ -24,6 +24,10 @@ void check_blocks(std::int64_t rows, std::int64_t cols, std::int64_t mb, std::in
 void check_summa_operands(const DistMatrix& a, const DistMatrix& b, const DistMatrix& c);
 // This rank's rank among the ranks of `comm` on its node.
 int node_rank(MPI_Comm comm);
+// x mod p in [0, p) for x of `limbs` 64-bit words of two's complement, least significant
+// first, with p < 2^16 and word = 2^64 mod p (the GPU walk engine's counts, modulo one of
+// the primes they were rebuilt from).
+std::uint32_t residue_of_words(const std::uint64_t* words, int limbs, std::uint64_t p, std::uint64_t word);
 
 // ---- the CUDA backend: src/dist/nccl_*.cpp, or nccl_absent.cpp without NCCL -----------------
 // This rank's device blocks from (upload) and to (download) a host matrix of local_rows() x

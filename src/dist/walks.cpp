@@ -50,17 +50,6 @@ std::vector<std::uint32_t> power_residues(const Graph& g, int length, std::uint3
   return residues;
 }
 
-// x mod p in [0, p) for x of `limbs` words of two's complement, least significant first.
-std::uint32_t words_mod(const std::uint64_t* words, int limbs, std::uint32_t p) {
-  wd::u128 r = 0, wrap = 1;  // wrap: 2^(64 limbs) mod p
-  for (int i = limbs - 1; i >= 0; --i) {
-    r = ((r << 64) | words[i]) % p;
-    wrap = (wrap << 64) % p;
-  }
-  if (words[limbs - 1] >> 63) r = (r + p - wrap) % p;  // negative: x = unsigned - 2^(64 limbs)
-  return std::uint32_t(r);
-}
-
 // A^length mod each of `primes` (residues in [0, p), row-major n x n each), by the
 // single-process GPU engine: it rebuilds the counts modulo the product of these primes, which
 // are reduced again modulo each of them here.
@@ -76,16 +65,28 @@ std::vector<std::vector<std::uint32_t>> gpu_power_residues(Context* context, int
   for (std::int64_t v = 0; v < n; ++v) all[std::size_t(v)] = v;
   wd::gpu_int8_powers(ctx, g, primes, wd::power_steps(length), all, all, limbs, words.data(), {});
   std::vector<std::vector<std::uint32_t>> tables(primes.size(), std::vector<std::uint32_t>(std::size_t(n * n)));
+  std::vector<std::uint64_t> word(primes.size());  // 2^64 mod p
+  for (std::size_t q = 0; q < primes.size(); ++q) word[q] = std::uint64_t((wd::u128(1) << 64) % primes[q]);
 #pragma omp parallel for schedule(static)
   for (std::int64_t e = 0; e < n * n; ++e)
     for (std::size_t q = 0; q < primes.size(); ++q)
-      tables[q][std::size_t(e)] = words_mod(&words[std::size_t(e * limbs)], limbs, primes[q]);
+      tables[q][std::size_t(e)] = residue_of_words(&words[std::size_t(e * limbs)], limbs, primes[q], word[q]);
   return tables;
 }
 
 constexpr int kTagResidues = 7301;
 
 }  // namespace
+
+std::uint32_t residue_of_words(const std::uint64_t* words, int limbs, std::uint64_t p, std::uint64_t word) {
+  std::uint64_t r = 0, wrap = 1;  // wrap: 2^(64 limbs) mod p
+  for (int i = limbs - 1; i >= 0; --i) {
+    r = (r * word + words[i] % p) % p;
+    wrap = wrap * word % p;
+  }
+  if (words[limbs - 1] >> 63) r = (r + p - wrap) % p;  // negative: x = unsigned - 2^(64 limbs)
+  return std::uint32_t(r);
+}
 
 WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options) {
   int rank = 0, size = 1;

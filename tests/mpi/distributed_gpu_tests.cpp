@@ -247,6 +247,45 @@ TEST(DistributedGpu, WalksEqualSingleProcess) {
   }
 }
 
+// The walk table, timed: 4096 vertices, length 64, on this grid beside one process's
+// GPU engine (printed by rank 0), and equal to it.
+TEST(DistributedGpu, WalksTimedBesideSingleProcess) {
+  SKIP_WITHOUT_GPU();
+  std::vector<Edge> edges;
+  std::uint64_t state = 4096;
+  const auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  const std::int64_t n = 4096;
+  for (std::int64_t e = 0; e < 4 * n; ++e) {
+    const std::int64_t u = std::int64_t(next() % n), v = std::int64_t(next() % n);
+    edges.push_back({u, v, 1});
+    edges.push_back({v, u, 1});
+  }
+  const Graph graph = graph_from_edges(n, edges);
+  DistWalkOptions options;
+  options.backend = WalkBackend::cuda;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t0 = std::chrono::steady_clock::now();
+  const WalkCounts got = count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, 64, options);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double dist_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (world_rank() != 0) return;
+  WalkQuery query;
+  query.length = 64;
+  query.method = WalkMethod::dense;
+  query.backend = WalkBackend::cuda;
+  const auto t1 = std::chrono::steady_clock::now();
+  const WalkCounts single = gemmkit::count_walks(graph, query);
+  const double single_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  ASSERT_EQ(got.rows(), n);
+  EXPECT_EQ(got.limbs, single.limbs);
+  EXPECT_TRUE(got.words == single.words) << got.method;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::printf("timing walks 4096 vertices length 64 (%d primes): %d processes %.3f s (%s); one process's GPU "
+              "engine %.3f s (%s)\n",
+              got.primes, size, dist_seconds, got.method.c_str(), single_seconds, single.method.c_str());
+}
+
 }  // namespace
 }  // namespace gemmkit::dist
 
