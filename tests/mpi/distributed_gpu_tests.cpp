@@ -44,9 +44,9 @@ struct Case {
 
 // SUMMA on device blocks against one GPU's GEMM of the whole matrices (the host API on the
 // CUDA backend, auto kernel): within the dtype's tolerance of it, and passing verify().
-void check_summa_gpu(DType dtype, const Case& s, double alpha, double beta, const SummaOptions& summa_options) {
-  ProcessGrid grid(MPI_COMM_WORLD);
-  GpuGrid gpus(grid);
+void check_summa_gpu(const GpuGrid& gpus, DType dtype, const Case& s, double alpha, double beta,
+                     const SummaOptions& summa_options) {
+  const ProcessGrid& grid = gpus.grid();
   const DType c_dtype = dtype == DType::f16 || dtype == DType::bf16 ? DType::f32 : dtype;
   const AnyMatrix a = random_matrix(s.m, s.k, dtype, {}, 1);
   const AnyMatrix b = random_matrix(s.k, s.n, dtype, {}, 2);
@@ -86,12 +86,14 @@ TEST(DistributedGpu, SummaOnDeviceBlocksEqualsOneGpu) {
   broadcast.read_in_place = one_panel.read_in_place = false;
   broadcast.local_k = 200;
   one_panel.local_k = 1;
+  ProcessGrid grid(MPI_COMM_WORLD);
+  GpuGrid gpus(grid);
   for (const DType dtype : {DType::f64, DType::f32, DType::bf16, DType::f16})
     for (const Case& s : cases) {
-      check_summa_gpu(dtype, s, 1.0, 0.0, in_place);
-      check_summa_gpu(dtype, s, 2.0, -1.0, in_place);
-      check_summa_gpu(dtype, s, 2.0, -1.0, broadcast);
-      check_summa_gpu(dtype, s, 1.0, 0.5, one_panel);
+      check_summa_gpu(gpus, dtype, s, 1.0, 0.0, in_place);
+      check_summa_gpu(gpus, dtype, s, 2.0, -1.0, in_place);
+      check_summa_gpu(gpus, dtype, s, 2.0, -1.0, broadcast);
+      check_summa_gpu(gpus, dtype, s, 1.0, 0.5, one_panel);
     }
 }
 
