@@ -267,16 +267,23 @@ void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused wit
     std::vector<Shape> shapes;
     DType dtype = DType::f64;
     std::optional<dist::GridShape> shape;
+    bool on_gpu = false;
     dist::SummaBenchOptions options;
     dist::collective(MPI_COMM_WORLD, [&] {
       const auto parsed = parse_dtype(o.dtype);
       if (!parsed) fail(ErrorCategory::usage, "unknown dtype '" + o.dtype + "'");
       dtype = *parsed;
-      if (dtype != DType::f64 && dtype != DType::f32 && dtype != DType::i32 && dtype != DType::i64)
-        fail(ErrorCategory::usage, "--distributed times f64, f32, i32 or i64 on the CPU backend, not " + o.dtype);
-      if (parse_backend(o.backend) == Backend::cuda)
-        fail(ErrorCategory::usage, "--backend cuda: the distributed GPU path is not in this build "
-                                   "(--distributed runs on the CPU backend; docs/distributed.md)");
+      // auto: the CPU backend (the CUDA one is asked for by name, as multiply --distributed does).
+      on_gpu = parse_backend(o.backend) == Backend::cuda;
+      if (on_gpu && !dist::nccl_available())
+        fail(ErrorCategory::usage, "--backend cuda: the distributed GPU path is not in this build (it needs "
+                                   "CUDA and NCCL; docs/distributed.md)");
+      if (on_gpu ? dtype != DType::f64 && dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16
+                 : dtype != DType::f64 && dtype != DType::f32 && dtype != DType::i32 && dtype != DType::i64)
+        fail(ErrorCategory::usage, std::string("--distributed times ") +
+                                       (on_gpu ? "f64, f32, f16 or bf16 with --backend cuda" : "f64, f32, i32 or i64") +
+                                       ", not " + o.dtype);
+      if (on_gpu) options.summa.backend = Backend::cuda;
       const auto refuse = [](const std::string& what) {
         fail(ErrorCategory::usage, what + " is not offered with --distributed (--sizes or --shapes, --dtype, "
                                           "--grid, --block, --kernels with one local kernel, --warmup, --reps, "
@@ -304,27 +311,42 @@ void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused wit
     const std::string grid_text = dist::grid_name(grid.shape());
     const bool progress = rank == 0 && progress_wanted();
     nlohmann::json rows = nlohmann::json::array();
-    if (rank == 0)
-      std::printf("SUMMA on %d processes (grid %s, blocks of %lld), %s, CPU backend\n%-22s %10s %10s %10s %12s %5s\n",
-                  size, grid_text.c_str(), static_cast<long long>(o.block), o.dtype.c_str(), "MxNxK", "median ms",
-                  "min ms", "GFLOP/s", "per process", "reps");
+    const char* backend = on_gpu ? "cuda" : "cpu";
+    const bool reference = on_gpu && dist::cublasmp_available();
+    // The header with the first result, so that a failing first shape prints nothing.
+    const auto header = [&] {
+      std::printf("SUMMA on %d processes (grid %s, blocks of %lld), %s, %s backend%s\n%-22s %10s %10s %10s %12s %5s%s\n",
+                  size, grid_text.c_str(), static_cast<long long>(o.block), o.dtype.c_str(), on_gpu ? "CUDA" : "CPU",
+                  on_gpu && !reference ? " (no cuBLASMp in this build to compare)" : "", "MxNxK", "median ms",
+                  "min ms", "GFLOP/s", "per process", "reps", reference ? "  % of cuBLASMp" : "");
+    };
     for (const Shape& s : shapes) {
       if (progress) std::fprintf(stderr, "\r%-40s", ("timing " + s.text() + "...").c_str());
       const dist::SummaBenchResult r = dist::bench_summa(grid, dtype, s.m, s.n, s.k, o.block, options);
       if (progress) std::fprintf(stderr, "\r%40s\r", "");
       if (rank != 0) continue;
-      std::printf("%-22s %10.3f %10.3f %10.2f %12.2f %5zu  (%s)\n", s.text().c_str(), r.median_s * 1e3,
-                  r.min_s * 1e3, r.gflops, r.gflops / size, r.seconds.size(), r.local_kernel.c_str());
-      rows.push_back({{"kernel", "summa"}, {"backend", "cpu"}, {"dtype", o.dtype},
-                      {"m", s.m}, {"n", s.n}, {"k", s.k}, {"reps", r.seconds.size()},
-                      {"seconds", r.seconds}, {"median_ms", r.median_s * 1e3}, {"min_ms", r.min_s * 1e3},
-                      {"gflops", r.gflops}, {"gflops_per_process", r.gflops / size},
-                      {"distributed", {{"processes", size}, {"grid", grid_text}, {"block", o.block},
-                                       {"local_kernel", r.local_kernel}}}});
+      if (rows.empty()) header();
+      const double percent = r.reference_median_s > 0 ? 100.0 * r.reference_median_s / r.median_s : -1;
+      std::printf("%-22s %10.3f %10.3f %10.2f %12.2f %5zu%s  (%s)\n", s.text().c_str(), r.median_s * 1e3,
+                  r.min_s * 1e3, r.gflops, r.gflops / size, r.seconds.size(),
+                  percent < 0 ? "" : ("  " + fixed(percent, 1) + "%").c_str(), r.local_kernel.c_str());
+      nlohmann::json row = {{"kernel", "summa"}, {"backend", backend}, {"dtype", o.dtype},
+                            {"m", s.m}, {"n", s.n}, {"k", s.k}, {"reps", r.seconds.size()},
+                            {"seconds", r.seconds}, {"median_ms", r.median_s * 1e3}, {"min_ms", r.min_s * 1e3},
+                            {"gflops", r.gflops}, {"gflops_per_process", r.gflops / size},
+                            {"distributed", {{"processes", size}, {"grid", grid_text}, {"block", o.block},
+                                             {"local_kernel", r.local_kernel}}}};
+      // cuBLASMp beside it (CUDA): its times, and SUMMA's speed as a percentage of it.
+      row["reference"] = percent < 0 ? nlohmann::json(nullptr)
+                                     : nlohmann::json{{"kernel", "cublasMpMatmul"},
+                                                      {"seconds", r.reference_seconds},
+                                                      {"median_ms", r.reference_median_s * 1e3},
+                                                      {"percent_of_reference", percent}};
+      rows.push_back(row);
     }
     dist::collective(MPI_COMM_WORLD, [&] {
       if (rank != 0 || o.json_path.empty()) return;
-      write_json(o.json_path, {{"meta", meta_json()}, {"backend", "cpu"}, {"dtype", o.dtype},
+      write_json(o.json_path, {{"meta", meta_json()}, {"backend", backend}, {"dtype", o.dtype},
                                {"warmup", o.warmup}, {"max_reps", o.reps}, {"max_seconds", o.max_seconds},
                                {"timing", "each run between two barriers, the slowest process's time"},
                                {"rows", rows}});
@@ -548,9 +570,9 @@ void add_bench(CLI::App& app) {
   CLI::Option* distributed = cmd->add_flag(
       "--distributed", o->distributed,
       "Be one of the processes of 'mpirun -np P gemmkit bench --distributed ...' (a build with MPI): "
-      "times SUMMA on random operands made where they live, block-cyclic over a process grid, on the "
-      "CPU backend (--kernels: the local kernel); per shape the median of the timed runs, each between "
-      "two barriers (docs/distributed.md)");
+      "times SUMMA on random operands, block-cyclic over a process grid, on the CPU backend or with "
+      "--backend cuda on one GPU per process beside cuBLASMp (a build with NCCL); --kernels: the local "
+      "kernel; per shape the median of the timed runs, each between two barriers (docs/distributed.md)");
   add_grid_options(cmd, distributed, o->grid, o->block);
   cmd->callback([o] { run_bench(*o); });
 }

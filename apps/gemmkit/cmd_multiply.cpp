@@ -336,7 +336,9 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
   if (o.beta != 0 && operands_to_rank0) c_before = dist::gather(c);
   MPI_Barrier(grid.comm());
   const auto summa_start = std::chrono::steady_clock::now();
-  const std::string local_kernel = dist::summa(o.alpha, a, b, o.beta, c, {o.kernel});
+  dist::SummaOptions summa_options;
+  summa_options.kernel = o.kernel;
+  const std::string local_kernel = dist::summa(o.alpha, a, b, o.beta, c, summa_options);
   MPI_Barrier(grid.comm());
   const auto summa_end = std::chrono::steady_clock::now();
   Prepared w;
@@ -371,7 +373,8 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
     r.kernel = "summa(" + grid_text + ", block " + std::to_string(nb) + ", " + local_kernel + ")";
     r.seconds = std::chrono::duration<double>(summa_end - summa_start).count();
     r.c_written = write_in_parallel;
-    r.distributed = {{"processes", grid.size()}, {"grid", grid_text}, {"block", nb}, {"local_kernel", local_kernel},
+    r.distributed = {{"processes", grid.size()}, {"grid", grid_text}, {"block", nb}, {"backend", "cpu"},
+                     {"local_kernel", local_kernel},
                      {"parallel_read", true}, {"parallel_write", write_in_parallel}, {"summa_seconds", r.seconds},
                      {"with_io_seconds", std::chrono::duration<double>(end - start).count()}};
     finish_multiply(o, w, r);
@@ -392,18 +395,17 @@ void run_multiply_distributed([[maybe_unused]] const MultiplyOptions& o) {  // u
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     std::optional<dist::GridShape> shape;
+    bool on_gpu = false;  // --backend cuda: blocks in device memory, panels over NCCL
     dist::collective(MPI_COMM_WORLD, [&] {
+      on_gpu = parse_backend(o.backend) == Backend::cuda;
       if (!o.grid.empty()) shape = dist::parse_grid(o.grid);
       if (o.block < 1) fail(ErrorCategory::usage, "--block must be at least 1, not " + std::to_string(o.block));
     });
     const dist::ProcessGrid grid(MPI_COMM_WORLD, shape);
-    // .npy inputs of one dtype a distributed matrix holds: read in parallel.
+    // .npy inputs of one dtype a host distributed matrix holds: read in parallel (CPU backend).
     bool parallel = false;
     dist::collective(grid.comm(), [&] {
-      if (rank != 0) return;
-      if (parse_backend(o.backend) == Backend::cuda)
-        fail(ErrorCategory::usage, "--distributed runs on the CPU backend so far (see docs/distributed.md)");
-      parallel = parallel_npy_inputs(o);
+      if (rank == 0 && !on_gpu) parallel = parallel_npy_inputs(o);
     });
     MPI_Bcast(&parallel, 1, MPI_CXX_BOOL, 0, grid.comm());
     if (parallel) return multiply_npy_in_parallel(o, grid);
@@ -411,22 +413,38 @@ void run_multiply_distributed([[maybe_unused]] const MultiplyOptions& o) {  // u
     dist::collective(grid.comm(), [&] {
       if (rank != 0) return;
       w = prepare_multiply(o);
-      if (w->exact_out || w->out != w->storage)
-        fail(ErrorCategory::usage, "--distributed writes C in the inputs' dtype (no --out-dtype " + o.out_dtype + ")");
-      if (w->dtype != DType::f64 && w->dtype != DType::f32 && !is_integer(w->dtype))
-        fail(ErrorCategory::usage, "--distributed multiplies f64, f32, i32 or i64, not " +
-                                       std::string(dtype_name(w->dtype)));
+      const bool half = w->dtype == DType::f16 || w->dtype == DType::bf16;
+      if (w->exact_out || (w->out != w->storage && !(on_gpu && half && w->out == DType::f32)))
+        fail(ErrorCategory::usage, "--distributed writes C in the inputs' dtype, or f32 for f16 and bf16 with "
+                                   "--backend cuda (no --out-dtype " + o.out_dtype + ")");
+      if (on_gpu ? (!half && w->dtype != DType::f64 && w->dtype != DType::f32)
+                 : (w->dtype != DType::f64 && w->dtype != DType::f32 && !is_integer(w->dtype)))
+        fail(ErrorCategory::usage, std::string("--distributed multiplies ") +
+                                       (on_gpu ? "f64, f32, f16 or bf16 with --backend cuda" : "f64, f32, i32 or i64") +
+                                       ", not " + std::string(dtype_name(w->dtype)));
     });
+    int out_dtype = w ? int(w->out) : 0;  // C's dtype, which rank 0 knows
+    MPI_Bcast(&out_dtype, 1, MPI_INT, 0, grid.comm());
+    std::optional<dist::GpuGrid> gpus;
+    if (on_gpu) gpus.emplace(grid);
+    const auto scatter = [&](const AnyMatrix* whole, bool transpose) {
+      return gpus ? dist::scatter(*gpus, whole, o.block, o.block, transpose)
+                  : dist::scatter(grid, whole, o.block, o.block, transpose);
+    };
     const std::int64_t nb = o.block;
     const auto start = std::chrono::steady_clock::now();
-    const dist::DistMatrix a = dist::scatter(grid, w ? &w->a : nullptr, nb, nb, o.trans_a);
-    const dist::DistMatrix b = dist::scatter(grid, w ? &w->b : nullptr, nb, nb, o.trans_b);
+    const dist::DistMatrix a = scatter(w ? &w->a : nullptr, o.trans_a);
+    const dist::DistMatrix b = scatter(w ? &w->b : nullptr, o.trans_b);
     // beta == 0: C0 is never read, so C starts as zeros where it lives.
-    dist::DistMatrix c = o.beta != 0 ? dist::scatter(grid, &w->c, nb, nb)
-                                     : dist::DistMatrix(grid, a.dtype(), a.rows(), b.cols(), nb, nb);
+    const auto c_dtype = static_cast<DType>(out_dtype);
+    dist::DistMatrix c = o.beta != 0 ? scatter(w ? &w->c : nullptr, false)
+                         : gpus      ? dist::DistMatrix(*gpus, c_dtype, a.rows(), b.cols(), nb, nb)
+                                     : dist::DistMatrix(grid, c_dtype, a.rows(), b.cols(), nb, nb);
     MPI_Barrier(grid.comm());
     const auto summa_start = std::chrono::steady_clock::now();
-    const std::string local_kernel = dist::summa(o.alpha, a, b, o.beta, c, {o.kernel});
+    dist::SummaOptions summa_options;
+    summa_options.kernel = o.kernel;
+    const std::string local_kernel = dist::summa(o.alpha, a, b, o.beta, c, summa_options);
     MPI_Barrier(grid.comm());
     const auto summa_end = std::chrono::steady_clock::now();
     AnyMatrix whole = dist::gather(c);
@@ -439,7 +457,8 @@ void run_multiply_distributed([[maybe_unused]] const MultiplyOptions& o) {  // u
       const std::string grid_text = dist::grid_name(grid.shape());
       r.kernel = "summa(" + grid_text + ", block " + std::to_string(nb) + ", " + local_kernel + ")";
       r.seconds = std::chrono::duration<double>(summa_end - summa_start).count();
-      r.distributed = {{"processes", size}, {"grid", grid_text}, {"block", nb}, {"local_kernel", local_kernel},
+      r.distributed = {{"processes", size}, {"grid", grid_text}, {"block", nb},
+                       {"backend", on_gpu ? "cuda" : "cpu"}, {"local_kernel", local_kernel},
                        {"summa_seconds", r.seconds},
                        {"parallel_read", false}, {"parallel_write", false},
                        {"with_scatter_gather_seconds", std::chrono::duration<double>(end - start).count()}};
@@ -513,8 +532,9 @@ void add_multiply(CLI::App& app) {
       "--distributed", o->distributed,
       "Be one of the processes of 'mpirun -np P gemmkit multiply ... --distributed' (a build with "
       "MPI): rank 0 reads A, B and C0 and scatters them block-cyclically over a process grid, SUMMA "
-      "multiplies them on the CPU backend, rank 0 gathers, verifies and writes C; an error on any "
-      "rank ends them all (docs/distributed.md)");
+      "multiplies them on the CPU backend (--backend cuda: on one GPU per process, panels over NCCL; "
+      "a build with NCCL), rank 0 gathers, verifies and writes C; .npy inputs are read in parallel "
+      "on the CPU backend; an error on any rank ends them all (docs/distributed.md)");
   add_grid_options(cmd, distributed, o->grid, o->block);
   cmd->callback([o] { run_multiply(*o); });
 }

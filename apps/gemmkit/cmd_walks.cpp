@@ -311,13 +311,12 @@ WalksPlan prepare_walks(const WalksOptions& o) {
   if (o.distributed) {
     // What the distributed engine computes: the whole exact table by dense products on the CPU.
     const auto refuse = [](const std::string& what) {
-      fail(ErrorCategory::usage, "--distributed computes the whole exact table by dense products on the CPU "
-                                 "backend; " + what + " is not offered with it (docs/distributed.md)");
+      fail(ErrorCategory::usage, "--distributed computes the whole exact table by dense products; " + what +
+                                     " is not offered with it (docs/distributed.md)");
     };
     if (!o.from.empty() || !o.to.empty()) refuse("--from/--to");
     if (*mode != WalkMode::exact) refuse("--mode " + o.mode);
     if (*method == WalkMethod::sparse) refuse("--method sparse");
-    if (*backend == WalkBackend::cuda) refuse("--backend cuda");
     if (o.bench) refuse("--bench");
   }
   // --bench times the GPU engine beside cuBLAS: without a device, say so before any work.
@@ -397,8 +396,10 @@ void run_walks_distributed([[maybe_unused]] const WalksOptions& o) {  // unused 
     const bool progress = rank == 0 && progress_wanted();
     if (progress) std::fprintf(stderr, "gemmkit walks: counting over the processes...");
     const auto start = std::chrono::steady_clock::now();
-    WalkCounts w = dist::count_walks(MPI_COMM_WORLD, plan ? &plan->graph : nullptr, o.length,
-                                     {.all_lengths = o.all_lengths});
+    dist::DistWalkOptions options;
+    options.backend = parse_walk_backend(o.backend).value_or(WalkBackend::automatic);  // checked on rank 0
+    options.all_lengths = o.all_lengths;
+    WalkCounts w = dist::count_walks(MPI_COMM_WORLD, plan ? &plan->graph : nullptr, o.length, options);
     if (progress) std::fprintf(stderr, "\r%60s\r", "");
     dist::collective(MPI_COMM_WORLD, [&] {
       if (rank != 0) return;
@@ -462,10 +463,10 @@ void add_walks(CLI::App& app) {
                   "exact 64-bit limbs; with --all-lengths a leading axis of lengths: see docs/walks.md)");
   cmd->add_flag("--distributed", o->distributed,
                 "Be one of the processes of 'mpirun -np P gemmkit walks ... --distributed' (a build with "
-                "MPI): the whole exact table (one length or --all-lengths) by dense products on the CPU "
-                "backend, its primes spread over the processes; rank 0 reads the graph and writes or "
-                "prints the counts as a single process does; an error on any rank ends them all "
-                "(docs/distributed.md)");
+                "MPI): the whole exact table (one length or --all-lengths) by dense products, its primes "
+                "spread over the processes (--backend: each process's CPU or GPU); rank 0 reads the graph "
+                "and writes or prints the counts as a single process does; an error on any rank ends them "
+                "all (docs/distributed.md)");
   cmd->callback([o] { run_walks(*o); });
 }
 

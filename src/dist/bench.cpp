@@ -1,7 +1,10 @@
-// Timing SUMMA for the scaling benchmarks (gemmkit bench --distributed): random operands made
-// where they live, warm-up runs, then timed runs between barriers, the slowest rank's time each.
+// Timing SUMMA for the scaling benchmarks (gemmkit bench --distributed): random operands,
+// warm-up runs, then timed runs between barriers, the slowest rank's time each; on GPUs
+// cuBLASMp beside it on the same blocks.
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <optional>
 
 #include "dist/dist_common.hpp"
 #include "gemmkit/random.hpp"
@@ -9,50 +12,94 @@
 namespace gemmkit::dist {
 namespace {
 
+Distribution values_for(DType dtype) {
+  Distribution values;
+  if (is_integer(dtype)) values = {Distribution::Kind::ints, -1000, 1000};
+  return values;
+}
+
 // Random blocks of every rank (its own seed), in place of zeros.
 DistMatrix random_dist_matrix(const ProcessGrid& grid, DType dtype, std::int64_t rows, std::int64_t cols,
                               std::int64_t block, std::uint64_t seed) {
   DistMatrix m(grid, dtype, rows, cols, block, block);
   collective(grid.comm(), [&] {
-    Distribution values;
-    if (is_integer(dtype)) values = {Distribution::Kind::ints, -1000, 1000};
-    m.local() = random_matrix(rows_of(m.local()), cols_of(m.local()), dtype, values,
+    m.local() = random_matrix(rows_of(m.local()), cols_of(m.local()), dtype, values_for(dtype),
                               seed * 1000003 + std::uint64_t(grid.rank()));
   });
   return m;
+}
+
+// A random matrix made on rank 0 and scattered to the devices.
+DistMatrix random_device_matrix(const GpuGrid& gpus, DType dtype, std::int64_t rows, std::int64_t cols,
+                                std::int64_t block, std::uint64_t seed) {
+  std::optional<AnyMatrix> whole;
+  collective(gpus.grid().comm(), [&] {
+    if (gpus.grid().rank() == 0) whole = random_matrix(rows, cols, dtype, values_for(dtype), seed);
+  });
+  return scatter(gpus, whole ? &*whole : nullptr, block, block);
+}
+
+// `run` timed as options say: warm-up, then runs between barriers (the slowest rank's time).
+std::vector<double> time_runs(const ProcessGrid& grid, const SummaBenchOptions& options,
+                              const std::function<void()>& run) {
+  for (int i = 0; i < options.warmup; ++i) run();
+  std::vector<double> seconds;
+  double spent = 0;
+  while (int(seconds.size()) < options.reps && (seconds.empty() || spent < options.max_seconds)) {
+    MPI_Barrier(grid.comm());
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    MPI_Barrier(grid.comm());
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // The slowest rank's, so that every rank has the same times and stops at the same run.
+    MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_MAX, grid.comm());
+    seconds.push_back(s);
+    spent += s;
+  }
+  return seconds;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
 }  // namespace
 
 SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
                              std::int64_t block, const SummaBenchOptions& options) {
+  const bool on_gpu = options.summa.backend == Backend::cuda;
   collective(grid.comm(), [&] {
     if (options.warmup < 0 || options.reps < 1 || !(options.max_seconds > 0))
       fail(ErrorCategory::usage, "bench_summa: warmup must be >= 0, reps >= 1 and max_seconds > 0");
-    mpi_type(dtype);
+    if (!on_gpu) mpi_type(dtype);
+    else if (dtype != DType::f64 && dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16)
+      fail(ErrorCategory::usage, "bench_summa on the CUDA backend times f64, f32, f16 or bf16, not " +
+                                     std::string(dtype_name(dtype)));
   });
-  const DistMatrix a = random_dist_matrix(grid, dtype, m, k, block, options.seed);
-  const DistMatrix b = random_dist_matrix(grid, dtype, k, n, block, options.seed + 1);
-  DistMatrix c(grid, dtype, m, n, block, block);
   SummaBenchResult result;
-  for (int i = 0; i < options.warmup; ++i) result.local_kernel = summa(1.0, a, b, 0.0, c, options.summa);
-  double spent = 0;
-  while (int(result.seconds.size()) < options.reps && (result.seconds.empty() || spent < options.max_seconds)) {
-    MPI_Barrier(grid.comm());
-    const auto start = std::chrono::steady_clock::now();
-    result.local_kernel = summa(1.0, a, b, 0.0, c, options.summa);
-    MPI_Barrier(grid.comm());
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // The slowest rank's, so that every rank has the same times and stops at the same run.
-    MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, grid.comm());
-    result.seconds.push_back(seconds);
-    spent += seconds;
+  result.backend = on_gpu ? Backend::cuda : Backend::cpu;
+  if (!on_gpu) {
+    const DistMatrix a = random_dist_matrix(grid, dtype, m, k, block, options.seed);
+    const DistMatrix b = random_dist_matrix(grid, dtype, k, n, block, options.seed + 1);
+    DistMatrix c(grid, dtype, m, n, block, block);
+    result.seconds = time_runs(grid, options, [&] { result.local_kernel = summa(1.0, a, b, 0.0, c, options.summa); });
+  } else {
+    const GpuGrid gpus(grid);
+    const DType c_dtype = dtype == DType::f16 || dtype == DType::bf16 ? DType::f32 : dtype;
+    const DistMatrix a = random_device_matrix(gpus, dtype, m, k, block, options.seed);
+    const DistMatrix b = random_device_matrix(gpus, dtype, k, n, block, options.seed + 1);
+    DistMatrix c(gpus, c_dtype, m, n, block, block);
+    result.seconds = time_runs(grid, options, [&] { result.local_kernel = summa(1.0, a, b, 0.0, c, options.summa); });
+    if (options.reference && cublasmp_available()) {
+      // cublasmp_matmul returns once C is complete; its first call sets cuBLASMp up (the warm-up).
+      result.reference_seconds = time_runs(grid, options, [&] { cublasmp_matmul(1.0, a, b, 0.0, c); });
+      result.reference_median_s = median(result.reference_seconds);
+    }
   }
-  std::vector<double> sorted = result.seconds;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t half = sorted.size() / 2;
-  result.median_s = sorted.size() % 2 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
-  result.min_s = sorted.front();
+  result.median_s = median(result.seconds);
+  result.min_s = *std::min_element(result.seconds.begin(), result.seconds.end());
   result.gflops = result.median_s > 0 ? 2.0 * double(m) * double(n) * double(k) / result.median_s / 1e9 : 0;
   return result;
 }

@@ -1,14 +1,18 @@
 // Exact all-pairs walk counts with the primes spread over the ranks: rank 0 broadcasts the
-// graph, every rank computes A^length modulo its own primes (prime q on rank q mod P) by
-// dense squaring with the CPU's modular GEMM, and rank 0 gathers the residues, one message
-// per prime, and rebuilds each count by the Chinese remainder theorem, as the single-process
-// engine does with all the primes itself.
+// graph, every rank computes A^length modulo its own primes (prime q on rank q mod P), by
+// dense squaring with the CPU's modular GEMM (primes below 2^21) or with the single-process
+// GPU engine on the rank's own primes below 256 (int8 tensor cores), and rank 0 gathers the
+// residues, one message per prime, and rebuilds each count by the Chinese remainder theorem,
+// as the single-process engine does with all the primes itself.
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "dist/dist_common.hpp"
+#include "gemmkit/device.hpp"
+#include "gemmkit/exact.hpp"
 #include "graph/modular.hpp"
+#include "graph/modular_int8.hpp"
 
 namespace gemmkit::dist {
 namespace {
@@ -66,9 +70,43 @@ std::vector<std::vector<std::uint32_t>> power_residues(const Graph& g, int lengt
   return tables;
 }
 
+// A^length mod each of `primes` (residues in [0, p), row-major n x n each), by the
+// single-process GPU engine: it rebuilds the counts modulo the product of these primes, which
+// are reduced again modulo each of them here.
+std::vector<std::vector<std::uint32_t>> gpu_power_residues(Context* context, int device, const Graph& g,
+                                                           int length, const std::vector<std::uint32_t>& primes) {
+  if (primes.empty()) return {};
+  std::optional<Context> own;
+  Context& ctx = context ? *context : own.emplace(Backend::cuda, device);
+  const std::int64_t n = g.n;
+  const int limbs = crt_limbs(primes);
+  std::vector<std::uint64_t> words(std::size_t(n * n * limbs));
+  std::vector<std::int64_t> all(static_cast<std::size_t>(n));
+  for (std::int64_t v = 0; v < n; ++v) all[std::size_t(v)] = v;
+  wd::gpu_int8_powers(ctx, g, primes, wd::power_steps(length), all, all, limbs, words.data(), {});
+  std::vector<std::vector<std::uint32_t>> tables(primes.size(), std::vector<std::uint32_t>(std::size_t(n * n)));
+  std::vector<std::uint64_t> word(primes.size());  // 2^64 mod p
+  for (std::size_t q = 0; q < primes.size(); ++q) word[q] = std::uint64_t((wd::u128(1) << 64) % primes[q]);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t e = 0; e < n * n; ++e)
+    for (std::size_t q = 0; q < primes.size(); ++q)
+      tables[q][std::size_t(e)] = residue_of_words(&words[std::size_t(e * limbs)], limbs, primes[q], word[q]);
+  return tables;
+}
+
 constexpr int kTagResidues = 7301;
 
 }  // namespace
+
+std::uint32_t residue_of_words(const std::uint64_t* words, int limbs, std::uint64_t p, std::uint64_t word) {
+  std::uint64_t r = 0, wrap = 1;  // wrap: 2^(64 limbs) mod p
+  for (int i = limbs - 1; i >= 0; --i) {
+    r = (r * word + words[i] % p) % p;
+    wrap = wrap * word % p;
+  }
+  if (words[limbs - 1] >> 63) r = (r + p - wrap) % p;  // negative: x = unsigned - 2^(64 limbs)
+  return std::uint32_t(r);
+}
 
 WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options) {
   const bool all_lengths = options.all_lengths;
@@ -108,16 +146,42 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
   const std::int64_t lengths = std::int64_t(out.lengths.size());
   out.mode = WalkMode::exact;
   out.bound = walk_bound(g, length);
-  out.primes = wd::primes_for_bound(out.bound);
+  // The engine, as rank 0 decides (an automatic choice depends on its device): the GPU's
+  // primes below 256, or the CPU's below 2^21.
+  int gpu_primes = 0;
+  const int local = node_rank(comm);
+  collective(comm, [&] {
+    if (all_lengths && options.backend == WalkBackend::cuda)
+      fail(ErrorCategory::usage, "count_walks: every length (all_lengths) is computed on the CPU backend");
+    if (rank != 0 || all_lengths) return;
+    WalkQuery query;
+    query.length = length;
+    query.backend = options.backend;
+    gpu_primes = wd::gpu_primes_for(g, query, out.bound).value_or(0);
+  });
+  MPI_Bcast(&gpu_primes, 1, MPI_INT, 0, comm);
+  out.primes = gpu_primes > 0 ? gpu_primes : wd::primes_for_bound(out.bound);
   out.limbs = wd::limbs_for_bound(out.bound);
-  out.method = std::string(all_lengths ? "dense products" : "dense squaring") + " mod " + std::to_string(out.primes) + " primes over " + std::to_string(size) +
-               " processes";
-  const std::vector<std::uint32_t> primes = wd::crt_primes(out.primes);
   const int nq = out.primes;
+  const std::vector<std::uint32_t> primes =
+      gpu_primes > 0 ? std::vector<std::uint32_t>(wd::int8_primes().begin(), wd::int8_primes().begin() + nq)
+                     : wd::crt_primes(nq);
+  out.method = std::string(all_lengths ? "dense products " : "dense squaring ") +
+               (gpu_primes > 0 ? "on GPU tensor cores (int8) " : "") + "mod " +
+               std::to_string(out.primes) + " primes over " + std::to_string(size) + " processes";
 
   // This rank's primes: q = rank, rank + P, ...; each with a table per length.
   std::vector<std::vector<std::vector<std::uint32_t>>> mine;
   collective(comm, [&] {
+    if (gpu_primes > 0) {
+      std::vector<std::uint32_t> own;
+      for (int q = rank; q < nq; q += size) own.push_back(primes[std::size_t(q)]);
+      if (own.empty()) return;
+      if (!options.context) require_cuda_device();
+      const int device = options.context ? 0 : default_device(local, int(query_devices().devices.size()));
+      for (auto& table : gpu_power_residues(options.context, device, g, length, own)) mine.push_back({std::move(table)});
+      return;
+    }
     for (int q = rank; q < nq; q += size)
       mine.push_back(power_residues(g, length, all_lengths, primes[std::size_t(q)]));
   });

@@ -124,6 +124,18 @@ with tempfile.TemporaryDirectory() as work:
     check(r.returncode == 2 and r.stderr.count("\n") == 1 and "rank 0: shape mismatch" in r.stderr, "shape mismatch", r)
     check(not os.path.exists("g.npy") and not os.path.exists("s.npy"), "a failed run wrote its output")
 
+    # --backend cuda: integers are refused on rank 0 (usage); without a GPU (CI) every rank
+    # stops at the device with one line and exit 1 (or exit 2 in a build without NCCL).
+    r = run(["multiply", "a64.npy", "b64.npy", "-o", "d.npy", "--distributed", "--backend", "cuda"], np_=2)
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "f64, f32, f16 or bf16 with --backend cuda" in r.stderr,
+          "--backend cuda with i64", r)
+    has_gpu = run(["device"]).returncode == 0
+    if not has_gpu:
+        r = run(["multiply", "af.npy", "bf.npy", "-o", "d.npy", "--distributed", "--backend", "cuda"], np_=2)
+        check(r.returncode in (1, 2) and r.stderr.count("\n") == 1 and r.stderr.startswith("gemmkit: error: rank 0: "),
+              "--backend cuda without a GPU", r)
+    check(not os.path.exists("d.npy"), "a failed --backend cuda run wrote its output")
+
     # walks --distributed: the files of the single-process command, byte for byte (one length,
     # every length, counts needing several 64-bit words), on 4 and 3 processes.
     with open("g.txt", "w") as f:
@@ -180,9 +192,12 @@ with tempfile.TemporaryDirectory() as work:
                   f"bench: distributed {row['distributed']}")
         check("meta" in report and report["backend"] == "cpu", "bench: no meta or backend")
         check(len(r.stdout.splitlines()) == 4, "bench: not rank 0's header and a line per size", r)
-    r = run(["bench", "--distributed", "--backend", "cuda", "--sizes", "64"], np_=4)
-    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "the distributed GPU path is not in this build" in r.stderr,
-          "bench --backend cuda: not the usage error", r)
+    # --backend cuda: a usage error in a build without NCCL; without a GPU (CI) one line from
+    # rank 0 and exit 1 or 2 either way.
+    if not has_gpu:
+        r = run(["bench", "--distributed", "--backend", "cuda", "--sizes", "64"], np_=2)
+        check(r.returncode in (1, 2) and r.stderr.count("\n") == 1 and r.stderr.startswith("gemmkit: error: rank 0: ")
+              and r.stdout == "", "bench --backend cuda without a GPU", r)
 
 if failures:
     print(f"{len(failures)} failure(s)")

@@ -14,20 +14,18 @@
 #include <iterator>
 #include <vector>
 
+#include "gemmkit/device.hpp"
 #include "gemmkit/distributed.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/verify.hpp"
+#include "dist/dist_common.hpp"
+#include "graph/modular.hpp"
+#include "mpi/mpi_test_support.hpp"
 
 namespace gemmkit::dist {
 namespace {
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
 
 // Every P x Q with P * Q == the number of ranks: 1x4, 2x2 and 4x1 for 4; 1x1 for 1.
 std::vector<GridShape> all_grids() {
@@ -49,10 +47,6 @@ AnyMatrix random_data(std::int64_t rows, std::int64_t cols, DType dtype, std::ui
     d.lo = -limit, d.hi = limit;
   }
   return random_matrix(rows, cols, dtype, d, seed);
-}
-
-const void* data_of(const AnyMatrix& m) {
-  return std::visit([](const auto& x) -> const void* { return x.data(); }, m);
 }
 
 bool same_bytes(const AnyMatrix& x, const AnyMatrix& y) {
@@ -115,6 +109,104 @@ TEST(DistributedGrid, WrongGridIsAgreedUsageError) {
     EXPECT_EQ(e.category(), ErrorCategory::usage);
     EXPECT_NE(std::string(e.what()).find("rank 0: grid " + std::to_string(size + 1) + "x1 needs"), std::string::npos)
         << e.what();
+  }
+}
+
+// SUMMA's panel bookkeeping (both backends walk it) against the distribution itself: panel t
+// starts at global column t * kb of A, which its root process column holds at a_offset, and
+// at global row t * kb of B, which its root process row holds at b_offset.
+TEST(DistributedSumma, PanelsFollowTheDistribution) {
+  for (const GridShape g : {GridShape{1, 1}, GridShape{2, 3}, GridShape{4, 1}, GridShape{3, 2}})
+    for (const std::int64_t k : {0, 1, 41, 64})
+      for (const std::int64_t kb : {1, 5, 16, 100}) {
+        const BlockCyclic a{7, k, 3, kb, g}, b{k, 9, kb, 4, g};
+        const std::vector<SummaPanel> panels = summa_panels(k, kb, g);
+        ASSERT_EQ(std::int64_t(panels.size()), (k + kb - 1) / kb);
+        std::int64_t covered = 0;
+        for (std::size_t t = 0; t < panels.size(); ++t) {
+          const SummaPanel& p = panels[t];
+          const std::string what = grid_name(g) + " k " + std::to_string(k) + " kb " + std::to_string(kb) +
+                                   " panel " + std::to_string(t);
+          EXPECT_EQ(a.global_col(p.a_root, p.a_offset), std::int64_t(t) * kb) << what;
+          EXPECT_EQ(b.global_row(p.b_root, p.b_offset), std::int64_t(t) * kb) << what;
+          // The whole panel lies in the root's local columns (rows), contiguously.
+          EXPECT_LE(p.a_offset + p.width, a.local_cols(p.a_root)) << what;
+          EXPECT_LE(p.b_offset + p.width, b.local_rows(p.b_root)) << what;
+          EXPECT_EQ(a.global_col(p.a_root, p.a_offset + p.width - 1), std::int64_t(t) * kb + p.width - 1) << what;
+          covered += p.width;
+        }
+        EXPECT_EQ(covered, k);
+      }
+}
+
+// The CUDA backend's steps: every panel once, in order; each step the fewest consecutive
+// panels that reach local_k, the last one possibly fewer.
+TEST(DistributedSumma, StepsGroupPanelsToLocalK) {
+  for (const std::int64_t k : {0, 1, 41, 5000})
+    for (const std::int64_t kb : {1, 7, 256, 6000})
+      for (const std::int64_t local_k : {1, 100, 2048}) {
+        const std::vector<SummaPanel> panels = summa_panels(k, kb, GridShape{2, 3});
+        const std::vector<SummaStep> steps = summa_steps(panels, local_k);
+        const std::string what = "k " + std::to_string(k) + " kb " + std::to_string(kb) + " local_k " +
+                                 std::to_string(local_k);
+        std::size_t next = 0;
+        std::int64_t total = 0;
+        for (std::size_t s = 0; s < steps.size(); ++s) {
+          EXPECT_EQ(steps[s].first, next) << what;
+          ASSERT_GT(steps[s].last, steps[s].first) << what;
+          std::int64_t width = 0;
+          for (std::size_t t = steps[s].first; t < steps[s].last; ++t) width += panels[t].width;
+          EXPECT_EQ(steps[s].k, width) << what;
+          if (s + 1 < steps.size()) {
+            EXPECT_GE(steps[s].k, local_k) << what;
+          }
+          EXPECT_LT(steps[s].k - panels[steps[s].last - 1].width, local_k) << what;  // the fewest
+          next = steps[s].last;
+          total += width;
+        }
+        EXPECT_EQ(next, panels.size()) << what;
+        EXPECT_EQ(total, k) << what;
+      }
+}
+
+// The GPU walks' reduction of a rank's rebuilt counts to residues, against BigInt's limbs
+// reduced in 128-bit arithmetic: positive and negative values of one to three words.
+TEST(DistributedWalks, ResiduesOfTwosComplementWords) {
+  std::uint64_t state = 99;
+  const auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+  for (const std::uint64_t p : {3ull, 127ull, 251ull, 65521ull})
+    for (int limbs = 1; limbs <= 3; ++limbs)
+      for (int trial = 0; trial < 200; ++trial) {
+        std::vector<std::uint64_t> words(static_cast<std::size_t>(limbs));
+        for (auto& w : words) w = next();
+        if (trial % 4 == 0) words.back() = ~std::uint64_t{0};  // small negative values
+        if (trial % 4 == 1) words.back() = 0;                  // positive
+        const BigInt x = walks_detail::bigint_from_words(words.data(), limbs);
+        walks_detail::u128 r = 0;
+        for (auto w = x.magnitude().rbegin(); w != x.magnitude().rend(); ++w) r = ((r << 64) | *w) % p;
+        const std::uint64_t expected = x.negative() && r != 0 ? p - std::uint64_t(r) : std::uint64_t(r);
+        const auto word = std::uint64_t((walks_detail::u128(1) << 64) % p);
+        EXPECT_EQ(residue_of_words(words.data(), limbs, p, word), expected) << x.to_string() << " mod " << p;
+      }
+}
+
+TEST(DistributedGpu, DefaultDeviceAndNoDevice) {
+  EXPECT_EQ(default_device(0, 1), 0);
+  EXPECT_EQ(default_device(5, 4), 1);
+  EXPECT_EQ(default_device(3, 8), 3);
+  EXPECT_EQ(default_device(2, 0), 0);
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present: the GPU tests (distributed_gpu) run it";
+  // Without a device (or without NCCL) a GpuGrid is an agreed error on every rank.
+  ProcessGrid grid(MPI_COMM_WORLD);
+  try {
+    GpuGrid gpus(grid);
+    ADD_FAILURE() << "a GpuGrid without a device";
+  } catch (const RankError& e) {
+    EXPECT_EQ(e.failed_rank(), 0);
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find(nccl_available() ? "no CUDA device" : "needs a build with CUDA and NCCL") !=
+                std::string::npos)
+        << what;
   }
 }
 
@@ -451,35 +543,7 @@ TEST(DistributedWalks, EqualSingleProcessWalks) {
   EXPECT_THROW(count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, 0), RankError);
 }
 
-// Rank 0 prints gtest's report; the others print only their failed assertions, named.
-class FailurePrinter : public testing::EmptyTestEventListener {
- public:
-  explicit FailurePrinter(int rank) : rank_(rank) {}
-  void OnTestPartResult(const testing::TestPartResult& result) override {
-    if (result.failed())
-      std::fprintf(stderr, "[rank %d] %s:%d: failure\n%s\n", rank_, result.file_name() ? result.file_name() : "?",
-                   result.line_number(), result.summary());
-  }
-
- private:
-  int rank_;
-};
-
 }  // namespace
 }  // namespace gemmkit::dist
 
-int main(int argc, char** argv) {
-  gemmkit::dist::Environment mpi;
-  testing::InitGoogleTest(&argc, argv);
-  const int rank = gemmkit::dist::world_rank();
-  if (rank != 0) {
-    auto& listeners = testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new gemmkit::dist::FailurePrinter(rank));
-  }
-  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
-  // Any rank's failure fails every rank, so mpirun's status reflects all of them.
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0 && failed) std::fprintf(stderr, "distributed tests: a test failed on some rank\n");
-  return failed;
-}
+int main(int argc, char** argv) { return gemmkit::dist::run_mpi_tests(argc, argv); }

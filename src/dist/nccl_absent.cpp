@@ -1,0 +1,42 @@
+// The distributed part's CUDA backend in a build without NCCL (or without CUDA): every entry
+// says so.
+#include "dist/dist_common.hpp"
+
+namespace gemmkit::dist {
+namespace {
+
+[[noreturn]] void no_nccl() {
+  fail(ErrorCategory::usage, "the distributed CUDA backend needs a build with CUDA and NCCL (GEMMKIT_NCCL), "
+                             "and this one has none");
+}
+
+}  // namespace
+
+bool nccl_available() { return false; }
+bool cublasmp_available() { return false; }
+double cublasmp_matmul(double, const DistMatrix&, const DistMatrix&, double, DistMatrix& c) {
+  collective(c.grid().comm(), [] { no_nccl(); });
+  return 0;
+}
+
+struct GpuGrid::Impl {};
+
+GpuGrid::GpuGrid(const ProcessGrid& grid, int) : grid_(&grid) {
+  collective(grid.comm(), [] { no_nccl(); });
+}
+GpuGrid::~GpuGrid() = default;
+Context& GpuGrid::context() const { no_nccl(); }
+
+DistMatrix::DistMatrix(const GpuGrid& gpus, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t mb,
+                       std::int64_t nb)
+    : grid_(&gpus.grid()), dtype_(dtype), dist_{rows, cols, mb, nb, gpus.grid().shape()}, gpus_(&gpus) {
+  collective(grid_->comm(), [] { no_nccl(); });
+}
+
+void upload_local(const DistMatrix&, const AnyMatrix&) { no_nccl(); }
+AnyMatrix download_local(const DistMatrix&) { no_nccl(); }
+std::string summa_cuda(double, const DistMatrix&, const DistMatrix&, double, DistMatrix&, const SummaOptions&) {
+  no_nccl();
+}
+
+}  // namespace gemmkit::dist
