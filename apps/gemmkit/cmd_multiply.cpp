@@ -270,6 +270,18 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
 }
 
 #ifdef GEMMKIT_HAVE_MPI
+// SUMMA between two barriers: the local kernel and the seconds (the time multiply reports).
+std::pair<std::string, double> timed_summa(const MultiplyOptions& o, const dist::DistMatrix& a,
+                                           const dist::DistMatrix& b, dist::DistMatrix& c) {
+  MPI_Barrier(c.grid().comm());
+  const auto start = std::chrono::steady_clock::now();
+  dist::SummaOptions options;
+  options.kernel = o.kernel;
+  std::string kernel = dist::summa(o.alpha, a, b, o.beta, c, options);
+  MPI_Barrier(c.grid().comm());
+  return {std::move(kernel), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
 // Rank 0: whether every input is a .npy file that dist::read_npy reads as it is, all of one
 // dtype and nothing to convert (no --dtype other than it, no --out-dtype). The rest go through
 // rank 0 and scatter.
@@ -334,13 +346,7 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
   }
   std::optional<AnyMatrix> c_before;
   if (o.beta != 0 && operands_to_rank0) c_before = dist::gather(c);
-  MPI_Barrier(grid.comm());
-  const auto summa_start = std::chrono::steady_clock::now();
-  dist::SummaOptions summa_options;
-  summa_options.kernel = o.kernel;
-  const std::string local_kernel = dist::summa(o.alpha, a, b, o.beta, c, summa_options);
-  MPI_Barrier(grid.comm());
-  const auto summa_end = std::chrono::steady_clock::now();
+  const auto [local_kernel, summa_seconds] = timed_summa(o, a, b, c);
   Prepared w;
   if (write_in_parallel) dist::write_npy(c, o.c_path);  // committed with the run's other outputs
   else w.c = dist::gather(c);
@@ -371,7 +377,7 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
     Outcome r;
     const std::string grid_text = dist::grid_name(grid.shape());
     r.kernel = "summa(" + grid_text + ", block " + std::to_string(nb) + ", " + local_kernel + ")";
-    r.seconds = std::chrono::duration<double>(summa_end - summa_start).count();
+    r.seconds = summa_seconds;
     r.c_written = write_in_parallel;
     r.distributed = {{"processes", grid.size()}, {"grid", grid_text}, {"block", nb}, {"backend", "cpu"},
                      {"local_kernel", local_kernel},
@@ -440,13 +446,7 @@ void run_multiply_distributed([[maybe_unused]] const MultiplyOptions& o) {  // u
     dist::DistMatrix c = o.beta != 0 ? scatter(w ? &w->c : nullptr, false)
                          : gpus      ? dist::DistMatrix(*gpus, c_dtype, a.rows(), b.cols(), nb, nb)
                                      : dist::DistMatrix(grid, c_dtype, a.rows(), b.cols(), nb, nb);
-    MPI_Barrier(grid.comm());
-    const auto summa_start = std::chrono::steady_clock::now();
-    dist::SummaOptions summa_options;
-    summa_options.kernel = o.kernel;
-    const std::string local_kernel = dist::summa(o.alpha, a, b, o.beta, c, summa_options);
-    MPI_Barrier(grid.comm());
-    const auto summa_end = std::chrono::steady_clock::now();
+    const auto [local_kernel, summa_seconds] = timed_summa(o, a, b, c);
     AnyMatrix whole = dist::gather(c);
     const auto end = std::chrono::steady_clock::now();
     dist::collective(grid.comm(), [&] {
@@ -456,7 +456,7 @@ void run_multiply_distributed([[maybe_unused]] const MultiplyOptions& o) {  // u
       Outcome r;
       const std::string grid_text = dist::grid_name(grid.shape());
       r.kernel = "summa(" + grid_text + ", block " + std::to_string(nb) + ", " + local_kernel + ")";
-      r.seconds = std::chrono::duration<double>(summa_end - summa_start).count();
+      r.seconds = summa_seconds;
       r.distributed = {{"processes", size}, {"grid", grid_text}, {"block", nb},
                        {"backend", on_gpu ? "cuda" : "cpu"}, {"local_kernel", local_kernel},
                        {"summa_seconds", r.seconds},
