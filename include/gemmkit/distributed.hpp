@@ -199,13 +199,13 @@ DistMatrix scatter(const GpuGrid& gpus, const AnyMatrix* whole, std::int64_t mb,
 // device blocks (device: i8 is not gathered, no host matrix holds it). Collective.
 AnyMatrix gather(const DistMatrix& m);
 
-// A matrix .npy file read in parallel straight into mb x nb blocks: rank 0 reads and checks
-// the header (gemmkit::read_npy_layout), then every rank reads only its own blocks with one
-// collective MPI-IO read (MPI_File_read_all through a view of MPI_Type_create_darray, which is
-// exactly this block-cyclic layout). C and Fortran order; transpose: distributes the file's
-// matrix transposed. The file's dtype must be one a distributed matrix holds, stored as it is
-// (<f8 <f4 <i8 <i4); others are input errors (read them on rank 0 and scatter). Every rank
-// must see the same file (a shared file system). Collective: a missing or bad file is one
+// A matrix .npy file read in parallel straight into mb x nb blocks in host memory: rank 0 reads
+// and checks the header (gemmkit::read_npy_layout), then every rank reads only its own blocks
+// with one collective MPI-IO read (MPI_File_read_all through a view of MPI_Type_create_darray,
+// which is exactly this block-cyclic layout). C and Fortran order; transpose: distributes the
+// file's matrix transposed. The file's dtype must be one a host distributed matrix holds, stored
+// as it is (<f8 <f4 <i8 <i4); others are input errors (read them on rank 0 and scatter). Every
+// rank must see the same file (a shared file system). Collective: a missing or bad file is one
 // RankError on every rank.
 DistMatrix read_npy(const ProcessGrid& grid, const std::string& path, std::int64_t mb, std::int64_t nb,
                     bool transpose = false);
@@ -216,7 +216,8 @@ DistMatrix read_npy(const ProcessGrid& grid, const std::string& path, std::int64
 // through the block-cyclic view, and once every rank's write has succeeded rank 0 commits it
 // (renamed onto `path`, or handed to the OutputBatch open on rank 0). On any failure the
 // temporary file is removed and `path` left as it was. `path` must name a file, not "-" or a
-// device (gather() those and write them on rank 0); every rank must see its folder. Collective.
+// device, and the blocks must be in host memory (gather() the others and write them on rank 0);
+// every rank must see its folder. Collective.
 void write_npy(const DistMatrix& m, const std::string& path);
 
 // ---- distributed GEMM ------------------------------------------------------------------

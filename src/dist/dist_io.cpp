@@ -150,6 +150,9 @@ void write_npy(const DistMatrix& m, const std::string& path) {
   std::string temp;
   long long header_bytes = 0;
   collective(grid.comm(), [&] {
+    if (m.backend() != Backend::cpu)
+      fail(ErrorCategory::usage, "writing " + quoted_path(path) + " in parallel: the blocks are in device "
+                                 "memory; gather() them and write them on rank 0");
     mpi_type(m.dtype());
     check_view_extent(path, m.rows(), m.cols());
     if (grid.rank() != 0) return;
