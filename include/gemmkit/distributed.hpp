@@ -303,10 +303,10 @@ struct SummaBenchResult {
 };
 // Times C = A B by SUMMA, A (m x k) and B (k x n) random, all in block x block blocks:
 // `warmup` untimed runs, then timed ones, each between two barriers and taken as the slowest
-// rank's time, until `reps` runs or max_seconds (agreed by every rank). On the CPU backend the
-// operands are made where they live (each rank fills its own blocks); on CUDA rank 0 makes them
-// and scatters them to the devices (C in f32 for f16 and bf16), and cuBLASMp runs beside SUMMA on
-// the same blocks when asked and found. The weak and strong scaling benchmarks. Collective.
+// rank's time, until `reps` runs or max_seconds (agreed by every rank). The operands are made
+// where they live (each rank fills its own blocks, in host memory or, on CUDA, uploaded to its
+// device; C in f32 for f16 and bf16 there), and on CUDA cuBLASMp runs beside SUMMA on the same
+// blocks when asked and found. The weak and strong scaling benchmarks. Collective.
 SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
                              std::int64_t block, const SummaBenchOptions& options = {});
 

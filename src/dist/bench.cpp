@@ -1,6 +1,6 @@
-// Timing SUMMA for the scaling benchmarks (gemmkit bench --distributed): random operands,
-// warm-up runs, then timed runs between barriers, the slowest rank's time each; on GPUs
-// cuBLASMp beside it on the same blocks.
+// Timing SUMMA for the scaling benchmarks (gemmkit bench --distributed): random operands made
+// where they live, warm-up runs, then timed runs between barriers, the slowest rank's time
+// each; on GPUs cuBLASMp beside it on the same blocks.
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -18,25 +18,19 @@ Distribution values_for(DType dtype) {
   return values;
 }
 
-// Random blocks of every rank (its own seed), in place of zeros.
-DistMatrix random_dist_matrix(const ProcessGrid& grid, DType dtype, std::int64_t rows, std::int64_t cols,
-                              std::int64_t block, std::uint64_t seed) {
-  DistMatrix m(grid, dtype, rows, cols, block, block);
+// Random blocks of every rank (its own seed), made where they live: in host memory, or on the
+// GpuGrid's device (uploaded from the host), so that no rank holds a whole matrix.
+DistMatrix random_dist_matrix(const ProcessGrid& grid, const GpuGrid* gpus, DType dtype, std::int64_t rows,
+                              std::int64_t cols, std::int64_t block, std::uint64_t seed) {
+  DistMatrix m = gpus ? DistMatrix(*gpus, dtype, rows, cols, block, block)
+                      : DistMatrix(grid, dtype, rows, cols, block, block);
   collective(grid.comm(), [&] {
-    m.local() = random_matrix(rows_of(m.local()), cols_of(m.local()), dtype, values_for(dtype),
-                              seed * 1000003 + std::uint64_t(grid.rank()));
+    AnyMatrix local = random_matrix(m.local_rows(), m.local_cols(), dtype, values_for(dtype),
+                                    seed * 1000003 + std::uint64_t(grid.rank()));
+    if (gpus) upload_local(m, local);
+    else m.local() = std::move(local);
   });
   return m;
-}
-
-// A random matrix made on rank 0 and scattered to the devices.
-DistMatrix random_device_matrix(const GpuGrid& gpus, DType dtype, std::int64_t rows, std::int64_t cols,
-                                std::int64_t block, std::uint64_t seed) {
-  std::optional<AnyMatrix> whole;
-  collective(gpus.grid().comm(), [&] {
-    if (gpus.grid().rank() == 0) whole = random_matrix(rows, cols, dtype, values_for(dtype), seed);
-  });
-  return scatter(gpus, whole ? &*whole : nullptr, block, block);
 }
 
 // `run` timed as options say: warm-up, then runs between barriers (the slowest rank's time).
@@ -80,24 +74,21 @@ SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t 
   });
   SummaBenchResult result;
   result.backend = on_gpu ? Backend::cuda : Backend::cpu;
-  if (!on_gpu) {
-    const DistMatrix a = random_dist_matrix(grid, dtype, m, k, block, options.seed);
-    const DistMatrix b = random_dist_matrix(grid, dtype, k, n, block, options.seed + 1);
-    DistMatrix c(grid, dtype, m, n, block, block);
-    result.seconds = time_runs(grid, options, [&] { result.local_kernel = summa(1.0, a, b, 0.0, c, options.summa); });
-  } else {
-    const GpuGrid gpus(grid);
+  std::optional<GpuGrid> gpus;
+  if (on_gpu) gpus.emplace(grid);
+  const GpuGrid* device = gpus ? &*gpus : nullptr;
+  {
     const DType c_dtype = dtype == DType::f16 || dtype == DType::bf16 ? DType::f32 : dtype;
-    const DistMatrix a = random_device_matrix(gpus, dtype, m, k, block, options.seed);
-    const DistMatrix b = random_device_matrix(gpus, dtype, k, n, block, options.seed + 1);
-    DistMatrix c(gpus, c_dtype, m, n, block, block);
+    const DistMatrix a = random_dist_matrix(grid, device, dtype, m, k, block, options.seed);
+    const DistMatrix b = random_dist_matrix(grid, device, dtype, k, n, block, options.seed + 1);
+    DistMatrix c = device ? DistMatrix(*device, c_dtype, m, n, block, block) : DistMatrix(grid, dtype, m, n, block, block);
     result.seconds = time_runs(grid, options, [&] { result.local_kernel = summa(1.0, a, b, 0.0, c, options.summa); });
-    if (options.reference && cublasmp_available()) {
+    if (on_gpu && options.reference && cublasmp_available()) {
       // cublasmp_matmul returns once C is complete; its first call sets cuBLASMp up (the warm-up).
       result.reference_seconds = time_runs(grid, options, [&] { cublasmp_matmul(1.0, a, b, 0.0, c); });
       result.reference_median_s = median(result.reference_seconds);
     }
-  }
+  }  // the device blocks go before the GpuGrid
   result.median_s = median(result.seconds);
   result.min_s = *std::min_element(result.seconds.begin(), result.seconds.end());
   result.gflops = result.median_s > 0 ? 2.0 * double(m) * double(n) * double(k) / result.median_s / 1e9 : 0;
