@@ -309,7 +309,7 @@ WalksPlan prepare_walks(const WalksOptions& o) {
   const auto backend = parse_walk_backend(o.backend);
   if (!backend) fail(ErrorCategory::usage, "unknown backend '" + o.backend + "' (expected auto, cpu or cuda)");
   if (o.distributed) {
-    // What the distributed engine computes: the whole exact table by dense products on the CPU.
+    // What the distributed engine computes: the whole exact table by dense products.
     const auto refuse = [](const std::string& what) {
       fail(ErrorCategory::usage, "--distributed computes the whole exact table by dense products; " + what +
                                      " is not offered with it (docs/distributed.md)");
