@@ -34,6 +34,11 @@ std::uint32_t residue_of_words(const std::uint64_t* words, int limbs, std::uint6
 // local_cols(). Not collective: callers wrap them in collective().
 void upload_local(const DistMatrix& m, const AnyMatrix& host);
 AnyMatrix download_local(const DistMatrix& m);
+// The counts of an n x n table (`limbs` words each, row-major, host memory) from their centred
+// residues modulo the int8 `primes` (plane q, n x n row-major, at planes + q n^2; host memory),
+// by crt_rebuild on ctx's device (on the CPU without NCCL). Not collective.
+void rebuild_counts(Context& ctx, const std::vector<std::uint32_t>& primes, const std::int8_t* planes,
+                    std::int64_t n, int limbs, std::uint64_t* out);
 // SUMMA on device blocks (summa() checks the backend and calls it).
 std::string summa_cuda(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
                        const SummaOptions& options);
