@@ -62,13 +62,13 @@ std::vector<std::vector<std::int8_t>> gpu_power_residues(Context& ctx, const Gra
   for (std::int64_t v = 0; v < n; ++v) all[std::size_t(v)] = v;
   wd::gpu_int8_powers(ctx, g, primes, wd::power_steps(length), all, all, limbs, words.data(), {});
   std::vector<std::vector<std::int8_t>> tables(primes.size(), std::vector<std::int8_t>(std::size_t(n * n)));
-  std::vector<std::uint64_t> word(primes.size());  // 2^64 mod p
-  for (std::size_t q = 0; q < primes.size(); ++q) word[q] = std::uint64_t((wd::u128(1) << 64) % primes[q]);
+  std::vector<WordsModulo> modulo;
+  for (const std::uint32_t p : primes) modulo.emplace_back(p);
 #pragma omp parallel for schedule(static)
   for (std::int64_t e = 0; e < n * n; ++e)
     for (std::size_t q = 0; q < primes.size(); ++q) {
       const std::uint32_t p = primes[q];
-      const std::uint32_t r = residue_of_words(&words[std::size_t(e * limbs)], limbs, p, word[q]);
+      const std::uint32_t r = modulo[q](&words[std::size_t(e * limbs)], limbs);
       tables[q][std::size_t(e)] = std::int8_t(r > (p - 1) / 2 ? int(r) - int(p) : int(r));
     }
   return tables;
@@ -78,14 +78,25 @@ constexpr int kTagResidues = 7301;
 
 }  // namespace
 
-std::uint32_t residue_of_words(const std::uint64_t* words, int limbs, std::uint64_t p, std::uint64_t word) {
-  std::uint64_t r = 0, wrap = 1;  // wrap: 2^(64 limbs) mod p
+WordsModulo::WordsModulo(std::uint32_t p)
+    : m_(~std::uint64_t{0} / p + 1), p_(p), c32_(std::uint32_t((std::uint64_t{1} << 32) % p)) {}
+
+std::uint32_t WordsModulo::reduce(std::uint32_t a) const {
+  const std::uint64_t low = m_ * a;
+  return std::uint32_t((wd::u128(low) * p_) >> 64);
+}
+
+std::uint32_t WordsModulo::operator()(const std::uint64_t* words, int limbs) const {
+  // r = (r 2^64 + word) mod p, a 32-bit half at a time; every argument of reduce() stays
+  // below (p - 1)^2 + p < 2^32. wrap = 2^(64 limbs) mod p.
+  std::uint32_t r = 0, wrap = 1;
   for (int i = limbs - 1; i >= 0; --i) {
-    r = (r * word + words[i] % p) % p;
-    wrap = wrap * word % p;
+    r = reduce(reduce(r * c32_ + reduce(std::uint32_t(words[i] >> 32))) * c32_ +
+               reduce(std::uint32_t(words[i])));
+    wrap = reduce(reduce(wrap * c32_) * c32_);
   }
-  if (words[limbs - 1] >> 63) r = (r + p - wrap) % p;  // negative: x = unsigned - 2^(64 limbs)
-  return std::uint32_t(r);
+  if (words[limbs - 1] >> 63) r = reduce(r + p_ - wrap);  // negative: x = unsigned - 2^(64 limbs)
+  return r;
 }
 
 WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options) {
