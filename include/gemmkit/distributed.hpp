@@ -229,8 +229,9 @@ struct SummaOptions {
   std::optional<Backend> backend;
   // CUDA: each local GEMM multiplies consecutive panels together, enough of them for a K of
   // at least local_k (summa_steps), so that the GPU's GEMM is not bound by reading and writing
-  // C once per panel. 1: one panel per GEMM.
-  std::int64_t local_k = 2048;
+  // C once per panel and gets the shapes the tuned kernels won at. 1: one panel per GEMM. A
+  // 1 x 1 grid (nothing to broadcast) runs one GEMM of the whole K.
+  std::int64_t local_k = 8192;
   // CUDA: where a process row (column) is one rank, its GEMMs read A's (B's) panels in place
   // from the blocks; false copies and broadcasts them anyway (to test that path on one GPU).
   bool read_in_place = true;

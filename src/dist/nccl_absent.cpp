@@ -1,6 +1,7 @@
 // The distributed part's CUDA backend in a build without NCCL (or without CUDA): every entry
 // says so.
 #include "dist/dist_common.hpp"
+#include "gemmkit/exact.hpp"
 
 namespace gemmkit::dist {
 namespace {
@@ -31,6 +32,21 @@ DistMatrix::DistMatrix(const GpuGrid& gpus, DType dtype, std::int64_t rows, std:
                        std::int64_t nb)
     : grid_(&gpus.grid()), dtype_(dtype), dist_{rows, cols, mb, nb, gpus.grid().shape()}, gpus_(&gpus) {
   collective(grid_->comm(), [] { no_nccl(); });
+}
+
+// On the CPU: crt_rebuild on host memory.
+void rebuild_counts(Context&, const std::vector<std::uint32_t>& primes, const std::int8_t* planes, std::int64_t n,
+                    int limbs, std::uint64_t* out) {
+  Context cpu(Backend::cpu);
+  CrtProblem p;
+  p.rows = n, p.cols = n;
+  p.moduli = primes;
+  p.residues = planes;
+  p.ld = n, p.plane_stride = n * n;
+  p.out = out;
+  p.ld_out = n;
+  p.limbs = limbs;
+  crt_rebuild(cpu, p);
 }
 
 void upload_local(const DistMatrix&, const AnyMatrix&) { no_nccl(); }

@@ -40,13 +40,15 @@ std::string summa_cuda(double alpha, const DistMatrix& a, const DistMatrix& b, d
   const std::int64_t k = a.cols(), kb = a.distribution().nb;
   const std::int64_t lm = c.local_rows(), ln = c.local_cols();
   const std::vector<SummaPanel> panels = summa_panels(k, kb, shape);
-  const std::vector<SummaStep> steps = summa_steps(panels, std::max<std::int64_t>(1, options.local_k));
-  std::int64_t step_k = 0;  // the widest step
-  for (const SummaStep& s : steps) step_k = std::max(step_k, s.k);
   const std::size_t size = dtype_size(in);
-  // A single process column (row) holds every panel of A (B) itself: read in place.
+  // A single process column (row) holds every panel of A (B) itself: read in place. With
+  // both (a 1 x 1 grid) nothing moves, and one GEMM of the whole K is the fastest.
   const bool a_in_place = options.read_in_place && shape.cols == 1;
   const bool b_in_place = options.read_in_place && shape.rows == 1;
+  const std::int64_t local_k = a_in_place && b_in_place ? std::max<std::int64_t>(k, 1) : options.local_k;
+  const std::vector<SummaStep> steps = summa_steps(panels, std::max<std::int64_t>(1, local_k));
+  std::int64_t step_k = 0;  // the widest step
+  for (const SummaStep& s : steps) step_k = std::max(step_k, s.k);
   const std::int64_t lda = a_in_place ? a.device_ld() : padded(step_k, size);
   const std::int64_t ldb = b_in_place ? b.device_ld() : padded(ln, size);
   const auto* a_blocks = static_cast<const unsigned char*>(a.device_data());

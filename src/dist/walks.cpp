@@ -70,27 +70,27 @@ std::vector<std::vector<std::uint32_t>> power_residues(const Graph& g, int lengt
   return tables;
 }
 
-// A^length mod each of `primes` (residues in [0, p), row-major n x n each), by the
-// single-process GPU engine: it rebuilds the counts modulo the product of these primes, which
+// A^length mod each of `primes` (centred residues, row-major n x n each), by the single-process
+// GPU engine on ctx's device: it rebuilds the counts modulo the product of these primes, which
 // are reduced again modulo each of them here.
-std::vector<std::vector<std::uint32_t>> gpu_power_residues(Context* context, int device, const Graph& g,
-                                                           int length, const std::vector<std::uint32_t>& primes) {
-  if (primes.empty()) return {};
-  std::optional<Context> own;
-  Context& ctx = context ? *context : own.emplace(Backend::cuda, device);
+std::vector<std::vector<std::int8_t>> gpu_power_residues(Context& ctx, const Graph& g, int length,
+                                                         const std::vector<std::uint32_t>& primes) {
   const std::int64_t n = g.n;
   const int limbs = crt_limbs(primes);
   std::vector<std::uint64_t> words(std::size_t(n * n * limbs));
   std::vector<std::int64_t> all(static_cast<std::size_t>(n));
   for (std::int64_t v = 0; v < n; ++v) all[std::size_t(v)] = v;
   wd::gpu_int8_powers(ctx, g, primes, wd::power_steps(length), all, all, limbs, words.data(), {});
-  std::vector<std::vector<std::uint32_t>> tables(primes.size(), std::vector<std::uint32_t>(std::size_t(n * n)));
-  std::vector<std::uint64_t> word(primes.size());  // 2^64 mod p
-  for (std::size_t q = 0; q < primes.size(); ++q) word[q] = std::uint64_t((wd::u128(1) << 64) % primes[q]);
+  std::vector<std::vector<std::int8_t>> tables(primes.size(), std::vector<std::int8_t>(std::size_t(n * n)));
+  std::vector<WordsModulo> modulo;
+  for (const std::uint32_t p : primes) modulo.emplace_back(p);
 #pragma omp parallel for schedule(static)
   for (std::int64_t e = 0; e < n * n; ++e)
-    for (std::size_t q = 0; q < primes.size(); ++q)
-      tables[q][std::size_t(e)] = residue_of_words(&words[std::size_t(e * limbs)], limbs, primes[q], word[q]);
+    for (std::size_t q = 0; q < primes.size(); ++q) {
+      const std::uint32_t p = primes[q];
+      const std::uint32_t r = modulo[q](&words[std::size_t(e * limbs)], limbs);
+      tables[q][std::size_t(e)] = std::int8_t(r > (p - 1) / 2 ? int(r) - int(p) : int(r));
+    }
   return tables;
 }
 
@@ -98,14 +98,25 @@ constexpr int kTagResidues = 7301;
 
 }  // namespace
 
-std::uint32_t residue_of_words(const std::uint64_t* words, int limbs, std::uint64_t p, std::uint64_t word) {
-  std::uint64_t r = 0, wrap = 1;  // wrap: 2^(64 limbs) mod p
+WordsModulo::WordsModulo(std::uint32_t p)
+    : m_(~std::uint64_t{0} / p + 1), p_(p), c32_(std::uint32_t((std::uint64_t{1} << 32) % p)) {}
+
+std::uint32_t WordsModulo::reduce(std::uint32_t a) const {
+  const std::uint64_t low = m_ * a;
+  return std::uint32_t((wd::u128(low) * p_) >> 64);
+}
+
+std::uint32_t WordsModulo::operator()(const std::uint64_t* words, int limbs) const {
+  // r = (r 2^64 + word) mod p, a 32-bit half at a time; every argument of reduce() stays
+  // below (p - 1)^2 + p < 2^32. wrap = 2^(64 limbs) mod p.
+  std::uint32_t r = 0, wrap = 1;
   for (int i = limbs - 1; i >= 0; --i) {
-    r = (r * word + words[i] % p) % p;
-    wrap = wrap * word % p;
+    r = reduce(reduce(r * c32_ + reduce(std::uint32_t(words[i] >> 32))) * c32_ +
+               reduce(std::uint32_t(words[i])));
+    wrap = reduce(reduce(wrap * c32_) * c32_);
   }
-  if (words[limbs - 1] >> 63) r = (r + p - wrap) % p;  // negative: x = unsigned - 2^(64 limbs)
-  return std::uint32_t(r);
+  if (words[limbs - 1] >> 63) r = reduce(r + p_ - wrap);  // negative: x = unsigned - 2^(64 limbs)
+  return r;
 }
 
 WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options) {
@@ -167,23 +178,54 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
       gpu_primes > 0 ? std::vector<std::uint32_t>(wd::int8_primes().begin(), wd::int8_primes().begin() + nq)
                      : wd::crt_primes(nq);
   out.method = std::string(all_lengths ? "dense products " : "dense squaring ") +
-               (gpu_primes > 0 ? "on GPU tensor cores (int8) " : "") + "mod " +
-               std::to_string(out.primes) + " primes over " + std::to_string(size) + " processes";
+               (gpu_primes > 0 ? "on GPU tensor cores (int8) " : "") + "mod " + std::to_string(out.primes) +
+               " primes over " + std::to_string(size) + " processes";
 
-  // This rank's primes: q = rank, rank + P, ...; each with a table per length.
+  // This rank's primes: q = rank, rank + P, ...
+  std::vector<std::uint32_t> own;
+  for (int q = rank; q < nq; q += size) own.push_back(primes[std::size_t(q)]);
+  const int count = int(n * n);
+  if (gpu_primes > 0) {
+    // Each rank's centred residues (int8) from the GPU engine; rank 0 receives each prime's
+    // table as one plane and rebuilds the counts from them on its GPU.
+    std::optional<Context> own_context;
+    std::vector<std::vector<std::int8_t>> mine;
+    std::vector<std::int8_t> planes;
+    collective(comm, [&] {
+      if (own.empty()) return;  // rank 0 always has prime 0
+      if (!options.context) {
+        require_cuda_device();
+        own_context.emplace(Backend::cuda, default_device(local, int(query_devices().devices.size())));
+      }
+      mine = gpu_power_residues(options.context ? *options.context : *own_context, g, length, own);
+      if (rank != 0) return;
+      planes.resize(std::size_t(n * n * nq));
+      out.words.resize(std::size_t(n * n * out.limbs));
+    });
+    if (rank == 0) {
+      for (int q = 0; q < nq; ++q) {
+        std::int8_t* plane = planes.data() + std::size_t(q) * std::size_t(n * n);
+        if (q % size == 0)
+          std::copy(mine[std::size_t(q / size)].begin(), mine[std::size_t(q / size)].end(), plane);
+        else
+          MPI_Recv(plane, count, MPI_INT8_T, q % size, kTagResidues, comm, MPI_STATUS_IGNORE);
+      }
+    } else {
+      for (const auto& table : mine) MPI_Send(table.data(), count, MPI_INT8_T, 0, kTagResidues, comm);
+    }
+    collective(comm, [&] {
+      if (rank != 0) return;
+      rebuild_counts(options.context ? *options.context : *own_context, primes, planes.data(), n, out.limbs,
+                     out.words.data());
+      for (std::int64_t v = 0; v < n; ++v) out.sources.push_back(v);
+      out.targets = out.sources;
+    });
+    return out;
+  }
+  // Each of this rank's primes with a table per length.
   std::vector<std::vector<std::vector<std::uint32_t>>> mine;
   collective(comm, [&] {
-    if (gpu_primes > 0) {
-      std::vector<std::uint32_t> own;
-      for (int q = rank; q < nq; q += size) own.push_back(primes[std::size_t(q)]);
-      if (own.empty()) return;
-      if (!options.context) require_cuda_device();
-      const int device = options.context ? 0 : default_device(local, int(query_devices().devices.size()));
-      for (auto& table : gpu_power_residues(options.context, device, g, length, own)) mine.push_back({std::move(table)});
-      return;
-    }
-    for (int q = rank; q < nq; q += size)
-      mine.push_back(power_residues(g, length, all_lengths, primes[std::size_t(q)]));
+    for (const std::uint32_t p : own) mine.push_back(power_residues(g, length, all_lengths, p));
   });
   // Rank 0 rebuilds one length at a time: entry e's residues at e * nq, prime by prime.
   std::vector<std::uint32_t> residues, received;
@@ -193,7 +235,6 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
     received.resize(std::size_t(n * n));
     out.words.resize(std::size_t(lengths * n * n * out.limbs));
   });
-  const int count = int(n * n);
   if (rank == 0) {
     const wd::CrtRebuilder crt(primes, out.limbs);
     for (std::int64_t li = 0; li < lengths; ++li) {

@@ -174,7 +174,7 @@ TEST(DistributedSumma, StepsGroupPanelsToLocalK) {
 TEST(DistributedWalks, ResiduesOfTwosComplementWords) {
   std::uint64_t state = 99;
   const auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
-  for (const std::uint64_t p : {3ull, 127ull, 251ull, 65521ull})
+  for (const std::uint64_t p : {3ull, 5ull, 127ull, 251ull, 255ull, 65521ull})
     for (int limbs = 1; limbs <= 3; ++limbs)
       for (int trial = 0; trial < 200; ++trial) {
         std::vector<std::uint64_t> words(static_cast<std::size_t>(limbs));
@@ -185,8 +185,7 @@ TEST(DistributedWalks, ResiduesOfTwosComplementWords) {
         walks_detail::u128 r = 0;
         for (auto w = x.magnitude().rbegin(); w != x.magnitude().rend(); ++w) r = ((r << 64) | *w) % p;
         const std::uint64_t expected = x.negative() && r != 0 ? p - std::uint64_t(r) : std::uint64_t(r);
-        const auto word = std::uint64_t((walks_detail::u128(1) << 64) % p);
-        EXPECT_EQ(residue_of_words(words.data(), limbs, p, word), expected) << x.to_string() << " mod " << p;
+        EXPECT_EQ(WordsModulo(std::uint32_t(p))(words.data(), limbs), expected) << x.to_string() << " mod " << p;
       }
 }
 
