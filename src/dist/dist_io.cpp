@@ -120,13 +120,12 @@ DistMatrix read_npy(const ProcessGrid& grid, const std::string& path, std::int64
   // The distributed matrix's entries lie row by row in a C-ordered file, column by column in a
   // Fortran-ordered one; transposing swaps the two.
   const bool column_major = bool(header[3]) != transpose;
-  const std::size_t size = dtype_size(dtype);
   const std::int64_t lr = m.distribution().local_rows(grid.row()), lc = m.distribution().local_cols(grid.col());
   void* local = std::visit([](auto& x) -> void* { return x.data(); }, m.local());
   // Column-major parts arrive column by column, into a buffer transposed afterwards.
   std::vector<unsigned char> columns;
   collective(grid.comm(), [&] {
-    if (column_major) columns.resize(std::size_t(lr * lc) * size);
+    if (column_major) columns.resize(std::size_t(lr * lc) * dtype_size(dtype));
   });
   {
     const MpiFile file(grid.comm(), path, MPI_MODE_RDONLY, ErrorCategory::input);
@@ -134,12 +133,16 @@ DistMatrix read_npy(const ProcessGrid& grid, const std::string& path, std::int64
                     column_major ? MPI_ORDER_FORTRAN : MPI_ORDER_C, column_major ? columns.data() : local, lr * lc,
                     false);
   }
-  if (column_major) {
-    auto* out = static_cast<unsigned char*>(local);
-    for (std::int64_t j = 0; j < lc; ++j)
-      for (std::int64_t i = 0; i < lr; ++i)
-        std::memcpy(out + std::size_t(i * lc + j) * size, columns.data() + std::size_t(j * lr + i) * size, size);
-  }
+  if (column_major)
+    std::visit(
+        [&](auto& out) {
+          using T = typename std::decay_t<decltype(out)>::value_type;
+          const T* in = reinterpret_cast<const T*>(columns.data());
+#pragma omp parallel for schedule(static)
+          for (std::int64_t i = 0; i < lr; ++i)
+            for (std::int64_t j = 0; j < lc; ++j) out.data()[i * lc + j] = in[j * lr + i];
+        },
+        m.local());
   return m;
 }
 
