@@ -238,7 +238,7 @@ void write_npy_counts(const std::string& path, WalkCounts& w, bool all_lengths) 
 // the references of the same run: cuBLAS's own int8 GEMM and DGEMM of the same order, and
 // the time as many DGEMMs as the engine ran int8 GEMMs would take.
 void report_timing(const Graph& g, const WalkCounts& w, double seconds, double end_to_end,
-                   double write_seconds, const WalksOptions& o) {
+                   double write_seconds, const WalksOptions& o, int processes) {
   if (!o.bench && o.json_path.empty()) return;
   nlohmann::json report = {{"graph", o.graph_path}, {"vertices", g.n}, {"edges", g.edges()},
                            {"length", o.length}, {"mode", walk_mode_name(w.mode)},
@@ -246,6 +246,7 @@ void report_timing(const Graph& g, const WalkCounts& w, double seconds, double e
                            {"primes", w.primes}, {"seconds", seconds},
                            {"meta", meta_json()}};
   report["end_to_end_seconds"] = end_to_end;
+  if (processes > 0) report["distributed"] = {{"processes", processes}};
   if (!o.output.empty()) report["write_seconds"] = write_seconds;
   if (o.bench) {
     std::fprintf(stderr, "gemmkit walks: %s, %.3f s (%.3f s from reading the graph to every count in memory)\n",
@@ -297,6 +298,7 @@ struct WalksPlan {
   WalkQuery query;
   bool npy_out = false;
   std::chrono::steady_clock::time_point read_start;
+  int processes = 0;  // of a --distributed run
 };
 
 // Cheap checks first, so a typo costs no reading or computing; then the graph.
@@ -367,7 +369,7 @@ void finish_walks(const WalksOptions& o, const WalksPlan& plan, WalkCounts& w, d
                 static_cast<long long>(w.rows()), static_cast<long long>(w.cols()),
                 o.all_lengths ? ("1.." + std::to_string(o.length)).c_str() : std::to_string(o.length).c_str(),
                 std::string(walk_mode_name(w.mode)).c_str(), w.method.c_str());
-    report_timing(g, w, seconds, end_to_end, write_seconds, o);
+    report_timing(g, w, seconds, end_to_end, write_seconds, o, plan.processes);
     return;
   }
   const bool pair = plan.query.from && plan.query.to;
@@ -376,7 +378,7 @@ void finish_walks(const WalksOptions& o, const WalksPlan& plan, WalkCounts& w, d
     print_summary(g, w);
   else
     print_counts(g, w, pair, o.all_lengths);
-  report_timing(g, w, seconds, end_to_end, 0, o);
+  report_timing(g, w, seconds, end_to_end, 0, o, plan.processes);
 }
 
 // --distributed: every process of `mpirun -np P gemmkit walks ... --distributed` runs this.
@@ -391,7 +393,9 @@ void run_walks_distributed([[maybe_unused]] const WalksOptions& o) {  // unused 
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::optional<WalksPlan> plan;
     dist::collective(MPI_COMM_WORLD, [&] {
-      if (rank == 0) plan = prepare_walks(o);
+      if (rank != 0) return;
+      plan = prepare_walks(o);
+      MPI_Comm_size(MPI_COMM_WORLD, &plan->processes);
     });
     const bool progress = rank == 0 && progress_wanted();
     if (progress) std::fprintf(stderr, "gemmkit walks: counting over the processes...");

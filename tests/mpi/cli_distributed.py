@@ -152,13 +152,15 @@ with tempfile.TemporaryDirectory() as work:
     for name, options, ext, processes in walk_cases:
         single = run(["walks", "g.txt", "-o", "single." + ext] + options)
         check(single.returncode == 0, f"walks {name}: single-process walks failed", single)
-        many = run(["walks", "g.txt", "-o", "many." + ext, "--distributed"] + options, np_=processes)
+        many = run(["walks", "g.txt", "-o", "many." + ext, "--distributed", "--json", "walks.json"] + options,
+                   np_=processes)
         check(many.returncode == 0 and many.stderr == "", f"walks {name}: distributed walks failed", many)
         check(len(many.stdout.splitlines()) == 1 and f"over {processes} processes" in many.stdout,
               f"walks {name}: not rank 0's one line", many)
         if single.returncode == 0 and many.returncode == 0:
             with open("single." + ext, "rb") as f1, open("many." + ext, "rb") as f2:
                 check(f1.read() == f2.read(), f"walks {name}: the files differ")
+            check(json.load(open("walks.json"))["distributed"] == {"processes": processes}, f"walks {name}: JSON")
     # Printed rather than written: rank 0's table, as the single process prints it.
     single = run(["walks", "g.txt", "--length", "5"])
     many = run(["walks", "g.txt", "--length", "5", "--distributed"], np_=4)
