@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/words_modulo.hpp"
 #include "gemmkit/distributed.hpp"
 
 namespace gemmkit::dist {
@@ -24,19 +25,6 @@ void check_blocks(std::int64_t rows, std::int64_t cols, std::int64_t mb, std::in
 void check_summa_operands(const DistMatrix& a, const DistMatrix& b, const DistMatrix& c);
 // This rank's rank among the ranks of `comm` on its node.
 int node_rank(MPI_Comm comm);
-// x mod p in [0, p) for integers x held as `limbs` 64-bit words of two's complement, least
-// significant first (the GPU walk engine's counts, modulo one of the primes they were rebuilt
-// from), for an odd p < 2^16, by multiplications only (Lemire's fastmod on 32-bit halves).
-class WordsModulo {
- public:
-  explicit WordsModulo(std::uint32_t p);
-  std::uint32_t operator()(const std::uint64_t* words, int limbs) const;
-
- private:
-  std::uint32_t reduce(std::uint32_t a) const;  // a mod p
-  std::uint64_t m_;        // 2^64 / p, rounded up
-  std::uint32_t p_, c32_;  // p, 2^32 mod p
-};
 
 // ---- the CUDA backend: src/dist/nccl_*.cpp, or nccl_absent.cpp without NCCL -----------------
 // This rank's device blocks from (upload) and to (download) a host matrix of local_rows() x
@@ -48,6 +36,11 @@ AnyMatrix download_local(const DistMatrix& m);
 // by crt_rebuild on ctx's device (on the CPU without NCCL). Not collective.
 void rebuild_counts(Context& ctx, const std::vector<std::uint32_t>& primes, const std::int8_t* planes,
                     std::int64_t n, int limbs, std::uint64_t* out);
+// Centred residues (planes: prime q's n x n at q n^2) of counts held as `limbs` words each
+// (host memory, `entries` of them), modulo each of `primes`: on ctx's device, or with NCCL
+// absent, on the CPU. Not collective.
+std::vector<std::int8_t> residues_of_counts(Context& ctx, const std::vector<std::uint32_t>& primes,
+                                            const std::uint64_t* words, std::int64_t entries, int limbs);
 // SUMMA on device blocks (summa() checks the backend and calls it).
 std::string summa_cuda(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
                        const SummaOptions& options);

@@ -49,6 +49,18 @@ void rebuild_counts(Context&, const std::vector<std::uint32_t>& primes, const st
   crt_rebuild(cpu, p);
 }
 
+std::vector<std::int8_t> residues_of_counts(Context&, const std::vector<std::uint32_t>& primes,
+                                            const std::uint64_t* words, std::int64_t entries, int limbs) {
+  std::vector<std::int8_t> planes(primes.size() * std::size_t(entries));
+  for (std::size_t q = 0; q < primes.size(); ++q) {
+    const WordsModulo modulo(primes[q]);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t e = 0; e < entries; ++e)
+      planes[q * std::size_t(entries) + std::size_t(e)] = std::int8_t(modulo.centred(words + e * limbs, limbs));
+  }
+  return planes;
+}
+
 void upload_local(const DistMatrix&, const AnyMatrix&) { no_nccl(); }
 AnyMatrix download_local(const DistMatrix&) { no_nccl(); }
 std::string summa_cuda(double, const DistMatrix&, const DistMatrix&, double, DistMatrix&, const SummaOptions&) {

@@ -70,54 +70,23 @@ std::vector<std::vector<std::uint32_t>> power_residues(const Graph& g, int lengt
   return tables;
 }
 
-// A^length mod each of `primes` (centred residues, row-major n x n each), by the single-process
-// GPU engine on ctx's device: it rebuilds the counts modulo the product of these primes, which
-// are reduced again modulo each of them here.
-std::vector<std::vector<std::int8_t>> gpu_power_residues(Context& ctx, const Graph& g, int length,
-                                                         const std::vector<std::uint32_t>& primes) {
+// A^length mod each of `primes` (centred residues, one n x n plane per prime), by the
+// single-process GPU engine on ctx's device: it rebuilds the counts modulo the product of
+// these primes, which are reduced again modulo each of them.
+std::vector<std::int8_t> gpu_power_residues(Context& ctx, const Graph& g, int length,
+                                            const std::vector<std::uint32_t>& primes) {
   const std::int64_t n = g.n;
   const int limbs = crt_limbs(primes);
-  std::vector<std::uint64_t> words(std::size_t(n * n * limbs));
+  std::vector<std::uint64_t, UninitializedAllocator<std::uint64_t>> words(std::size_t(n * n * limbs));
   std::vector<std::int64_t> all(static_cast<std::size_t>(n));
   for (std::int64_t v = 0; v < n; ++v) all[std::size_t(v)] = v;
   wd::gpu_int8_powers(ctx, g, primes, wd::power_steps(length), all, all, limbs, words.data(), {});
-  std::vector<std::vector<std::int8_t>> tables(primes.size(), std::vector<std::int8_t>(std::size_t(n * n)));
-  std::vector<WordsModulo> modulo;
-  for (const std::uint32_t p : primes) modulo.emplace_back(p);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t e = 0; e < n * n; ++e)
-    for (std::size_t q = 0; q < primes.size(); ++q) {
-      const std::uint32_t p = primes[q];
-      const std::uint32_t r = modulo[q](&words[std::size_t(e * limbs)], limbs);
-      tables[q][std::size_t(e)] = std::int8_t(r > (p - 1) / 2 ? int(r) - int(p) : int(r));
-    }
-  return tables;
+  return residues_of_counts(ctx, primes, words.data(), n * n, limbs);
 }
 
 constexpr int kTagResidues = 7301;
 
 }  // namespace
-
-WordsModulo::WordsModulo(std::uint32_t p)
-    : m_(~std::uint64_t{0} / p + 1), p_(p), c32_(std::uint32_t((std::uint64_t{1} << 32) % p)) {}
-
-std::uint32_t WordsModulo::reduce(std::uint32_t a) const {
-  const std::uint64_t low = m_ * a;
-  return std::uint32_t((wd::u128(low) * p_) >> 64);
-}
-
-std::uint32_t WordsModulo::operator()(const std::uint64_t* words, int limbs) const {
-  // r = (r 2^64 + word) mod p, a 32-bit half at a time; every argument of reduce() stays
-  // below (p - 1)^2 + p < 2^32. wrap = 2^(64 limbs) mod p.
-  std::uint32_t r = 0, wrap = 1;
-  for (int i = limbs - 1; i >= 0; --i) {
-    r = reduce(reduce(r * c32_ + reduce(std::uint32_t(words[i] >> 32))) * c32_ +
-               reduce(std::uint32_t(words[i])));
-    wrap = reduce(reduce(wrap * c32_) * c32_);
-  }
-  if (words[limbs - 1] >> 63) r = reduce(r + p_ - wrap);  // negative: x = unsigned - 2^(64 limbs)
-  return r;
-}
 
 WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options) {
   const bool all_lengths = options.all_lengths;
@@ -189,7 +158,7 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
     // Each rank's centred residues (int8) from the GPU engine; rank 0 receives each prime's
     // table as one plane and rebuilds the counts from them on its GPU.
     std::optional<Context> own_context;
-    std::vector<std::vector<std::int8_t>> mine;
+    std::vector<std::int8_t> mine;  // this rank's primes' planes, in order
     std::vector<std::int8_t> planes;
     collective(comm, [&] {
       if (own.empty()) return;  // rank 0 always has prime 0
@@ -206,12 +175,13 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
       for (int q = 0; q < nq; ++q) {
         std::int8_t* plane = planes.data() + std::size_t(q) * std::size_t(n * n);
         if (q % size == 0)
-          std::copy(mine[std::size_t(q / size)].begin(), mine[std::size_t(q / size)].end(), plane);
+          std::copy_n(mine.data() + std::size_t(q / size) * std::size_t(n * n), n * n, plane);
         else
           MPI_Recv(plane, count, MPI_INT8_T, q % size, kTagResidues, comm, MPI_STATUS_IGNORE);
       }
     } else {
-      for (const auto& table : mine) MPI_Send(table.data(), count, MPI_INT8_T, 0, kTagResidues, comm);
+      for (std::size_t i = 0; i < own.size(); ++i)
+        MPI_Send(mine.data() + i * std::size_t(n * n), count, MPI_INT8_T, 0, kTagResidues, comm);
     }
     collective(comm, [&] {
       if (rank != 0) return;
