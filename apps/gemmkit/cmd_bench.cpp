@@ -1,5 +1,7 @@
 // gemmkit bench: every kernel of a backend beside the reference library, in one run.
 #include <fcntl.h>
+#include <omp.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -309,6 +311,24 @@ void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused wit
     });
     const dist::ProcessGrid grid(MPI_COMM_WORLD, shape);
     const std::string grid_text = dist::grid_name(grid.shape());
+    // mpirun binds each rank to one core by default (np <= 2), where all of a rank's OpenMP
+    // threads would then share that core: say so before anyone publishes such a time.
+    if (!on_gpu) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : omp_get_max_threads();
+      int short_of = omp_get_max_threads() > cores ? rank : size;  // the first rank short of cores
+      MPI_Allreduce(MPI_IN_PLACE, &short_of, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      if (short_of < size) {  // its figures, for rank 0 to say
+        int figures[2] = {cores, omp_get_max_threads()};
+        MPI_Bcast(figures, 2, MPI_INT, short_of, MPI_COMM_WORLD);
+        if (rank == 0)
+          std::fprintf(stderr, "gemmkit: warning: rank %d may run on %d core%s but has %d OpenMP threads: the "
+                               "times will be too slow (mpirun binds ranks to cores: add --bind-to none, or "
+                               "--map-by slot:pe=%d)\n",
+                       short_of, figures[0], figures[0] == 1 ? "" : "s", figures[1], figures[1]);
+      }
+    }
     const bool progress = rank == 0 && progress_wanted();
     nlohmann::json rows = nlohmann::json::array();
     const char* backend = on_gpu ? "cuda" : "cpu";
