@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,6 +103,15 @@ class SilentFailure : public Error {
  public:
   using Error::Error;
 };
+
+// --distributed: runs `body` as one process of an MPI job (MPI initialised for it, finalised
+// after), whose agreed errors (dist::RankError) rank 0 alone reports: the other ranks exit
+// with the same status silently. Without MPI in the build, the usage error saying so.
+void run_as_mpi_process(const std::function<void()>& body);
+
+// --grid PxQ and --block N, the process grid and block-cyclic blocks of a --distributed run
+// (each needs `distributed`, the --distributed flag).
+void add_grid_options(CLI::App* cmd, CLI::Option* distributed, std::string& grid, std::int64_t& block);
 
 // True when stderr is a terminal: long work then shows progress there.
 bool progress_wanted();

@@ -7,6 +7,9 @@
 #include "cli.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
+#ifdef GEMMKIT_HAVE_MPI
+#include "gemmkit/distributed.hpp"
+#endif
 
 namespace gemmkit::cli {
 
@@ -164,6 +167,34 @@ std::optional<std::string> unknown_subcommand_error(const CLI::App& app,
 }
 
 bool progress_wanted() { return isatty(STDERR_FILENO) == 1; }
+
+void add_grid_options(CLI::App* cmd, CLI::Option* distributed, std::string& grid, std::int64_t& block) {
+  cmd->add_option("--grid", grid, "Process grid PxQ for --distributed, P*Q = the number of processes "
+                                  "(default: the most square one)")
+      ->needs(distributed);
+  cmd->add_option("--block", block, "Block size (rows and columns) of the block-cyclic distribution, "
+                                    "--distributed")
+      ->capture_default_str()
+      ->needs(distributed);
+}
+
+void run_as_mpi_process(const std::function<void()>& body) {
+#ifndef GEMMKIT_HAVE_MPI
+  (void)body;
+  fail(ErrorCategory::usage, "--distributed needs a gemmkit built with MPI, and this one was built "
+                             "without it (install libopenmpi-dev and rebuild; docs/distributed.md)");
+#else
+  dist::Environment mpi;
+  try {
+    body();
+  } catch (const dist::RankError& e) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank != 0) throw SilentFailure(e.category(), e.what());  // rank 0 reports it
+    throw;
+  }
+#endif
+}
 
 nlohmann::json meta_json(const RunMeta& m) {
   nlohmann::json meta = {

@@ -1,5 +1,7 @@
 // gemmkit bench: every kernel of a backend beside the reference library, in one run.
 #include <fcntl.h>
+#include <omp.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +23,9 @@
 #include "gemmkit/io.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/verify.hpp"
+#ifdef GEMMKIT_HAVE_MPI
+#include "gemmkit/distributed.hpp"
+#endif
 
 namespace gemmkit::cli {
 namespace {
@@ -37,6 +42,9 @@ struct BenchArgs {
   std::string layout = "row";
   std::int64_t batch = 1;
   std::string json_path, csv_path, plot_path;
+  bool distributed = false;  // one process of an MPI job timing SUMMA
+  std::string grid;
+  std::int64_t block = 256;
 };
 
 using Shape = BenchShape;
@@ -248,7 +256,127 @@ nlohmann::json suite_json(const ShapeSuite& suite, const std::vector<SuiteKernel
           {"shapes", shapes}, {"summary", kernels}};
 }
 
+// --distributed: every process of `mpirun -np P gemmkit bench --distributed ...` runs this.
+// Each shape is timed by dist::bench_summa on random operands made where they live; rank 0
+// prints a line per shape and writes the JSON. An error on any rank is reported once by rank 0.
+void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused without MPI
+  run_as_mpi_process([&] {
+#ifdef GEMMKIT_HAVE_MPI
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    // The same checks on every rank (nothing is read): agreed, reported once.
+    std::vector<Shape> shapes;
+    DType dtype = DType::f64;
+    std::optional<dist::GridShape> shape;
+    bool on_gpu = false;
+    dist::SummaBenchOptions options;
+    dist::collective(MPI_COMM_WORLD, [&] {
+      const auto parsed = parse_dtype(o.dtype);
+      if (!parsed) fail(ErrorCategory::usage, "unknown dtype '" + o.dtype + "'");
+      dtype = *parsed;
+      // auto: the CPU backend (the CUDA one is asked for by name, as multiply --distributed does).
+      on_gpu = parse_backend(o.backend) == Backend::cuda;
+      if (on_gpu && !dist::nccl_available())
+        fail(ErrorCategory::usage, "--backend cuda: the distributed GPU path is not in this build (it needs "
+                                   "CUDA and NCCL; docs/distributed.md)");
+      if (on_gpu ? dtype != DType::f64 && dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16
+                 : dtype != DType::f64 && dtype != DType::f32 && dtype != DType::i32 && dtype != DType::i64)
+        fail(ErrorCategory::usage, std::string("--distributed times ") +
+                                       (on_gpu ? "f64, f32, f16 or bf16 with --backend cuda" : "f64, f32, i32 or i64") +
+                                       ", not " + o.dtype);
+      if (on_gpu) options.summa.backend = Backend::cuda;
+      const auto refuse = [](const std::string& what) {
+        fail(ErrorCategory::usage, what + " is not offered with --distributed (--sizes or --shapes, --dtype, "
+                                          "--grid, --block, --kernels with one local kernel, --warmup, --reps, "
+                                          "--max-seconds, --seed, --json)");
+      };
+      if (!o.suite.empty() || o.m || o.n || o.k) refuse("--suite and --m/--n/--k");
+      if (o.trans_a || o.trans_b || o.layout != "row" || o.batch != 1)
+        refuse("--transpose-a/--transpose-b/--layout/--batch");
+      if (!o.csv_path.empty() || !o.plot_path.empty()) refuse("--csv/--plot");
+      if (o.kernels.find(',') != std::string::npos) refuse("more than one kernel in --kernels");
+      if (!o.sizes.empty() && !o.shapes.empty()) fail(ErrorCategory::usage, "give one of --sizes or --shapes");
+      if (!o.shapes.empty()) shapes = parse_shapes(o.shapes);
+      else
+        for (std::int64_t s : parse_sizes(o.sizes.empty() ? kDefaultCpuSizes : o.sizes)) shapes.push_back({s, s, s});
+      if (o.block < 1) fail(ErrorCategory::usage, "--block must be at least 1, not " + std::to_string(o.block));
+      if (!o.grid.empty()) shape = dist::parse_grid(o.grid);
+      if (rank == 0) check_outputs({o.json_path});
+      options.warmup = o.warmup;
+      options.reps = o.reps;
+      options.max_seconds = o.max_seconds;
+      options.seed = o.seed;
+      options.summa.kernel = o.kernels == "all" ? "auto" : o.kernels;
+    });
+    const dist::ProcessGrid grid(MPI_COMM_WORLD, shape);
+    const std::string grid_text = dist::grid_name(grid.shape());
+    // mpirun binds each rank to one core by default (np <= 2), where all of a rank's OpenMP
+    // threads would then share that core: say so before anyone publishes such a time.
+    if (!on_gpu) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : omp_get_max_threads();
+      int short_of = omp_get_max_threads() > cores ? rank : size;  // the first rank short of cores
+      MPI_Allreduce(MPI_IN_PLACE, &short_of, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      if (short_of < size) {  // its figures, for rank 0 to say
+        int figures[2] = {cores, omp_get_max_threads()};
+        MPI_Bcast(figures, 2, MPI_INT, short_of, MPI_COMM_WORLD);
+        if (rank == 0)
+          std::fprintf(stderr, "gemmkit: warning: rank %d may run on %d core%s but has %d OpenMP threads: the "
+                               "times will be too slow (mpirun binds ranks to cores: add --bind-to none, or "
+                               "--map-by slot:pe=%d)\n",
+                       short_of, figures[0], figures[0] == 1 ? "" : "s", figures[1], figures[1]);
+      }
+    }
+    const bool progress = rank == 0 && progress_wanted();
+    nlohmann::json rows = nlohmann::json::array();
+    const char* backend = on_gpu ? "cuda" : "cpu";
+    const bool reference = on_gpu && dist::cublasmp_available();
+    // The header with the first result, so that a failing first shape prints nothing.
+    const auto header = [&] {
+      std::printf("SUMMA on %d processes (grid %s, blocks of %lld), %s, %s backend%s\n%-22s %10s %10s %10s %12s %5s%s\n",
+                  size, grid_text.c_str(), static_cast<long long>(o.block), o.dtype.c_str(), on_gpu ? "CUDA" : "CPU",
+                  on_gpu && !reference ? " (no cuBLASMp in this build to compare)" : "", "MxNxK", "median ms",
+                  "min ms", "GFLOP/s", "per process", "reps", reference ? "  % of cuBLASMp" : "");
+    };
+    for (const Shape& s : shapes) {
+      if (progress) std::fprintf(stderr, "\r%-40s", ("timing " + s.text() + "...").c_str());
+      const dist::SummaBenchResult r = dist::bench_summa(grid, dtype, s.m, s.n, s.k, o.block, options);
+      if (progress) std::fprintf(stderr, "\r%40s\r", "");
+      if (rank != 0) continue;
+      if (rows.empty()) header();
+      const double percent = r.reference_median_s > 0 ? 100.0 * r.reference_median_s / r.median_s : -1;
+      std::printf("%-22s %10.3f %10.3f %10.2f %12.2f %5zu%s  (%s)\n", s.text().c_str(), r.median_s * 1e3,
+                  r.min_s * 1e3, r.gflops, r.gflops / size, r.seconds.size(),
+                  percent < 0 ? "" : ("  " + fixed(percent, 1) + "%").c_str(), r.local_kernel.c_str());
+      nlohmann::json row = {{"kernel", "summa"}, {"backend", backend}, {"dtype", o.dtype},
+                            {"m", s.m}, {"n", s.n}, {"k", s.k}, {"reps", r.seconds.size()},
+                            {"seconds", r.seconds}, {"median_ms", r.median_s * 1e3}, {"min_ms", r.min_s * 1e3},
+                            {"gflops", r.gflops}, {"gflops_per_process", r.gflops / size},
+                            {"distributed", {{"processes", size}, {"grid", grid_text}, {"block", o.block},
+                                             {"local_kernel", r.local_kernel}}}};
+      // cuBLASMp beside it (CUDA): its times, and SUMMA's speed as a percentage of it.
+      row["reference"] = percent < 0 ? nlohmann::json(nullptr)
+                                     : nlohmann::json{{"kernel", "cublasMpMatmul"},
+                                                      {"seconds", r.reference_seconds},
+                                                      {"median_ms", r.reference_median_s * 1e3},
+                                                      {"percent_of_reference", percent}};
+      rows.push_back(row);
+    }
+    dist::collective(MPI_COMM_WORLD, [&] {
+      if (rank != 0 || o.json_path.empty()) return;
+      write_json(o.json_path, {{"meta", meta_json()}, {"backend", backend}, {"dtype", o.dtype},
+                               {"warmup", o.warmup}, {"max_reps", o.reps}, {"max_seconds", o.max_seconds},
+                               {"timing", "each run between two barriers, the slowest process's time"},
+                               {"rows", rows}});
+    });
+#endif
+  });
+}
+
 void run_bench(const BenchArgs& o) {
+  if (o.distributed) return run_bench_distributed(o);
   const auto dtype_parsed = parse_dtype(o.dtype);
   if (!dtype_parsed) fail(ErrorCategory::usage, "unknown dtype '" + o.dtype + "'");
   const DType dtype = *dtype_parsed;
@@ -459,6 +587,13 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--csv", o->csv_path, "Write results as CSV");
   cmd->add_option("--plot", o->plot_path,
                   "Plot GFLOP/s against N for the square shapes to a PNG (python3-matplotlib)");
+  CLI::Option* distributed = cmd->add_flag(
+      "--distributed", o->distributed,
+      "Be one of the processes of 'mpirun -np P gemmkit bench --distributed ...' (a build with MPI): "
+      "times SUMMA on random operands, block-cyclic over a process grid, on the CPU backend or with "
+      "--backend cuda on one GPU per process beside cuBLASMp (a build with NCCL); --kernels: the local "
+      "kernel; per shape the median of the timed runs, each between two barriers (docs/distributed.md)");
+  add_grid_options(cmd, distributed, o->grid, o->block);
   cmd->callback([o] { run_bench(*o); });
 }
 

@@ -1,10 +1,12 @@
 // gemmkit multiply A B -o C: C = alpha op(A) op(B) + beta C0, verified, written atomically;
 // with --distributed, one of the processes of an MPI job that computes it by SUMMA.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "cli.hpp"
 #include "gemmkit/device.hpp"
@@ -67,8 +69,29 @@ void require_multiply_memory(const AnyMatrix& a, const AnyMatrix& b, const std::
                                                           std::to_string(s.n) + "x" + std::to_string(s.k));
 }
 
-std::string shape(const AnyMatrix& m) {
-  return std::to_string(rows_of(m)) + "x" + std::to_string(cols_of(m));
+struct Extent {
+  std::int64_t rows, cols;
+};
+std::string shape(Extent e) { return std::to_string(e.rows) + "x" + std::to_string(e.cols); }
+
+// The product's M, N and K from the files' shapes (op(A) is M x K, op(B) is K x N), or the
+// usage error naming the files whose shapes do not match.
+std::array<std::int64_t, 3> product_shape(const MultiplyOptions& o, Extent a, Extent b, std::optional<Extent> c0) {
+  const std::int64_t m = o.trans_a ? a.cols : a.rows;
+  const std::int64_t k = o.trans_a ? a.rows : a.cols;
+  const std::int64_t kb = o.trans_b ? b.cols : b.rows;
+  const std::int64_t n = o.trans_b ? b.rows : b.cols;
+  if (k != kb)
+    fail(ErrorCategory::usage,
+         "shape mismatch: " + quoted_path(o.a_path) + " is " + shape(a) + (o.trans_a ? " (transposed)" : "") +
+             " and " + quoted_path(o.b_path) + " is " + shape(b) + (o.trans_b ? " (transposed)" : "") +
+             ": op(A) has " + std::to_string(k) + " columns but op(B) has " +
+             std::to_string(kb) + " rows");
+  if (c0 && (c0->rows != m || c0->cols != n))
+    fail(ErrorCategory::usage, "shape mismatch: " + quoted_path(o.c0_path) + " is " + shape(*c0) +
+                                   " but the product is " + std::to_string(m) + "x" +
+                                   std::to_string(n));
+  return {m, n, k};
 }
 
 // A multiply read, checked and converted, ready to compute: p refers to a, b and c.
@@ -90,6 +113,7 @@ struct Outcome {
   std::vector<std::uint64_t> limbs;
   int limb_count = 0;
   nlohmann::json distributed;  // the process grid and blocks of a --distributed run
+  bool c_written = false;      // C is already on its way to the output (dist::write_npy)
 };
 
 Prepared prepare_multiply(const MultiplyOptions& o) {
@@ -108,21 +132,8 @@ Prepared prepare_multiply(const MultiplyOptions& o) {
   std::optional<AnyMatrix> c0;
   if (!o.c0_path.empty()) c0 = read_matrix(o.c0_path, read);
 
-  // op(A) is M x K, op(B) is K x N.
-  const std::int64_t m = o.trans_a ? cols_of(a) : rows_of(a);
-  const std::int64_t k = o.trans_a ? rows_of(a) : cols_of(a);
-  const std::int64_t kb = o.trans_b ? cols_of(b) : rows_of(b);
-  const std::int64_t n = o.trans_b ? rows_of(b) : cols_of(b);
-  if (k != kb)
-    fail(ErrorCategory::usage,
-         "shape mismatch: " + quoted_path(o.a_path) + " is " + shape(a) + (o.trans_a ? " (transposed)" : "") +
-             " and " + quoted_path(o.b_path) + " is " + shape(b) + (o.trans_b ? " (transposed)" : "") +
-             ": op(A) has " + std::to_string(k) + " columns but op(B) has " +
-             std::to_string(kb) + " rows");
-  if (c0 && (rows_of(*c0) != m || cols_of(*c0) != n))
-    fail(ErrorCategory::usage, "shape mismatch: " + quoted_path(o.c0_path) + " is " + shape(*c0) +
-                                   " but the product is " + std::to_string(m) + "x" +
-                                   std::to_string(n));
+  const auto [m, n, k] = product_shape(o, {rows_of(a), cols_of(a)}, {rows_of(b), cols_of(b)},
+                                       c0 ? std::optional<Extent>(Extent{rows_of(*c0), cols_of(*c0)}) : std::nullopt);
 
   DType dtype = common_dtype(dtype_of_any(a), dtype_of_any(b));
   if (c0) dtype = common_dtype(dtype, dtype_of_any(*c0));
@@ -239,7 +250,7 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
     if (exact_out) report["exact"]["limbs"] = limb_count;
   }
   if (exact_out) write_limb_table(o.c_path, LimbTableView{r.limbs.data(), m, n, limb_count});
-  else write_matrix(o.c_path, w.c);
+  else if (!r.c_written) write_matrix(o.c_path, w.c);
   if (!o.json_path.empty()) write_json(o.json_path, report);
 
   const std::string dtypes = std::string(dtype_name(dtype)) +
@@ -258,53 +269,184 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
     std::printf("verified (%s)%s: %s\n", check.check.c_str(), of_inputs.c_str(), check.guarantee.c_str());
 }
 
+#ifdef GEMMKIT_HAVE_MPI
+// SUMMA between two barriers: the local kernel and the seconds (the time multiply reports).
+std::pair<std::string, double> timed_summa(const MultiplyOptions& o, const dist::DistMatrix& a,
+                                           const dist::DistMatrix& b, dist::DistMatrix& c) {
+  MPI_Barrier(c.grid().comm());
+  const auto start = std::chrono::steady_clock::now();
+  dist::SummaOptions options;
+  options.kernel = o.kernel;
+  std::string kernel = dist::summa(o.alpha, a, b, o.beta, c, options);
+  MPI_Barrier(c.grid().comm());
+  return {std::move(kernel), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+// Rank 0: whether every input is a .npy file that dist::read_npy reads as it is, all of one
+// dtype and nothing to convert (no --dtype other than it, no --out-dtype). The rest go through
+// rank 0 and scatter.
+bool parallel_npy_inputs(const MultiplyOptions& o) {
+  std::vector<std::string> paths = {o.a_path, o.b_path};
+  if (!o.c0_path.empty()) paths.push_back(o.c0_path);
+  std::optional<DType> dtype;
+  output_format(o.c_path);  // the cheap check first, as the single-process path makes it
+  for (const std::string& path : paths) {
+    std::error_code error;
+    if (format_from_path(path) != FileFormat::npy || !std::filesystem::is_regular_file(path, error)) return false;
+    const NpyLayout layout = read_npy_layout(path);
+    const bool held = layout.dtype == DType::f64 || layout.dtype == DType::f32 || layout.dtype == DType::i32 ||
+                      layout.dtype == DType::i64;
+    if (!held || layout.widened || (dtype && *dtype != layout.dtype)) return false;
+    dtype = layout.dtype;
+  }
+  return (o.dtype.empty() || parse_dtype(o.dtype) == dtype) && o.out_dtype.empty();
+}
+
+// Every rank reads its own blocks of op(A), op(B) and C0 from the .npy files (dist::read_npy);
+// after SUMMA rank 0 gathers C and, to verify it, A and B (and C0). Floats with --verify none
+// need none of them on rank 0: then C goes to a .npy file by the parallel write
+// (dist::write_npy), and no whole matrix is anywhere.
+void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid& grid) {
+  const int rank = grid.rank();
+  const std::int64_t nb = o.block;
+  VerifyMode verify_mode = VerifyMode::automatic;
+  dist::collective(grid.comm(), [&] {
+    // The single-process path's checks, on the headers.
+    output_format(o.c_path);
+    verify_mode = parse_verify_mode(o.verify);
+    if (rank != 0) return;
+    check_outputs({o.c_path, o.json_path});
+    if (o.beta != 0.0 && o.c0_path.empty())
+      fail(ErrorCategory::usage, "--beta needs --c FILE, the matrix C0 in alpha*A*B + beta*C0");
+    const NpyLayout a = read_npy_layout(o.a_path), b = read_npy_layout(o.b_path);
+    std::optional<Extent> c0;
+    if (!o.c0_path.empty()) {
+      const NpyLayout c = read_npy_layout(o.c0_path);
+      c0 = Extent{c.rows, c.cols};
+    }
+    product_shape(o, {a.rows, a.cols}, {b.rows, b.cols}, c0);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const dist::DistMatrix a = dist::read_npy(grid, o.a_path, nb, nb, o.trans_a);
+  const dist::DistMatrix b = dist::read_npy(grid, o.b_path, nb, nb, o.trans_b);
+  const DType dtype = a.dtype();
+  // beta == 0: C0 is never read, so C starts as zeros where it lives.
+  dist::DistMatrix c = o.beta != 0 ? dist::read_npy(grid, o.c0_path, nb, nb)
+                                   : dist::DistMatrix(grid, dtype, a.rows(), b.cols(), nb, nb);
+  const bool operands_to_rank0 = is_integer(dtype) || verify_mode != VerifyMode::none;
+  bool write_in_parallel = false;  // to a file (not a stream), as AtomicFile writes one
+  if (!operands_to_rank0) {
+    if (rank == 0) {
+      std::error_code error;
+      const auto kind = std::filesystem::status(o.c_path, error).type();
+      write_in_parallel = output_format(o.c_path) == FileFormat::npy &&
+                          (kind == std::filesystem::file_type::regular || kind == std::filesystem::file_type::not_found);
+    }
+    MPI_Bcast(&write_in_parallel, 1, MPI_CXX_BOOL, 0, grid.comm());
+  }
+  std::optional<AnyMatrix> c_before;
+  if (o.beta != 0 && operands_to_rank0) c_before = dist::gather(c);
+  const auto [local_kernel, summa_seconds] = timed_summa(o, a, b, c);
+  Prepared w;
+  if (write_in_parallel) dist::write_npy(c, o.c_path);  // committed with the run's other outputs
+  else w.c = dist::gather(c);
+  const auto end = std::chrono::steady_clock::now();
+  if (operands_to_rank0) {
+    w.a = dist::gather(a);
+    w.b = dist::gather(b);
+  }
+  dist::collective(grid.comm(), [&] {
+    if (rank != 0) return;
+    w.dtype = w.storage = w.out = dtype;
+    w.verify_mode = verify_mode;
+    if (operands_to_rank0) {
+      w.p = make_problem(w.a, false, w.b, false, w.c, o.alpha, o.beta);
+    } else {
+      w.p.dtype = dtype, w.p.m = a.rows(), w.p.n = b.cols(), w.p.k = a.cols();
+      w.p.alpha = o.alpha, w.p.beta = o.beta;
+      w.p.c = std::visit([](auto& x) -> void* { return x.data(); }, w.c), w.p.ldc = std::max<std::int64_t>(1, b.cols());
+    }
+    if (c_before) {
+      w.c_before = std::move(c_before);
+      w.c_before_data = std::visit([](const auto& x) -> const void* { return x.data(); }, *w.c_before);
+    }
+    if (verify_mode == VerifyMode::exact && !integer_valued(w.p, w.c_before_data))
+      fail(ErrorCategory::usage, "--verify exact needs integer-valued inputs (integer dtypes, or float "
+                                 "data whose entries, alpha and beta are all integers below 2^63); " +
+                                     o.a_path + " and " + o.b_path + " are not: use full or freivalds");
+    Outcome r;
+    const std::string grid_text = dist::grid_name(grid.shape());
+    r.kernel = "summa(" + grid_text + ", block " + std::to_string(nb) + ", " + local_kernel + ")";
+    r.seconds = summa_seconds;
+    r.c_written = write_in_parallel;
+    r.distributed = {{"processes", grid.size()}, {"grid", grid_text}, {"block", nb}, {"backend", "cpu"},
+                     {"local_kernel", local_kernel},
+                     {"parallel_read", true}, {"parallel_write", write_in_parallel}, {"summa_seconds", r.seconds},
+                     {"with_io_seconds", std::chrono::duration<double>(end - start).count()}};
+    finish_multiply(o, w, r);
+  });
+}
+#endif
+
 // --distributed: every process of `mpirun -np P gemmkit multiply ... --distributed` runs this.
-// Rank 0 reads and checks the inputs as the single-process path does, scatters op(A), op(B)
+// .npy inputs that need no conversion are read in parallel (multiply_npy_in_parallel); others:
+// rank 0 reads and checks the inputs as the single-process path does, scatters op(A), op(B)
 // and C0 over the grid, gathers C after SUMMA, then verifies and writes it as that path does.
 // Each step is collective (dist::collective): an error on any rank ends every rank, reported
 // once by rank 0 as "rank R: ...".
-void run_multiply_distributed(const MultiplyOptions& o) {
-#ifndef GEMMKIT_HAVE_MPI
-  (void)o;
-  fail(ErrorCategory::usage, "--distributed needs a gemmkit built with MPI, and this one was built "
-                             "without it (install libopenmpi-dev and rebuild; docs/distributed.md)");
-#else
-  dist::Environment mpi;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  try {
+void run_multiply_distributed([[maybe_unused]] const MultiplyOptions& o) {  // unused without MPI
+  run_as_mpi_process([&] {
+#ifdef GEMMKIT_HAVE_MPI
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     std::optional<dist::GridShape> shape;
+    bool on_gpu = false;  // --backend cuda: blocks in device memory, panels over NCCL
     dist::collective(MPI_COMM_WORLD, [&] {
+      on_gpu = parse_backend(o.backend) == Backend::cuda;
       if (!o.grid.empty()) shape = dist::parse_grid(o.grid);
       if (o.block < 1) fail(ErrorCategory::usage, "--block must be at least 1, not " + std::to_string(o.block));
     });
     const dist::ProcessGrid grid(MPI_COMM_WORLD, shape);
+    // .npy inputs of one dtype a host distributed matrix holds: read in parallel (CPU backend).
+    bool parallel = false;
+    dist::collective(grid.comm(), [&] {
+      if (rank == 0 && !on_gpu) parallel = parallel_npy_inputs(o);
+    });
+    MPI_Bcast(&parallel, 1, MPI_CXX_BOOL, 0, grid.comm());
+    if (parallel) return multiply_npy_in_parallel(o, grid);
     std::optional<Prepared> w;
     dist::collective(grid.comm(), [&] {
       if (rank != 0) return;
-      const std::optional<Backend> backend = parse_backend(o.backend);
-      if (backend == Backend::cuda)
-        fail(ErrorCategory::usage, "--distributed runs on the CPU backend so far (see docs/distributed.md)");
       w = prepare_multiply(o);
-      if (w->exact_out || w->out != w->storage)
-        fail(ErrorCategory::usage, "--distributed writes C in the inputs' dtype (no --out-dtype " + o.out_dtype + ")");
-      if (w->dtype != DType::f64 && w->dtype != DType::f32 && !is_integer(w->dtype))
-        fail(ErrorCategory::usage, "--distributed multiplies f64, f32, i32 or i64, not " +
-                                       std::string(dtype_name(w->dtype)));
+      const bool half = w->dtype == DType::f16 || w->dtype == DType::bf16;
+      if (w->exact_out || (w->out != w->storage && !(on_gpu && half && w->out == DType::f32)))
+        fail(ErrorCategory::usage, "--distributed writes C in the inputs' dtype, or f32 for f16 and bf16 with "
+                                   "--backend cuda (no --out-dtype " + o.out_dtype + ")");
+      if (on_gpu ? (!half && w->dtype != DType::f64 && w->dtype != DType::f32)
+                 : (w->dtype != DType::f64 && w->dtype != DType::f32 && !is_integer(w->dtype)))
+        fail(ErrorCategory::usage, std::string("--distributed multiplies ") +
+                                       (on_gpu ? "f64, f32, f16 or bf16 with --backend cuda" : "f64, f32, i32 or i64") +
+                                       ", not " + std::string(dtype_name(w->dtype)));
     });
+    int out_dtype = w ? int(w->out) : 0;  // C's dtype, which rank 0 knows
+    MPI_Bcast(&out_dtype, 1, MPI_INT, 0, grid.comm());
+    std::optional<dist::GpuGrid> gpus;
+    if (on_gpu) gpus.emplace(grid);
+    const auto scatter = [&](const AnyMatrix* whole, bool transpose) {
+      return gpus ? dist::scatter(*gpus, whole, o.block, o.block, transpose)
+                  : dist::scatter(grid, whole, o.block, o.block, transpose);
+    };
     const std::int64_t nb = o.block;
     const auto start = std::chrono::steady_clock::now();
-    const dist::DistMatrix a = dist::scatter(grid, w ? &w->a : nullptr, nb, nb, o.trans_a);
-    const dist::DistMatrix b = dist::scatter(grid, w ? &w->b : nullptr, nb, nb, o.trans_b);
+    const dist::DistMatrix a = scatter(w ? &w->a : nullptr, o.trans_a);
+    const dist::DistMatrix b = scatter(w ? &w->b : nullptr, o.trans_b);
     // beta == 0: C0 is never read, so C starts as zeros where it lives.
-    dist::DistMatrix c = o.beta != 0 ? dist::scatter(grid, &w->c, nb, nb)
-                                     : dist::DistMatrix(grid, a.dtype(), a.rows(), b.cols(), nb, nb);
-    MPI_Barrier(grid.comm());
-    const auto summa_start = std::chrono::steady_clock::now();
-    const std::string local_kernel = dist::summa(o.alpha, a, b, o.beta, c, {o.kernel});
-    MPI_Barrier(grid.comm());
-    const auto summa_end = std::chrono::steady_clock::now();
+    const auto c_dtype = static_cast<DType>(out_dtype);
+    dist::DistMatrix c = o.beta != 0 ? scatter(w ? &w->c : nullptr, false)
+                         : gpus      ? dist::DistMatrix(*gpus, c_dtype, a.rows(), b.cols(), nb, nb)
+                                     : dist::DistMatrix(grid, c_dtype, a.rows(), b.cols(), nb, nb);
+    const auto [local_kernel, summa_seconds] = timed_summa(o, a, b, c);
     AnyMatrix whole = dist::gather(c);
     const auto end = std::chrono::steady_clock::now();
     dist::collective(grid.comm(), [&] {
@@ -314,17 +456,16 @@ void run_multiply_distributed(const MultiplyOptions& o) {
       Outcome r;
       const std::string grid_text = dist::grid_name(grid.shape());
       r.kernel = "summa(" + grid_text + ", block " + std::to_string(nb) + ", " + local_kernel + ")";
-      r.seconds = std::chrono::duration<double>(summa_end - summa_start).count();
-      r.distributed = {{"processes", size}, {"grid", grid_text}, {"block", nb}, {"local_kernel", local_kernel},
+      r.seconds = summa_seconds;
+      r.distributed = {{"processes", size}, {"grid", grid_text}, {"block", nb},
+                       {"backend", on_gpu ? "cuda" : "cpu"}, {"local_kernel", local_kernel},
                        {"summa_seconds", r.seconds},
+                       {"parallel_read", false}, {"parallel_write", false},
                        {"with_scatter_gather_seconds", std::chrono::duration<double>(end - start).count()}};
       finish_multiply(o, *w, r);
     });
-  } catch (const dist::RankError& e) {
-    if (rank != 0) throw SilentFailure(e.category(), e.what());  // rank 0 reports it
-    throw;
-  }
 #endif
+  });
 }
 void run_multiply(const MultiplyOptions& o) {
   if (o.distributed) return run_multiply_distributed(o);
@@ -391,15 +532,10 @@ void add_multiply(CLI::App& app) {
       "--distributed", o->distributed,
       "Be one of the processes of 'mpirun -np P gemmkit multiply ... --distributed' (a build with "
       "MPI): rank 0 reads A, B and C0 and scatters them block-cyclically over a process grid, SUMMA "
-      "multiplies them on the CPU backend, rank 0 gathers, verifies and writes C; an error on any "
-      "rank ends them all (docs/distributed.md)");
-  cmd->add_option("--grid", o->grid, "Process grid PxQ for --distributed, P*Q = the number of processes "
-                                     "(default: the most square one)")
-      ->needs(distributed);
-  cmd->add_option("--block", o->block, "Block size (rows and columns) of the block-cyclic distribution, "
-                                       "--distributed")
-      ->capture_default_str()
-      ->needs(distributed);
+      "multiplies them on the CPU backend (--backend cuda: on one GPU per process, panels over NCCL; "
+      "a build with NCCL), rank 0 gathers, verifies and writes C; .npy inputs are read in parallel "
+      "on the CPU backend; an error on any rank ends them all (docs/distributed.md)");
+  add_grid_options(cmd, distributed, o->grid, o->block);
   cmd->callback([o] { run_multiply(*o); });
 }
 

@@ -10,6 +10,9 @@
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/walks.hpp"
+#ifdef GEMMKIT_HAVE_MPI
+#include "gemmkit/distributed.hpp"
+#endif
 
 namespace gemmkit::cli {
 namespace {
@@ -18,7 +21,7 @@ struct WalksOptions {
   std::string graph_path, output, from, to, mode = "exact", method = "auto", format = "auto";
   std::string backend = "auto", json_path;
   int length = 0;
-  bool all_lengths = false, undirected = false, bench = false;
+  bool all_lengths = false, undirected = false, bench = false, distributed = false;
   std::vector<std::string> labels;
 };
 
@@ -235,7 +238,7 @@ void write_npy_counts(const std::string& path, WalkCounts& w, bool all_lengths) 
 // the references of the same run: cuBLAS's own int8 GEMM and DGEMM of the same order, and
 // the time as many DGEMMs as the engine ran int8 GEMMs would take.
 void report_timing(const Graph& g, const WalkCounts& w, double seconds, double end_to_end,
-                   double write_seconds, const WalksOptions& o) {
+                   double write_seconds, const WalksOptions& o, int processes) {
   if (!o.bench && o.json_path.empty()) return;
   nlohmann::json report = {{"graph", o.graph_path}, {"vertices", g.n}, {"edges", g.edges()},
                            {"length", o.length}, {"mode", walk_mode_name(w.mode)},
@@ -243,6 +246,7 @@ void report_timing(const Graph& g, const WalkCounts& w, double seconds, double e
                            {"primes", w.primes}, {"seconds", seconds},
                            {"meta", meta_json()}};
   report["end_to_end_seconds"] = end_to_end;
+  if (processes > 0) report["distributed"] = {{"processes", processes}};
   if (!o.output.empty()) report["write_seconds"] = write_seconds;
   if (o.bench) {
     std::fprintf(stderr, "gemmkit walks: %s, %.3f s (%.3f s from reading the graph to every count in memory)\n",
@@ -288,8 +292,17 @@ void report_timing(const Graph& g, const WalkCounts& w, double seconds, double e
   if (!o.json_path.empty()) write_json(o.json_path, report);
 }
 
-void run_walks(const WalksOptions& o) {
-  // Cheap checks first, so a typo costs no reading or computing.
+// What the checks of the options and the graph give the count.
+struct WalksPlan {
+  Graph graph;
+  WalkQuery query;
+  bool npy_out = false;
+  std::chrono::steady_clock::time_point read_start;
+  int processes = 0;  // of a --distributed run
+};
+
+// Cheap checks first, so a typo costs no reading or computing; then the graph.
+WalksPlan prepare_walks(const WalksOptions& o) {
   const auto mode = parse_walk_mode(o.mode);
   if (!mode) fail(ErrorCategory::usage, "unknown mode '" + o.mode + "' (expected exact, int64 or float)");
   const auto method = parse_walk_method(o.method);
@@ -297,6 +310,17 @@ void run_walks(const WalksOptions& o) {
   if (o.length < 1) fail(ErrorCategory::usage, "--length must be at least 1");
   const auto backend = parse_walk_backend(o.backend);
   if (!backend) fail(ErrorCategory::usage, "unknown backend '" + o.backend + "' (expected auto, cpu or cuda)");
+  if (o.distributed) {
+    // What the distributed engine computes: the whole exact table by dense products.
+    const auto refuse = [](const std::string& what) {
+      fail(ErrorCategory::usage, "--distributed computes the whole exact table by dense products; " + what +
+                                     " is not offered with it (docs/distributed.md)");
+    };
+    if (!o.from.empty() || !o.to.empty()) refuse("--from/--to");
+    if (*mode != WalkMode::exact) refuse("--mode " + o.mode);
+    if (*method == WalkMethod::sparse) refuse("--method sparse");
+    if (o.bench) refuse("--bench");
+  }
   // --bench times the GPU engine beside cuBLAS: without a device, say so before any work.
   if (*backend == WalkBackend::cuda || o.bench) require_cuda_device();
   GraphReadOptions read;
@@ -308,40 +332,36 @@ void run_walks(const WalksOptions& o) {
     fail(ErrorCategory::usage, "unknown format '" + o.format + "' (expected auto, edges, mtx, npy or csv)");
   read.undirected = o.undirected;
   read.labels = o.labels;
-  bool npy_out = false;
+  WalksPlan plan;
   check_outputs({o.output, o.json_path});
   if (!o.output.empty()) {
-    npy_out = output_format(o.output) == FileFormat::npy;
+    plan.npy_out = output_format(o.output) == FileFormat::npy;
     if (output_format(o.output) == FileFormat::mtx)
       fail(ErrorCategory::usage, "walk counts are written as .csv (with labels) or .npy, not .mtx");
   }
 
-  const auto read_start = std::chrono::steady_clock::now();
-  const Graph g = read_graph(o.graph_path, read);
-  WalkQuery q;
+  plan.read_start = std::chrono::steady_clock::now();
+  plan.graph = read_graph(o.graph_path, read);
+  WalkQuery& q = plan.query;
   q.length = o.length;
   q.all_lengths = o.all_lengths;
   q.mode = *mode;
   q.method = *method;
   q.backend = *backend;
-  if (!o.from.empty()) q.from = g.vertex(o.from);
-  if (!o.to.empty()) q.to = g.vertex(o.to);
-  const bool progress = progress_wanted();
-  if (progress)
-    q.progress = [](const std::string& line) { std::fprintf(stderr, "\rgemmkit walks: %-40s", line.c_str()); };
-  const auto start = std::chrono::steady_clock::now();
-  WalkCounts w = count_walks(g, q);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // From reading the graph to every count in memory.
-  const double end_to_end = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
-  if (progress) std::fprintf(stderr, "\r%60s\r", "");
+  if (!o.from.empty()) q.from = plan.graph.vertex(o.from);
+  if (!o.to.empty()) q.to = plan.graph.vertex(o.to);
+  return plan;
+}
+
+// Writes or prints the counts, and the timings asked for.
+void finish_walks(const WalksOptions& o, const WalksPlan& plan, WalkCounts& w, double seconds, double end_to_end) {
+  const Graph& g = plan.graph;
   if (w.rounded)
     std::fprintf(stderr, "gemmkit: warning: some counts reach 2^53 and are rounded in float mode "
                          "(use --mode exact)\n");
-
   if (!o.output.empty()) {
     const auto write_start = std::chrono::steady_clock::now();
-    if (npy_out) write_npy_counts(o.output, w, o.all_lengths);
+    if (plan.npy_out) write_npy_counts(o.output, w, o.all_lengths);
     else write_csv_counts(o.output, g, w, o.all_lengths);
     const double write_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
@@ -349,16 +369,65 @@ void run_walks(const WalksOptions& o) {
                 static_cast<long long>(w.rows()), static_cast<long long>(w.cols()),
                 o.all_lengths ? ("1.." + std::to_string(o.length)).c_str() : std::to_string(o.length).c_str(),
                 std::string(walk_mode_name(w.mode)).c_str(), w.method.c_str());
-    report_timing(g, w, seconds, end_to_end, write_seconds, o);
+    report_timing(g, w, seconds, end_to_end, write_seconds, o, plan.processes);
     return;
   }
-  const bool pair = q.from && q.to;
+  const bool pair = plan.query.from && plan.query.to;
   const std::int64_t shown_rows = o.all_lengths && w.rows() == 1 ? 1 : w.rows();
   if (shown_rows > kPrintLimit || w.cols() > kPrintLimit)
     print_summary(g, w);
   else
     print_counts(g, w, pair, o.all_lengths);
-  report_timing(g, w, seconds, end_to_end, 0, o);
+  report_timing(g, w, seconds, end_to_end, 0, o, plan.processes);
+}
+
+// --distributed: every process of `mpirun -np P gemmkit walks ... --distributed` runs this.
+// Rank 0 checks the options and reads the graph as the single-process command does, the
+// ranks compute the exact table with the primes spread over them (dist::count_walks), and
+// rank 0 writes or prints it through the same writers. An error on any rank is reported once
+// by rank 0 as "rank R: ...", and every rank exits with its status.
+void run_walks_distributed([[maybe_unused]] const WalksOptions& o) {  // unused without MPI
+  run_as_mpi_process([&] {
+#ifdef GEMMKIT_HAVE_MPI
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::optional<WalksPlan> plan;
+    dist::collective(MPI_COMM_WORLD, [&] {
+      if (rank != 0) return;
+      plan = prepare_walks(o);
+      MPI_Comm_size(MPI_COMM_WORLD, &plan->processes);
+    });
+    const bool progress = rank == 0 && progress_wanted();
+    if (progress) std::fprintf(stderr, "gemmkit walks: counting over the processes...");
+    const auto start = std::chrono::steady_clock::now();
+    dist::DistWalkOptions options;
+    options.backend = parse_walk_backend(o.backend).value_or(WalkBackend::automatic);  // checked on rank 0
+    options.all_lengths = o.all_lengths;
+    WalkCounts w = dist::count_walks(MPI_COMM_WORLD, plan ? &plan->graph : nullptr, o.length, options);
+    if (progress) std::fprintf(stderr, "\r%60s\r", "");
+    dist::collective(MPI_COMM_WORLD, [&] {
+      if (rank != 0) return;
+      const auto now = std::chrono::steady_clock::now();
+      finish_walks(o, *plan, w, std::chrono::duration<double>(now - start).count(),
+                   std::chrono::duration<double>(now - plan->read_start).count());
+    });
+#endif
+  });
+}
+
+void run_walks(const WalksOptions& o) {
+  if (o.distributed) return run_walks_distributed(o);
+  WalksPlan plan = prepare_walks(o);
+  const bool progress = progress_wanted();
+  if (progress)
+    plan.query.progress = [](const std::string& line) { std::fprintf(stderr, "\rgemmkit walks: %-40s", line.c_str()); };
+  const auto start = std::chrono::steady_clock::now();
+  WalkCounts w = count_walks(plan.graph, plan.query);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // From reading the graph to every count in memory.
+  const double end_to_end = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan.read_start).count();
+  if (progress) std::fprintf(stderr, "\r%60s\r", "");
+  finish_walks(o, plan, w, seconds, end_to_end);
 }
 
 }  // namespace
@@ -396,6 +465,12 @@ void add_walks(CLI::App& app) {
   cmd->add_option("-o,--output", o->output,
                   "Write the table: .csv with labels, or .npy (int64 when every count fits, else "
                   "exact 64-bit limbs; with --all-lengths a leading axis of lengths: see docs/walks.md)");
+  cmd->add_flag("--distributed", o->distributed,
+                "Be one of the processes of 'mpirun -np P gemmkit walks ... --distributed' (a build with "
+                "MPI): the whole exact table (one length or --all-lengths) by dense products, its primes "
+                "spread over the processes (--backend: each process's CPU or GPU); rank 0 reads the graph "
+                "and writes or prints the counts as a single process does; an error on any rank ends them "
+                "all (docs/distributed.md)");
   cmd->callback([o] { run_walks(*o); });
 }
 

@@ -51,6 +51,18 @@ void write_matrix(const std::string& path, const AnyMatrix& matrix);  // by outp
 // header needs it), C order.
 AnyMatrix read_npy(const std::string& path);
 void write_npy(const std::string& path, const AnyMatrix& matrix);
+// A matrix .npy file's header, checked as read_npy checks it (the data's length against the
+// shape included), for readers that read the data themselves at data_offset (the distributed
+// parallel read, gemmkit::dist::read_npy). A regular file only: a pipe is an input error.
+struct NpyLayout {
+  DType dtype = DType::f64;    // what read_npy gives
+  bool widened = false;        // stored in another type that read_npy widens to dtype
+  int itemsize = 8;            // bytes per stored element
+  bool fortran_order = false;  // stored column by column
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t data_offset = 0;  // bytes before the first element
+};
+NpyLayout read_npy_layout(const std::string& path);
 // An array of any rank that a matrix cannot hold (walk counts of every length: shape
 // (lengths, rows, cols)): the C-ordered elements of `dtype` at `data`, written as they are
 // in memory with the header write_npy writes. Read it with NumPy; read_npy takes matrices only.
@@ -175,6 +187,9 @@ class AtomicFile {
   void write(const void* data, std::size_t bytes);  // throws on a short write
   void write(const std::string& text) { write(text.data(), text.size()); }
   void commit();
+  // The temporary file being written (empty for a stream), for writers that also fill it by
+  // other means: the processes of an MPI job writing their parts of it (gemmkit::dist::write_npy).
+  const std::string& temporary_path() const { return temp_; }
 
  private:
   std::string target_;            // as given, for messages

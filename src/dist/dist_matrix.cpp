@@ -133,10 +133,19 @@ MPI_Datatype mpi_type(DType dtype) {
     case DType::f32: return MPI_FLOAT;
     case DType::i32: return MPI_INT32_T;
     case DType::i64: return MPI_INT64_T;
+    case DType::f16:
+    case DType::bf16: return MPI_UINT16_T;  // moved, never computed on, by MPI
     default: break;
   }
-  fail(ErrorCategory::usage, "distributed matrices hold f64, f32, i32 or i64, not " +
+  fail(ErrorCategory::usage, "distributed matrices hold f64, f32, i32, i64, f16 or bf16, not " +
                                  std::string(dtype_name(dtype)));
+}
+
+void check_host_dtype(DType dtype) {
+  if (dtype != DType::f64 && dtype != DType::f32 && dtype != DType::i32 && dtype != DType::i64)
+    fail(ErrorCategory::usage, "distributed matrices hold f64, f32, i32 or i64 in host memory (f16, bf16 "
+                               "and i8 in device memory, on the CUDA backend), not " +
+                                   std::string(dtype_name(dtype)));
 }
 
 int mpi_count(std::int64_t elements, const std::string& what) {
@@ -153,20 +162,38 @@ AnyMatrix zero_matrix(DType dtype, std::int64_t rows, std::int64_t cols) {
     case DType::f32: return Matrix<float>(rows, cols);
     case DType::i32: return Matrix<std::int32_t>(rows, cols);
     case DType::i64: return Matrix<std::int64_t>(rows, cols);
+    case DType::f16: return Matrix<Half>(rows, cols);
+    case DType::bf16: return Matrix<BFloat16>(rows, cols);
     default: break;
   }
-  mpi_type(dtype);  // the error naming the dtype
-  fail(ErrorCategory::internal, "unreachable");
+  fail(ErrorCategory::usage, "no host matrix holds " + std::string(dtype_name(dtype)));
 }
+
+void check_blocks(std::int64_t rows, std::int64_t cols, std::int64_t mb, std::int64_t nb) {
+  if (rows < 0 || cols < 0 || mb < 1 || nb < 1)
+    fail(ErrorCategory::usage, "distributed matrix " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                   " in blocks of " + std::to_string(mb) + "x" + std::to_string(nb) +
+                                   ": sizes must be >= 0 and blocks >= 1");
+}
+
+int node_rank(MPI_Comm comm) {
+  int rank = 0, local = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  return local;
+}
+
+int default_device(int node_rank, int devices) { return devices > 0 ? node_rank % devices : 0; }
 
 DistMatrix::DistMatrix(const ProcessGrid& grid, DType dtype, std::int64_t rows, std::int64_t cols,
                        std::int64_t mb, std::int64_t nb)
     : grid_(&grid), dtype_(dtype), dist_{rows, cols, mb, nb, grid.shape()} {
   collective(grid.comm(), [&] {
-    if (rows < 0 || cols < 0 || mb < 1 || nb < 1)
-      fail(ErrorCategory::usage, "distributed matrix " + std::to_string(rows) + "x" + std::to_string(cols) +
-                                     " in blocks of " + std::to_string(mb) + "x" + std::to_string(nb) +
-                                     ": sizes must be >= 0 and blocks >= 1");
+    check_blocks(rows, cols, mb, nb);
+    check_host_dtype(dtype);
     const std::int64_t lr = dist_.local_rows(grid.row()), lc = dist_.local_cols(grid.col());
     mpi_count(lr * lc, "a local part");
     local_ = zero_matrix(dtype, lr, lc);
@@ -201,30 +228,40 @@ constexpr int kTagBlocks = 7201;
 
 }  // namespace
 
-DistMatrix scatter(const ProcessGrid& grid, const AnyMatrix* whole, std::int64_t mb, std::int64_t nb,
-                   bool transpose) {
+namespace {
+
+// scatter() into host blocks (gpus null) or into gpus' device blocks, through a host copy of
+// this rank's part.
+DistMatrix scatter_to(const ProcessGrid& grid, const GpuGrid* gpus, const AnyMatrix* whole, std::int64_t mb,
+                      std::int64_t nb, bool transpose) {
   // Rank 0 says what it distributes: rows, cols, dtype.
   long long header[3] = {0, 0, 0};
   collective(grid.comm(), [&] {
     if (grid.rank() != 0) return;
     if (!whole) fail(ErrorCategory::usage, "scatter: rank 0 has no matrix to distribute");
-    mpi_type(dtype_of_any(*whole));
+    if (gpus) mpi_type(dtype_of_any(*whole));
+    else check_host_dtype(dtype_of_any(*whole));
     header[0] = transpose ? cols_of(*whole) : rows_of(*whole);
     header[1] = transpose ? rows_of(*whole) : cols_of(*whole);
     header[2] = static_cast<long long>(dtype_of_any(*whole));
   });
   MPI_Bcast(header, 3, MPI_LONG_LONG, 0, grid.comm());
-  DistMatrix m(grid, static_cast<DType>(header[2]), header[0], header[1], mb, nb);
+  const auto dtype = static_cast<DType>(header[2]);
+  DistMatrix m = gpus ? DistMatrix(*gpus, dtype, header[0], header[1], mb, nb)
+                      : DistMatrix(grid, dtype, header[0], header[1], mb, nb);
   const BlockCyclic& d = m.distribution();
-  const MPI_Datatype type = mpi_type(m.dtype());
+  const MPI_Datatype type = mpi_type(dtype);
   // Rank 0's send buffer holds the largest part of another rank.
   std::int64_t largest = 0;
   for (int r = 1; r < grid.size(); ++r)
     largest = std::max(largest, d.local_rows(r / d.grid.cols) * d.local_cols(r % d.grid.cols));
   std::vector<unsigned char> buffer;
+  AnyMatrix staged;  // device matrices: this rank's part on its way to the device
   collective(grid.comm(), [&] {
-    if (grid.rank() == 0) buffer.resize(std::size_t(largest) * dtype_size(m.dtype()));
+    if (grid.rank() == 0) buffer.resize(std::size_t(largest) * dtype_size(dtype));
+    if (gpus) staged = zero_matrix(dtype, m.local_rows(), m.local_cols());
   });
+  AnyMatrix& local_part = gpus ? staged : m.local();
   std::visit(
       [&](auto& local) {
         using T = typename std::decay_t<decltype(local)>::value_type;
@@ -241,18 +278,37 @@ DistMatrix scatter(const ProcessGrid& grid, const AnyMatrix* whole, std::int64_t
           MPI_Recv(local.data(), int(local.size()), type, 0, kTagBlocks, grid.comm(), MPI_STATUS_IGNORE);
         }
       },
-      m.local());
+      local_part);
+  if (gpus) collective(grid.comm(), [&] { upload_local(m, staged); });
   return m;
+}
+
+}  // namespace
+
+DistMatrix scatter(const ProcessGrid& grid, const AnyMatrix* whole, std::int64_t mb, std::int64_t nb,
+                   bool transpose) {
+  return scatter_to(grid, nullptr, whole, mb, nb, transpose);
+}
+
+DistMatrix scatter(const GpuGrid& gpus, const AnyMatrix* whole, std::int64_t mb, std::int64_t nb,
+                   bool transpose) {
+  return scatter_to(gpus.grid(), &gpus, whole, mb, nb, transpose);
 }
 
 AnyMatrix gather(const DistMatrix& m) {
   const ProcessGrid& grid = m.grid();
   const BlockCyclic& d = m.distribution();
-  const MPI_Datatype type = mpi_type(m.dtype());
-  AnyMatrix whole = zero_matrix(m.dtype(), 0, 0);
+  AnyMatrix whole;
+  MPI_Datatype type = MPI_BYTE;
+  collective(grid.comm(), [&] {
+    type = mpi_type(m.dtype());  // device i8 has no host matrix
+    whole = zero_matrix(m.dtype(), 0, 0);
+  });
   std::vector<unsigned char> buffer;
+  AnyMatrix staged;  // device matrices: this rank's part, copied from the device
   // Rank 0 makes room first: no rank sends before it can receive.
   collective(grid.comm(), [&] {
+    if (m.backend() == Backend::cuda) staged = download_local(m);
     if (grid.rank() != 0) return;
     whole = zero_matrix(m.dtype(), m.rows(), m.cols());
     std::int64_t largest = 0;
@@ -277,7 +333,7 @@ AnyMatrix gather(const DistMatrix& m) {
           MPI_Send(local.data(), int(local.size()), type, 0, kTagBlocks, grid.comm());
         }
       },
-      m.local());
+      m.backend() == Backend::cuda ? staged : m.local());
   return whole;
 }
 

@@ -24,11 +24,21 @@ std::string shape_text(const DistMatrix& m) {
          std::to_string(m.distribution().mb) + "x" + std::to_string(m.distribution().nb) + ")";
 }
 
-void check_operands(const DistMatrix& a, const DistMatrix& b, const DistMatrix& c) {
+}  // namespace
+
+void check_summa_operands(const DistMatrix& a, const DistMatrix& b, const DistMatrix& c) {
   if (&a.grid() != &c.grid() || &b.grid() != &c.grid())
     fail(ErrorCategory::usage, "summa: A, B and C must be distributed over one process grid");
-  if (a.dtype() != c.dtype() || b.dtype() != c.dtype())
-    fail(ErrorCategory::usage, "summa: A, B and C must have one dtype; they are " +
+  if (a.gpus() != c.gpus() || b.gpus() != c.gpus())
+    fail(ErrorCategory::usage, "summa: A, B and C must all be in host memory or all on one GpuGrid's devices");
+  // C has the inputs' dtype or, on the GPU, the wider one the kernels write.
+  const DType in = a.dtype();
+  const bool wider = c.backend() == Backend::cuda &&
+                     (((in == DType::f16 || in == DType::bf16) && c.dtype() == DType::f32) ||
+                      (in == DType::i8 && c.dtype() == DType::i32));
+  if (b.dtype() != in || (c.dtype() != in && !wider))
+    fail(ErrorCategory::usage, "summa: A, B and C must have one dtype (on the GPU, C may be f32 for f16 "
+                               "or bf16 inputs, i32 for i8); they are " +
                                    std::string(dtype_name(a.dtype())) + ", " + std::string(dtype_name(b.dtype())) +
                                    " and " + std::string(dtype_name(c.dtype())));
   const std::string shapes = "A is " + shape_text(a) + ", B is " + shape_text(b) + ", C is " + shape_text(c);
@@ -41,10 +51,33 @@ void check_operands(const DistMatrix& a, const DistMatrix& b, const DistMatrix& 
                                    "B's block columns C's)");
 }
 
-}  // namespace
+std::vector<SummaStep> summa_steps(const std::vector<SummaPanel>& panels, std::int64_t local_k) {
+  std::vector<SummaStep> steps;
+  for (std::size_t t = 0; t < panels.size(); ++t) {
+    if (steps.empty() || steps.back().k >= local_k) steps.push_back({t, t, 0});
+    steps.back().last = t + 1;
+    steps.back().k += panels[t].width;
+  }
+  return steps;
+}
+
+std::vector<SummaPanel> summa_panels(std::int64_t k, std::int64_t kb, GridShape grid) {
+  std::vector<SummaPanel> panels;
+  for (std::int64_t t = 0; kb > 0 && t * kb < k; ++t)
+    panels.push_back({std::min(kb, k - t * kb), int(t % grid.cols), int(t % grid.rows),
+                      (t / grid.cols) * kb, (t / grid.rows) * kb});
+  return panels;
+}
 
 std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
                   const SummaOptions& options) {
+  if (options.backend && *options.backend != c.backend())
+    collective(c.grid().comm(), [&] {
+      fail(ErrorCategory::usage, "summa: --backend " + std::string(backend_name(*options.backend)) +
+                                     ", but the matrices' blocks are in " +
+                                     (c.backend() == Backend::cuda ? "device" : "host") + " memory");
+    });
+  if (c.backend() == Backend::cuda) return summa_cuda(alpha, a, b, beta, c, options);
   const ProcessGrid& grid = c.grid();
   const GridShape g = grid.shape();
   const DType dtype = c.dtype();
@@ -52,7 +85,8 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
   const std::int64_t lm = c.distribution().local_rows(grid.row());
   const std::int64_t ln = c.distribution().local_cols(grid.col());
   const std::int64_t la_cols = a.distribution().local_cols(grid.col());
-  const std::int64_t panels = (k + kb - 1) / kb;
+  const std::vector<SummaPanel> plan = summa_panels(k, kb, g);
+  const auto panels = std::int64_t(plan.size());
   const std::size_t size = dtype_size(dtype);
   void* c_local = std::visit([](auto& x) -> void* { return x.data(); }, c.local());
   const std::int64_t ldc = std::visit([](const auto& x) { return x.ld(); }, c.local());
@@ -78,8 +112,8 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
     return p;
   };
   collective(grid.comm(), [&] {
-    check_operands(a, b, c);
-    mpi_type(dtype);
+    check_summa_operands(a, b, c);
+    check_host_dtype(dtype);
     const std::int64_t w = std::min(k, kb);
     mpi_count(lm * w, "a panel of A");
     mpi_count(w * ln, "a panel of B");
@@ -98,20 +132,18 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
   // Panel t: its owners pack it into buffer t % 2, and every rank starts its broadcasts.
   const auto post = [&](std::int64_t t) {
     const int buffer = int(t % 2);
-    const std::int64_t w = std::min(kb, k - t * kb);
-    const int a_root = int(t % g.cols), b_root = int(t % g.rows);
-    if (grid.col() == a_root) {  // A's local columns of block column t, rows packed w wide
-      const std::int64_t offset = (t / g.cols) * kb;
+    const SummaPanel& panel = plan[std::size_t(t)];
+    const std::int64_t w = panel.width;
+    if (grid.col() == panel.a_root) {  // A's local columns of block column t, rows packed w wide
       for (std::int64_t i = 0; i < lm; ++i)
         std::memcpy(a_panel[buffer].data() + std::size_t(i * w) * size,
-                    a_local + std::size_t(i * la_cols + offset) * size, std::size_t(w) * size);
+                    a_local + std::size_t(i * la_cols + panel.a_offset) * size, std::size_t(w) * size);
     }
-    if (grid.row() == b_root && w * ln > 0) {  // B's local rows of block row t: contiguous
-      const std::int64_t offset = (t / g.rows) * kb;
-      std::memcpy(b_panel[buffer].data(), b_local + std::size_t(offset * ln) * size, std::size_t(w * ln) * size);
-    }
-    MPI_Ibcast(a_panel[buffer].data(), int(lm * w), type, a_root, grid.row_comm(), &requests[buffer][0]);
-    MPI_Ibcast(b_panel[buffer].data(), int(w * ln), type, b_root, grid.col_comm(), &requests[buffer][1]);
+    if (grid.row() == panel.b_root && w * ln > 0)  // B's local rows of block row t: contiguous
+      std::memcpy(b_panel[buffer].data(), b_local + std::size_t(panel.b_offset * ln) * size,
+                  std::size_t(w * ln) * size);
+    MPI_Ibcast(a_panel[buffer].data(), int(lm * w), type, panel.a_root, grid.row_comm(), &requests[buffer][0]);
+    MPI_Ibcast(b_panel[buffer].data(), int(w * ln), type, panel.b_root, grid.col_comm(), &requests[buffer][1]);
   };
 
   // Nothing here fails for a valid problem (checked above on every rank); should it, the
@@ -123,7 +155,7 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
       const int buffer = int(t % 2);
       MPI_Waitall(2, requests[buffer], MPI_STATUSES_IGNORE);
       if (t + 1 < panels) post(t + 1);
-      const std::int64_t w = std::min(kb, k - t * kb);
+      const std::int64_t w = plan[std::size_t(t)].width;
       if (lm == 0 || ln == 0) continue;
       // MPI moves a nonblocking broadcast on only inside MPI calls (Open MPI has no progress
       // thread by default), so the local product runs in slices of C's rows with a test of

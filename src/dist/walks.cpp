@@ -1,28 +1,57 @@
 // Exact all-pairs walk counts with the primes spread over the ranks: rank 0 broadcasts the
-// graph, every rank computes A^length modulo its own primes (prime q on rank q mod P) by
-// dense squaring with the CPU's modular GEMM, and rank 0 gathers the residues, one message
-// per prime, and rebuilds each count by the Chinese remainder theorem, as the single-process
-// engine does with all the primes itself.
+// graph, every rank computes A^length modulo its own primes (prime q on rank q mod P), by
+// dense squaring with the CPU's modular GEMM (primes below 2^21) or with the single-process
+// GPU engine on the rank's own primes below 256 (int8 tensor cores), and rank 0 gathers the
+// residues, one message per prime, and rebuilds each count by the Chinese remainder theorem,
+// as the single-process engine does with all the primes itself.
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "dist/dist_common.hpp"
+#include "gemmkit/device.hpp"
+#include "gemmkit/exact.hpp"
 #include "graph/modular.hpp"
+#include "graph/modular_int8.hpp"
 
 namespace gemmkit::dist {
 namespace {
 
 namespace wd = walks_detail;
 
-// A^length mod p as residues in [0, p), row-major n x n.
-std::vector<std::uint32_t> power_residues(const Graph& g, int length, std::uint32_t p) {
-  const std::int64_t n = g.n;
+// Residues in [0, p), row-major n x n.
+std::vector<std::uint32_t> residues_of(const Matrix<double>& m, std::uint32_t p) {
+  const std::int64_t n = m.rows();
   const double pd = p;
+  std::vector<std::uint32_t> residues(std::size_t(n * n));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double r = m(i, j);
+      residues[std::size_t(i * n + j)] = std::uint32_t(r < 0 ? r + pd : r);
+    }
+  return residues;
+}
+
+// A^length mod p (one table), or A^1 .. A^length mod p (all_lengths: one table per length,
+// each the previous times A, as the single-process engine's dense products).
+std::vector<std::vector<std::uint32_t>> power_residues(const Graph& g, int length, bool all_lengths,
+                                                       std::uint32_t p) {
+  const std::int64_t n = g.n;
   Matrix<double> base = wd::dense_adjacency(g, p);
+  Matrix<double> scratch(n, n);
+  std::vector<std::vector<std::uint32_t>> tables;
+  if (all_lengths) {
+    Matrix<double> power = base;
+    tables.push_back(residues_of(power, p));
+    for (int t = 2; t <= length; ++t) {
+      wd::modular_gemm(power.view(), base.view(), scratch.view(), p);
+      std::swap(power, scratch);
+      tables.push_back(residues_of(power, p));
+    }
+    return tables;
+  }
   // Binary powering: result = base^(bits of length seen so far).
   std::optional<Matrix<double>> result;
-  Matrix<double> scratch(n, n);
   for (int e = length; e > 0; e >>= 1) {
     if (e & 1) {
       if (!result) {
@@ -37,20 +66,30 @@ std::vector<std::uint32_t> power_residues(const Graph& g, int length, std::uint3
       std::swap(base, scratch);
     }
   }
-  std::vector<std::uint32_t> residues(std::size_t(n * n));
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      const double r = (*result)(i, j);
-      residues[std::size_t(i * n + j)] = std::uint32_t(r < 0 ? r + pd : r);
-    }
-  return residues;
+  tables.push_back(residues_of(*result, p));
+  return tables;
+}
+
+// A^length mod each of `primes` (centred residues, one n x n plane per prime), by the
+// single-process GPU engine on ctx's device: it rebuilds the counts modulo the product of
+// these primes, which are reduced again modulo each of them.
+std::vector<std::int8_t> gpu_power_residues(Context& ctx, const Graph& g, int length,
+                                            const std::vector<std::uint32_t>& primes) {
+  const std::int64_t n = g.n;
+  const int limbs = crt_limbs(primes);
+  std::vector<std::uint64_t, UninitializedAllocator<std::uint64_t>> words(std::size_t(n * n * limbs));
+  std::vector<std::int64_t> all(static_cast<std::size_t>(n));
+  for (std::int64_t v = 0; v < n; ++v) all[std::size_t(v)] = v;
+  wd::gpu_int8_powers(ctx, g, primes, wd::power_steps(length), all, all, limbs, words.data(), {});
+  return residues_of_counts(ctx, primes, words.data(), n * n, limbs);
 }
 
 constexpr int kTagResidues = 7301;
 
 }  // namespace
 
-WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length) {
+WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options) {
+  const bool all_lengths = options.all_lengths;
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -80,49 +119,117 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length) {
   if (header[2]) MPI_Bcast(g.weight.data(), int(header[1]), MPI_INT64_T, 0, comm);
 
   WalkCounts out;
-  out.lengths = {length};
+  if (all_lengths)
+    for (int t = 1; t <= length; ++t) out.lengths.push_back(t);
+  else
+    out.lengths = {length};
+  const std::int64_t lengths = std::int64_t(out.lengths.size());
   out.mode = WalkMode::exact;
   out.bound = walk_bound(g, length);
-  out.primes = wd::primes_for_bound(out.bound);
+  // The engine, as rank 0 decides (an automatic choice depends on its device): the GPU's
+  // primes below 256, or the CPU's below 2^21.
+  int gpu_primes = 0;
+  const int local = node_rank(comm);
+  collective(comm, [&] {
+    if (all_lengths && options.backend == WalkBackend::cuda)
+      fail(ErrorCategory::usage, "count_walks: every length (all_lengths) is computed on the CPU backend");
+    if (rank != 0 || all_lengths) return;
+    WalkQuery query;
+    query.length = length;
+    query.backend = options.backend;
+    gpu_primes = wd::gpu_primes_for(g, query, out.bound).value_or(0);
+  });
+  MPI_Bcast(&gpu_primes, 1, MPI_INT, 0, comm);
+  out.primes = gpu_primes > 0 ? gpu_primes : wd::primes_for_bound(out.bound);
   out.limbs = wd::limbs_for_bound(out.bound);
-  out.method = "dense squaring mod " + std::to_string(out.primes) + " primes over " + std::to_string(size) +
-               " processes";
-  const std::vector<std::uint32_t> primes = wd::crt_primes(out.primes);
   const int nq = out.primes;
+  const std::vector<std::uint32_t> primes =
+      gpu_primes > 0 ? std::vector<std::uint32_t>(wd::int8_primes().begin(), wd::int8_primes().begin() + nq)
+                     : wd::crt_primes(nq);
+  out.method = std::string(all_lengths ? "dense products " : "dense squaring ") +
+               (gpu_primes > 0 ? "on GPU tensor cores (int8) " : "") + "mod " + std::to_string(out.primes) +
+               " primes over " + std::to_string(size) + " processes";
 
   // This rank's primes: q = rank, rank + P, ...
-  std::vector<std::vector<std::uint32_t>> mine;
+  std::vector<std::uint32_t> own;
+  for (int q = rank; q < nq; q += size) own.push_back(primes[std::size_t(q)]);
+  const int count = int(n * n);
+  if (gpu_primes > 0) {
+    // Each rank's centred residues (int8) from the GPU engine; rank 0 receives each prime's
+    // table as one plane and rebuilds the counts from them on its GPU.
+    std::optional<Context> own_context;
+    std::vector<std::int8_t> mine;  // this rank's primes' planes, in order
+    std::vector<std::int8_t> planes;
+    collective(comm, [&] {
+      if (own.empty()) return;  // rank 0 always has prime 0
+      if (!options.context) {
+        require_cuda_device();
+        own_context.emplace(Backend::cuda, default_device(local, int(query_devices().devices.size())));
+      }
+      mine = gpu_power_residues(options.context ? *options.context : *own_context, g, length, own);
+      if (rank != 0) return;
+      planes.resize(std::size_t(n * n * nq));
+      out.words.resize(std::size_t(n * n * out.limbs));
+    });
+    if (rank == 0) {
+      for (int q = 0; q < nq; ++q) {
+        std::int8_t* plane = planes.data() + std::size_t(q) * std::size_t(n * n);
+        if (q % size == 0)
+          std::copy_n(mine.data() + std::size_t(q / size) * std::size_t(n * n), n * n, plane);
+        else
+          MPI_Recv(plane, count, MPI_INT8_T, q % size, kTagResidues, comm, MPI_STATUS_IGNORE);
+      }
+    } else {
+      for (std::size_t i = 0; i < own.size(); ++i)
+        MPI_Send(mine.data() + i * std::size_t(n * n), count, MPI_INT8_T, 0, kTagResidues, comm);
+    }
+    collective(comm, [&] {
+      if (rank != 0) return;
+      rebuild_counts(options.context ? *options.context : *own_context, primes, planes.data(), n, out.limbs,
+                     out.words.data());
+      for (std::int64_t v = 0; v < n; ++v) out.sources.push_back(v);
+      out.targets = out.sources;
+    });
+    return out;
+  }
+  // Each of this rank's primes with a table per length.
+  std::vector<std::vector<std::vector<std::uint32_t>>> mine;
   collective(comm, [&] {
-    for (int q = rank; q < nq; q += size) mine.push_back(power_residues(g, length, primes[std::size_t(q)]));
+    for (const std::uint32_t p : own) mine.push_back(power_residues(g, length, all_lengths, p));
   });
-  std::vector<std::uint32_t> residues;  // rank 0: entry e's residues at e * nq, prime by prime
-  std::vector<std::uint32_t> received;
+  // Rank 0 rebuilds one length at a time: entry e's residues at e * nq, prime by prime.
+  std::vector<std::uint32_t> residues, received;
   collective(comm, [&] {
     if (rank != 0) return;
     residues.resize(std::size_t(n * n * nq));
     received.resize(std::size_t(n * n));
-    out.words.resize(std::size_t(n * n * out.limbs));
+    out.words.resize(std::size_t(lengths * n * n * out.limbs));
   });
-  const int count = int(n * n);
   if (rank == 0) {
-    for (int q = 0; q < nq; ++q) {
-      const std::uint32_t* from = nullptr;
-      if (q % size == 0) {
-        from = mine[std::size_t(q / size)].data();
-      } else {
-        MPI_Recv(received.data(), count, MPI_UINT32_T, q % size, kTagResidues, comm, MPI_STATUS_IGNORE);
-        from = received.data();
-      }
-      for (std::int64_t e = 0; e < n * n; ++e) residues[std::size_t(e * nq + q)] = from[e];
-    }
     const wd::CrtRebuilder crt(primes, out.limbs);
+    for (std::int64_t li = 0; li < lengths; ++li) {
+      for (int q = 0; q < nq; ++q) {
+        const std::uint32_t* from = nullptr;
+        if (q % size == 0) {
+          from = mine[std::size_t(q / size)][std::size_t(li)].data();
+        } else {
+          MPI_Recv(received.data(), count, MPI_UINT32_T, q % size, kTagResidues, comm, MPI_STATUS_IGNORE);
+          from = received.data();
+        }
+        for (std::int64_t e = 0; e < n * n; ++e) residues[std::size_t(e * nq + q)] = from[e];
+      }
+      std::uint64_t* words = &out.words[std::size_t(li * n * n * out.limbs)];
 #pragma omp parallel for schedule(static)
-    for (std::int64_t e = 0; e < n * n; ++e)
-      crt.rebuild(&residues[std::size_t(e * nq)], &out.words[std::size_t(e * out.limbs)]);
+      for (std::int64_t e = 0; e < n * n; ++e)
+        crt.rebuild(&residues[std::size_t(e * nq)], &words[std::size_t(e * out.limbs)]);
+    }
     for (std::int64_t v = 0; v < n; ++v) out.sources.push_back(v);
     out.targets = out.sources;
   } else {
-    for (const auto& table : mine) MPI_Send(table.data(), count, MPI_UINT32_T, 0, kTagResidues, comm);
+    // In the order rank 0 receives them: length by length, prime by prime.
+    for (std::int64_t li = 0; li < lengths; ++li)
+      for (const auto& tables : mine)
+        MPI_Send(tables[std::size_t(li)].data(), count, MPI_UINT32_T, 0, kTagResidues, comm);
   }
   return out;
 }

@@ -57,6 +57,16 @@ struct Int8PowersReport {
   double total_seconds = 0;   // the engine's wall time
 };
 
+// The steps that make A^length for one length (squarings over the bits below the top one,
+// each followed by a product with A where the bit is set), then its record.
+std::vector<PowerStep> power_steps(int length);
+
+// The GPU engine, when the query allows it (its backend) and it can run this graph: the number
+// of int8 primes the bound needs, or nullopt (auto: no device, too few vertices, or a bound
+// beyond the int8 primes). A usage error (a device error without a device) when the query
+// asks for the GPU and it cannot run.
+std::optional<int> gpu_primes_for(const Graph& g, const WalkQuery& query, const BigInt& bound);
+
 // Whether this build and machine can run gpu_int8_powers (CUDA built, a device present).
 bool gpu_int8_powers_available();
 

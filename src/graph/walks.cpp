@@ -33,6 +33,7 @@ namespace {
 
 using walks_detail::CrtRebuilder;
 using walks_detail::PowerStep;
+using walks_detail::gpu_primes_for;
 using walks_detail::i128;
 using walks_detail::u128;
 
@@ -287,13 +288,7 @@ std::vector<PowerStep> power_steps(const Plan& plan) {
     }
     return steps;
   }
-  const int k = plan.max_length;
-  for (int bit = std::bit_width(static_cast<unsigned>(k)) - 2; bit >= 0; --bit) {
-    steps.push_back({PowerStep::square, 0});
-    if ((k >> bit) & 1) steps.push_back({PowerStep::times_a, 0});
-  }
-  steps.push_back({PowerStep::record, 0});
-  return steps;
+  return walks_detail::power_steps(plan.max_length);
 }
 
 // Runs power_steps on the CPU: `multiply(x, y, z)` makes z = x y, `record(li, m)` sees the
@@ -328,29 +323,6 @@ void rebuild_counts(const std::vector<std::uint32_t>& primes, const std::vector<
   for (std::int64_t i = 0; i < entries; ++i) crt.rebuild(&residues[i * nq], &out.words[i * out.limbs]);
 }
 
-// The GPU engine, when the query allows it and it can run this graph: the number of int8
-// primes the bound needs, or nullopt.
-std::optional<int> gpu_primes_for(const Graph& g, const WalkQuery& query, const BigInt& bound) {
-  if (query.backend == WalkBackend::cpu) return std::nullopt;
-  const bool forced = query.backend == WalkBackend::cuda;
-  auto refuse = [&](const std::string& why) -> std::optional<int> {
-    if (forced) fail(ErrorCategory::usage, "--backend cuda: " + why);
-    return std::nullopt;
-  };
-  if (!walks_detail::gpu_int8_powers_available()) {
-    if (forced) require_cuda_device();  // the device error every command gives
-    return std::nullopt;
-  }
-  if (!forced && g.n < kGpuWalkMinVertices) return std::nullopt;
-  if (g.n > walks_detail::int8_k_limit())
-    return refuse("more than " + std::to_string(walks_detail::int8_k_limit()) +
-                  " vertices overflow the int32 sums of int8 products");
-  const std::optional<int> primes = walks_detail::int8_primes_for_bound(bound);
-  if (!primes)
-    return refuse("the counts may reach " + std::to_string(bound.bit_length()) +
-                  " bits; the primes below 256 cover 344");
-  return primes;
-}
 
 void dense_exact_gpu(const Graph& g, const Plan& plan, const WalkQuery& query, int nq,
                      WalkCounts& out) {
@@ -653,3 +625,39 @@ std::optional<WalkMethod> parse_walk_method(std::string_view text) {
 }
 
 }  // namespace gemmkit
+
+namespace gemmkit::walks_detail {
+
+std::vector<PowerStep> power_steps(int length) {
+  std::vector<PowerStep> steps;
+  for (int bit = std::bit_width(static_cast<unsigned>(length)) - 2; bit >= 0; --bit) {
+    steps.push_back({PowerStep::square, 0});
+    if ((length >> bit) & 1) steps.push_back({PowerStep::times_a, 0});
+  }
+  steps.push_back({PowerStep::record, 0});
+  return steps;
+}
+
+std::optional<int> gpu_primes_for(const Graph& g, const WalkQuery& query, const BigInt& bound) {
+  if (query.backend == WalkBackend::cpu) return std::nullopt;
+  const bool forced = query.backend == WalkBackend::cuda;
+  auto refuse = [&](const std::string& why) -> std::optional<int> {
+    if (forced) fail(ErrorCategory::usage, "--backend cuda: " + why);
+    return std::nullopt;
+  };
+  if (!walks_detail::gpu_int8_powers_available()) {
+    if (forced) require_cuda_device();  // the device error every command gives
+    return std::nullopt;
+  }
+  if (!forced && g.n < kGpuWalkMinVertices) return std::nullopt;
+  if (g.n > walks_detail::int8_k_limit())
+    return refuse("more than " + std::to_string(walks_detail::int8_k_limit()) +
+                  " vertices overflow the int32 sums of int8 products");
+  const std::optional<int> primes = walks_detail::int8_primes_for_bound(bound);
+  if (!primes)
+    return refuse("the counts may reach " + std::to_string(bound.bit_length()) +
+                  " bits; the primes below 256 cover 344");
+  return primes;
+}
+
+}  // namespace gemmkit::walks_detail

@@ -96,6 +96,8 @@ std::string format_double(double value);
 // (limb_table.cpp). The magic, version and header of C-ordered data of this descr and shape
 // (version 1.0, or 2.0 when the header outgrows it; padded so that the data is 64-byte aligned).
 std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& shape);
+// The descr of a dtype a .npy file stores ("<f8", ...); a usage error naming `path` for others.
+const char* npy_descr(DType dtype, const std::string& path);
 // A shape as Python writes it: "(2, 3)", "(5,)", "()".
 std::string shape_text(const std::vector<std::int64_t>& shape);
 // Reads and checks the header of an array of '<u8' in C order of any shape, leaving the file

@@ -421,6 +421,20 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return text + (shape.size() == 1 ? ",)" : ")");
 }
 
+const char* npy_descr(DType dtype, const std::string& path) {
+  switch (dtype) {
+    case DType::f64: return descr_of<double>();
+    case DType::f32: return descr_of<float>();
+    case DType::f16: return descr_of<Half>();
+    case DType::bf16: return descr_of<BFloat16>();
+    case DType::i32: return descr_of<std::int32_t>();
+    case DType::i64: return descr_of<std::int64_t>();
+    default: break;
+  }
+  fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": " + std::string(dtype_name(dtype)) +
+                                 " has no .npy form");
+}
+
 std::string npy_header(std::string_view descr, const std::vector<std::int64_t>& shape) {
   std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': ";
   dict += shape_text(shape) + ", }";
@@ -449,14 +463,11 @@ NpyU64Header read_npy_u64_header(std::FILE* file, const std::string& path,
 
 }  // namespace io
 
-AnyMatrix read_npy(const std::string& path) {
-  io::FilePtr file = io::open_for_reading(path);
-  const std::optional<std::int64_t> file_size = io::regular_file_size(file.get());
-  const NpyHeader h = read_header(file.get(), path, file_size);
+namespace {
 
-  // Appended piecewise: GCC 12's -Wrestrict misfires on "(" + std::to_string(...).
-  std::string shape = "(";
-  shape += std::to_string(h.rows) + ", " + std::to_string(h.cols) + ")";
+// The bytes of data the header's shape needs, checked against a regular file's length.
+std::int64_t checked_data_bytes(const std::string& path, const NpyHeader& h,
+                                std::optional<std::int64_t> file_size, const std::string& shape) {
   const std::int64_t count = checked_element_count(
       h.rows, h.cols, io::quoted_path(path) + " " + at_byte(h.data_offset) + ": shape");
   const std::int64_t data_bytes = count * h.type.itemsize;  // cannot overflow: count is capped
@@ -469,6 +480,35 @@ AnyMatrix read_npy(const std::string& path) {
             std::to_string(have) +
             (have < data_bytes ? " (truncated)" : " (unexpected bytes after the data)"));
   }
+  return data_bytes;
+}
+
+// Appended piecewise: GCC 12's -Wrestrict misfires on "(" + std::to_string(...).
+std::string matrix_shape_text(const NpyHeader& h) {
+  std::string shape = "(";
+  shape += std::to_string(h.rows) + ", " + std::to_string(h.cols) + ")";
+  return shape;
+}
+
+}  // namespace
+
+NpyLayout read_npy_layout(const std::string& path) {
+  io::FilePtr file = io::open_for_reading(path);
+  const std::optional<std::int64_t> file_size = io::regular_file_size(file.get());
+  if (!file_size) io::input_error(path, "", "not a regular file (reading it in parallel needs one)");
+  const NpyHeader h = read_header(file.get(), path, file_size);
+  checked_data_bytes(path, h, file_size, matrix_shape_text(h));
+  const bool as_is = h.type.stored == Stored::f8 || h.type.stored == Stored::f4 || h.type.stored == Stored::i8 ||
+                     h.type.stored == Stored::i4 || h.type.stored == Stored::f2 || h.type.stored == Stored::bf16;
+  return {h.type.loads_as, !as_is, h.type.itemsize, h.fortran_order, h.rows, h.cols, h.data_offset};
+}
+
+AnyMatrix read_npy(const std::string& path) {
+  io::FilePtr file = io::open_for_reading(path);
+  const std::optional<std::int64_t> file_size = io::regular_file_size(file.get());
+  const NpyHeader h = read_header(file.get(), path, file_size);
+  const std::string shape = matrix_shape_text(h);
+  const std::int64_t data_bytes = checked_data_bytes(path, h, file_size, shape);
   std::vector<unsigned char> raw;
   if (!file_size)
     raw = io::reporting_memory(path, [&] { return read_stream_data(file.get(), path, h, data_bytes, shape); });
@@ -515,18 +555,7 @@ void write_npy_array(const std::string& path, DType dtype, const std::vector<std
   if (!valid || __builtin_mul_overflow(count, std::int64_t(dtype_size(dtype)), &bytes) || (bytes > 0 && !data))
     fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": an array of shape " + io::shape_text(shape) +
                                    " is not valid");
-  const char* descr = nullptr;
-  switch (dtype) {
-    case DType::f64: descr = descr_of<double>(); break;
-    case DType::f32: descr = descr_of<float>(); break;
-    case DType::f16: descr = descr_of<Half>(); break;
-    case DType::bf16: descr = descr_of<BFloat16>(); break;
-    case DType::i32: descr = descr_of<std::int32_t>(); break;
-    case DType::i64: descr = descr_of<std::int64_t>(); break;
-    default:
-      fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": " + std::string(dtype_name(dtype)) +
-                                     " has no .npy form");
-  }
+  const char* descr = io::npy_descr(dtype, path);
   AtomicFile out(path);
   out.write(io::npy_header(descr, shape));
   out.write(data, std::size_t(bytes));

@@ -159,6 +159,28 @@ TEST_F(NpyTest, HonoursFortranOrder) {
   EXPECT_EQ(m(1, 2), 6);
 }
 
+// The header as a reader of the data itself (the distributed parallel read) sees it.
+TEST_F(NpyTest, LayoutDescribesTheData) {
+  const std::string bytes = npy_bytes(1, dict("<i4", "(2, 3)", true), raw<std::int32_t>({1, 2, 3, 4, 5, 6}));
+  const std::string f = write_file("f.npy", bytes);
+  const NpyLayout l = read_npy_layout(f);
+  EXPECT_EQ(l.dtype, DType::i32);
+  EXPECT_FALSE(l.widened);
+  EXPECT_TRUE(l.fortran_order);
+  EXPECT_EQ(l.rows, 2);
+  EXPECT_EQ(l.cols, 3);
+  EXPECT_EQ(l.itemsize, 4);
+  EXPECT_EQ(l.data_offset, std::int64_t(bytes.size()) - 24);  // the data: its last 6 x 4 bytes
+  const std::string narrow = write_file("u2.npy", npy_bytes(1, dict("<u2", "(2,)"), std::string(4, '\1')));
+  EXPECT_TRUE(read_npy_layout(narrow).widened);
+  EXPECT_EQ(read_npy_layout(narrow).dtype, DType::i32);
+  EXPECT_EQ(read_npy_layout(narrow).itemsize, 2);
+  // The checks of read_npy, the data's length included; and a file, not a pipe.
+  const std::string short_data = write_file("short.npy", npy_bytes(1, dict("<f8", "(2, 2)"), raw<double>({1, 2, 3})));
+  expect_input_error([&] { read_npy_layout(short_data); }, short_data, "(truncated)");
+  expect_input_error([&] { read_npy_layout("/dev/null"); }, "/dev/null", "not a regular file");
+}
+
 TEST_F(NpyTest, OneDimensionalReadsAsColumn) {
   const auto m =
       read_as<std::int32_t>(npy_bytes(1, dict("<i4", "(4,)"), raw<std::int32_t>({7, 8, 9, -10})));

@@ -1,7 +1,10 @@
 """`mpirun -np 4 gemmkit multiply ... --distributed` against the single-process command:
 integer results byte for byte, floats within the f64/f32 reference tolerance (relative
-Frobenius error; the tolerances of src/core/verify.cpp for these K); and a bad input on rank 0
-gives one error line naming the rank, exit 2 from mpirun, and no output file.
+Frobenius error; the tolerances of src/core/verify.cpp for these K), .npy inputs read in
+parallel (C and Fortran order) and other inputs scattered from rank 0; and a bad input on rank
+0 gives one error line naming the rank, exit 2 from mpirun, and no output file.
+`walks --distributed` against the single-process `walks`: the output files byte for byte.
+`bench --distributed`: its JSON rows and fields.
 
     cli_distributed.py GEMMKIT MPIEXEC
 """
@@ -50,6 +53,9 @@ with tempfile.TemporaryDirectory() as work:
     gen("cf.npy", 37, 53, "f64", 8, "normal")
     gen("as.npy", 41, 37, "f32", 9)  # stored transposed: op(A) = A^T is 37 x 41
     gen("bs.npy", 41, 53, "f32", 10)
+    np.save("af_fortran.npy", np.asfortranarray(np.load("af.npy")))  # read in parallel column by column
+    np.save("bf_t.npy", np.load("bf.npy").T.copy())  # B stored transposed, 53 x 41
+    gen("b32.csv", 41, 53, "i32", 2, "ints:-1000:1000")  # not .npy: scattered from rank 0
 
     cases = [
         ("i32", ["a32.npy", "b32.npy"], [], "1x4", 5),
@@ -57,6 +63,9 @@ with tempfile.TemporaryDirectory() as work:
         ("i64 auto grid", ["a64.npy", "b64.npy"], [], None, 64),
         ("f64 beta", ["af.npy", "bf.npy", "--c", "cf.npy", "--alpha", "1.5", "--beta", "0.5"], [], "4x1", 6),
         ("f32 A^T", ["as.npy", "bs.npy", "--transpose-a"], [], "2x2", 9),
+        ("f64 Fortran order, B^T", ["af_fortran.npy", "bf_t.npy", "--transpose-b"], [], "1x4", 10),
+        ("f64 unverified", ["af.npy", "bf.npy"], ["--verify", "none"], "2x2", 8),
+        ("i32 from .csv", ["a32.npy", "b32.csv"], [], "2x2", 3),
     ]
     for name, operands, extra, grid, block in cases:
         single = run(["multiply"] + operands + ["-o", "single.npy"] + extra)
@@ -68,7 +77,7 @@ with tempfile.TemporaryDirectory() as work:
             continue
         # Rank 0 alone prints: one result line and one verification line.
         lines = many.stdout.splitlines()
-        check(len(lines) == 2 and "summa(" in lines[0] and lines[1].startswith("verified"),
+        check(len(lines) == 2 and "summa(" in lines[0] and lines[1].startswith(("verified", "not verified (--verify none)")),
               f"{name}: output is not rank 0's two lines", many)
         check(many.stderr == "", f"{name}: something on stderr", many)
         x, y = np.load("single.npy"), np.load("many.npy")
@@ -82,6 +91,11 @@ with tempfile.TemporaryDirectory() as work:
             check(error <= tol, f"{name}: relative error {error} > {tol}")
         report = json.load(open("many.json"))
         check(report["distributed"]["processes"] == 4 and report["verify"]["passed"], f"{name}: report {report}")
+        parallel = all(x.endswith(".npy") for x in operands if x.endswith((".npy", ".csv")))
+        check(report["distributed"]["parallel_read"] == parallel, f"{name}: parallel_read is not {parallel}")
+        # Floats unverified: nothing whole on rank 0, C written in parallel.
+        unverified = "none" in extra
+        check(report["distributed"]["parallel_write"] == unverified, f"{name}: parallel_write is not {unverified}")
         os.remove("many.npy")
 
     # A bad input file on rank 0: one line naming the rank, exit 2, nothing written, and an
@@ -110,7 +124,84 @@ with tempfile.TemporaryDirectory() as work:
     check(r.returncode == 2 and r.stderr.count("\n") == 1 and "rank 0: shape mismatch" in r.stderr, "shape mismatch", r)
     check(not os.path.exists("g.npy") and not os.path.exists("s.npy"), "a failed run wrote its output")
 
+    # --backend cuda: integers are refused on rank 0 (usage); without a GPU (CI) every rank
+    # stops at the device with one line and exit 1 (or exit 2 in a build without NCCL).
+    r = run(["multiply", "a64.npy", "b64.npy", "-o", "d.npy", "--distributed", "--backend", "cuda"], np_=2)
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "f64, f32, f16 or bf16 with --backend cuda" in r.stderr,
+          "--backend cuda with i64", r)
+    has_gpu = run(["device"]).returncode == 0
+    if not has_gpu:
+        r = run(["multiply", "af.npy", "bf.npy", "-o", "d.npy", "--distributed", "--backend", "cuda"], np_=2)
+        check(r.returncode in (1, 2) and r.stderr.count("\n") == 1 and r.stderr.startswith("gemmkit: error: rank 0: "),
+              "--backend cuda without a GPU", r)
+    check(not os.path.exists("d.npy"), "a failed --backend cuda run wrote its output")
+
+    # walks --distributed: the files of the single-process command, byte for byte (one length,
+    # every length, counts needing several 64-bit words), on 4 and 3 processes.
+    with open("g.txt", "w") as f:
+        rng = np.random.default_rng(5)
+        for _ in range(150):
+            f.write(f"v{rng.integers(27)} v{rng.integers(27)} {rng.integers(-3, 4)}\n")
+    walk_cases = [
+        ("length 40 .csv", ["--length", "40"], "csv", 4),
+        ("length 7 .npy", ["--length", "7"], "npy", 3),
+        ("length 64 .npy (limbs)", ["--length", "64"], "npy", 4),
+        ("lengths 1..9 .csv", ["--length", "9", "--all-lengths"], "csv", 4),
+        ("lengths 1..30 .npy", ["--length", "30", "--all-lengths"], "npy", 3),
+    ]
+    for name, options, ext, processes in walk_cases:
+        single = run(["walks", "g.txt", "-o", "single." + ext] + options)
+        check(single.returncode == 0, f"walks {name}: single-process walks failed", single)
+        many = run(["walks", "g.txt", "-o", "many." + ext, "--distributed", "--json", "walks.json"] + options,
+                   np_=processes)
+        check(many.returncode == 0 and many.stderr == "", f"walks {name}: distributed walks failed", many)
+        check(len(many.stdout.splitlines()) == 1 and f"over {processes} processes" in many.stdout,
+              f"walks {name}: not rank 0's one line", many)
+        if single.returncode == 0 and many.returncode == 0:
+            with open("single." + ext, "rb") as f1, open("many." + ext, "rb") as f2:
+                check(f1.read() == f2.read(), f"walks {name}: the files differ")
+            check(json.load(open("walks.json"))["distributed"] == {"processes": processes}, f"walks {name}: JSON")
+    # Printed rather than written: rank 0's table, as the single process prints it.
+    single = run(["walks", "g.txt", "--length", "5"])
+    many = run(["walks", "g.txt", "--length", "5", "--distributed"], np_=4)
+    check(many.returncode == 0 and many.stdout == single.stdout, "walks printed: not the single-process table", many)
+    # What it does not offer, and a bad graph: one line naming rank 0, exit 2, nothing written.
+    with open("keep.csv", "w") as f:
+        f.write("keep\n")
+    for options, says in [(["g.txt", "--from", "v1"], "rank 0: --distributed computes the whole exact table"),
+                          (["g.txt", "--mode", "float"], "--mode float is not offered"),
+                          (["bad.npy"], "rank 0: 'bad.npy'")]:
+        r = run(["walks", "--length", "3", "-o", "keep.csv", "--distributed"] + options, np_=4)
+        check(r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1 and says in r.stderr,
+              f"walks {options}: not one error line with {says!r} and exit 2", r)
+    check(open("keep.csv").read() == "keep\n", "walks: a failed run changed its output")
+
+    # bench --distributed: a JSON row per shape with the fields the scaling runs read.
+    r = run(["bench", "--distributed", "--sizes", "64,90", "--dtype", "f64", "--grid", "1x4", "--block", "16",
+             "--reps", "2", "--json", "bench.json"], np_=4)
+    check(r.returncode == 0 and r.stderr == "", "bench --distributed failed", r)
+    if r.returncode == 0:
+        report = json.load(open("bench.json"))
+        rows = report["rows"]
+        check([row["m"] for row in rows] == [64, 90] and all(row["n"] == row["k"] == row["m"] for row in rows),
+              f"bench: rows {rows}")
+        for row in rows:
+            check(row["dtype"] == "f64" and row["reps"] == 2 and len(row["seconds"]) == 2 and row["gflops"] > 0
+                  and row["median_ms"] >= row["min_ms"] > 0 and row["gflops_per_process"] * 4 == row["gflops"],
+                  f"bench: row {row}")
+            check(row["distributed"] == {"processes": 4, "grid": "1x4", "block": 16,
+                                         "local_kernel": row["distributed"]["local_kernel"]},
+                  f"bench: distributed {row['distributed']}")
+        check("meta" in report and report["backend"] == "cpu", "bench: no meta or backend")
+        check(len(r.stdout.splitlines()) == 4, "bench: not rank 0's header and a line per size", r)
+    # --backend cuda: a usage error in a build without NCCL; without a GPU (CI) one line from
+    # rank 0 and exit 1 or 2 either way.
+    if not has_gpu:
+        r = run(["bench", "--distributed", "--backend", "cuda", "--sizes", "64"], np_=2)
+        check(r.returncode in (1, 2) and r.stderr.count("\n") == 1 and r.stderr.startswith("gemmkit: error: rank 0: ")
+              and r.stdout == "", "bench --backend cuda without a GPU", r)
+
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
-print("distributed multiply: all checks passed")
+print("distributed multiply, walks and bench: all checks passed")

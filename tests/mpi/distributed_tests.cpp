@@ -6,23 +6,26 @@
 // for floats, the library's verify(); for walks, the single-process engine (count_walks).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
+#include "gemmkit/device.hpp"
 #include "gemmkit/distributed.hpp"
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/io.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/verify.hpp"
+#include "dist/dist_common.hpp"
+#include "graph/modular.hpp"
+#include "mpi/mpi_test_support.hpp"
 
 namespace gemmkit::dist {
 namespace {
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
 
 // Every P x Q with P * Q == the number of ranks: 1x4, 2x2 and 4x1 for 4; 1x1 for 1.
 std::vector<GridShape> all_grids() {
@@ -44,10 +47,6 @@ AnyMatrix random_data(std::int64_t rows, std::int64_t cols, DType dtype, std::ui
     d.lo = -limit, d.hi = limit;
   }
   return random_matrix(rows, cols, dtype, d, seed);
-}
-
-const void* data_of(const AnyMatrix& m) {
-  return std::visit([](const auto& x) -> const void* { return x.data(); }, m);
 }
 
 bool same_bytes(const AnyMatrix& x, const AnyMatrix& y) {
@@ -113,6 +112,103 @@ TEST(DistributedGrid, WrongGridIsAgreedUsageError) {
   }
 }
 
+// SUMMA's panel bookkeeping (both backends walk it) against the distribution itself: panel t
+// starts at global column t * kb of A, which its root process column holds at a_offset, and
+// at global row t * kb of B, which its root process row holds at b_offset.
+TEST(DistributedSumma, PanelsFollowTheDistribution) {
+  for (const GridShape g : {GridShape{1, 1}, GridShape{2, 3}, GridShape{4, 1}, GridShape{3, 2}})
+    for (const std::int64_t k : {0, 1, 41, 64})
+      for (const std::int64_t kb : {1, 5, 16, 100}) {
+        const BlockCyclic a{7, k, 3, kb, g}, b{k, 9, kb, 4, g};
+        const std::vector<SummaPanel> panels = summa_panels(k, kb, g);
+        ASSERT_EQ(std::int64_t(panels.size()), (k + kb - 1) / kb);
+        std::int64_t covered = 0;
+        for (std::size_t t = 0; t < panels.size(); ++t) {
+          const SummaPanel& p = panels[t];
+          const std::string what = grid_name(g) + " k " + std::to_string(k) + " kb " + std::to_string(kb) +
+                                   " panel " + std::to_string(t);
+          EXPECT_EQ(a.global_col(p.a_root, p.a_offset), std::int64_t(t) * kb) << what;
+          EXPECT_EQ(b.global_row(p.b_root, p.b_offset), std::int64_t(t) * kb) << what;
+          // The whole panel lies in the root's local columns (rows), contiguously.
+          EXPECT_LE(p.a_offset + p.width, a.local_cols(p.a_root)) << what;
+          EXPECT_LE(p.b_offset + p.width, b.local_rows(p.b_root)) << what;
+          EXPECT_EQ(a.global_col(p.a_root, p.a_offset + p.width - 1), std::int64_t(t) * kb + p.width - 1) << what;
+          covered += p.width;
+        }
+        EXPECT_EQ(covered, k);
+      }
+}
+
+// The CUDA backend's steps: every panel once, in order; each step the fewest consecutive
+// panels that reach local_k, the last one possibly fewer.
+TEST(DistributedSumma, StepsGroupPanelsToLocalK) {
+  for (const std::int64_t k : {0, 1, 41, 5000})
+    for (const std::int64_t kb : {1, 7, 256, 6000})
+      for (const std::int64_t local_k : {1, 100, 2048}) {
+        const std::vector<SummaPanel> panels = summa_panels(k, kb, GridShape{2, 3});
+        const std::vector<SummaStep> steps = summa_steps(panels, local_k);
+        const std::string what = "k " + std::to_string(k) + " kb " + std::to_string(kb) + " local_k " +
+                                 std::to_string(local_k);
+        std::size_t next = 0;
+        std::int64_t total = 0;
+        for (std::size_t s = 0; s < steps.size(); ++s) {
+          EXPECT_EQ(steps[s].first, next) << what;
+          ASSERT_GT(steps[s].last, steps[s].first) << what;
+          std::int64_t width = 0;
+          for (std::size_t t = steps[s].first; t < steps[s].last; ++t) width += panels[t].width;
+          EXPECT_EQ(steps[s].k, width) << what;
+          if (s + 1 < steps.size()) {
+            EXPECT_GE(steps[s].k, local_k) << what;
+          }
+          EXPECT_LT(steps[s].k - panels[steps[s].last - 1].width, local_k) << what;  // the fewest
+          next = steps[s].last;
+          total += width;
+        }
+        EXPECT_EQ(next, panels.size()) << what;
+        EXPECT_EQ(total, k) << what;
+      }
+}
+
+// The GPU walks' reduction of a rank's rebuilt counts to residues, against BigInt's limbs
+// reduced in 128-bit arithmetic: positive and negative values of one to three words.
+TEST(DistributedWalks, ResiduesOfTwosComplementWords) {
+  std::uint64_t state = 99;
+  const auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
+  for (const std::uint64_t p : {3ull, 5ull, 127ull, 251ull, 255ull, 65521ull})
+    for (int limbs = 1; limbs <= 3; ++limbs)
+      for (int trial = 0; trial < 200; ++trial) {
+        std::vector<std::uint64_t> words(static_cast<std::size_t>(limbs));
+        for (auto& w : words) w = next();
+        if (trial % 4 == 0) words.back() = ~std::uint64_t{0};  // small negative values
+        if (trial % 4 == 1) words.back() = 0;                  // positive
+        const BigInt x = walks_detail::bigint_from_words(words.data(), limbs);
+        walks_detail::u128 r = 0;
+        for (auto w = x.magnitude().rbegin(); w != x.magnitude().rend(); ++w) r = ((r << 64) | *w) % p;
+        const std::uint64_t expected = x.negative() && r != 0 ? p - std::uint64_t(r) : std::uint64_t(r);
+        EXPECT_EQ(WordsModulo(std::uint32_t(p))(words.data(), limbs), expected) << x.to_string() << " mod " << p;
+      }
+}
+
+TEST(DistributedGpu, DefaultDeviceAndNoDevice) {
+  EXPECT_EQ(default_device(0, 1), 0);
+  EXPECT_EQ(default_device(5, 4), 1);
+  EXPECT_EQ(default_device(3, 8), 3);
+  EXPECT_EQ(default_device(2, 0), 0);
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present: the GPU tests (distributed_gpu) run it";
+  // Without a device (or without NCCL) a GpuGrid is an agreed error on every rank.
+  ProcessGrid grid(MPI_COMM_WORLD);
+  try {
+    GpuGrid gpus(grid);
+    ADD_FAILURE() << "a GpuGrid without a device";
+  } catch (const RankError& e) {
+    EXPECT_EQ(e.failed_rank(), 0);
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find(nccl_available() ? "no CUDA device" : "needs a build with CUDA and NCCL") !=
+                std::string::npos)
+        << what;
+  }
+}
+
 TEST(DistributedErrors, FailureOnLastRankReachesEveryRank) {
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -160,6 +256,141 @@ TEST(DistributedMatrix, ScatterGatherRoundTrip) {
       }
     }
   }
+}
+
+// A file name in /tmp that every rank shares (rank 0's process id in it).
+std::string shared_temp_path(const std::string& name) {
+  long long pid = getpid();
+  MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  return "/tmp/gemmkit-mpi-test-" + std::to_string(pid) + "-" + name;
+}
+
+// `whole` as a Fortran-ordered .npy: its transpose's bytes, under a header that says so
+// (fortran_order True and the shape swapped back, both the same length as what they replace).
+void write_fortran_npy(const std::string& path, const AnyMatrix& whole) {
+  write_npy(path, transposed(whole));
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::string head(128, '\0');
+  file.read(head.data(), 128);
+  const std::string c_shape = "(" + std::to_string(cols_of(whole)) + ", " + std::to_string(rows_of(whole)) + ")";
+  const std::string f_shape = "(" + std::to_string(rows_of(whole)) + ", " + std::to_string(cols_of(whole)) + ")";
+  head.replace(head.find("False"), 5, "True ");
+  head.replace(head.find(c_shape), c_shape.size(), f_shape);
+  file.seekp(0);
+  file.write(head.data(), 128);
+}
+
+// The parallel read against scatter from rank 0, on every grid, dtype, order and blocks that
+// divide nothing, straight and transposed: each rank's part byte for byte.
+TEST(DistributedRead, NpyEqualsScatter) {
+  const std::string c_path = shared_temp_path("c.npy"), f_path = shared_temp_path("f.npy");
+  for (const DType dtype : {DType::f64, DType::f32, DType::i32, DType::i64}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{37, 53}, {1, 41}, {29, 1}, {0, 5}}) {
+      const AnyMatrix whole = random_data(rows, cols, dtype, 21);
+      if (world_rank() == 0) {
+        write_npy(c_path, whole);
+        write_fortran_npy(f_path, whole);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      for (const GridShape shape : all_grids()) {
+        ProcessGrid grid(MPI_COMM_WORLD, shape);
+        for (const auto& [mb, nb] : std::vector<std::pair<int, int>>{{5, 7}, {1, 1}, {64, 64}, {6, 100}}) {
+          for (const bool transpose : {false, true}) {
+            const DistMatrix expected = scatter(grid, &whole, mb, nb, transpose);
+            const DistMatrix from_c = read_npy(grid, c_path, mb, nb, transpose);
+            const DistMatrix from_f = read_npy(grid, f_path, mb, nb, transpose);
+            const std::string what = grid_name(shape) + " " + std::string(dtype_name(dtype)) + " " +
+                                     std::to_string(rows) + "x" + std::to_string(cols) + " blocks " +
+                                     std::to_string(mb) + "x" + std::to_string(nb) +
+                                     (transpose ? " transposed" : "") + " on rank " + std::to_string(grid.rank());
+            EXPECT_EQ(from_c.dtype(), dtype) << what;
+            EXPECT_TRUE(same_bytes(from_c.local(), expected.local())) << what << " (C order)";
+            EXPECT_TRUE(same_bytes(from_f.local(), expected.local())) << what << " (Fortran order)";
+          }
+        }
+      }
+    }
+  }
+  if (world_rank() == 0) std::remove(c_path.c_str()), std::remove(f_path.c_str());
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The parallel write gives the file that write_npy of the whole matrix gives, byte for byte,
+// on every grid and dtype and with blocks that divide nothing; it replaces an existing file.
+TEST(DistributedWrite, NpyEqualsTheSingleProcessFile) {
+  const std::string path = shared_temp_path("w.npy"), reference = shared_temp_path("r.npy");
+  for (const DType dtype : {DType::f64, DType::f32, DType::i32, DType::i64}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{37, 53}, {1, 41}, {0, 5}}) {
+      const AnyMatrix whole = random_data(rows, cols, dtype, 31);
+      if (world_rank() == 0) write_npy(reference, whole);
+      for (const GridShape shape : all_grids()) {
+        ProcessGrid grid(MPI_COMM_WORLD, shape);
+        for (const auto& [mb, nb] : std::vector<std::pair<int, int>>{{5, 7}, {64, 3}}) {
+          const DistMatrix m = scatter(grid, &whole, mb, nb);
+          write_npy(m, path);
+          if (world_rank() == 0) {
+            EXPECT_TRUE(file_bytes(path) == file_bytes(reference))
+                << grid_name(shape) << " " << dtype_name(dtype) << " " << rows << "x" << cols << " blocks " << mb
+                << "x" << nb;
+          }
+        }
+      }
+    }
+  }
+  if (world_rank() == 0) std::remove(path.c_str()), std::remove(reference.c_str());
+}
+
+// A folder that does not exist and a stream: one agreed error, nothing written.
+TEST(DistributedWrite, BadTargetsAreAgreedErrors) {
+  ProcessGrid grid(MPI_COMM_WORLD);
+  const AnyMatrix whole = random_data(9, 9, DType::f64, 41);
+  const DistMatrix m = scatter(grid, &whole, 4, 4);
+  const std::string missing = shared_temp_path("no-such-folder") + "/x.npy";
+  for (const std::string& target : {missing, std::string("-")}) {
+    try {
+      write_npy(m, target);
+      ADD_FAILURE() << "no error for " << target;
+    } catch (const RankError& e) {
+      EXPECT_EQ(e.failed_rank(), 0) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("rank 0: ", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find(target == "-" ? "a stream, not a file" : "no-such-folder"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// A missing file, one that is not a .npy, and a dtype a distributed matrix does not hold: the
+// same RankError on every rank, naming rank 0 and the file.
+TEST(DistributedRead, BadFilesAreAgreedErrors) {
+  const std::string bad = shared_temp_path("bad.npy"), half = shared_temp_path("half.npy");
+  if (world_rank() == 0) {
+    std::ofstream(bad) << "not a matrix\n";
+    write_npy(half, AnyMatrix(Matrix<Half>(3, 3)));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  ProcessGrid grid(MPI_COMM_WORLD);
+  const struct {
+    std::string path, says;
+    ErrorCategory category;
+  } cases[] = {{bad, "rank 0: '" + bad + "' at byte 0: not a .npy file", ErrorCategory::input},
+               {half, "rank 0: '" + half + "': its dtype (f16) cannot be read in parallel", ErrorCategory::input},
+               {bad + ".missing", "rank 0: cannot open '" + bad + ".missing'", ErrorCategory::input}};
+  for (const auto& c : cases) {
+    try {
+      read_npy(grid, c.path, 4, 4);
+      ADD_FAILURE() << "no error for " << c.path;
+    } catch (const RankError& e) {
+      EXPECT_EQ(e.failed_rank(), 0);
+      EXPECT_EQ(e.category(), c.category) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(c.says, 0), 0u) << e.what() << "\n does not start with " << c.says;
+    }
+  }
+  if (world_rank() == 0) std::remove(bad.c_str()), std::remove(half.c_str());
 }
 
 struct Case {
@@ -293,39 +524,25 @@ TEST(DistributedWalks, EqualSingleProcessWalks) {
       EXPECT_GT(got.primes, 4) << got.method;  // more primes than ranks
     }
   }
+  // Every length 1..K at once: the same lengths, limbs and words as the single-process tables.
+  for (const int length : {1, 9}) {
+    const WalkCounts got = count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, length, {.all_lengths = true});
+    if (world_rank() != 0) continue;
+    WalkQuery query;
+    query.length = length;
+    query.all_lengths = true;
+    query.method = WalkMethod::dense;
+    query.backend = WalkBackend::cpu;
+    const WalkCounts single = gemmkit::count_walks(graph, query);
+    EXPECT_EQ(got.lengths, single.lengths);
+    EXPECT_EQ(got.limbs, single.limbs);
+    EXPECT_TRUE(got.words == single.words) << "all lengths to " << length << ", " << got.method;
+  }
   // A bad length is an agreed usage error.
   EXPECT_THROW(count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, 0), RankError);
 }
 
-// Rank 0 prints gtest's report; the others print only their failed assertions, named.
-class FailurePrinter : public testing::EmptyTestEventListener {
- public:
-  explicit FailurePrinter(int rank) : rank_(rank) {}
-  void OnTestPartResult(const testing::TestPartResult& result) override {
-    if (result.failed())
-      std::fprintf(stderr, "[rank %d] %s:%d: failure\n%s\n", rank_, result.file_name() ? result.file_name() : "?",
-                   result.line_number(), result.summary());
-  }
-
- private:
-  int rank_;
-};
-
 }  // namespace
 }  // namespace gemmkit::dist
 
-int main(int argc, char** argv) {
-  gemmkit::dist::Environment mpi;
-  testing::InitGoogleTest(&argc, argv);
-  const int rank = gemmkit::dist::world_rank();
-  if (rank != 0) {
-    auto& listeners = testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new gemmkit::dist::FailurePrinter(rank));
-  }
-  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
-  // Any rank's failure fails every rank, so mpirun's status reflects all of them.
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0 && failed) std::fprintf(stderr, "distributed tests: a test failed on some rank\n");
-  return failed;
-}
+int main(int argc, char** argv) { return gemmkit::dist::run_mpi_tests(argc, argv); }

@@ -1,0 +1,38 @@
+// What the CUDA backend's sources share (src/dist/nccl_*.cpp, a build with NCCL only).
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cuda/check.hpp"
+#include "dist/dist_common.hpp"
+
+namespace gemmkit::dist {
+
+// The communicators of this rank's process row and column, its device's context, and the
+// streams SUMMA runs on. Freed in reverse order of creation.
+struct GpuGrid::Impl {
+  std::optional<Context> context;
+  cudaStream_t compute = nullptr;  // local GEMMs
+  cudaStream_t comm = nullptr;     // panel copies and broadcasts
+  ncclComm_t row = nullptr, col = nullptr;
+  // cuBLASMp, once used (nccl_cublasmp.cpp): its library, handle, grid and a communicator
+  // over the whole grid; freed first.
+  std::shared_ptr<void> cublasmp;
+  ~Impl();
+};
+
+[[noreturn]] void throw_nccl_error(ncclResult_t status, const char* call, const char* file, int line);
+
+}  // namespace gemmkit::dist
+
+#define GEMMKIT_NCCL_CHECK(call)                                                          \
+  do {                                                                                    \
+    const ncclResult_t gemmkit_status_ = (call);                                          \
+    if (gemmkit_status_ != ncclSuccess)                                                   \
+      ::gemmkit::dist::throw_nccl_error(gemmkit_status_, #call, __FILE__, __LINE__);      \
+  } while (0)
