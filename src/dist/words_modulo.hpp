@@ -6,11 +6,7 @@
 
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define GEMMKIT_HOST_DEVICE __host__ __device__
-#else
-#define GEMMKIT_HOST_DEVICE
-#endif
+#include "core/host_device.hpp"
 
 namespace gemmkit::dist {
 
