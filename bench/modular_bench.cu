@@ -7,6 +7,10 @@
 // and C^T (what the walks engine reads) and C only. A batch of q moduli is timed as one
 // call against q plain GEMMs back to back.
 //
+// Every variant's output is first checked against the cuBLAS path's (the plain GEMMs' int32
+// C, the reduction kernel's residues), byte for byte, after its output buffers were filled
+// with a pattern; a mismatch is reported on stderr and the run ends with exit 1.
+//
 // Timing: CUDA events around each run on one stream; 3 warm-up runs, then `reps` timed runs
 // of every variant in turn (so that all see the same clocks), each after an L2 flush (a
 // 256 MiB memset); the median. Inputs: residue-like random int8 in [-125, 125].
@@ -50,6 +54,19 @@ __global__ void fill_residues(std::int8_t* x, std::size_t count, std::uint32_t s
     x[i] = std::int8_t(int(h % 251) - 125);
   }
 }
+
+// Counts the positions where x and y differ (into *differ).
+__global__ void count_differences(const unsigned char* x, const unsigned char* y, std::size_t bytes,
+                                  unsigned long long* differ) {
+  unsigned long long local = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < bytes;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    local += x[i] != y[i];
+  if (local) atomicAdd(differ, local);
+}
+
+// What a variant writes, and so what it is checked on.
+enum class Writes { c32, c_and_ct, c };
 
 struct Case {
   std::int64_t n = 4096, batch = 1;
@@ -114,6 +131,7 @@ int main(int argc, char** argv) {
     const bool fused = ctx.compute_capability() == 90;
     const bool own = Registry::instance().find("cuda_wgmma_i8") && ctx.compute_capability() >= 90;
     std::vector<Row> rows;
+    bool failed = false;  // an output differed from the reference: exit 1 after the timings
     std::printf("%s, %s\n", ctx.device_info().name.c_str(), "modular int8 GEMM vs plain cuBLAS INT8");
     std::printf("%-34s %6s %5s %11s %9s %10s\n", "variant", "n", "batch", "median ms", "TOPS", "% cuBLAS");
     for (const Case& cs : cases) {
@@ -159,15 +177,64 @@ int main(int argc, char** argv) {
           modular_gemm(ctx, p, stream, bytes ? ctx.workspace(stream, bytes) : Workspace{});
         };
       };
-      std::vector<std::pair<std::string, std::function<void()>>> variants;
-      variants.emplace_back("cuBLAS INT8 GEMM (int32 C)", plain("cuda_cublas_i8"));
-      if (own) variants.emplace_back("ours: cuda_wgmma_i8 (int32 C)", plain("cuda_wgmma_i8"));
+      struct Variant {
+        std::string name;
+        std::function<void()> run;
+        Writes writes;
+      };
+      std::vector<Variant> variants;
+      variants.push_back({"cuBLAS INT8 GEMM (int32 C)", plain("cuda_cublas_i8"), Writes::c32});
+      if (own) variants.push_back({"ours: cuda_wgmma_i8 (int32 C)", plain("cuda_wgmma_i8"), Writes::c32});
       if (fused) {
-        variants.emplace_back("modular fused, C and C^T", modular(ModularGemmPath::fused, true));
-        variants.emplace_back("modular fused, C only", modular(ModularGemmPath::fused, false));
+        variants.push_back({"modular fused, C and C^T", modular(ModularGemmPath::fused, true), Writes::c_and_ct});
+        variants.push_back({"modular fused, C only", modular(ModularGemmPath::fused, false), Writes::c});
       }
-      variants.emplace_back("modular cuBLAS+reduce, C and C^T", modular(ModularGemmPath::cublas, true));
-      variants.emplace_back("modular cuBLAS+reduce, C only", modular(ModularGemmPath::cublas, false));
+      variants.push_back({"modular cuBLAS+reduce, C and C^T", modular(ModularGemmPath::cublas, true), Writes::c_and_ct});
+      variants.push_back({"modular cuBLAS+reduce, C only", modular(ModularGemmPath::cublas, false), Writes::c});
+
+      // The references: cuBLAS's int32 products and the reduction kernel's residues.
+      std::int8_t *ref_c, *ref_ct;
+      int* ref_c32;
+      unsigned long long* differ;
+      check(cudaMalloc(&ref_c, mat * q), "cudaMalloc reference C");
+      check(cudaMalloc(&ref_ct, mat * q), "cudaMalloc reference C^T");
+      check(cudaMalloc(&ref_c32, mat * q * sizeof(int)), "cudaMalloc reference C (int32)");
+      check(cudaMalloc(&differ, sizeof(unsigned long long)), "cudaMalloc");
+      variants.front().run();
+      check(cudaMemcpyAsync(ref_c32, c32, mat * q * sizeof(int), cudaMemcpyDeviceToDevice, stream), "copy");
+      modular(ModularGemmPath::cublas, true)();
+      check(cudaMemcpyAsync(ref_c, c, mat * q, cudaMemcpyDeviceToDevice, stream), "copy");
+      check(cudaMemcpyAsync(ref_ct, ct, mat * q, cudaMemcpyDeviceToDevice, stream), "copy");
+      auto differences = [&](const void* x, const void* y, std::size_t bytes) {
+        check(cudaMemsetAsync(differ, 0, sizeof(unsigned long long), stream), "memset");
+        count_differences<<<1024, 256, 0, stream>>>(static_cast<const unsigned char*>(x),
+                                                    static_cast<const unsigned char*>(y), bytes, differ);
+        unsigned long long count = 0;
+        check(cudaMemcpyAsync(&count, differ, sizeof count, cudaMemcpyDeviceToHost, stream), "copy");
+        check(cudaStreamSynchronize(stream), "sync");
+        return count;
+      };
+      for (const Variant& v : variants) {
+        check(cudaMemsetAsync(c32, 0x5a, mat * q * sizeof(int), stream), "memset");
+        check(cudaMemsetAsync(c, 0x5a, mat * q, stream), "memset");
+        check(cudaMemsetAsync(ct, 0x5a, mat * q, stream), "memset");
+        v.run();
+        unsigned long long wrong = 0;
+        if (v.writes == Writes::c32) wrong = differences(c32, ref_c32, mat * q * sizeof(int));
+        else wrong = differences(c, ref_c, mat * q) + (v.writes == Writes::c_and_ct ? differences(ct, ref_ct, mat * q) : 0);
+        if (wrong) {
+          std::fprintf(stderr, "modular_bench: %s, n %lld, batch %lld: %llu bytes differ from the reference\n",
+                       v.name.c_str(), static_cast<long long>(n), static_cast<long long>(q), wrong);
+          failed = true;
+        }
+      }
+      if (!failed)
+        std::printf("# n %lld, batch %lld: every variant's output equals the reference's\n", static_cast<long long>(n),
+                    static_cast<long long>(q));
+      check(cudaFree(ref_c), "free");
+      check(cudaFree(ref_ct), "free");
+      check(cudaFree(ref_c32), "free");
+      check(cudaFree(differ), "free");
 
       std::vector<std::vector<double>> times(variants.size());
       auto timed = [&](const std::function<void()>& body) {
@@ -181,12 +248,12 @@ int main(int argc, char** argv) {
         return double(ms);
       };
       for (auto& v : variants)
-        for (int w = 0; w < 3; ++w) timed(v.second);
+        for (int w = 0; w < 3; ++w) timed(v.run);
       for (int r = 0; r < reps; ++r)
-        for (std::size_t i = 0; i < variants.size(); ++i) times[i].push_back(timed(variants[i].second));
+        for (std::size_t i = 0; i < variants.size(); ++i) times[i].push_back(timed(variants[i].run));
       const double reference = median(times[0]);
       for (std::size_t i = 0; i < variants.size(); ++i) {
-        Row row{variants[i].first, cs, median(times[i]), 100.0 * reference / median(times[i])};
+        Row row{variants[i].name, cs, median(times[i]), 100.0 * reference / median(times[i])};
         const double tops = 2.0 * double(n) * double(n) * double(n) * double(q) / (row.median_ms * 1e-3) / 1e12;
         std::printf("%-34s %6lld %5lld %11.3f %9.1f %9.1f%%\n", row.variant.c_str(), static_cast<long long>(n),
                     static_cast<long long>(q), row.median_ms, tops, row.percent);
@@ -210,6 +277,7 @@ int main(int argc, char** argv) {
     }
     cudaFree(flush);
     cudaStreamDestroy(stream);
+    if (failed) return 1;
   } catch (const Error& e) {
     std::fprintf(stderr, "modular_bench: error: %s\n", e.what());
     return 1;

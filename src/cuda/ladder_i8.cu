@@ -31,9 +31,11 @@ Geometry i8_geometry(int clusters) {
           dim3(Cfg::kClusterM)};
 }
 
-template <bool Modular>
+using kernels::I8Epilogue;
+
+template <I8Epilogue E>
 int i8_resident(const Context& ctx) {
-  return resident_clusters<kernels::wgmma_i8_kernel<Cfg, Modular>>(ctx, i8_geometry(kResidencyProbe));
+  return resident_clusters<kernels::wgmma_i8_kernel<Cfg, E>>(ctx, i8_geometry(kResidencyProbe));
 }
 
 // A grid-stride loop over `count` elements: blocks of 256 threads, at most 8192 of them.
@@ -51,20 +53,21 @@ struct I8Operands {
   std::int64_t ldb, stride_b;
 };
 
-template <bool Modular>
+// Every epilogue's kernel has the same threads and shared memory, so one stands for all in
+// the residency query that plans the launch.
 WsPlan i8_plan(const Context& ctx, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t count) {
   const std::int64_t tiles = ceil_div(ceil_div(m, Cfg::BM), Cfg::kClusterM) * ceil_div(n, Cfg::BN) * count;
-  return plan_ws_tiles<Cfg>(tiles, ceil_div(k, Cfg::BK), i8_resident<Modular>(ctx));
+  return plan_ws_tiles<Cfg>(tiles, ceil_div(k, Cfg::BK), i8_resident<I8Epilogue::residues_direct>(ctx));
 }
 
-// Plans and queues one launch; `scratch` holds stream-K's partial sums and flags.
-template <bool Modular>
+// Plans and queues one launch of epilogue E; `scratch` holds stream-K's partial sums and flags.
+template <I8Epilogue E>
 void launch_i8(const Context& ctx, Stream stream, const I8Operands& o, const kernels::I8Output& out,
-               const CUtensorMap& map_c, Workspace scratch) {
+               const CUtensorMap& map_c, const CUtensorMap& map_ct, Workspace scratch) {
   const CUtensorMap map_a = batch_map(o.a, kByteMap, 1, o.m, o.k, o.lda, o.count, o.stride_a, Cfg::BM, Cfg::BK);
   const CUtensorMap map_b =
       batch_map(o.b, kByteMap, 1, o.n, o.k, o.ldb, o.count, o.stride_b, Cfg::kBPartRows, Cfg::BK);
-  WsPlan plan = i8_plan<Modular>(ctx, o.m, o.n, o.k, o.count);
+  WsPlan plan = i8_plan(ctx, o.m, o.n, o.k, o.count);
   if (plan.stream_k_bytes > 0) {
     if (scratch.bytes < plan.stream_k_bytes)
       fail(ErrorCategory::internal, "cuda_wgmma_i8: the workspace is smaller than declared");
@@ -75,8 +78,8 @@ void launch_i8(const Context& ctx, Stream stream, const I8Operands& o, const ker
     GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), stream));
   }
   const kernels::WsBatch batch{int(o.count), o.stride_a == 0, o.stride_b == 0, 0};
-  launch_geometry<kernels::wgmma_i8_kernel<Cfg, Modular>>(ctx, stream, i8_geometry(plan.clusters), map_a, map_b, map_c,
-                                                          int(o.m), int(o.n), int(o.k), plan.sk, batch, out);
+  launch_geometry<kernels::wgmma_i8_kernel<Cfg, E>>(ctx, stream, i8_geometry(plan.clusters), map_a, map_b, map_c,
+                                                    map_ct, int(o.m), int(o.n), int(o.k), plan.sk, batch, out);
 }
 
 // ---- the int8 GEMM entry (one product: the entry is not batched) -------------------------
@@ -100,7 +103,7 @@ GemmCopies gemm_copies(const GemmProblem& p) {
 
 std::size_t wgmma_i8_workspace_bytes(const GemmProblem& p, const Context& ctx) {
   if (p.k == 0) return 0;  // C = beta C: no copies, no product
-  return gemm_copies(p).stream_k_at + i8_plan<false>(ctx, p.m, p.n, p.k, 1).stream_k_bytes;
+  return gemm_copies(p).stream_k_at + i8_plan(ctx, p.m, p.n, p.k, 1).stream_k_bytes;
 }
 
 // Copies stored (rows, cols) into K-major (dst_rows, k) rows of `ld` bytes at dst: a
@@ -113,6 +116,12 @@ void k_major_copy(const Context& ctx, const std::int8_t* src, std::int64_t rows,
   else
     launch_geometry<kernels::pack_rows<std::int8_t>>(ctx, stream, grid_stride_geometry(rows * ld), src, ld_src,
                                                      std::int64_t(0), rows, cols, std::int64_t(1), dst, ld);
+}
+
+// Whether C goes out by TMA stores: beta == 0, and C on 16 bytes. TMA stores clip at the
+// matrix edge in whole 16 bytes (rung 19's note), so C's rows must be whole 16 bytes too.
+bool int32_tma_stores(const GemmProblem& p) {
+  return int(std::int64_t(p.beta)) == 0 && tma_compatible(p.c, p.ldc, 4) && (p.n * 4) % 16 == 0;
 }
 
 void run_wgmma_i8(const GemmProblem& p, const KernelLaunch& l) {
@@ -140,14 +149,15 @@ void run_wgmma_i8(const GemmProblem& p, const KernelLaunch& l) {
   kernels::I8Output out;
   out.alpha = alpha, out.beta = beta;
   out.c = c, out.ldc = p.ldc;
-  // TMA stores clip at the matrix edge in whole 16 bytes (rung 19's note), so C's rows
-  // must be whole 16 bytes too.
-  out.c_tma = beta == 0 && tma_compatible(p.c, p.ldc, 4) && (p.n * 4) % 16 == 0;
   out.c_pairs = p.ldc % 2 == 0 && reinterpret_cast<std::uintptr_t>(p.c) % 8 == 0;
-  const CUtensorMap map_c =
-      out.c_tma ? batch_map(p.c, CU_TENSOR_MAP_DATA_TYPE_INT32, 4, p.m, p.n, p.ldc, 1, 0, 64, 32) : CUtensorMap{};
   const std::size_t sk_at = std::min(copies.stream_k_at, l.workspace.bytes);
-  launch_i8<false>(l.context, l.stream, o, out, map_c, Workspace{base + sk_at, l.workspace.bytes - sk_at});
+  const Workspace scratch{base + sk_at, l.workspace.bytes - sk_at};
+  if (int32_tma_stores(p)) {
+    const CUtensorMap map_c = batch_map(p.c, CU_TENSOR_MAP_DATA_TYPE_INT32, 4, p.m, p.n, p.ldc, 1, 0, 64, 32);
+    launch_i8<I8Epilogue::int32_tma>(l.context, l.stream, o, out, map_c, CUtensorMap{}, scratch);
+  } else {
+    launch_i8<I8Epilogue::int32_direct>(l.context, l.stream, o, out, CUtensorMap{}, CUtensorMap{}, scratch);
+  }
 }
 
 std::optional<std::string> wgmma_i8_precondition(const GemmProblem& p) {
@@ -167,8 +177,7 @@ std::size_t fused_modular_gemm_workspace_bytes(const Context& ctx, const Modular
   const std::int64_t nq = std::int64_t(p.moduli.size());
   const std::int64_t first = std::min<std::int64_t>(nq, kernels::kI8MaxModuli);
   const std::int64_t last = nq % kernels::kI8MaxModuli == 0 ? first : nq % kernels::kI8MaxModuli;
-  return std::max(i8_plan<true>(ctx, p.m, p.n, p.k, first).stream_k_bytes,
-                  i8_plan<true>(ctx, p.m, p.n, p.k, last).stream_k_bytes);
+  return std::max(i8_plan(ctx, p.m, p.n, p.k, first).stream_k_bytes, i8_plan(ctx, p.m, p.n, p.k, last).stream_k_bytes);
 }
 
 void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, Workspace workspace) {
@@ -187,7 +196,27 @@ void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, W
     out.r_vec = vec16(out.r, out.ldr, out.stride_r);
     out.rt_vec = vec16(out.rt, out.ldrt, out.stride_rt);
     for (std::int64_t q = 0; q < count; ++q) out.moduli[q] = static_cast<unsigned char>(p.moduli[std::size_t(q0 + q)]);
-    launch_i8<true>(ctx, stream, ops, out, CUtensorMap{}, workspace);
+    // TMA stores where every output allows them: 16-byte rows and matrices, and rows of
+    // whole 16 bytes (the copy engine clips at the edge in 16 bytes).
+    const bool c_tma = !out.r || (out.r_vec && p.n % 16 == 0);
+    const bool ct_tma = !out.rt || (out.rt_vec && p.m % 16 == 0);
+    if (!c_tma || !ct_tma) {
+      launch_i8<I8Epilogue::residues_direct>(ctx, stream, ops, out, CUtensorMap{}, CUtensorMap{}, workspace);
+      continue;
+    }
+    // C in boxes of 64 rows x 128 columns; C^T in boxes of the pass's columns (C^T's rows,
+    // 128 when both are written, 256 for C^T alone) x 64 (C^T's columns).
+    const CUtensorMap map_c =
+        out.r ? batch_map(out.r, kByteMap, 1, p.m, p.n, out.ldr, count, out.stride_r, 64, 128) : CUtensorMap{};
+    const int ct_rows = out.r ? 128 : 256;
+    const CUtensorMap map_ct =
+        out.rt ? batch_map(out.rt, kByteMap, 1, p.n, p.m, out.ldrt, count, out.stride_rt, ct_rows, 64) : CUtensorMap{};
+    if (out.r && out.rt)
+      launch_i8<I8Epilogue::residues_both>(ctx, stream, ops, out, map_c, map_ct, workspace);
+    else if (out.r)
+      launch_i8<I8Epilogue::residues_c>(ctx, stream, ops, out, map_c, map_ct, workspace);
+    else
+      launch_i8<I8Epilogue::residues_ct>(ctx, stream, ops, out, map_c, map_ct, workspace);
   }
 }
 
@@ -218,19 +247,26 @@ std::vector<LaunchPlan> wgmma_i8_plans(const GemmProblem& p, const LaunchQueries
   };
   if (copies.copy_a) copy("A copied K-major, rows padded to 16 bytes", p.a_rows(), p.a_cols(), p.trans_a);
   if (copies.copy_b) copy("B copied K-major, rows padded to 16 bytes", p.b_rows(), p.b_cols(), !p.trans_b);
-  constexpr auto kernel = kernels::wgmma_i8_kernel<Cfg, false>;
-  const int resident = q.active_clusters(plan_of<kernel>(i8_geometry(0), "", ""));
-  const std::int64_t tiles = ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) * ceil_div(p.n, Cfg::BN);
-  const WsPlan plan = plan_ws_tiles<Cfg>(tiles, ceil_div(p.k, Cfg::BK), resident);
-  const auto n = [](std::int64_t v) { return std::to_string(v); };
-  out.push_back(plan_of<kernel>(
-      i8_geometry(plan.clusters), "the product",
-      "as rung 19 on int8: " + n(plan.clusters) + " persistent clusters of " + n(Cfg::kClusterM) +
-          " blocks loop over cluster tiles of " + n(Cfg::kClusterM * Cfg::BM) + "x" + n(Cfg::BN) +
-          " (round r, cluster c: tile r * clusters + c), block b of a cluster on its rows b * " + n(Cfg::BM) +
-          "; warpgroup 0's thread 0 issues the TMA copies, warpgroups 1 and 2 multiply rows 64 (c - 1) + 0..63 of "
-          "the tile with wgmma s32.s8.s8 and write int32 C" +
-          (plan.sk.sk_tiles > 0 ? "; stream-K shares the last " + n(plan.sk.sk_tiles) + " tiles' K blocks over every cluster" : "")));
+  const auto product = [&]<auto kernel>(const char* stores) {
+    const int resident = q.active_clusters(plan_of<kernel>(i8_geometry(0), "", ""));
+    const std::int64_t tiles = ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) * ceil_div(p.n, Cfg::BN);
+    const WsPlan plan = plan_ws_tiles<Cfg>(tiles, ceil_div(p.k, Cfg::BK), resident);
+    const auto n = [](std::int64_t v) { return std::to_string(v); };
+    out.push_back(plan_of<kernel>(
+        i8_geometry(plan.clusters), "the product",
+        "as rung 19 on int8: " + n(plan.clusters) + " persistent clusters of " + n(Cfg::kClusterM) +
+            " blocks loop over cluster tiles of " + n(Cfg::kClusterM * Cfg::BM) + "x" + n(Cfg::BN) +
+            " (round r, cluster c: tile r * clusters + c), block b of a cluster on its rows b * " + n(Cfg::BM) +
+            "; warpgroup 0's thread 0 issues the TMA copies, warpgroups 1 and 2 multiply rows 64 (c - 1) + 0..63 of "
+            "the tile with wgmma s32.s8.s8 and write int32 C " +
+            stores +
+            (plan.sk.sk_tiles > 0 ? "; stream-K shares the last " + n(plan.sk.sk_tiles) + " tiles' K blocks over every cluster"
+                                  : "")));
+  };
+  if (int32_tma_stores(p))
+    product.template operator()<kernels::wgmma_i8_kernel<Cfg, I8Epilogue::int32_tma>>("by TMA stores");
+  else
+    product.template operator()<kernels::wgmma_i8_kernel<Cfg, I8Epilogue::int32_direct>>("straight from the fragments");
   return out;
 }
 

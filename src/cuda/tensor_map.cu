@@ -39,9 +39,13 @@ CUtensorMap encode(int rank, const void* base, CUtensorMapDataType type, int ele
                                  cuuint64_t(stride) * cuuint64_t(elem_bytes)};  // bytes, dims 1, 2
   const cuuint32_t box[3] = {cuuint32_t(box_cols), cuuint32_t(box_rows), 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
+  const int box_row_bytes = box_cols * elem_bytes;  // the swizzle spans one box row
+  const CUtensorMapSwizzle swizzle = box_row_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                     : box_row_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                           : CU_TENSOR_MAP_SWIZZLE_32B;
   const CUresult status = encode_tiled()(
       &map, type, cuuint32_t(rank), const_cast<void*>(base), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (status != CUDA_SUCCESS)
     fail(ErrorCategory::device,

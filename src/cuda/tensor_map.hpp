@@ -9,8 +9,9 @@
 namespace gemmkit::cuda {
 
 // A row-major rows x cols matrix with leading dimension ld (elements of elem_bytes each),
-// copied in boxes of box_rows x box_cols with 128-byte swizzling (box_cols * elem_bytes must
-// be 128). Boxes reaching past the matrix are filled with zeros. Needs base and ld *
+// copied in boxes of box_rows x box_cols, swizzled across a box row (box_cols * elem_bytes is
+// 128, 64 or 32 bytes: in shared memory, 16-byte chunk c of row r sits at chunk c ^ (r % 8),
+// c ^ (r / 2 % 4) or c ^ (r / 4 % 2)). Boxes reaching past the matrix are filled with zeros. Needs base and ld *
 // elem_bytes to be multiples of 16 bytes; a device error otherwise.
 CUtensorMap make_tile_map(const void* base, CUtensorMapDataType type, int elem_bytes,
                           std::int64_t rows, std::int64_t cols, std::int64_t ld, int box_rows,

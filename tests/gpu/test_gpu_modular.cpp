@@ -158,6 +158,12 @@ TEST(GpuModular, EdgeShapesEveryPathBothOutputs) {
       {256, 512, 320, {251, 241, 239}, 0, false, true, true, false, true},
       {384, 128, 64, {5, 3}, 0, true, true, true, false, true},
       {200, 176, 96, {251, 11}, 0, false, true, true, false, true},
+      // Outputs TMA can store (rows of whole 16 bytes), edge tiles clipped by the copy engine:
+      // C and C^T, C only, C^T only, and rows padded past the matrix.
+      {208, 272, 96, {251, 241}, 0, false, true, true, false, true},
+      {208, 272, 96, {251}, 0, false, true, false, false, true},
+      {208, 272, 96, {3, 5}, 0, false, false, true, false, true},
+      {144, 400, 64, {251, 239}, 16, false, true, true, false, true},
   };
   std::uint32_t seed = 1;
   for (const ModularGemmPath path : paths())

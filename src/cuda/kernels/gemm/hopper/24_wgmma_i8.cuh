@@ -16,10 +16,14 @@
 //   - Epilogue, plain: alpha * acc + beta * C as int32 (TMA stores when beta == 0).
 //   - Epilogue, modular: each accumulator is reduced mod p (the batch item's modulus,
 //     passed by value, reduced with a multiply-high instead of a division) to a centred
-//     residue, and the 64 x 256 tile goes through shared memory in passes of 64 columns to
-//     C (row-major) and/or C^T: both stored 16 bytes per thread along their rows, so the
-//     transpose costs no scattered stores. The products never reach memory: one kernel for
-//     the whole modular GEMM, moduli as the persistent scheduler's batch dimension.
+//     residue, and the 64 x 256 tile goes through shared memory to C (row-major) and/or
+//     C^T: by TMA stores where the outputs allow them, else 16 bytes per thread along their
+//     rows, so the transpose costs no scattered stores. The products never reach memory:
+//     one kernel for the whole modular GEMM, moduli as the persistent scheduler's batch
+//     dimension.
+//   - One kernel per epilogue (I8Epilogue): each holds only the code it runs. With every
+//     epilogue in one kernel, the unrolled code of the unused ones cost the TMA paths 2-5%
+//     on the H200 (instruction fetch), measured in docs/notes/ladder-log.md.
 // Measured: see docs/ladder.md.
 #pragma once
 
@@ -35,13 +39,25 @@ using WgmmaI8Config = WgmmaWsConfig<std::int8_t, 2, 4, 16 * 1024, 8, 256, 2, fal
 // Moduli one launch takes (a larger batch runs in several launches).
 inline constexpr int kI8MaxModuli = 64;
 
+// Which epilogue a kernel is built with (the launcher picks it from the outputs).
+enum class I8Epilogue {
+  int32_tma,        // alpha * acc as int32 C by TMA stores (beta == 0, C's rows whole 16 bytes)
+  int32_direct,     // alpha * acc + beta * C, int32 pairs straight from the fragments
+  residues_c,       // centred residues into C by TMA stores
+  residues_ct,      // into C^T by TMA stores
+  residues_both,    // into C and C^T by TMA stores
+  residues_direct,  // into C and/or C^T by 16-byte or byte stores: any layout
+};
+
+constexpr bool writes_residues(I8Epilogue e) { return e != I8Epilogue::int32_tma && e != I8Epilogue::int32_direct; }
+constexpr bool uses_tma_stores(I8Epilogue e) { return e != I8Epilogue::int32_direct && e != I8Epilogue::residues_direct; }
+
 // What the epilogue writes.
 struct I8Output {
   // Plain: C (int32, row-major, ldc) = alpha * acc + beta * C, arithmetic mod 2^32.
   int alpha = 1, beta = 0;
   int* c = nullptr;
   std::int64_t ldc = 0;
-  bool c_tma = false;    // TMA stores: beta == 0, C and its rows on 16 bytes
   bool c_pairs = false;  // two columns per 8-byte access (ldc even, C on 8 bytes)
   // Modular: centred residues of matrix `item` mod moduli[item] into r (m x n, row-major)
   // and/or rt (n x m, row-major: the transpose), either null.
@@ -135,6 +151,7 @@ __device__ __forceinline__ void store_residue_tile(const I8Output& o, int m, int
           std::int8_t* dst = r + std::int64_t(grow) * o.ldr + gcol;
           if (o.r_vec && gcol + 16 <= n) *reinterpret_cast<int4*>(dst) = *reinterpret_cast<const int4*>(src);
           else
+#pragma unroll 1
             for (int e = 0; e < 16 && gcol + e < n; ++e) dst[e] = std::int8_t(src[e]);
         }
       }
@@ -145,9 +162,66 @@ __device__ __forceinline__ void store_residue_tile(const I8Output& o, int m, int
           std::int8_t* dst = rt + std::int64_t(grow) * o.ldrt + gcol;
           if (o.rt_vec && gcol + 16 <= m) *reinterpret_cast<int4*>(dst) = *reinterpret_cast<const int4*>(src);
           else
+#pragma unroll 1
             for (int e = 0; e < 16 && gcol + e < m; ++e) dst[e] = std::int8_t(src[e]);
         }
       }
+    }
+  }
+}
+
+// The modular epilogue by TMA stores: residues of one warpgroup's 64 x N tile at (row0, col0)
+// of matrix `item` into C (map_c: boxes of 64 rows x 128 bytes) and/or C^T (map_ct: boxes of
+// PassCols rows x 64 bytes), through `buffer` (kEpilogueBytes, 1024-byte aligned) in passes
+// of PassCols columns: 256, the whole tile, for one output; 128 for both. Each residue is
+// written once per output into the boxes' swizzled layout (tensor_map.hpp), which keeps the
+// fragment-order writes free of bank conflicts; one barrier before the writes (the last
+// stores are done reading), one after, then the leader hands the boxes to the copy engine,
+// which clips them at the matrix edge. Two barriers per pass, against eight per tile for
+// store_residue_tile.
+template <int PassCols, bool WriteC, bool WriteCt, int Acc>
+__device__ __forceinline__ void tma_store_residue_tile(const CUtensorMap* map_c, const CUtensorMap* map_ct,
+                                                       const CentredResidue& mod, const int (&acc)[Acc], int row0,
+                                                       int col0, int item, unsigned char* buffer, int barrier_id,
+                                                       bool leader) {
+  constexpr int N = 2 * Acc;
+  static_assert(N % PassCols == 0 && PassCols % 128 == 0 && PassCols <= 256, "passes of whole 128-column boxes");
+  unsigned char* part_c = buffer;                                     // (64, PassCols): boxes of 128 columns
+  unsigned char* part_t = WriteC ? buffer + 64 * PassCols : buffer;  // (PassCols, 64)
+  const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int pass = 0; pass < N / PassCols; ++pass) {
+    if (leader) hopper::bulk_wait_read<0>();
+    hopper::named_barrier(barrier_id, 128);
+#pragma unroll
+    for (int jj = 0; jj < PassCols / 8; ++jj) {
+      const int j = pass * (PassCols / 8) + jj;  // 8-column group of the fragment
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = warp * 16 + lane / 4 + 8 * h, col = 8 * jj + 2 * (lane % 4);  // in the pass
+        const std::int8_t v0 = std::int8_t(mod(acc[4 * j + 2 * h]));
+        const std::int8_t v1 = std::int8_t(mod(acc[4 * j + 2 * h + 1]));
+        if constexpr (WriteC) {  // box col / 128, row `row`, 16-byte chunk swizzled by row % 8
+          const int chunk = ((col % 128) / 16) ^ (row % 8);
+          *reinterpret_cast<char2*>(part_c + (col / 128) * 8192 + row * 128 + chunk * 16 + col % 16) =
+              make_char2(v0, v1);
+        }
+        if constexpr (WriteCt) {  // rows col and col + 1 (same col / 2), chunk swizzled by col / 2 % 4
+          const int at = ((row / 16) ^ ((col / 2) % 4)) * 16 + row % 16;
+          part_t[col * 64 + at] = static_cast<unsigned char>(v0);
+          part_t[(col + 1) * 64 + at] = static_cast<unsigned char>(v1);
+        }
+      }
+    }
+    hopper::fence_async_shared();
+    hopper::named_barrier(barrier_id, 128);
+    if (leader) {
+      if constexpr (WriteC)
+#pragma unroll
+        for (int box = 0; box < PassCols / 128; ++box)
+          hopper::tma_store_3d(map_c, part_c + box * 8192, col0 + pass * PassCols + box * 128, row0, item);
+      if constexpr (WriteCt) hopper::tma_store_3d(map_ct, part_t, row0, col0 + pass * PassCols, item);
+      hopper::bulk_commit();
     }
   }
 }
@@ -163,14 +237,16 @@ __global__ void scale_c(T* __restrict__ c, std::int64_t ldc, int m, int n, int b
   }
 }
 
-// Rung 24. Modular: the modular epilogue (out.r / out.rt, moduli by batch item); otherwise
-// the plain int32 one (map_c used only when out.c_tma). Operands K-major, as map_a and
-// map_b describe them (rank 3: the batch outermost).
-template <class Cfg, bool Modular>
+// Rung 24 with epilogue E (moduli by batch item for the residue epilogues). map_c: int32 C
+// for int32_tma, residues C for residues_c / _both; map_ct: residues C^T for residues_ct /
+// _both; unused otherwise. Operands K-major, as map_a and map_b describe them (rank 3: the
+// batch outermost).
+template <class Cfg, I8Epilogue E>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_i8_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                    const __grid_constant__ CUtensorMap map_c, const int m, const int n, const int k,
-                    const StreamK sk, const WsBatch batch, const I8Output out) {
+                    const __grid_constant__ CUtensorMap map_c, const __grid_constant__ CUtensorMap map_ct,
+                    const int m, const int n, const int k, const StreamK sk, const WsBatch batch,
+                    const I8Output out) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(std::is_same_v<typename Cfg::Element, std::int8_t> && !Cfg::kSplitK,
                 "rung 24: int8 elements, no split-K");
@@ -208,7 +284,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (threadIdx.x == 0) {
       prefetch_tensor_map(&map_a);
       prefetch_tensor_map(&map_b);
-      if (!Modular && out.c_tma) prefetch_tensor_map(&map_c);
+      if constexpr (E == I8Epilogue::int32_tma || E == I8Epilogue::residues_c || E == I8Epilogue::residues_both)
+        prefetch_tensor_map(&map_c);
+      if constexpr (E == I8Epilogue::residues_ct || E == I8Epilogue::residues_both) prefetch_tensor_map(&map_ct);
       ws_produce<Cfg, false, false>(map_a, map_b, smem, full, empty, rank, cluster_id, clusters, k_tiles,
                                     cluster_rows, n_tiles, sk, batch);
     }
@@ -231,21 +309,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (!stream_k_finish<Cfg>(acc, u, sk, k_tiles, cluster_id, clusters, rank, c, signals)) return;
 
       unsigned char* buffer = epilogue + c * Cfg::kEpilogueBytes;
-      if constexpr (Modular) {
-        store_residue_tile(out, m, n, acc, m0 + c * 64, n0, ct.item, buffer, 1 + c);
-      } else if (out.c_tma) {
+      const int row0 = m0 + c * 64;
+      if constexpr (E == I8Epilogue::int32_tma) {
         tma_store_tile<int, Cfg::kEpilogueBytes, kAcc>(
             &map_c,
             [&](int r) {
               return Pair<int>{int(unsigned(out.alpha) * unsigned(acc[r])), int(unsigned(out.alpha) * unsigned(acc[r + 1]))};
             },
-            m0 + c * 64,
-            n0, ct.item, buffer, 1 + c, signals);
+            row0, n0, ct.item, buffer, 1 + c, signals);
+      } else if constexpr (E == I8Epilogue::int32_direct) {
+        store_i8_tile(out, m, n, acc, row0, n0);
+      } else if constexpr (E == I8Epilogue::residues_direct) {
+        store_residue_tile(out, m, n, acc, row0, n0, ct.item, buffer, 1 + c);
       } else {
-        store_i8_tile(out, m, n, acc, m0 + c * 64, n0);
+        constexpr bool kC = E != I8Epilogue::residues_ct, kCt = E != I8Epilogue::residues_c;
+        tma_store_residue_tile<kC && kCt ? 128 : 256, kC, kCt>(&map_c, &map_ct, CentredResidue(out.moduli[ct.item]),
+                                                                acc, row0, n0, ct.item, buffer, 1 + c, signals);
       }
     });
-    if (!Modular && signals && out.c_tma) bulk_wait();
+    if constexpr (uses_tma_stores(E))
+      if (signals) bulk_wait();
   }
   __syncwarp();
   cluster.sync();
