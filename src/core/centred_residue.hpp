@@ -28,15 +28,18 @@ GEMMKIT_HOST_DEVICE inline int mul_high(int a, int b) {
 }
 
 // x mod p in [-(p-1)/2, (p-1)/2] for an odd modulus 3 <= p <= 255 and any int32 x.
+// Written as t = r + p, y = t + half, t - floor(y / p) p, with -p kept: each product and its
+// sum is one multiply-add, and no instruction negates a quotient (on the GPU the multiplies
+// share the half-rate integer pipe, so two fewer instructions per residue count).
 struct CentredResidue {
-  int p = 3, half = 1, magic = 0;
+  int p = 3, neg_p = -3, half = 1, magic = 0;
   GEMMKIT_HOST_DEVICE explicit CentredResidue(int modulus)
-      : p(modulus), half((modulus - 1) / 2), magic(int(0xFFFFFFFFu / unsigned(modulus) + 1u)) {}
+      : p(modulus), neg_p(-modulus), half((modulus - 1) / 2), magic(int(0xFFFFFFFFu / unsigned(modulus) + 1u)) {}
   GEMMKIT_HOST_DEVICE int operator()(int x) const {
-    // Wrapping arithmetic: the products may pass 2^31, the differences are small.
-    const int r = int(unsigned(x) - unsigned(mul_high(x, magic)) * unsigned(p));  // [-p, 2p)
-    const int y = r + p + half;                                                     // [0, 4p)
-    return y - mul_high(y, magic) * p - half;
+    // Wrapping arithmetic: x + p and the products may pass 2^31, the sums come back small.
+    const int t = int(unsigned(x) + unsigned(p) + unsigned(mul_high(x, magic)) * unsigned(neg_p));  // r + p: [0, 3p)
+    const int y = t + half;                                                                          // [0, 4p)
+    return int(unsigned(t) + unsigned(mul_high(y, magic)) * unsigned(neg_p));
   }
 };
 
