@@ -319,8 +319,9 @@ SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t 
 // rebuilds the counts by the Chinese remainder theorem. On rank 0 the counts of
 // gemmkit::count_walks(graph, {length, all pairs, all_lengths, exact}); an empty WalkCounts
 // elsewhere. backend: cpu (the primes below 2^21, CPU modular GEMMs), cuda (each rank runs the
-// single-process GPU engine, int8 tensor cores, on its own primes below 256, on `context`'s
-// device or, null, a context of its own on default_device()), automatic (cuda where the
+// single-process GPU engine's powers, int8 tensor cores, on its own primes below 256, on
+// `context`'s device or, null, a context of its own on default_device(); their residues go to
+// rank 0's device, over NCCL, and are rebuilt there), automatic (cuda where the
 // single-process engine would choose it, on every rank). Collective.
 struct DistWalkOptions {
   WalkBackend backend = WalkBackend::cpu;

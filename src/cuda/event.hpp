@@ -1,4 +1,4 @@
-// RAII CUDA event, and the time between two of them.
+// RAII CUDA events and streams, and the time between two events.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,6 +17,20 @@ class Event {
 
  private:
   cudaEvent_t event_ = nullptr;
+};
+
+// A non-blocking stream of the holder's own, destroyed with it (on the device current when
+// it was made).
+class OwnStream {
+ public:
+  OwnStream() { GEMMKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~OwnStream() { cudaStreamDestroy(stream_); }
+  OwnStream(const OwnStream&) = delete;
+  OwnStream& operator=(const OwnStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
 };
 
 // Seconds from start to stop, once stop has completed.

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "cuda/cublas.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/event.hpp"
+#include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/exact.hpp"
@@ -27,6 +30,7 @@ namespace gemmkit::walks_detail {
 namespace {
 
 using cuda::Event;
+using cuda::OwnStream;
 using cuda::elapsed_seconds;
 using Clock = std::chrono::steady_clock;
 
@@ -107,19 +111,6 @@ void int8_gemm(cublasHandle_t h, const std::int8_t* x_row, const std::int8_t* y_
                                     &zero, z, CUDA_R_32I, int(ld), CUBLAS_COMPUTE_32I,
                                     CUBLAS_GEMM_DEFAULT));
 }
-
-// A non-blocking stream of the call's own, destroyed with it.
-class OwnStream {
- public:
-  OwnStream() { GEMMKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~OwnStream() { cudaStreamDestroy(stream_); }
-  OwnStream(const OwnStream&) = delete;
-  OwnStream& operator=(const OwnStream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
 
 // Page-locked host memory, freed with it.
 class PinnedBuffer {
@@ -219,6 +210,197 @@ bool is_identity(const std::vector<std::int64_t>& index, std::int64_t n) {
   return true;
 }
 
+int cuda_device_of(const Context& ctx) {
+  if (ctx.backend() != Backend::cuda)
+    fail(ErrorCategory::usage, "the GPU walk engine needs a CUDA context, not a CPU one");
+  return ctx.device();
+}
+
+// The power steps on ctx's device, on a stream of their own, modulo `primes` a batch
+// (`group`) at a time. Device memory: the graph (CSR), and per modulus of a batch A
+// (column-major) and R in both layouts twice (the product's operands and its result): 5
+// bytes per entry, plus modular_gemm's workspace. The batch is the largest that fits beside
+// what the caller keeps on the device, extra(group) bytes (`keeps` says what, for the error
+// when not even one modulus fits).
+class PowerSteps {
+ public:
+  using Record = std::function<void(int first, int batch, const std::int8_t* r_row, int length_index)>;
+
+  PowerSteps(Context& ctx, const Graph& g, const std::vector<std::uint32_t>& primes, int max_batch,
+             const std::function<std::size_t(int group)>& extra, const std::string& keeps,
+             Int8PowersReport& report)
+      : wall_start_(Clock::now()), ctx_(ctx), g_(g), primes_(primes), report_(report),
+        device_(cuda_device_of(ctx)) {
+    // The device's context is made by the first call that needs it: here, so that it is
+    // timed on its own.
+    GEMMKIT_CUDA_CHECK(cudaFree(nullptr));
+    report.context_seconds = seconds_since(wall_start_);
+    stream_.emplace();
+    const std::int64_t n = g.n;
+    ld_ = leading_dimension(n);
+    if (ld_ > int8_k_limit())  // the products run on the padded order
+      fail(ErrorCategory::usage, "the GPU walk engine takes at most " + std::to_string(int8_k_limit()) +
+                                     " vertices (int32 sums of int8 products), not " + std::to_string(n));
+    const int nq = int(primes.size());
+    if (nq < 1 || nq > kCrtMaxModuli)
+      fail(ErrorCategory::internal, "the GPU walk engine takes 1 to " + std::to_string(kCrtMaxModuli) + " moduli");
+    const std::size_t plane = std::size_t(ld_ * ld_);
+    const std::size_t graph_bytes = std::size_t(n + 1) * 8 + g.target.size() * 4 + g.weight.size() * 8;
+    auto needed = [&](int group) {
+      return graph_bytes + extra(group) + std::size_t(group) * plane * 5 +
+             modular_gemm_workspace_bytes(ctx, problem(0, group));
+    };
+    std::size_t free_bytes = 0, total_bytes = 0;
+    GEMMKIT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const std::size_t budget = std::size_t(0.9 * double(free_bytes));
+    group_ = max_batch > 0 ? std::min(nq, max_batch) : nq;
+    while (group_ > 0 && needed(group_) > budget) --group_;
+    if (group_ < 1)
+      fail(ErrorCategory::out_of_memory,
+           "the GPU walk engine needs " + std::to_string(needed(1)) + " bytes of device memory for a " +
+               std::to_string(n) + "-vertex graph" + keeps + "; " + std::to_string(free_bytes) + " of " +
+               std::to_string(total_bytes) + " are free");
+    const cudaStream_t s = stream();
+    row_start_ = upload(g.row_start, s);
+    target_ = upload(g.target, s);
+    weight_ = upload(g.weight, s);
+    a_col_ = cuda::DeviceBuffer<std::int8_t>(plane * group_);
+    for (int i = 0; i < 2; ++i) {
+      r_row_[i] = cuda::DeviceBuffer<std::int8_t>(plane * group_);
+      r_col_[i] = cuda::DeviceBuffer<std::int8_t>(plane * group_);
+    }
+    workspace_ = cuda::DeviceBuffer<std::byte>(modular_gemm_workspace_bytes(ctx, problem(0, group_)));
+    report.batches = (nq + group_ - 1) / group_;
+  }
+
+  int group() const { return group_; }
+  std::int64_t ld() const { return ld_; }
+  cudaStream_t stream() const { return stream_->get(); }
+  GpuTimes& timer() { return timer_; }
+  double seconds() const { return seconds_since(wall_start_); }
+
+  // Runs `steps` for every batch of moduli, queued on stream(); at each record step,
+  // record(first, batch, r_row, length_index) queues what the caller does with the residues
+  // of moduli first .. first + batch - 1: plane b of the batch at r_row + b ld^2, row-major
+  // with leading dimension ld(), valid until the next batch's steps are queued.
+  void run(const std::vector<PowerStep>& steps, const Record& record,
+           const std::function<void(const std::string&)>& progress) {
+    const std::int64_t n = g_.n, ld = ld_;
+    const std::size_t plane = std::size_t(ld * ld);
+    const int nq = int(primes_.size());
+    const cudaStream_t s = stream();
+    const Workspace ws{workspace_.data(), workspace_.bytes()};
+    const int products_per_batch = int(
+        std::count_if(steps.begin(), steps.end(), [](const PowerStep& st) { return st.kind != PowerStep::record; }));
+    for (int q0 = 0; q0 < nq; q0 += group_) {
+      const int batch = std::min(group_, nq - q0);
+      int cur = 0;
+      // A mod p for the batch's moduli, centred, in both layouts (padding zero); R starts as A.
+      BatchModuli moduli{};
+      for (int b = 0; b < batch; ++b) moduli.p[b] = primes_[q0 + b];
+      const std::size_t batch_bytes = plane * std::size_t(batch);
+      timer_.start(s);
+      GEMMKIT_CUDA_CHECK(cudaMemsetAsync(a_col_.data(), 0, batch_bytes, s));
+      GEMMKIT_CUDA_CHECK(cudaMemsetAsync(r_row_[cur].data(), 0, batch_bytes, s));
+      GEMMKIT_CUDA_CHECK(cudaMemsetAsync(r_col_[cur].data(), 0, batch_bytes, s));
+      if (n > 0) {
+        const cuda::Geometry geometry{dim3(unsigned(std::min<std::int64_t>((n + 7) / 8, 65535)), unsigned(batch)),
+                                      dim3(256)};
+        cuda::launch_geometry<scatter_residues>(ctx_, s, geometry, row_start_.data(), target_.data(),
+                                                g_.weighted() ? weight_.data() : nullptr, n, ld, moduli,
+                                                r_row_[cur].data(), r_col_[cur].data(), a_col_.data());
+      }
+      timer_.stop(s, report_.build_seconds);
+      if (q0 == 0) {
+        // Untimed warm-up on one modulus: a GEMM library picks and loads its kernel on first use.
+        ModularGemmProblem w = problem(0, 1);
+        w.a = r_row_[cur].data();
+        w.b = a_col_.data();
+        w.c = r_row_[1 - cur].data();
+        modular_gemm(ctx_, w, s, ws);
+        GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(s));
+        report_.setup_seconds += seconds_since(wall_start_) - report_.context_seconds;
+      }
+      int done = 0;
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const PowerStep& step = steps[i];
+        if (step.kind == PowerStep::record) {
+          record(q0, batch, r_row_[cur].data(), step.length_index);
+          continue;
+        }
+        if (progress)
+          progress("primes " + std::to_string(q0 + 1) + "-" + std::to_string(q0 + batch) + "/" +
+                   std::to_string(nq) + ": int8 product " + std::to_string(++done) + "/" +
+                   std::to_string(products_per_batch));
+        // The column-major copy of the result is only read by a later squaring.
+        bool column_read = false;
+        for (std::size_t j = i + 1; j < steps.size(); ++j)
+          if (steps[j].kind != PowerStep::record) {
+            column_read = steps[j].kind == PowerStep::square;
+            break;
+          }
+        ModularGemmProblem p = problem(q0, batch);
+        p.a = r_row_[cur].data();
+        p.b = step.kind == PowerStep::square ? r_col_[cur].data() : a_col_.data();
+        p.c = r_row_[1 - cur].data();
+        p.ct = column_read ? r_col_[1 - cur].data() : nullptr;
+        timer_.start(s);
+        modular_gemm(ctx_, p, s, ws);
+        timer_.stop(s, report_.gemm_seconds);
+        cur = 1 - cur;
+        ++report_.gemms;
+      }
+    }
+  }
+
+ private:
+  ModularGemmProblem problem(int first, int batch) const {
+    ModularGemmProblem p;
+    p.m = p.n = p.k = ld_;
+    p.moduli.assign(primes_.begin() + first, primes_.begin() + first + batch);
+    p.lda = p.ldb = p.ldc = p.ldct = ld_;
+    p.stride_a = p.stride_b = p.stride_c = p.stride_ct = ld_ * ld_;
+    return p;
+  }
+
+  Clock::time_point wall_start_;
+  Context& ctx_;
+  const Graph& g_;
+  const std::vector<std::uint32_t>& primes_;
+  Int8PowersReport& report_;
+  cuda::DeviceScope device_;
+  std::optional<OwnStream> stream_;  // made on the device, after its context
+  std::int64_t ld_ = 0;
+  int group_ = 0;
+  cuda::DeviceBuffer<std::int64_t> row_start_, weight_;
+  cuda::DeviceBuffer<std::int32_t> target_;
+  cuda::DeviceBuffer<std::int8_t> a_col_, r_row_[2], r_col_[2];
+  cuda::DeviceBuffer<std::byte> workspace_;  // cudaMalloc: 256-byte aligned
+  GpuTimes timer_;
+};
+
+// Queues the rebuild of the counts R(rows, cols) from residue planes (plane q of modulus q at
+// residues + q plane_stride, leading dimension res_ld; row_index / col_index: device gathers
+// or null) into `limbs` words each at out, row by row (ld_out = cols).
+void queue_rebuild(Context& ctx, const std::vector<std::uint32_t>& moduli, const std::int8_t* residues,
+                   std::int64_t res_ld, std::int64_t plane_stride, const std::int64_t* row_index,
+                   const std::int64_t* col_index, std::int64_t rows, std::int64_t cols, int limbs,
+                   std::uint64_t* out, cudaStream_t s) {
+  CrtProblem p;
+  p.rows = rows;
+  p.cols = cols;
+  p.moduli = moduli;
+  p.residues = residues;
+  p.ld = res_ld;
+  p.plane_stride = plane_stride;
+  p.row_index = row_index;
+  p.col_index = col_index;
+  p.out = out;
+  p.ld_out = cols;
+  p.limbs = limbs;
+  crt_rebuild(ctx, p, s);
+}
+
 }  // namespace
 
 bool gpu_int8_powers_available() { return cuda_device_available(); }
@@ -228,88 +410,43 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
                                  const std::vector<std::int64_t>& rows,
                                  const std::vector<std::int64_t>& cols, int limbs, std::uint64_t* out,
                                  const std::function<void(const std::string&)>& progress, int max_batch) {
-  const auto wall_start = Clock::now();
-  if (ctx.backend() != Backend::cuda)
-    fail(ErrorCategory::usage, "the GPU walk engine needs a CUDA context, not a CPU one");
-  const cuda::DeviceScope device(ctx.device());
-  // The device's context is made by the first call that needs it: here, so that it is
-  // timed on its own.
-  Int8PowersReport report;
-  GEMMKIT_CUDA_CHECK(cudaFree(nullptr));
-  report.context_seconds = seconds_since(wall_start);
-  const std::int64_t n = g.n, ld = leading_dimension(n);
-  if (ld > int8_k_limit())  // the products run on the padded order
-    fail(ErrorCategory::usage, "the GPU walk engine takes at most " + std::to_string(int8_k_limit()) +
-                                   " vertices (int32 sums of int8 products), not " + std::to_string(n));
+  const std::int64_t n = g.n;
   const int nq = int(primes.size());
-  if (nq < 1 || nq > kCrtMaxModuli || limbs < 1)
-    fail(ErrorCategory::internal, "the GPU walk engine takes 1 to " + std::to_string(kCrtMaxModuli) + " moduli");
+  if (limbs < 1) fail(ErrorCategory::internal, "the GPU walk engine writes at least one limb per count");
   int lengths = 0;
   for (const PowerStep& s : steps)
     if (s.kind == PowerStep::record) lengths = std::max(lengths, s.length_index + 1);
   const std::int64_t row_count = std::int64_t(rows.size()), col_count = std::int64_t(cols.size());
   const std::size_t per_length = std::size_t(row_count * col_count);
   const std::size_t table_words = per_length * std::size_t(limbs);
-  const std::size_t plane = std::size_t(ld * ld);
   const bool gather = !is_identity(rows, n) || !is_identity(cols, n);
 
-  const OwnStream stream;
-  const cudaStream_t s = stream.get();
-
-  // Device memory: per modulus of a batch A (column-major) and R in both layouts twice (the
-  // product's operands and its result): 5 bytes per entry, plus modular_gemm's workspace.
-  // Besides: the graph, the gathers, the finished table (two when lengths overlap), and when
-  // the moduli take several batches the residues of every count asked for, kept for the
-  // rebuild after the last batch.
+  // Device memory besides the power steps': the gathers, the finished table (two when
+  // lengths overlap), and when the moduli take several batches the residues of every count
+  // asked for, kept for the rebuild after the last batch.
   const std::size_t table_count = lengths > 1 ? 2 : 1;
-  const std::size_t fixed = std::size_t(g.n + 1) * 8 + g.target.size() * 4 + g.weight.size() * 8 +
-                            (rows.size() + cols.size()) * 8 + table_count * table_words * 8;
-  auto problem = [&](int first, int batch) {
-    ModularGemmProblem p;
-    p.m = p.n = p.k = ld;
-    p.moduli.assign(primes.begin() + first, primes.begin() + first + batch);
-    p.lda = p.ldb = p.ldc = p.ldct = ld;
-    p.stride_a = p.stride_b = p.stride_c = p.stride_ct = std::int64_t(plane);
-    return p;
-  };
-  auto needed = [&](int group) {
+  auto extra = [&](int group) {
     const std::size_t kept = group < nq ? std::size_t(lengths) * std::size_t(nq) * per_length : 0;
-    return fixed + kept + std::size_t(group) * plane * 5 + modular_gemm_workspace_bytes(ctx, problem(0, group));
+    return (rows.size() + cols.size()) * 8 + table_count * table_words * 8 + kept;
   };
-  std::size_t free_bytes = 0, total_bytes = 0;
-  GEMMKIT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  const std::size_t budget = std::size_t(0.9 * double(free_bytes));
-  int group = max_batch > 0 ? std::min(nq, max_batch) : nq;
-  while (group > 0 && needed(group) > budget) --group;
-  if (group < 1)
-    fail(ErrorCategory::out_of_memory,
-         "the GPU walk engine needs " + std::to_string(needed(1)) + " bytes of device memory for a " +
-             std::to_string(n) + "-vertex graph and a " + std::to_string(row_count) + " x " +
-             std::to_string(col_count) + " table of " + std::to_string(lengths) + " length(s); " +
-             std::to_string(free_bytes) + " of " + std::to_string(total_bytes) + " are free");
-
-  const cuda::DeviceBuffer<std::int64_t> d_row_start = upload(g.row_start, s);
-  const cuda::DeviceBuffer<std::int32_t> d_target = upload(g.target, s);
-  const cuda::DeviceBuffer<std::int64_t> d_weight = upload(g.weight, s);
+  Int8PowersReport report;
+  PowerSteps engine(ctx, g, primes, max_batch, extra,
+                    " and a " + std::to_string(row_count) + " x " + std::to_string(col_count) + " table of " +
+                        std::to_string(lengths) + " length(s)",
+                    report);
+  const cudaStream_t s = engine.stream();
+  const int group = engine.group();
+  const std::int64_t ld = engine.ld();
+  GpuTimes& timer = engine.timer();
   // Row and column indices: read by the rebuild's gathers, and by the residue gathers of
   // several batches (which read them even when they are every vertex in order).
   const bool indexed = gather || group < nq;
   const cuda::DeviceBuffer<std::int64_t> d_rows = indexed ? upload(rows, s) : cuda::DeviceBuffer<std::int64_t>();
   const cuda::DeviceBuffer<std::int64_t> d_cols = indexed ? upload(cols, s) : cuda::DeviceBuffer<std::int64_t>();
-  cuda::DeviceBuffer<std::int8_t> a_col(plane * group), r_row[2], r_col[2];
-  for (int i = 0; i < 2; ++i) {
-    r_row[i] = cuda::DeviceBuffer<std::int8_t>(plane * group);
-    r_col[i] = cuda::DeviceBuffer<std::int8_t>(plane * group);
-  }
-  const std::size_t workspace_bytes = modular_gemm_workspace_bytes(ctx, problem(0, group));
-  const cuda::DeviceBuffer<std::byte> workspace(workspace_bytes);  // cudaMalloc: 256-byte aligned
-  const Workspace ws{workspace.data(), workspace_bytes};
   cuda::DeviceBuffer<std::uint64_t> table[2];
   for (std::size_t i = 0; i < table_count; ++i) table[i] = cuda::DeviceBuffer<std::uint64_t>(table_words);
   cuda::DeviceBuffer<std::int8_t> kept(group < nq ? std::size_t(lengths) * std::size_t(nq) * per_length : 0);
 
-  report.batches = (nq + group - 1) / group;
-  GpuTimes timer;
   // Made at the first copy, after the work is queued: pinning its buffers overlaps the GPU's.
   std::optional<TableCopier> copier;
   Event table_ready[2];
@@ -327,7 +464,7 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
     const auto t = Clock::now();
     if (progress) progress("copying the counts of length index " + std::to_string(pending) + " to the host");
     copier->copy(table[buffer].data(), out + std::size_t(pending) * table_words, table_words * 8,
-                table_ready[buffer].get());
+                 table_ready[buffer].get());
     report.copy_seconds += seconds_since(t);
     pending = -1;
   };
@@ -338,102 +475,87 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
     if (progress) progress("rebuilding the counts of length index " + std::to_string(li));
     drain();
     const int buffer = li % int(table_count);
-    CrtProblem p;
-    p.rows = row_count;
-    p.cols = col_count;
-    p.moduli = primes;
-    p.residues = residues;
-    p.ld = res_ld;
-    p.plane_stride = plane_stride;
-    p.row_index = row_index;
-    p.col_index = col_index;
-    p.out = table[buffer].data();
-    p.ld_out = col_count;
-    p.limbs = limbs;
     timer.start(s);
-    crt_rebuild(ctx, p, s);
+    queue_rebuild(ctx, primes, residues, res_ld, plane_stride, row_index, col_index, row_count, col_count, limbs,
+                  table[buffer].data(), s);
     timer.stop(s, report.crt_seconds);
     GEMMKIT_CUDA_CHECK(cudaEventRecord(table_ready[buffer].get(), s));
     pending = li;
   };
 
-  const int products_per_batch =
-      int(std::count_if(steps.begin(), steps.end(), [](const PowerStep& st) { return st.kind != PowerStep::record; }));
-  for (int q0 = 0; q0 < nq; q0 += group) {
-    const int batch = std::min(group, nq - q0);
-    int cur = 0;
-    // A mod p for the batch's moduli, centred, in both layouts (padding zero); R starts as A.
-    BatchModuli moduli{};
-    for (int b = 0; b < batch; ++b) moduli.p[b] = primes[q0 + b];
-    const std::size_t batch_bytes = plane * std::size_t(batch);
-    timer.start(s);
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(a_col.data(), 0, batch_bytes, s));
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(r_row[cur].data(), 0, batch_bytes, s));
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(r_col[cur].data(), 0, batch_bytes, s));
-    if (n > 0) {
-      const dim3 grid(unsigned(std::min<std::int64_t>((n + 7) / 8, 65535)), unsigned(batch));
-      scatter_residues<<<grid, 256, 0, s>>>(d_row_start.data(), d_target.data(),
-                                            g.weighted() ? d_weight.data() : nullptr, n, ld, moduli,
-                                            r_row[cur].data(), r_col[cur].data(), a_col.data());
-      cuda::check_launch("scatter_residues");
-    }
-    timer.stop(s, report.build_seconds);
-    if (q0 == 0) {
-      // Untimed warm-up on one modulus: a GEMM library picks and loads its kernel on first use.
-      ModularGemmProblem w = problem(0, 1);
-      w.a = r_row[cur].data();
-      w.b = a_col.data();
-      w.c = r_row[1 - cur].data();
-      modular_gemm(ctx, w, s, ws);
-      GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(s));
-      report.setup_seconds += seconds_since(wall_start) - report.context_seconds;
-    }
-    int done = 0;
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      const PowerStep& step = steps[i];
-      if (step.kind == PowerStep::record) {
+  engine.run(
+      steps,
+      [&](int q0, int batch, const std::int8_t* r_row, int li) {
         if (group == nq) {
-          rebuild(step.length_index, r_row[cur].data(), ld, std::int64_t(plane), gather ? d_rows.data() : nullptr,
-                  gather ? d_cols.data() : nullptr);
-        } else {
-          timer.start(s);
-          gather_residues<<<1024, 256, 0, s>>>(
-              r_row[cur].data(), ld, batch, d_rows.data(), row_count, d_cols.data(), col_count,
-              kept.data() + (std::size_t(step.length_index) * std::size_t(nq) + std::size_t(q0)) * per_length);
-          cuda::check_launch("gather_residues");
-          timer.stop(s, report.crt_seconds);
+          rebuild(li, r_row, ld, ld * ld, gather ? d_rows.data() : nullptr, gather ? d_cols.data() : nullptr);
+          return;
         }
-        continue;
-      }
-      if (progress)
-        progress("primes " + std::to_string(q0 + 1) + "-" + std::to_string(q0 + batch) + "/" +
-                 std::to_string(nq) + ": int8 product " + std::to_string(++done) + "/" +
-                 std::to_string(products_per_batch));
-      // The column-major copy of the result is only read by a later squaring.
-      bool column_read = false;
-      for (std::size_t j = i + 1; j < steps.size(); ++j)
-        if (steps[j].kind != PowerStep::record) {
-          column_read = steps[j].kind == PowerStep::square;
-          break;
-        }
-      ModularGemmProblem p = problem(q0, batch);
-      p.a = r_row[cur].data();
-      p.b = step.kind == PowerStep::square ? r_col[cur].data() : a_col.data();
-      p.c = r_row[1 - cur].data();
-      p.ct = column_read ? r_col[1 - cur].data() : nullptr;
-      timer.start(s);
-      modular_gemm(ctx, p, s, ws);
-      timer.stop(s, report.gemm_seconds);
-      cur = 1 - cur;
-      ++report.gemms;
-    }
-  }
+        timer.start(s);
+        cuda::launch_geometry<gather_residues>(
+            ctx, s, cuda::Geometry{dim3(1024), dim3(256)}, r_row, ld, batch, d_rows.data(), row_count,
+            d_cols.data(), col_count,
+            kept.data() + (std::size_t(li) * std::size_t(nq) + std::size_t(q0)) * per_length);
+        timer.stop(s, report.crt_seconds);
+      },
+      progress);
   if (group < nq)
     for (int li = 0; li < lengths; ++li)
       rebuild(li, kept.data() + std::size_t(li) * std::size_t(nq) * per_length, col_count,
               std::int64_t(per_length), nullptr, nullptr);
   drain();
   GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(s));
+  timer.collect();
+  report.total_seconds = engine.seconds();
+  return report;
+}
+
+Int8PowersReport gpu_int8_power_planes(Context& ctx, const Graph& g, const std::vector<std::uint32_t>& primes,
+                                       int length, std::int8_t* planes, PlanesIn where,
+                                       const std::function<void(const std::string&)>& progress, int max_batch) {
+  if (length < 1)
+    fail(ErrorCategory::usage, "walk length " + std::to_string(length) + ": must be at least 1");
+  Int8PowersReport report;
+  PowerSteps engine(ctx, g, primes, max_batch, [](int) { return std::size_t(0); }, "", report);
+  const cudaStream_t s = engine.stream();
+  const std::int64_t n = g.n, ld = engine.ld();
+  const cudaMemcpyKind kind = where == PlanesIn::host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
+  engine.run(
+      power_steps(length),
+      [&](int q0, int batch, const std::int8_t* r_row, int) {
+        if (n == 0) return;
+        // Each plane's n x n corner, without the padding, as plane q0 + b of the caller's.
+        for (int b = 0; b < batch; ++b)
+          GEMMKIT_CUDA_CHECK(cudaMemcpy2DAsync(planes + std::size_t(q0 + b) * std::size_t(n * n), std::size_t(n),
+                                               r_row + std::size_t(b) * std::size_t(ld * ld), std::size_t(ld),
+                                               std::size_t(n), std::size_t(n), kind, s));
+      },
+      progress);
+  GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(s));
+  engine.timer().collect();
+  report.total_seconds = engine.seconds();
+  return report;
+}
+
+Int8PowersReport gpu_counts_from_planes(Context& ctx, const std::vector<std::uint32_t>& primes,
+                                        const std::int8_t* planes, std::int64_t n, int limbs, std::uint64_t* out) {
+  const auto wall_start = Clock::now();
+  Int8PowersReport report;
+  const cuda::DeviceScope device(cuda_device_of(ctx));
+  const std::size_t words = std::size_t(n * n) * std::size_t(limbs);
+  if (words == 0) return report;
+  const OwnStream stream;
+  const cudaStream_t s = stream.get();
+  const cuda::DeviceBuffer<std::uint64_t> table(words);
+  GpuTimes timer;
+  timer.start(s);
+  queue_rebuild(ctx, primes, planes, n, n * n, nullptr, nullptr, n, n, limbs, table.data(), s);
+  timer.stop(s, report.crt_seconds);
+  const Event ready;
+  GEMMKIT_CUDA_CHECK(cudaEventRecord(ready.get(), s));
+  TableCopier copier(words * 8);
+  const auto t = Clock::now();
+  copier.copy(table.data(), out, words * 8, ready.get());
+  report.copy_seconds = seconds_since(t);
   timer.collect();
   report.total_seconds = seconds_since(wall_start);
   return report;

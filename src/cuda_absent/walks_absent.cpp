@@ -13,6 +13,17 @@ Int8PowersReport gpu_int8_powers(Context&, const Graph&, const std::vector<std::
   require_cuda_device();  // throws: no CUDA in this build
   return {};
 }
+Int8PowersReport gpu_int8_power_planes(Context&, const Graph&, const std::vector<std::uint32_t>&, int,
+                                       std::int8_t*, PlanesIn, const std::function<void(const std::string&)>&,
+                                       int) {
+  require_cuda_device();  // throws: no CUDA in this build
+  return {};
+}
+Int8PowersReport gpu_counts_from_planes(Context&, const std::vector<std::uint32_t>&, const std::int8_t*,
+                                        std::int64_t, int, std::uint64_t*) {
+  require_cuda_device();  // throws: no CUDA in this build
+  return {};
+}
 GemmReferenceTimes gpu_reference_gemm_times(std::int64_t) {
   require_cuda_device();  // throws: no CUDA in this build
   return {};

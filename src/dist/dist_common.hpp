@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "dist/words_modulo.hpp"
 #include "gemmkit/distributed.hpp"
 
 namespace gemmkit::dist {
@@ -31,16 +30,16 @@ int node_rank(MPI_Comm comm);
 // local_cols(). Not collective: callers wrap them in collective().
 void upload_local(const DistMatrix& m, const AnyMatrix& host);
 AnyMatrix download_local(const DistMatrix& m);
-// The counts of an n x n table (`limbs` words each, row-major, host memory) from their centred
-// residues modulo the int8 `primes` (plane q, n x n row-major, at planes + q n^2; host memory),
-// by crt_rebuild on ctx's device (on the CPU without NCCL). Not collective.
-void rebuild_counts(Context& ctx, const std::vector<std::uint32_t>& primes, const std::int8_t* planes,
-                    std::int64_t n, int limbs, std::uint64_t* out);
-// Centred residues (planes: prime q's n x n at q n^2) of counts held as `limbs` words each
-// (host memory, `entries` of them), modulo each of `primes`: on ctx's device, or with NCCL
-// absent, on the CPU. Not collective.
-std::vector<std::int8_t> residues_of_counts(Context& ctx, const std::vector<std::uint32_t>& primes,
-                                            const std::uint64_t* words, std::int64_t entries, int limbs);
+// The GPU walks (count_walks with the CUDA backend) after the broadcast of the graph: rank r
+// runs the engine's power steps (walks_detail::gpu_int8_power_planes) on ctx's device modulo
+// its primes, primes[first[r], first[r + 1]), and rank 0 gathers every rank's residue planes
+// and rebuilds the n x n counts from them into out (`limbs` words each, host memory; rank 0
+// only). With NCCL the planes stay on the devices, go to rank 0's over NCCL and are rebuilt
+// there (crt_rebuild), the words copied to the host once; without, they are staged in host
+// memory, sent over MPI and rebuilt on the CPU. Collective.
+void gpu_walk_counts(MPI_Comm comm, Context& ctx, const Graph& g, int length,
+                     const std::vector<std::uint32_t>& primes, const std::vector<int>& first, int limbs,
+                     std::uint64_t* out);
 // SUMMA on device blocks (summa() checks the backend and calls it).
 std::string summa_cuda(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
                        const SummaOptions& options);

@@ -1,7 +1,8 @@
 // The distributed part's CUDA backend in a build without NCCL (or without CUDA): every entry
-// says so.
+// says so, but the GPU walks, which move their residues over MPI (and need CUDA).
 #include "dist/dist_common.hpp"
 #include "gemmkit/exact.hpp"
+#include "graph/modular_int8.hpp"
 
 namespace gemmkit::dist {
 namespace {
@@ -34,31 +35,46 @@ DistMatrix::DistMatrix(const GpuGrid& gpus, DType dtype, std::int64_t rows, std:
   collective(grid_->comm(), [] { no_nccl(); });
 }
 
-// On the CPU: crt_rebuild on host memory.
-void rebuild_counts(Context&, const std::vector<std::uint32_t>& primes, const std::int8_t* planes, std::int64_t n,
-                    int limbs, std::uint64_t* out) {
-  Context cpu(Backend::cpu);
-  CrtProblem p;
-  p.rows = n, p.cols = n;
-  p.moduli = primes;
-  p.residues = planes;
-  p.ld = n, p.plane_stride = n * n;
-  p.out = out;
-  p.ld_out = n;
-  p.limbs = limbs;
-  crt_rebuild(cpu, p);
-}
-
-std::vector<std::int8_t> residues_of_counts(Context&, const std::vector<std::uint32_t>& primes,
-                                            const std::uint64_t* words, std::int64_t entries, int limbs) {
-  std::vector<std::int8_t> planes(primes.size() * std::size_t(entries));
-  for (std::size_t q = 0; q < primes.size(); ++q) {
-    const WordsModulo modulo(primes[q]);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t e = 0; e < entries; ++e)
-      planes[q * std::size_t(entries) + std::size_t(e)] = std::int8_t(modulo.centred(words + e * limbs, limbs));
+// The planes through host memory: each rank's copied off its device by the engine, sent to
+// rank 0 over MPI, one message per plane, and rebuilt there on the CPU.
+void gpu_walk_counts(MPI_Comm comm, Context& ctx, const Graph& g, int length,
+                     const std::vector<std::uint32_t>& primes, const std::vector<int>& first, int limbs,
+                     std::uint64_t* out) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const std::int64_t n = g.n;
+  const std::size_t plane = std::size_t(n * n);
+  const std::vector<std::uint32_t> own(primes.begin() + first[rank], primes.begin() + first[rank + 1]);
+  std::vector<std::int8_t> planes;  // rank 0: every rank's, in the order of `primes`
+  collective(comm, [&] {
+    planes.resize(plane * (rank == 0 ? primes.size() : own.size()));
+    if (!own.empty())
+      walks_detail::gpu_int8_power_planes(ctx, g, own, length, planes.data(), walks_detail::PlanesIn::host);
+  });
+  const int count = mpi_count(n * n, "a table of residues");
+  constexpr int kTagPlanes = 7302;
+  if (rank == 0) {
+    for (int r = 1; r < size; ++r)
+      for (int q = first[r]; q < first[r + 1]; ++q)
+        MPI_Recv(planes.data() + std::size_t(q) * plane, count, MPI_INT8_T, r, kTagPlanes, comm, MPI_STATUS_IGNORE);
+  } else {
+    for (std::size_t q = 0; q < own.size(); ++q)
+      MPI_Send(planes.data() + q * plane, count, MPI_INT8_T, 0, kTagPlanes, comm);
   }
-  return planes;
+  collective(comm, [&] {
+    if (rank != 0 || plane == 0) return;
+    Context cpu(Backend::cpu);
+    CrtProblem p;
+    p.rows = n, p.cols = n;
+    p.moduli = primes;
+    p.residues = planes.data();
+    p.ld = n, p.plane_stride = n * n;
+    p.out = out;
+    p.ld_out = n;
+    p.limbs = limbs;
+    crt_rebuild(cpu, p);
+  });
 }
 
 void upload_local(const DistMatrix&, const AnyMatrix&) { no_nccl(); }

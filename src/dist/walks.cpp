@@ -1,16 +1,16 @@
 // Exact all-pairs walk counts with the primes spread over the ranks: rank 0 broadcasts the
 // graph, every rank computes A^length modulo its own primes (prime q on rank q mod P), by
-// dense squaring with the CPU's modular GEMM (primes below 2^21) or with the single-process
-// GPU engine on the rank's own primes below 256 (int8 tensor cores), and rank 0 gathers the
+// dense squaring with the CPU's modular GEMM (primes below 2^21), and rank 0 gathers the
 // residues, one message per prime, and rebuilds each count by the Chinese remainder theorem,
-// as the single-process engine does with all the primes itself.
+// as the single-process engine does with all the primes itself; or with the single-process
+// GPU engine's power steps on the rank's own primes below 256 (int8 tensor cores), whose
+// residue planes stay on the device, go to rank 0's and are rebuilt there (gpu_walk_counts).
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "dist/dist_common.hpp"
 #include "gemmkit/device.hpp"
-#include "gemmkit/exact.hpp"
 #include "graph/modular.hpp"
 #include "graph/modular_int8.hpp"
 
@@ -68,20 +68,6 @@ std::vector<std::vector<std::uint32_t>> power_residues(const Graph& g, int lengt
   }
   tables.push_back(residues_of(*result, p));
   return tables;
-}
-
-// A^length mod each of `primes` (centred residues, one n x n plane per prime), by the
-// single-process GPU engine on ctx's device: it rebuilds the counts modulo the product of
-// these primes, which are reduced again modulo each of them.
-std::vector<std::int8_t> gpu_power_residues(Context& ctx, const Graph& g, int length,
-                                            const std::vector<std::uint32_t>& primes) {
-  const std::int64_t n = g.n;
-  const int limbs = crt_limbs(primes);
-  std::vector<std::uint64_t, UninitializedAllocator<std::uint64_t>> words(std::size_t(n * n * limbs));
-  std::vector<std::int64_t> all(static_cast<std::size_t>(n));
-  for (std::int64_t v = 0; v < n; ++v) all[std::size_t(v)] = v;
-  wd::gpu_int8_powers(ctx, g, primes, wd::power_steps(length), all, all, limbs, words.data(), {});
-  return residues_of_counts(ctx, primes, words.data(), n * n, limbs);
 }
 
 constexpr int kTagResidues = 7301;
@@ -155,41 +141,29 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
   for (int q = rank; q < nq; q += size) own.push_back(primes[std::size_t(q)]);
   const int count = int(n * n);
   if (gpu_primes > 0) {
-    // Each rank's centred residues (int8) from the GPU engine; rank 0 receives each prime's
-    // table as one plane and rebuilds the counts from them on its GPU.
+    // The engine's residue planes of A^length, each rank's on its device, rebuilt on rank 0's:
+    // its primes rank by rank (the rebuild takes them in any order).
+    std::vector<std::uint32_t> by_rank;
+    std::vector<int> first;
+    for (int r = 0; r < size; ++r) {
+      first.push_back(int(by_rank.size()));
+      for (int q = r; q < nq; q += size) by_rank.push_back(primes[std::size_t(q)]);
+    }
+    first.push_back(nq);
     std::optional<Context> own_context;
-    std::vector<std::int8_t> mine;  // this rank's primes' planes, in order
-    std::vector<std::int8_t> planes;
     collective(comm, [&] {
-      if (own.empty()) return;  // rank 0 always has prime 0
       if (!options.context) {
         require_cuda_device();
         own_context.emplace(Backend::cuda, default_device(local, int(query_devices().devices.size())));
       }
-      mine = gpu_power_residues(options.context ? *options.context : *own_context, g, length, own);
-      if (rank != 0) return;
-      planes.resize(std::size_t(n * n * nq));
-      out.words.resize(std::size_t(n * n * out.limbs));
+      if (rank == 0) out.words.resize(std::size_t(n * n * out.limbs));
     });
+    gpu_walk_counts(comm, options.context ? *options.context : *own_context, g, length, by_rank, first, out.limbs,
+                    out.words.data());
     if (rank == 0) {
-      for (int q = 0; q < nq; ++q) {
-        std::int8_t* plane = planes.data() + std::size_t(q) * std::size_t(n * n);
-        if (q % size == 0)
-          std::copy_n(mine.data() + std::size_t(q / size) * std::size_t(n * n), n * n, plane);
-        else
-          MPI_Recv(plane, count, MPI_INT8_T, q % size, kTagResidues, comm, MPI_STATUS_IGNORE);
-      }
-    } else {
-      for (std::size_t i = 0; i < own.size(); ++i)
-        MPI_Send(mine.data() + i * std::size_t(n * n), count, MPI_INT8_T, 0, kTagResidues, comm);
-    }
-    collective(comm, [&] {
-      if (rank != 0) return;
-      rebuild_counts(options.context ? *options.context : *own_context, primes, planes.data(), n, out.limbs,
-                     out.words.data());
       for (std::int64_t v = 0; v < n; ++v) out.sources.push_back(v);
       out.targets = out.sources;
-    });
+    }
     return out;
   }
   // Each of this rank's primes with a table per length.

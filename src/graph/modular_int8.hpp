@@ -12,7 +12,8 @@
 //     prime into zeroed planes; each product's epilogue writes centred residues in both
 //     layouts the next product reads; at each recorded length the rebuild writes the final
 //     two's-complement words, gathered to the rows and columns asked for, and they are
-//     copied to the host once.
+//     copied to the host once; or the planes of the last power stay on the device, for
+//     callers that rebuild residues of several runs together (gpu_int8_power_planes).
 #pragma once
 
 #include <cstdint>
@@ -81,6 +82,27 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
                                  const std::vector<std::int64_t>& cols, int limbs, std::uint64_t* out,
                                  const std::function<void(const std::string&)>& progress,
                                  int max_batch = 0);  // moduli per batch at most (0: all that fit; tests)
+
+// Where gpu_int8_power_planes leaves the planes: in device memory on the context's device, or
+// in host memory (copied there plane by plane, for a caller that moves them without the GPU).
+enum class PlanesIn { device, host };
+
+// Runs the steps of A^length (power_steps(length)) on ctx's device modulo `primes`, in the
+// batches gpu_int8_powers takes, and leaves the centred residues of A^length modulo prime q
+// (in the order of `primes`) as the row-major n x n int8 plane at planes + q n^2 (n^2
+// primes.size() bytes, in memory `where` says), with no rebuild: planes for several sets of
+// primes rebuild the counts together (gpu_counts_from_planes). Returns once they are written.
+Int8PowersReport gpu_int8_power_planes(Context& ctx, const Graph& g, const std::vector<std::uint32_t>& primes,
+                                       int length, std::int8_t* planes, PlanesIn where = PlanesIn::device,
+                                       const std::function<void(const std::string&)>& progress = {},
+                                       int max_batch = 0);  // as gpu_int8_powers's
+
+// The n x n counts whose centred residues modulo each of `primes` are the planes (device
+// memory on ctx's device, plane q at planes + q n^2, row-major), rebuilt on the device
+// (crt_rebuild) and copied to out (host memory, `limbs` words per count as gpu_int8_powers
+// writes them) once. Reports the rebuild (crt_seconds), the copy and the total.
+Int8PowersReport gpu_counts_from_planes(Context& ctx, const std::vector<std::uint32_t>& primes,
+                                        const std::int8_t* planes, std::int64_t n, int limbs, std::uint64_t* out);
 
 // memcpy on every core, in pieces of a megabyte: the host side of copying a table off the
 // device into memory touched for the first time (compiled as C++ with OpenMP, which the

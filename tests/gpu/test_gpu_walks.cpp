@@ -2,13 +2,16 @@
 // below 256, the Chinese remainder rebuild on the device) against the CPU engine (f64 GEMMs
 // modulo 21-bit primes): every count equal, on directed graphs with signed weights,
 // undirected and unweighted ones, vertex counts that are not multiples of 64, one row, one
-// column and one pair, all lengths 1..K, lengths that need most of the 53 primes, and the
-// moduli split into several batches (as when device memory is short).
+// column and one pair, all lengths 1..K, lengths that need most of the 53 primes, the
+// moduli split into several batches (as when device memory is short), and the residue
+// planes left on the device for other sets of primes to join (the distributed walks).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
+#include "cuda/device_buffer.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/exact.hpp"
@@ -183,6 +186,55 @@ TEST(GpuWalks, ModuliInSeveralBatches) {
               << "max_batch " << max_batch << ", length " << li + 1 << ", (" << rows[r] << ", " << cols[c] << ")";
         }
   }
+}
+
+TEST(GpuWalks, PowerPlanesOfSeveralSetsOfPrimesRebuildTogether) {
+  SKIP_WITHOUT_DEVICE();
+  // As the distributed walks run the engine: each of three "ranks" (prime q on rank q mod 3)
+  // leaves the residue planes of A^length modulo its primes on the device (one of them in
+  // batches of 2), rank by rank in one buffer, and one rebuild of them all, the primes in
+  // that order, gives the single-process engine's table word for word.
+  const Graph g = random_graph(520, 7, 2, 11);  // 520: planes narrower than the engine's padded ones
+  const int length = 21;
+  const std::int64_t n = g.n;
+  const std::size_t plane = std::size_t(n * n);
+  const int nq = *walks_detail::int8_primes_for_bound(walk_bound(g, length));
+  ASSERT_GT(nq, 7);  // at least 3 primes on the "rank" of batches of 2
+  const std::vector<std::uint32_t> primes(walks_detail::int8_primes().begin(), walks_detail::int8_primes().begin() + nq);
+  const int limbs = crt_limbs(primes);
+  std::vector<std::int64_t> all;
+  for (std::int64_t v = 0; v < n; ++v) all.push_back(v);
+  Context ctx(Backend::cuda);
+  std::vector<std::uint64_t> expected(plane * std::size_t(limbs));
+  walks_detail::gpu_int8_powers(ctx, g, primes, walks_detail::power_steps(length), all, all, limbs, expected.data(), {});
+
+  cuda::DeviceBuffer<std::int8_t> planes(plane * std::size_t(nq));
+  std::vector<std::uint32_t> by_rank;
+  for (int r = 0; r < 3; ++r) {
+    std::vector<std::uint32_t> own;
+    for (int q = r; q < nq; q += 3) own.push_back(primes[std::size_t(q)]);
+    const int max_batch = r == 1 ? 2 : 0;
+    const auto report = walks_detail::gpu_int8_power_planes(ctx, g, own, length, planes.data() + by_rank.size() * plane,
+                                                            walks_detail::PlanesIn::device, {}, max_batch);
+    EXPECT_EQ(report.batches, max_batch ? (int(own.size()) + 1) / 2 : 1);
+    by_rank.insert(by_rank.end(), own.begin(), own.end());
+  }
+  // The same planes in host memory, for rank 0's primes.
+  std::vector<std::uint32_t> rank0;
+  for (int q = 0; q < nq; q += 3) rank0.push_back(primes[std::size_t(q)]);
+  std::vector<std::int8_t> host(rank0.size() * plane), device(rank0.size() * plane);
+  walks_detail::gpu_int8_power_planes(ctx, g, rank0, length, host.data(), walks_detail::PlanesIn::host);
+  planes.copy_to_host(device.data(), device.size());
+  EXPECT_TRUE(host == device);
+  // Centred residues: |r| <= (p - 1) / 2.
+  const std::int64_t half = (primes[0] - 1) / 2;
+  EXPECT_TRUE(std::all_of(device.begin(), device.begin() + std::ptrdiff_t(plane),
+                          [&](std::int8_t x) { return x >= -half && x <= half; }));
+
+  std::vector<std::uint64_t> got(plane * std::size_t(limbs));
+  const auto report = walks_detail::gpu_counts_from_planes(ctx, by_rank, planes.data(), n, limbs, got.data());
+  EXPECT_GT(report.total_seconds, 0);
+  EXPECT_TRUE(got == expected);
 }
 
 TEST(GpuWalks, BoundsPastTheInt8PrimesAreRefusedOrLeftToTheCpu) {

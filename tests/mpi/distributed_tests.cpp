@@ -21,7 +21,6 @@
 #include "gemmkit/random.hpp"
 #include "gemmkit/verify.hpp"
 #include "dist/dist_common.hpp"
-#include "graph/modular.hpp"
 #include "mpi/mpi_test_support.hpp"
 
 namespace gemmkit::dist {
@@ -166,26 +165,6 @@ TEST(DistributedSumma, StepsGroupPanelsToLocalK) {
         }
         EXPECT_EQ(next, panels.size()) << what;
         EXPECT_EQ(total, k) << what;
-      }
-}
-
-// The GPU walks' reduction of a rank's rebuilt counts to residues, against BigInt's limbs
-// reduced in 128-bit arithmetic: positive and negative values of one to three words.
-TEST(DistributedWalks, ResiduesOfTwosComplementWords) {
-  std::uint64_t state = 99;
-  const auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull; };
-  for (const std::uint64_t p : {3ull, 5ull, 127ull, 251ull, 255ull, 65521ull})
-    for (int limbs = 1; limbs <= 3; ++limbs)
-      for (int trial = 0; trial < 200; ++trial) {
-        std::vector<std::uint64_t> words(static_cast<std::size_t>(limbs));
-        for (auto& w : words) w = next();
-        if (trial % 4 == 0) words.back() = ~std::uint64_t{0};  // small negative values
-        if (trial % 4 == 1) words.back() = 0;                  // positive
-        const BigInt x = walks_detail::bigint_from_words(words.data(), limbs);
-        walks_detail::u128 r = 0;
-        for (auto w = x.magnitude().rbegin(); w != x.magnitude().rend(); ++w) r = ((r << 64) | *w) % p;
-        const std::uint64_t expected = x.negative() && r != 0 ? p - std::uint64_t(r) : std::uint64_t(r);
-        EXPECT_EQ(WordsModulo(std::uint32_t(p))(words.data(), limbs), expected) << x.to_string() << " mod " << p;
       }
 }
 
