@@ -15,6 +15,7 @@
 
 #include "batched_test_support.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/event.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/registry.hpp"
@@ -32,19 +33,6 @@ std::vector<std::string> batched_cuda_entries() {
     if (e->batched) names.push_back(e->name);
   return names;
 }
-
-// A stream of the test's own, so that nothing relies on the legacy default stream.
-class TestStream {
- public:
-  TestStream() { EXPECT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess); }
-  ~TestStream() { cudaStreamDestroy(stream_); }
-  TestStream(const TestStream&) = delete;
-  TestStream& operator=(const TestStream&) = delete;
-  Stream get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
 
 // Copies the case's operands to the device, runs `kernel` on them on `stream`, and copies C
 // back into data.c.
@@ -69,7 +57,7 @@ void run_on_device(Context& ctx, Stream stream, const std::string& kernel, Batch
 // Runs the cases that entry e accepts, for each of its dtypes; returns how many ran.
 int run_cases(const KernelEntry& e, const std::vector<BatchCase>& cases) {
   // The stream outlives the context, whose pool frees its workspace on it.
-  const TestStream stream;
+  const cuda::OwnStream stream;  // nothing relies on the legacy default stream
   Context ctx(Backend::cuda);
   std::uint64_t seed = std::hash<std::string>{}(e.name);
   int ran = 0, refused = 0;
@@ -152,7 +140,7 @@ TEST(GpuBatched, EntriesWithoutBatchesRunThemMatrixByMatrix) {
 TEST(GpuBatched, DISABLED_BatchedTiming) {
   SKIP_WITHOUT_DEVICE();
   if (current_compute_capability() < 90) GTEST_SKIP() << "rung 19 needs sm_90";
-  const TestStream stream;
+  const cuda::OwnStream stream;  // nothing relies on the legacy default stream
   Context ctx(Backend::cuda);
   cudaEvent_t start, stop;
   ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);

@@ -49,7 +49,6 @@ enum class I8Epilogue {
   residues_direct,  // into C and/or C^T by 16-byte or byte stores: any layout
 };
 
-constexpr bool writes_residues(I8Epilogue e) { return e != I8Epilogue::int32_tma && e != I8Epilogue::int32_direct; }
 constexpr bool uses_tma_stores(I8Epilogue e) { return e != I8Epilogue::int32_direct && e != I8Epilogue::residues_direct; }
 
 // What the epilogue writes.
