@@ -279,11 +279,13 @@ def render_table(table, entries, runs, root, problems):
 
 
 def render_kernels(entries):
-    """README's overview: one row per rung (its entries together), references on their own."""
+    """README's overview: one row per rung (its entries together); references, and the entries
+    off the ladder (rung 0: the exact and emulated GEMMs), each on their own."""
     lines = ["| rung | kernels | backend | what it is |", "|---|---|---|---|"]
     groups = {}
     for e in entries:
-        key = (e["backend"], e["name"]) if e["role"] == "reference" else (e["backend"], e["rung"])
+        alone = e["role"] == "reference" or e["rung"] == 0
+        key = (e["backend"], e["name"]) if alone else (e["backend"], e["rung"])
         groups.setdefault(key, []).append(e)
     for es in groups.values():
         main = es[0]

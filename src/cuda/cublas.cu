@@ -18,6 +18,11 @@ struct Call {
         op_b(p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N),
         op_a(p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N) {
     GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(call.get(), math));
+    // FP64 emulation as measured in docs/exact.md: the EAGER strategy (emulate whenever
+    // it may be faster); the handle may be shared, so every call sets its strategy.
+    GEMMKIT_CUBLAS_CHECK(cublasSetEmulationStrategy(
+        call.get(), math == CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH ? CUBLAS_EMULATION_STRATEGY_EAGER
+                                                                 : CUBLAS_EMULATION_STRATEGY_DEFAULT));
   }
   cublasHandle_t handle() const { return call.get(); }
 };
@@ -113,6 +118,16 @@ void register_cublas_kernels(Registry& registry) {
                 .dtypes = {DType::f32, DType::f64}, .min_compute_capability = 50, .auto_priority = 100, .batched = true,
                 .workspace_bytes = cublas_workspace,
                 .run = [](const GemmProblem& p, const KernelLaunch& l) { cublas_gemm(p, l, CUBLAS_PEDANTIC_MATH); }});
+  // cuBLAS's own FP64 emulation on int8 tensor cores (cuBLAS 13.1 and later on sm_90+;
+  // earlier, or elsewhere, cuBLAS runs native DGEMM instead): the reference for the Ozaki
+  // emulation, cuda_ozaki_f64. auto never chooses it.
+  registry.add({.name = "cuda_cublas_f64_emulated", .backend = Backend::cuda, .role = KernelRole::reference,
+                .summary = "cuBLAS DGEMM with CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH (EAGER): cuBLAS's own FP64 emulation",
+                .dtypes = {DType::f64}, .min_compute_capability = 50, .batched = true,
+                .workspace_bytes = cublas_workspace,
+                .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                  cublas_gemm(p, l, CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH);
+                }});
   // TF32 tensor cores on FP32 data: the speed a user gets from cuBLAS by allowing TF32.
   // auto never chooses it for f32 (it is less accurate than the FP32 contract); for a tf32
   // GEMM it is the last choice, for the shapes no tf32 rung of ours accepts.

@@ -16,6 +16,7 @@
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/exact_planes.hpp"
 #include "cuda/kernels/exact_residues.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/launch.hpp"
@@ -26,12 +27,12 @@ namespace gemmkit {
 namespace {
 
 using cuda::ceil_div;
+using cuda::launch_planes;
+using cuda::moduli_table;
+using cuda::padded16;
 using cuda::kernels::ModuliTable;
 using cuda::kernels::PlaneKind;
 
-// Rows of an int8 plane: whole 16-byte chunks (the conversion writes 16 bytes at a time, and
-// the int8 GEMMs like rows on 16 bytes); the padding is zero.
-std::int64_t padded16(std::int64_t x) { return std::max<std::int64_t>(16, (x + 15) / 16 * 16); }
 std::size_t aligned(std::size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
 
 // The conversion's and the epilogue's grids put row tiles on y (at most 65535 of them).
@@ -48,14 +49,7 @@ struct ReportWords {
 // when only sizing).
 ModularGemmProblem modular_problem(const GemmProblem& p, int moduli, const std::int8_t* a,
                                    const std::int8_t* b, std::int8_t* c) {
-  const std::int64_t kp = padded16(p.k), np = padded16(p.n);
-  ModularGemmProblem g;
-  g.m = p.m, g.n = p.n, g.k = kp;  // the zero columns of the padding add nothing
-  g.moduli.assign(int8_moduli().begin(), int8_moduli().begin() + moduli);
-  g.a = a, g.lda = kp, g.stride_a = p.m * kp;
-  g.b = b, g.ldb = kp, g.stride_b = p.n * kp;
-  g.c = c, g.ldc = np, g.stride_c = p.m * np;
-  return g;
+  return cuda::planes_problem(p.m, p.n, p.k, moduli, a, b, c);
 }
 
 // Byte offsets of the workspace's parts for a row-major problem, sized for the worst plan of
@@ -86,18 +80,6 @@ Regions regions(const Context* ctx, const GemmProblem& p) {
   return r;
 }
 
-ModuliTable moduli_table(int count) {
-  ModuliTable t;
-  t.count = count;
-  for (int q = 0; q < count; ++q) {
-    const std::uint32_t p = int8_moduli()[std::size_t(q)];
-    t.p[q] = p;
-    t.barrett[q] = std::uint32_t(0xffffffffu / p);
-    t.two32[q] = std::uint32_t((std::uint64_t{1} << 32) % p);
-  }
-  return t;
-}
-
 // Why the exact GEMM cannot run a (row-major) problem, or nullopt.
 std::optional<std::string> exact_rejects(const GemmProblem& p) {
   if (p.dtype != DType::i32 && p.dtype != DType::i64)
@@ -118,22 +100,6 @@ void launch_max_abs(const void* x, std::int64_t rows, std::int64_t cols, std::in
   cuda::kernels::exact_max_abs<T><<<dim3(unsigned(xb), unsigned(y)), 256, 0, stream>>>(
       static_cast<const T*>(x), rows, cols, ld, out);
   cuda::check_launch("exact_max_abs");
-}
-
-// S (rows x cols: S(r, c) = src[r * ld + c], or src[c * ld + r] when transposed) -> planes.
-template <class T, PlaneKind Kind>
-void launch_planes(const void* src, bool transposed, std::int64_t ld, std::int64_t rows, std::int64_t cols,
-                   std::int8_t* out, int planes, const ModuliTable& table, Stream stream) {
-  const std::int64_t cp = padded16(cols);
-  const dim3 grid(unsigned(ceil_div(cp, 64)), unsigned(ceil_div(rows, 64)));
-  const auto* s = static_cast<const T*>(src);
-  if (transposed)
-    cuda::kernels::exact_to_int8_planes<T, true, Kind><<<grid, 256, 0, stream>>>(s, ld, rows, cols, cp, out,
-                                                                                 rows * cp, planes, table);
-  else
-    cuda::kernels::exact_to_int8_planes<T, false, Kind><<<grid, 256, 0, stream>>>(s, ld, rows, cols, cp, out,
-                                                                                  rows * cp, planes, table);
-  cuda::check_launch("exact_to_int8_planes");
 }
 
 template <class CT>

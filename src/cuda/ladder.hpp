@@ -21,6 +21,7 @@ void register_skinny_kernels(Registry& registry);     // ladder_skinny.cu: rung 
 void register_composed_kernels(Registry& registry);   // ladder_composed.cu: rungs 22-23
 void register_i8_kernels(Registry& registry);         // ladder_i8.cu: rung 24 (int8)
 void register_exact_kernels(Registry& registry);      // exact_gemm.cu: exact i32/i64 by residues
+void register_ozaki_kernels(Registry& registry);      // ozaki_gemm.cu: f64 emulated on int8 tensor cores
 
 // KernelEntry::run and ::launches from one launcher, launcher(p, emit), that queues its
 // launches through emit (explain_launch.hpp): a LaunchEmit runs them, a PlanEmit describes

@@ -15,6 +15,7 @@ void register_cuda_kernels(Registry& registry) {
   cuda::register_composed_kernels(registry);
   cuda::register_i8_kernels(registry);
   cuda::register_exact_kernels(registry);
+  cuda::register_ozaki_kernels(registry);
 }
 
 }  // namespace gemmkit::detail

@@ -53,6 +53,9 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
     // SIMT rung 14) take bf16 and need sm_80 at least.
     if (e->name == "cuda_exact_residues") {  // integers only: the exact GEMM by residues
       EXPECT_TRUE(e->supports(DType::i32) && e->supports(DType::i64)) << e->name;
+    } else if (e->name.rfind("cuda_ozaki_", 0) == 0) {  // one float dtype each, on int8 tensor cores
+      EXPECT_NE(e->supports(DType::f64), e->supports(DType::f32)) << e->name;
+      EXPECT_GE(e->min_compute_capability, 75) << e->name;
     } else if (e->role == KernelRole::ladder && e->supports(DType::i8)) {  // rung 24: int8 wgmma
       EXPECT_GE(e->min_compute_capability, 90) << e->name;
     } else if (e->role == KernelRole::ladder && e->rung >= 16 && e->name != "cuda_split_k") {

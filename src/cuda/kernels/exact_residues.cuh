@@ -2,6 +2,8 @@
 //   exact_max_abs          the bound: max |x| of an operand, one read of it;
 //   exact_to_int8_planes   an i32/i64 operand as centred int8 residues mod each prime (or as
 //                          balanced base-256 digits), in the K-major layout the int8 GEMMs read;
+//                          an f64 operand scaled by a power of two per row to integers first
+//                          (the Ozaki scheme, src/cuda/ozaki_gemm.cu);
 //   exact_epilogue         alpha X + beta C0 in multi-word integers from the CRT's limbs, into
 //                          C (an entry that does not fit is reported, not written) or limbs.
 // Why: with them the int8 tensor cores compute an exact integer product; each kernel reads
@@ -12,6 +14,7 @@
 #include <cub/block/block_reduce.cuh>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace gemmkit::cuda::kernels {
 
@@ -62,6 +65,9 @@ enum class PlaneKind { residues, digits };
 //   Transposed == false: S(r, c) = src[r * ld + c];  true: S(r, c) = src[c * ld + r].
 //   residues: plane q holds S mod p_q, centred in [-(p-1)/2, (p-1)/2];
 //   digits:   plane q holds digit q of S in balanced base 256 (int8, S = sum_q d_q 256^q).
+// T double: S(r, c) stands for the integer rint(S(r, c) 2^row_shift[r]), which the caller
+// keeps below 2^62 in magnitude (the shifts of ozaki_row_shifts).
+// Integer T: row_shift is unused (null).
 // Block 256 threads, one 64 x 64 tile of S: read in S's storage order (coalesced either
 // way) into shared memory, then each thread writes 16 consecutive bytes of a row per plane.
 template <class T, bool Transposed, PlaneKind Kind>
@@ -69,7 +75,8 @@ __global__ void __launch_bounds__(256) exact_to_int8_planes(const T* __restrict_
                                                             std::int64_t rows, std::int64_t cols,
                                                             std::int64_t cols_padded, std::int8_t* __restrict__ out,
                                                             std::int64_t plane_stride, int planes,
-                                                            const __grid_constant__ ModuliTable table) {
+                                                            const __grid_constant__ ModuliTable table,
+                                                            const int* __restrict__ row_shift) {
   __shared__ T tile[64][65];  // tile[r - r0][c - c0]; 65: conflict-free column walks
   const std::int64_t r0 = std::int64_t(blockIdx.y) * 64, c0 = std::int64_t(blockIdx.x) * 64;
   const int t = threadIdx.x;
@@ -99,7 +106,10 @@ __global__ void __launch_bounds__(256) exact_to_int8_planes(const T* __restrict_
   std::int64_t v[16];
 #pragma unroll
   for (int e = 0; e < 16; ++e) {
-    v[e] = tile[r][cb + e];
+    if constexpr (std::is_floating_point_v<T>)
+      v[e] = static_cast<std::int64_t>(rint(ldexp(tile[r][cb + e], row_shift[gr])));  // exact: a power of two, then rint
+    else
+      v[e] = tile[r][cb + e];
     neg[e] = v[e] < 0;
     const unsigned long long a = neg[e] ? 0ull - static_cast<unsigned long long>(v[e]) : static_cast<unsigned long long>(v[e]);
     hi[e] = std::uint32_t(a >> 32);
@@ -115,7 +125,8 @@ __global__ void __launch_bounds__(256) exact_to_int8_planes(const T* __restrict_
       for (int e = 0; e < 16; ++e) {
         // |v| mod p = (hi mod p) (2^32 mod p) + lo mod p, reduced again (< 2^16 + 2^8).
         std::uint32_t x = mod_small(lo[e], p, m);
-        if (sizeof(T) == 8) x = mod_small(mod_small(hi[e], p, m) * two32 + x, p, m);
+        if (sizeof(T) == 8 || std::is_floating_point_v<T>)  // int32 sources have no high word
+          x = mod_small(mod_small(hi[e], p, m) * two32 + x, p, m);
         const int c = int(x) > half ? int(x) - int(p) : int(x);  // centred residue of |v|
         const int s = neg[e] ? -c : c;                            // of v: the range is symmetric
         packed[e / 4] |= std::uint32_t(std::uint8_t(std::int8_t(s))) << (8 * (e % 4));
@@ -174,8 +185,10 @@ __device__ __forceinline__ void words_add(std::uint64_t (&x)[kExactWords], const
 // a * db + b at d + (a * db + b) * plane_stride, row-major rows x cols, leading dimension ld)
 // the product of digit a of op(A) and digit b of op(B). Into `limbs` words an entry at
 // out + (i * ld_out + j) * limbs (the CRT's format), exact: `limbs` holds every |X| <= the
-// bound, and the sums are formed in kExactWords words.
-__global__ void __launch_bounds__(256) exact_digits_combine(const int* __restrict__ d, int da, int db,
+// bound, and the sums are formed in kExactWords words. (A template, so that every file that
+// includes this header shares one definition.)
+template <class Sum = int>
+__global__ void __launch_bounds__(256) exact_digits_combine(const Sum* __restrict__ d, int da, int db,
                                                             std::int64_t plane_stride, std::int64_t ld,
                                                             std::int64_t rows, std::int64_t cols,
                                                             std::uint64_t* __restrict__ out, std::int64_t ld_out,

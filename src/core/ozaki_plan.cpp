@@ -1,0 +1,65 @@
+// The Ozaki scheme's plan (gemmkit/ozaki.hpp): how many int8 primes, how many
+// bits.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "gemmkit/dtype.hpp"
+#include "gemmkit/error.hpp"
+#include "gemmkit/exact.hpp"
+#include "gemmkit/modular.hpp"
+#include "gemmkit/ozaki.hpp"
+
+namespace gemmkit {
+namespace {
+
+// log2 of the product of the first `moduli` int8 primes, rounded down a little:
+// the bound must hold for P itself, not for its rounded logarithm.
+double log2_product(int moduli) {
+  double bits = 0;
+  for (int q = 0; q < moduli; ++q) bits += std::log2(double(int8_moduli()[std::size_t(q)]));
+  return bits - 1e-9;
+}
+
+// The most bits b with 2 k 2^(2b) < P: 2b + log2(k) + 1 < log2(P).
+
+int bits_for(std::int64_t k, int moduli) {
+  const double room = log2_product(moduli) - 1 - std::log2(double(std::max<std::int64_t>(k, 1)));
+  // Strictly below: 2b < room. And the integers stay within int64 (|A'| <=
+  // 2^62).
+  int b = int(std::ceil(room / 2)) - 1;
+  return std::min(b, 62);
+}
+
+}  // namespace
+
+std::string OzakiPlan::describe() const {
+  return std::to_string(moduli) + " int8 primes, " + std::to_string(bits) + " bits per row of A and column of B";
+}
+
+OzakiPlan plan_ozaki(std::int64_t k, int moduli, DType dtype, int extra_bits) {
+  if (dtype != DType::f64 && dtype != DType::f32)
+    fail(ErrorCategory::usage, "Ozaki emulation: dtype " + std::string(dtype_name(dtype)) + " (f64 and f32 are taken)");
+  if (k < 0) fail(ErrorCategory::usage, "Ozaki plan: negative k " + std::to_string(k));
+  if (moduli != 0 && (moduli < 2 || moduli > kCrtMaxModuli))
+    fail(ErrorCategory::usage,
+         "Ozaki emulation takes 2 to " + std::to_string(kCrtMaxModuli) + " moduli, not " + std::to_string(moduli));
+  OzakiPlan plan;
+  if (moduli == 0) {
+    // The largest entries of each row and column keep all the bits of their
+    // type's mantissa (53, 24), and extra_bits more: ozaki_gemm passes how far
+    // the mean entry of a row or column sits below its largest, so that the
+    // mean keeps them too. Measured in docs/exact.md.
+    const int wanted = std::min(62, (dtype == DType::f64 ? 53 : 24) + std::clamp(extra_bits, 0, kOzakiMaxExtraBits));
+    for (moduli = 2; moduli < kCrtMaxModuli && bits_for(k, moduli) < wanted; ++moduli) {
+    }
+  }
+  plan.moduli = moduli;
+  plan.bits = bits_for(k, moduli);
+  if (plan.bits < 1)
+    fail(ErrorCategory::usage, "Ozaki emulation: " + std::to_string(moduli) +
+                                   " moduli leave no bits at k = " + std::to_string(k) + "; take more");
+  return plan;
+}
+
+}  // namespace gemmkit

@@ -1,0 +1,377 @@
+// The Ozaki scheme II on the GPU (gemmkit/ozaki.hpp): FP64 and FP32 GEMM from
+// int8 tensor-core GEMMs.
+//   1. The scan, ozaki_row_exponents and ozaki_spread: the exponent of the
+//      largest |entry| and the sum of |entries| of each row of op(A) and column
+//      of op(B), the spread the default plan adds bits for, and the first row
+//      or column holding Inf or NaN; one read of each operand. ozaki_shifts
+//      turns the exponents into the powers of two that scale each row and
+//      column to the plan's bits.
+//   2. exact_to_int8_planes (exact_residues.cuh) scales, rounds and reduces
+//      every entry modulo each prime, straight into the K-major int8 planes the
+//      modular GEMMs read.
+//   3. modular_gemm: one int8 GEMM per prime, residues out (the fused kernel on
+//      sm_90).
+//   4. ozaki_epilogue: per entry the Chinese remainder rebuild
+//      (core/crt_math.hpp), the integer rounded once to a double, scaled back,
+//      alpha and beta.
+// The workspace holds the scan, the planes and modular_gemm's scratch.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/crt_math.hpp"
+#include "cuda/check.hpp"
+#include "cuda/context.hpp"
+#include "cuda/exact_planes.hpp"
+#include "cuda/ladder.hpp"
+#include "cuda/launch.hpp"
+#include "gemmkit/ozaki.hpp"
+
+namespace gemmkit {
+namespace {
+
+using cuda::ceil_div;
+using cuda::padded16;
+
+constexpr std::int64_t kMaxRows = 65535 * 64;  // the planes' grid puts row tiles on y
+
+std::size_t aligned(std::size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
+// The first bytes of the workspace, what the scan of the operands found: the
+// first row of op(A) and column of op(B) with a non-finite entry (all ones:
+// none), and the spread: the largest ceil(log2(max / mean)) of |entries| over
+// those rows and columns (0 when none is above 1), which the default plan adds
+// to its bits.
+struct Scan {
+  unsigned long long bad_a, bad_b;
+  int spread;
+};
+
+// The exponents' initial value (bytes 0x80, below every ilogb of a double): a
+// zero row keeps it.
+constexpr int kNoEntry = int(0x80808080u);
+
+// exponent[r] = max over the row's entries of ilogb |S(r, c)| (kNoEntry stays
+// for a zero row), S rows x cols: S(r, c) = src[r * ld + c], or src[c * ld + r]
+// when transposed; sum[r] += sum of |S(r, c)| (in chunks, by atomicAdd); *bad =
+// the least row with an Inf or NaN. Block 256 threads,
+// blockIdx.y a chunk of kChunk columns (atomicMax joins the chunks). Row-major
+// S: a warp per row, lanes along it (coalesced); transposed: a thread per row,
+// consecutive rows consecutive in memory, and shorter chunks, so that enough
+// blocks keep enough loads in flight.
+constexpr int kChunk = 1024, kChunkTransposed = 128;
+template <class T, bool Transposed>
+__global__ void __launch_bounds__(256)
+    ozaki_row_exponents(const T* __restrict__ src, std::int64_t ld, std::int64_t rows, std::int64_t cols, int* exponent,
+                        double* sum, unsigned long long* bad) {
+  constexpr int kCols = Transposed ? kChunkTransposed : kChunk;
+  const std::int64_t c0 = std::int64_t(blockIdx.y) * kCols, c1 = c0 + kCols < cols ? c0 + kCols : cols;
+  double largest = 0, total = 0;
+  bool finite = true;
+  std::int64_t r;
+  if constexpr (!Transposed) {
+    r = std::int64_t(blockIdx.x) * 8 + threadIdx.x / 32;
+    if (r >= rows) return;
+    for (std::int64_t c = c0 + threadIdx.x % 32; c < c1; c += 32) {
+      const double x = fabs(double(src[r * ld + c]));
+      finite = finite && isfinite(x);
+      largest = x > largest ? x : largest;
+      total += x;
+    }
+    for (int o = 16; o > 0; o /= 2) {
+      largest = fmax(largest, __shfl_xor_sync(0xffffffffu, largest, o));
+      total += __shfl_xor_sync(0xffffffffu, total, o);
+    }
+    finite = __all_sync(0xffffffffu, finite);
+    if (threadIdx.x % 32 != 0) return;
+  } else {
+    r = std::int64_t(blockIdx.x) * 256 + threadIdx.x;
+    if (r >= rows) return;
+#pragma unroll 8
+    for (std::int64_t c = c0; c < c1; ++c) {
+      const double x = fabs(double(src[c * ld + r]));
+      finite = finite && isfinite(x);
+      largest = x > largest ? x : largest;
+      total += x;
+    }
+  }
+  if (!finite)
+    atomicMin(bad, static_cast<unsigned long long>(r));
+  else if (largest > 0) {
+    atomicMax(exponent + r, ilogb(largest));
+    atomicAdd(sum + r, total);
+  }
+}
+
+// *spread = max over rows of ceil(log2(2^(exponent + 1) / mean)), the mean of
+// the row's `cols` |entries| (sum / cols): how many bits the row's smaller
+// entries sit below its largest, on average (2^(exponent + 1) bounds the
+// largest from above).
+__global__ void ozaki_spread(const int* exponent, const double* sum, std::int64_t rows, std::int64_t cols,
+                             int* spread) {
+  int worst = 0;
+  for (std::int64_t r = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; r < rows;
+       r += std::int64_t(gridDim.x) * blockDim.x)
+    if (exponent[r] != kNoEntry && sum[r] > 0)
+      worst = max(worst, int(ceil(log2(ldexp(double(cols), exponent[r] + 1) / sum[r]))));
+  if (worst > 0) atomicMax(spread, worst);
+}
+
+template <class T>
+void launch_row_exponents(const void* src, bool transposed, std::int64_t ld, std::int64_t rows, std::int64_t cols,
+                          int* exponent, double* sum, unsigned long long* bad, int* spread, Stream stream) {
+  const auto* s = static_cast<const T*>(src);
+  if (transposed)
+    ozaki_row_exponents<T, true>
+        <<<dim3(unsigned(ceil_div(rows, 256)), unsigned(ceil_div(cols, kChunkTransposed))), 256, 0, stream>>>(
+            s, ld, rows, cols, exponent, sum, bad);
+  else
+    ozaki_row_exponents<T, false>
+        <<<dim3(unsigned(ceil_div(rows, 8)), unsigned(ceil_div(cols, kChunk))), 256, 0, stream>>>(s, ld, rows, cols,
+                                                                                                  exponent, sum, bad);
+  cuda::check_launch("ozaki_row_exponents");
+  ozaki_spread<<<unsigned(std::min<std::int64_t>(ceil_div(rows, 256), 1024)), 256, 0, stream>>>(exponent, sum, rows, cols,
+                                                                                                  spread);
+  cuda::check_launch("ozaki_spread");
+}
+
+// exponent -> shift in place: the power of two that brings the row's largest
+// entry into [2^(bits-1), 2^bits); 0 for a zero row.
+__global__ void ozaki_shifts(int* e, std::int64_t count, int bits) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    e[i] = e[i] == kNoEntry ? 0 : bits - 1 - e[i];
+}
+
+// x (L words of two's complement, least significant first) rounded to the
+// nearest double: its magnitude's top 64 bits, with a sticky bit for the rest,
+// converted once.
+template <int L>
+__device__ __forceinline__ double limbs_to_double(std::uint64_t (&x)[L]) {
+  const bool negative = (x[L - 1] >> 63) != 0;
+  if (negative) {  // |x| = ~x + 1
+    unsigned carry = 1;
+#pragma unroll
+    for (int l = 0; l < L; ++l) {
+      x[l] = ~x[l] + carry;
+      carry = carry && x[l] == 0;
+    }
+  }
+  int top = L - 1;
+  while (top > 0 && x[top] == 0) --top;
+  if (x[top] == 0) return 0.0;
+  const int lead = __clzll(static_cast<long long>(x[top]));
+  std::uint64_t bits = x[top] << lead, rest = 0;
+  if (top > 0) {
+    if (lead > 0) bits |= x[top - 1] >> (64 - lead);
+    rest = lead > 0 ? x[top - 1] << lead : x[top - 1];
+    for (int l = 0; l < top - 1; ++l) rest |= x[l];
+  }
+  const double magnitude = ldexp(__ull2double_rn(bits | (rest != 0 ? 1u : 0u)), 64 * top - lead);
+  return negative ? -magnitude : magnitude;
+}
+
+// C(r, c) = alpha 2^-(shift_a[r] + shift_b[c]) C'(r, c) + beta C0(r, c), C'
+// rebuilt from its residue planes (ld, plane_stride); with no moduli (k == 0 or
+// alpha == 0) C' is zero. Block (x, y): 256 columns of rows y, y + gridDim.y,
+// ... (the CRT kernel's order: a warp reads 32 consecutive residues of each
+// plane).
+template <class T, int W>
+__global__ void __launch_bounds__(256)
+    ozaki_epilogue(const __grid_constant__ crt_detail::CrtConstants k, const std::int8_t* __restrict__ planes,
+                   std::int64_t ld, std::int64_t plane_stride, std::int64_t rows, std::int64_t cols,
+                   const int* __restrict__ shift_a, const int* __restrict__ shift_b, double alpha, double beta, T* c,
+                   std::int64_t ldc) {
+  constexpr int L = (W + 1) / 2;
+  const std::int64_t col = std::int64_t(blockIdx.x) * 256 + threadIdx.x;
+  if (col >= cols) return;
+  for (std::int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    double v = 0;
+    if (k.moduli > 0) {
+      std::uint64_t x[L];
+      crt_detail::rebuild_entry<W>(k, planes + r * ld + col, plane_stride, x, L);
+      v = alpha * ldexp(limbs_to_double(x), -(shift_a[r] + shift_b[col]));
+    }
+    T* out = c + r * ldc + col;
+    *out = T(beta == 0 ? v : v + beta * double(*out));  // f32: rounded once more, from the double
+  }
+}
+
+// Byte offsets of the workspace's parts.
+// The planes are sized for `plan`: the largest plan the call can take (the
+// default plan with the most extra bits, or the caller's moduli).
+struct Regions {
+  std::size_t shift_a = 0, shift_b = 0, sum_a = 0, sum_b = 0, a = 0, b = 0, c = 0, gemm = 0, total = 0;
+};
+
+Regions regions(const Context& ctx, const GemmProblem& p, const OzakiPlan& plan) {
+  const std::size_t q = std::size_t(plan.moduli), kp = std::size_t(padded16(p.k)), np = std::size_t(padded16(p.n));
+  Regions r;
+  std::size_t at = aligned(sizeof(Scan));
+  r.shift_a = at, at += aligned(std::size_t(p.m) * sizeof(int));
+  r.shift_b = at, at += aligned(std::size_t(p.n) * sizeof(int));
+  r.sum_a = at, at += aligned(std::size_t(p.m) * sizeof(double));
+  r.sum_b = at, at += aligned(std::size_t(p.n) * sizeof(double));
+  r.a = at, at += aligned(q * std::size_t(p.m) * kp);
+  r.b = at, at += aligned(q * std::size_t(p.n) * kp);
+  r.c = at, at += aligned(q * std::size_t(p.m) * np);
+  r.gemm = at;
+  at += aligned(
+      modular_gemm_workspace_bytes(ctx, cuda::planes_problem(p.m, p.n, p.k, plan.moduli, nullptr, nullptr, nullptr)));
+  r.total = at;
+  return r;
+}
+
+std::optional<std::string> ozaki_rejects(const GemmProblem& p) {
+  if ((p.dtype != DType::f64 && p.dtype != DType::f32) || p.c_dtype() != p.dtype)
+    return "f64 or f32 inputs, C of the same dtype";
+  if (p.m > kMaxRows || p.n > kMaxRows) return "more than " + std::to_string(kMaxRows) + " rows or columns";
+  return std::nullopt;
+}
+
+void check_ozaki_problem(const GemmProblem& problem) {
+  validate(problem);
+  if (auto why = ozaki_rejects(problem))
+    fail(ErrorCategory::usage, "Ozaki emulation of " + problem.shape_string() + ": " + *why);
+  if (problem.batch != 1)
+    fail(ErrorCategory::usage,
+         "Ozaki emulation takes one product at a time, not a batch of " + std::to_string(problem.batch));
+}
+
+// The largest plan a call can take: the caller's moduli, or the default plan
+// with the most extra bits the operands can ask for.
+OzakiPlan largest_plan(const GemmProblem& p, int moduli) {
+  return plan_ozaki(p.k, moduli, p.dtype, moduli == 0 ? kOzakiMaxExtraBits : 0);
+}
+
+}  // namespace
+
+std::size_t ozaki_gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem, int moduli) {
+  check_ozaki_problem(problem);
+  const GemmProblem p = as_row_major(problem);
+  return regions(ctx, p, largest_plan(p, moduli)).total;
+}
+
+namespace {
+
+// The whole call for elements T (double or float); `problem` checked, p its
+// row-major form, the workspace laid out by r. Returns the plan that ran.
+template <class T>
+OzakiPlan run_ozaki(Context& ctx, const GemmProblem& problem, const GemmProblem& p, int moduli, const Regions& r,
+                    Stream stream, Workspace workspace) {
+  const cuda::DeviceScope scope(ctx.device());
+  auto* base = static_cast<unsigned char*>(workspace.data);
+  auto* scan = reinterpret_cast<Scan*>(base);
+  auto* shift_a = reinterpret_cast<int*>(base + r.shift_a);
+  auto* shift_b = reinterpret_cast<int*>(base + r.shift_b);
+  auto* sum_a = reinterpret_cast<double*>(base + r.sum_a);
+  auto* sum_b = reinterpret_cast<double*>(base + r.sum_b);
+  auto* c_planes = reinterpret_cast<std::int8_t*>(base + r.c);
+  const bool product = p.k > 0 && p.alpha != 0;
+
+  OzakiPlan plan = plan_ozaki(p.k, moduli, p.dtype);
+  crt_detail::CrtConstants constants;  // moduli 0: no product
+  ModularGemmProblem g;
+  if (product) {
+    // 1. The scan: exponents and sums of |entries| of the rows of op(A) and the
+    //    columns of op(B) (rows of op(B)^T, n x k), the spread, the first
+    //    non-finite lines; the one wait of the call.
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(scan, 0xff, 2 * sizeof(unsigned long long), stream));
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(&scan->spread, 0, sizeof(int), stream));
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(shift_a, 0x80, std::size_t(p.m) * sizeof(int), stream));  // kNoEntry
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(shift_b, 0x80, std::size_t(p.n) * sizeof(int), stream));
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(sum_a, 0, std::size_t(p.m) * sizeof(double), stream));
+    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(sum_b, 0, std::size_t(p.n) * sizeof(double), stream));
+    launch_row_exponents<T>(p.a, p.trans_a, p.lda, p.m, p.k, shift_a, sum_a, &scan->bad_a, &scan->spread, stream);
+    launch_row_exponents<T>(p.b, !p.trans_b, p.ldb, p.n, p.k, shift_b, sum_b, &scan->bad_b, &scan->spread, stream);
+    Scan found{};
+    GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(&found, scan, sizeof found, cudaMemcpyDeviceToHost, stream));
+    GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const bool col = problem.layout == Layout::col_major;  // the row-major form swapped A and B
+    auto refuse = [&](char operand, const char* line, unsigned long long at) {
+      fail(ErrorCategory::usage, std::string("Ozaki emulation of ") + problem.shape_string() + ": op(" + operand +
+                                     ") has an Inf or NaN in " + line + " " + std::to_string(at) +
+                                     " (the emulation has no integer for it; native GEMM takes it)");
+    };
+    if (found.bad_a != ~0ull) col ? refuse('B', "column", found.bad_a) : refuse('A', "row", found.bad_a);
+    if (found.bad_b != ~0ull) col ? refuse('A', "row", found.bad_b) : refuse('B', "column", found.bad_b);
+    // The default plan keeps its mantissa's bits for the entries at the mean
+    // size of their row or column, too.
+    if (moduli == 0) plan = plan_ozaki(p.k, 0, p.dtype, std::min(found.spread, kOzakiMaxExtraBits));
+    ozaki_shifts<<<unsigned(std::min<std::int64_t>(ceil_div(p.m, 256), 4096)), 256, 0, stream>>>(shift_a, p.m,
+                                                                                                 plan.bits);
+    ozaki_shifts<<<unsigned(std::min<std::int64_t>(ceil_div(p.n, 256), 4096)), 256, 0, stream>>>(shift_b, p.n,
+                                                                                                 plan.bits);
+    cuda::check_launch("ozaki_shifts");
+
+    // 2. Scaled, rounded, reduced: the planes of A' and B'^T.
+    auto* a_planes = reinterpret_cast<std::int8_t*>(base + r.a);
+    auto* b_planes = reinterpret_cast<std::int8_t*>(base + r.b);
+    g = cuda::planes_problem(p.m, p.n, p.k, plan.moduli, a_planes, b_planes, c_planes);
+    const cuda::kernels::ModuliTable table = cuda::moduli_table(plan.moduli);
+    cuda::launch_planes<T, cuda::kernels::PlaneKind::residues>(p.a, p.trans_a, p.lda, p.m, p.k, a_planes, plan.moduli,
+                                                               table, stream, shift_a);
+    cuda::launch_planes<T, cuda::kernels::PlaneKind::residues>(p.b, !p.trans_b, p.ldb, p.n, p.k, b_planes, plan.moduli,
+                                                               table, stream, shift_b);
+    // 3. C' mod each prime.
+    const std::size_t gemm_bytes = modular_gemm_workspace_bytes(ctx, g);
+    if (gemm_bytes > r.total - r.gemm) fail(ErrorCategory::internal, "Ozaki plan beyond its workspace");
+    modular_gemm(ctx, g, stream, Workspace{gemm_bytes ? base + r.gemm : nullptr, gemm_bytes});
+    constants = crt_detail::make_constants(g.moduli);
+  }
+  // 4. The rebuild, rounded once, scaled back; alpha, beta.
+  const dim3 grid(unsigned(ceil_div(p.n, 256)), unsigned(std::min<std::int64_t>(p.m, 65535)));
+  const int words = product ? crt_detail::work_words(constants) : 3;
+  crt_detail::with_work_words(words, [&](auto w) {
+    ozaki_epilogue<T, w()><<<grid, 256, 0, stream>>>(constants, c_planes, g.ldc, g.stride_c, p.m, p.n, shift_a, shift_b,
+                                                     double(p.alpha), double(p.beta), static_cast<T*>(p.c), p.ldc);
+  });
+  cuda::check_launch("ozaki_epilogue");
+  return plan;
+}
+
+}  // namespace
+
+OzakiPlan ozaki_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace, int moduli) {
+  if (ctx.backend() != Backend::cuda)
+    fail(ErrorCategory::usage, "Ozaki emulation runs on the CUDA backend, not in a CPU context");
+  check_ozaki_problem(problem);
+  const GemmProblem p = as_row_major(problem);
+  const Regions r = regions(ctx, p, largest_plan(p, moduli));
+  if (workspace.bytes < r.total)
+    fail(ErrorCategory::usage, "Ozaki emulation of " + problem.shape_string() + " needs " + std::to_string(r.total) +
+                                   " bytes of workspace, " + std::to_string(workspace.bytes) + " were given");
+  if (reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
+    fail(ErrorCategory::usage,
+         "the workspace must start on a " + std::to_string(kWorkspaceAlignment) + "-byte boundary");
+  if (p.m == 0 || p.n == 0) return plan_ozaki(p.k, moduli, p.dtype);
+  return p.dtype == DType::f64 ? run_ozaki<double>(ctx, problem, p, moduli, r, stream, workspace)
+                               : run_ozaki<float>(ctx, problem, p, moduli, r, stream, workspace);
+}
+
+namespace cuda {
+
+void register_ozaki_kernels(Registry& registry) {
+  for (const DType dtype : {DType::f64, DType::f32}) {
+    const std::string bits = dtype == DType::f64 ? "FP64" : "FP32";
+    registry.add(
+        {.name = "cuda_ozaki_" + std::string(dtype_name(dtype)),
+         .backend = Backend::cuda,
+         .summary = bits + " emulated on int8 tensor cores (Ozaki "
+                           "scheme II): rows and columns scaled to "
+                           "integers, modular int8 GEMMs, CRT rebuild "
+                           "on the GPU; Inf and NaN refused",
+         .dtypes = {dtype},
+         .min_compute_capability = 75,  // int8 tensor cores
+         .precondition = ozaki_rejects,
+         .workspace_bytes = [](const GemmProblem& p, const Context& ctx) { return ozaki_gemm_workspace_bytes(ctx, p); },
+         .run = [](const GemmProblem& p, const KernelLaunch& l) { ozaki_gemm(l.context, p, l.stream, l.workspace); }});
+  }
+}
+
+}  // namespace cuda
+}  // namespace gemmkit

@@ -1,0 +1,89 @@
+// The host half of the Ozaki FP64 emulation (gemmkit/ozaki.hpp): the plan. Its
+// bound, 2 k 2^(2 bits) < P, is what makes the integer product exact, so it is
+// checked against GMP for every count of moduli and a spread of k, with bits as
+// large as the bound allows; the default plan keeps a double's 53 bits with the
+// fewest moduli. No GPU needed.
+#include <gmpxx.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gemmkit/dtype.hpp"
+#include "gemmkit/error.hpp"
+#include "gemmkit/exact.hpp"
+#include "gemmkit/modular.hpp"
+#include "gemmkit/ozaki.hpp"
+
+namespace gemmkit {
+namespace {
+
+mpz_class product_of_first(int q) {
+  mpz_class p = 1;
+  for (int i = 0; i < q; ++i) p *= static_cast<unsigned long>(int8_moduli()[std::size_t(i)]);
+  return p;
+}
+
+// 2 k 2^(2 bits), the largest |C'| times two.
+mpz_class twice_the_bound(std::int64_t k, int bits) {
+  mpz_class b = static_cast<unsigned long>(k);
+  b <<= 2 * bits + 1;
+  return b;
+}
+
+TEST(OzakiPlan, BitsAreTheMostTheModuliHoldExactly) {
+  for (std::int64_t k : {1LL, 2LL, 3LL, 100LL, 4096LL, 16383LL, 16384LL, 32768LL, 1000000LL})
+    for (int moduli = 4; moduli <= 16; ++moduli) {
+      const OzakiPlan plan = plan_ozaki(k, moduli);
+      SCOPED_TRACE("k " + std::to_string(k) + ", moduli " + std::to_string(moduli));
+      EXPECT_EQ(plan.moduli, moduli);
+      ASSERT_GE(plan.bits, 1);
+      const mpz_class p = product_of_first(moduli);
+      EXPECT_LT(twice_the_bound(k, plan.bits), p);  // exact
+      if (plan.bits < 62) {
+        EXPECT_GE(twice_the_bound(k, plan.bits + 1), p);  // and no bit to spare
+      }
+    }
+}
+
+TEST(OzakiPlan, TheDefaultKeepsADoublesMantissaWithTheFewestModuli) {
+  for (std::int64_t k : {1LL, 64LL, 1000LL, 4096LL, 16384LL, 32768LL, 131072LL}) {
+    const OzakiPlan plan = plan_ozaki(k);
+    SCOPED_TRACE("k " + std::to_string(k));
+    EXPECT_GE(plan.bits, 53);
+    EXPECT_LT(plan_ozaki(k, plan.moduli - 1).bits, 53);
+    EXPECT_LT(twice_the_bound(k, plan.bits), product_of_first(plan.moduli));
+  }
+  // The sizes: 16 primes.
+  EXPECT_EQ(plan_ozaki(16384).moduli, 16);
+  EXPECT_EQ(plan_ozaki(32768).moduli, 16);
+  EXPECT_EQ(plan_ozaki(16384).describe(), "16 int8 primes, 54 bits per row of A and column of B");
+}
+
+TEST(OzakiPlan, ExtraBitsForSpreadOperandsAndF32) {
+  for (std::int64_t k : {64LL, 4096LL, 16384LL, 32768LL}) {
+    SCOPED_TRACE("k " + std::to_string(k));
+    for (int extra = 0; extra <= kOzakiMaxExtraBits; ++extra) {
+      const OzakiPlan f64 = plan_ozaki(k, 0, DType::f64, extra), f32 = plan_ozaki(k, 0, DType::f32, extra);
+      EXPECT_GE(f64.bits, 53 + extra);
+      EXPECT_LT(plan_ozaki(k, f64.moduli - 1).bits, 53 + extra);
+      EXPECT_GE(f32.bits, 24 + extra);
+      EXPECT_LT(plan_ozaki(k, f32.moduli - 1).bits, 24 + extra);
+    }
+    // Beyond the cap, the cap's plan.
+    EXPECT_EQ(plan_ozaki(k, 0, DType::f64, 40).moduli, plan_ozaki(k, 0, DType::f64, kOzakiMaxExtraBits).moduli);
+  }
+  EXPECT_EQ(plan_ozaki(16384, 0, DType::f32).moduli, 9);
+  EXPECT_THROW(plan_ozaki(100, 0, DType::i32), Error);
+}
+
+TEST(OzakiPlan, ModuliOutOfRangeAreUsageErrors) {
+  EXPECT_THROW(plan_ozaki(100, 1), Error);
+  EXPECT_THROW(plan_ozaki(100, kCrtMaxModuli + 1), Error);
+  EXPECT_THROW(plan_ozaki(-1), Error);
+  // Two primes hold 2 k 2^(2 bits) < 251 * 241 only while k is small.
+  EXPECT_EQ(plan_ozaki(1, 2).bits, 7);
+  EXPECT_THROW(plan_ozaki(1 << 20, 2), Error);
+}
+
+}  // namespace
+}  // namespace gemmkit
