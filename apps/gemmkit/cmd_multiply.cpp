@@ -13,6 +13,7 @@
 #include "gemmkit/exact.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/memory.hpp"
+#include "gemmkit/ozaki.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/verify.hpp"
 #ifdef GEMMKIT_HAVE_MPI
@@ -30,7 +31,10 @@ struct MultiplyOptions {
   bool distributed = false;
   std::string grid;
   std::int64_t block = 256;
+  int moduli = 0;  // the Ozaki emulation's (0: its default plan)
 };
+
+bool is_ozaki(const std::string& kernel) { return kernel.rfind("cuda_ozaki_", 0) == 0; }
 
 DType parse_dtype_option(const std::string& text, const char* option) {
   const auto dtype = parse_dtype(text);
@@ -110,6 +114,7 @@ struct Outcome {
   std::string kernel;
   double seconds = 0;
   std::optional<ExactPlan> plan;
+  std::optional<OzakiPlan> ozaki;  // the plan the Ozaki emulation ran
   std::vector<std::uint64_t> limbs;
   int limb_count = 0;
   nlohmann::json distributed;  // the process grid and blocks of a --distributed run
@@ -244,6 +249,8 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
                                                  kernel + ": ") +
              check.detail + of_inputs + "; " + quoted_path(o.c_path) + " was not written");
   }
+  if (r.ozaki)
+    report["ozaki"] = {{"method", r.ozaki->describe()}, {"moduli", r.ozaki->moduli}, {"bits", r.ozaki->bits}};
   if (plan) {
     report["exact"] = {{"method", plan->describe()}, {"int8_gemms", plan->gemms}, {"moduli", plan->moduli},
                        {"bound", plan->bound}};
@@ -260,6 +267,7 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
               p.shape_string().c_str(), dtypes.c_str(), kernel.c_str(), seconds * 1e3,
               report["gflops"].get<double>());
   if (plan) std::printf("exact: %s\n", plan->describe().c_str());
+  if (r.ozaki) std::printf("ozaki: %s\n", r.ozaki->describe().c_str());
   if (check.method == VerifyMode::none)
     std::printf("not verified (--verify none)%s\n",
                 is_integer(dtype) && !plan ? "; no entry of the exact product overflows"
@@ -489,6 +497,13 @@ void run_multiply(const MultiplyOptions& o) {
       r.plan = exact_integer_gemm(p);
     }
     r.kernel = "cuda_exact_residues";
+  } else if (is_ozaki(o.kernel)) {
+    // The emulation through its own API, which takes the moduli and says how it ran.
+    const KernelEntry* entry = Registry::instance().find(o.kernel);
+    if (!entry || !entry->supports(p.dtype))
+      fail(ErrorCategory::usage, "kernel " + o.kernel + " does not take dtype " + std::string(dtype_name(p.dtype)));
+    r.ozaki = ozaki_gemm(p, o.moduli);
+    r.kernel = o.kernel;
   } else {
     r.kernel = gemm(p, options);
   }
@@ -536,7 +551,18 @@ void add_multiply(CLI::App& app) {
       "a build with NCCL), rank 0 gathers, verifies and writes C; .npy inputs are read in parallel "
       "on the CPU backend; an error on any rank ends them all (docs/distributed.md)");
   add_grid_options(cmd, distributed, o->grid, o->block);
-  cmd->callback([o] { run_multiply(*o); });
+  cmd->add_option("--moduli", o->moduli,
+                  "Int8 primes of the Ozaki emulation (--kernel cuda_ozaki_f64 or cuda_ozaki_f32), 2 to 53: "
+                  "more are more accurate, fewer faster; 0 (default) takes as many as keep native "
+                  "accuracy for these operands (docs/exact.md)")
+      ->capture_default_str();
+  cmd->callback([o] {
+    if (o->moduli != 0 && !is_ozaki(o->kernel))
+      fail(ErrorCategory::usage, "--moduli " + std::to_string(o->moduli) +
+                                     " is for the Ozaki emulation (--kernel cuda_ozaki_f64 or cuda_ozaki_f32), not " +
+                                     o->kernel);
+    run_multiply(*o);
+  });
 }
 
 }  // namespace gemmkit::cli

@@ -56,4 +56,8 @@ std::size_t ozaki_gemm_workspace_bytes(const Context& ctx, const GemmProblem& pr
 // cuda_ozaki_f32 run it with the default plan.
 OzakiPlan ozaki_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace, int moduli = 0);
 
+// Host API: the same on host matrices (copied to the device and back; C is written only when
+// the call succeeds). `context`: a CUDA context to run in, or null for one made for the call.
+OzakiPlan ozaki_gemm(const GemmProblem& host_problem, int moduli = 0, Context* context = nullptr);
+
 }  // namespace gemmkit

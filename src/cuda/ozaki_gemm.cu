@@ -24,9 +24,11 @@
 #include "core/crt_math.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
+#include "cuda/device_buffer.hpp"
 #include "cuda/exact_planes.hpp"
 #include "cuda/ladder.hpp"
 #include "cuda/launch.hpp"
+#include "gemmkit/device.hpp"
 #include "gemmkit/ozaki.hpp"
 
 namespace gemmkit {
@@ -351,6 +353,33 @@ OzakiPlan ozaki_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Wo
   if (p.m == 0 || p.n == 0) return plan_ozaki(p.k, moduli, p.dtype);
   return p.dtype == DType::f64 ? run_ozaki<double>(ctx, problem, p, moduli, r, stream, workspace)
                                : run_ozaki<float>(ctx, problem, p, moduli, r, stream, workspace);
+}
+
+OzakiPlan ozaki_gemm(const GemmProblem& host, int moduli, Context* context) {
+  require_cuda_device();
+  std::optional<Context> own;
+  Context& ctx = context && context->backend() == Backend::cuda ? *context : own.emplace(Backend::cuda);
+  check_ozaki_problem(host);
+  const cuda::DeviceScope scope(ctx.device());
+  const std::size_t size = dtype_size(host.dtype);
+  const auto copy_in = [](const void* src, std::size_t bytes) {
+    cuda::DeviceBuffer<unsigned char> d(bytes);
+    if (bytes) d.copy_from_host(static_cast<const unsigned char*>(src), bytes);
+    return d;
+  };
+  // a_span() and b_span() are of the row-major form's operands: a column-major problem's A
+  // is its row-major form's B.
+  const GemmProblem rm = as_row_major(host);
+  const bool col = host.layout == Layout::col_major;
+  const cuda::DeviceBuffer<unsigned char> a = copy_in(host.a, std::size_t(col ? rm.b_span() : rm.a_span()) * size);
+  const cuda::DeviceBuffer<unsigned char> b = copy_in(host.b, std::size_t(col ? rm.a_span() : rm.b_span()) * size);
+  cuda::DeviceBuffer<unsigned char> c = copy_in(host.c, std::size_t(host.c_span()) * size);  // C0, and the gaps
+  GemmProblem d = host;
+  d.a = a.data(), d.b = b.data(), d.c = c.data();
+  const Workspace ws = ctx.workspace(nullptr, ozaki_gemm_workspace_bytes(ctx, d, moduli));
+  const OzakiPlan plan = ozaki_gemm(ctx, d, nullptr, ws, moduli);
+  c.copy_to_host(static_cast<unsigned char*>(host.c), c.size());
+  return plan;
 }
 
 namespace cuda {

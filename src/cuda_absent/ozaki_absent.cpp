@@ -14,4 +14,9 @@ OzakiPlan ozaki_gemm(Context&, const GemmProblem&, Stream, Workspace, int) {
   return {};
 }
 
+OzakiPlan ozaki_gemm(const GemmProblem&, int, Context*) {
+  require_cuda_device();
+  return {};
+}
+
 }  // namespace gemmkit

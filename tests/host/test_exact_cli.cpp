@@ -1,5 +1,6 @@
 // What `multiply` says about exact integer outputs it cannot give: --out-dtype i64 and exact
-// are for integer inputs, run on the GPU (cuda_exact_residues), and never on the CPU kernels.
+// are for integer inputs, run on the GPU (cuda_exact_residues), and never on the CPU kernels;
+// and the Ozaki emulation's --moduli.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -61,6 +62,14 @@ TEST_F(ExactCli, I32OnTheCpuStillWrapsNothing) {
   EXPECT_FALSE(std::filesystem::exists(c));
 }
 
+TEST_F(ExactCli, ModuliAreForTheOzakiKernelsOnly) {
+  CliResult r = run("multiply " + a + " " + b + " -o " + c + " --dtype f64 --moduli 16");
+  expect_error(r, 2, "--moduli 16 is for the Ozaki emulation (--kernel cuda_ozaki_f64 or cuda_ozaki_f32), not auto");
+  r = run("multiply " + a + " " + b + " -o " + c + " --dtype f64 --kernel cpu_blocked --moduli 16");
+  expect_error(r, 2, "--moduli 16 is for the Ozaki emulation");
+  EXPECT_FALSE(std::filesystem::exists(c));
+}
+
 }  // namespace
 
 namespace {
@@ -115,6 +124,27 @@ TEST_F(ExactCliGpu, SmallI32IsVerifiedLikeTheCpu) {
   EXPECT_NE(r.out.find("on cuda_exact_residues"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("every entry equals the exact product"), std::string::npos) << r.out;
   EXPECT_NE(read_file(c).find("58,64\n139,154"), std::string::npos) << read_file(c);
+}
+
+// The Ozaki emulation through the command line: its plan printed, the result verified like
+// native DGEMM's, the moduli chosen or given; a dtype the kernel does not take refused.
+TEST_F(ExactCliGpu, OzakiEmulationWithDefaultAndChosenModuli) {
+  CliResult r = run("multiply " + a + " " + b + " -o " + c + " --dtype f64 --kernel cuda_ozaki_f64 --verify full");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("on cuda_ozaki_f64"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ozaki: "), std::string::npos) << r.out;
+  EXPECT_NE(read_file(c).find("58,64\n139,154"), std::string::npos) << read_file(c);
+  r = run("multiply " + a + " " + b + " -o " + path("C9.csv") + " --dtype f32 --kernel cuda_ozaki_f32 --moduli 9 --json " +
+          path("r.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("ozaki: 9 int8 primes"), std::string::npos) << r.out;
+  EXPECT_NE(read_file(path("r.json")).find("\"moduli\": 9"), std::string::npos);
+  r = run("multiply " + a + " " + b + " -o " + path("C1.csv") + " --dtype f64 --kernel cuda_ozaki_f64 --moduli 1");
+  expect_error(r, 2, "Ozaki emulation takes 2 to 53 moduli, not 1");
+  r = run("multiply " + a + " " + b + " -o " + path("Cx.csv") + " --dtype f32 --kernel cuda_ozaki_f64");
+  expect_error(r, 2, "kernel cuda_ozaki_f64 does not take dtype f32");
+  EXPECT_FALSE(std::filesystem::exists(path("C1.csv")));
+  EXPECT_FALSE(std::filesystem::exists(path("Cx.csv")));
 }
 
 }  // namespace
