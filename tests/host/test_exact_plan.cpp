@@ -9,17 +9,14 @@
 #include "core/exact_text.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
+#include "host/moduli_test_support.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/verify.hpp"
 
 namespace gemmkit {
 namespace {
 
-mpz_class product_of_first(int q) {
-  mpz_class p = 1;
-  for (int i = 0; i < q; ++i) p *= static_cast<unsigned long>(int8_moduli()[std::size_t(i)]);
-  return p;
-}
+using test::product_of_first;
 
 mpz_class mpz_of(std::uint64_t x) {
   mpz_class r = static_cast<unsigned long>(x >> 32);

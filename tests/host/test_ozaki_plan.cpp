@@ -12,16 +12,13 @@
 #include "gemmkit/error.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
+#include "host/moduli_test_support.hpp"
 #include "gemmkit/ozaki.hpp"
 
 namespace gemmkit {
 namespace {
 
-mpz_class product_of_first(int q) {
-  mpz_class p = 1;
-  for (int i = 0; i < q; ++i) p *= static_cast<unsigned long>(int8_moduli()[std::size_t(i)]);
-  return p;
-}
+using test::product_of_first;
 
 // 2 k 2^(2 bits), the largest |C'| times two.
 mpz_class twice_the_bound(std::int64_t k, int bits) {
