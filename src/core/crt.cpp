@@ -85,6 +85,7 @@ CrtConstants make_constants(const std::vector<std::uint32_t>& moduli) {
     const std::uint32_t p = moduli[i];
     k.p[i] = p;
     k.inv_p[i] = 1.0 / double(p);
+    k.barrett[i] = 0xffffffffu / p;
     divide_words(k.modulus, p, k.m[i]);
     std::uint32_t unused[kMaxWords];
     k.w[i] = inverse_mod(divide_words(k.m[i], p, unused), p);

@@ -35,6 +35,7 @@ struct CrtConstants {
   int moduli = 0;
   std::uint32_t p[kCrtMaxModuli] = {};
   std::uint32_t w[kCrtMaxModuli] = {};                 // (P / p_i)^-1 mod p_i
+  std::uint32_t barrett[kCrtMaxModuli] = {};           // floor((2^32 - 1) / p_i)
   double inv_p[kCrtMaxModuli] = {};                    // 1 / p_i
   std::uint32_t m[kCrtMaxModuli][kMaxWords] = {};      // P / p_i, least significant word first
   std::uint32_t modulus[kMaxWords] = {};               // P
@@ -72,6 +73,14 @@ GEMMKIT_HOST_DEVICE inline void add_signed(std::uint32_t* x, const std::uint32_t
   }
 }
 
+// u mod p for any 32-bit u, without a division: Barrett with m = floor((2^32 - 1) / p), whose
+// quotient estimate is at most one low (one correction). A division by a p known only at run
+// time costs the device about twenty instructions; this, four.
+GEMMKIT_HOST_DEVICE inline std::uint32_t reduce_mod(std::uint32_t u, std::uint32_t p, std::uint32_t m) {
+  const std::uint32_t r = u - std::uint32_t((std::uint64_t(u) * m) >> 32) * p;  // in [0, 2p)
+  return r >= p ? r - p : r;
+}
+
 // The centred integer with residues residue[i * plane_stride] (centred mod p_i), as `limbs`
 // 64-bit words of two's complement at out.
 template <int W>
@@ -84,7 +93,7 @@ GEMMKIT_HOST_DEVICE inline void rebuild_entry(const CrtConstants& k, const std::
     const std::uint32_t p = k.p[i];
     const int centred = residue[i * plane_stride];
     const std::uint32_t r = std::uint32_t(centred < 0 ? centred + int(p) : centred);
-    const std::uint32_t y = r * k.w[i] % p;  // r, w < 2^8
+    const std::uint32_t y = reduce_mod(r * k.w[i], p, k.barrett[i]);  // r, w < 2^8
     fraction += double(y) * k.inv_p[i];
     for (int j = 0; j < W; ++j) acc[j] += std::uint64_t(y) * k.m[i][j];
   }

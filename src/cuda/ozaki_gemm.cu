@@ -163,16 +163,21 @@ __device__ __forceinline__ double limbs_to_double(std::uint64_t (&x)[L]) {
       carry = carry && x[l] == 0;
     }
   }
-  int top = L - 1;
-  while (top > 0 && x[top] == 0) --top;
-  if (x[top] == 0) return 0.0;
-  const int lead = __clzll(static_cast<long long>(x[top]));
-  std::uint64_t bits = x[top] << lead, rest = 0;
-  if (top > 0) {
-    if (lead > 0) bits |= x[top - 1] >> (64 - lead);
-    rest = lead > 0 ? x[top - 1] << lead : x[top - 1];
-    for (int l = 0; l < top - 1; ++l) rest |= x[l];
+  // The top nonzero limb a = x[top], the one below it b, and whether any limb under b is
+  // nonzero: found with constant indices only, so that x stays in registers.
+  std::uint64_t a = 0, b = 0, under = 0, seen_under = 0;
+  int top = 0;
+#pragma unroll
+  for (int l = 0; l < L; ++l) {
+    if (l >= 2) seen_under |= x[l - 2];
+    if (x[l] != 0) {
+      a = x[l], b = l > 0 ? x[l - 1] : 0, under = seen_under, top = l;
+    }
   }
+  if (a == 0) return 0.0;
+  const int lead = __clzll(static_cast<long long>(a));
+  const std::uint64_t bits = lead > 0 ? (a << lead) | (b >> (64 - lead)) : a;
+  const std::uint64_t rest = (lead > 0 ? b << lead : b) | under;
   const double magnitude = ldexp(__ull2double_rn(bits | (rest != 0 ? 1u : 0u)), 64 * top - lead);
   return negative ? -magnitude : magnitude;
 }
