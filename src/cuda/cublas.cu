@@ -19,10 +19,9 @@ struct Call {
         op_a(p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N) {
     GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(call.get(), math));
     // FP64 emulation as measured in docs/exact.md: the EAGER strategy (emulate whenever
-    // it may be faster); the handle may be shared, so every call sets its strategy.
-    GEMMKIT_CUBLAS_CHECK(cublasSetEmulationStrategy(
-        call.get(), math == CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH ? CUBLAS_EMULATION_STRATEGY_EAGER
-                                                                 : CUBLAS_EMULATION_STRATEGY_DEFAULT));
+    // it may be faster). Only this math mode reads the strategy, so other calls leave it.
+    if (math == CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH)
+      GEMMKIT_CUBLAS_CHECK(cublasSetEmulationStrategy(call.get(), CUBLAS_EMULATION_STRATEGY_EAGER));
   }
   cublasHandle_t handle() const { return call.get(); }
 };
