@@ -347,6 +347,19 @@ TEST(GpuOzaki, InfAndNanAreRefusedNamingTheLine) {
   }
 }
 
+// The reference entry beside the emulation: cuBLAS's own FP64 emulation (native DGEMM where
+// cuBLAS has none) runs through gemm() and is FP64-accurate here.
+TEST(GpuOzaki, CublasFp64EmulationEntryRuns) {
+  SKIP_WITHOUT_DEVICE();
+  Context ctx(Backend::cuda);
+  const Case h = random_case(64, 48, 300, 4, 29);
+  DeviceCase d(h, Layout::row_major, false, true);
+  gemm(ctx, d.p, nullptr, GemmOptions{.kernel = "cuda_cublas_f64_emulated"});
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const Errors e = relative_errors(d.result(), reference(h));
+  EXPECT_LT(e.max, 1e-12);
+}
+
 TEST(GpuOzaki, TooSmallAWorkspaceIsAUsageError) {
   SKIP_WITHOUT_DEVICE();
   Context ctx(Backend::cuda);
