@@ -35,8 +35,8 @@ using cuda::kernels::PlaneKind;
 
 std::size_t aligned(std::size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
 
-// The conversion's and the epilogue's grids put row tiles on y (at most 65535 of them).
-constexpr std::int64_t kMaxRows = 65535 * 64;
+// The conversion's grid (and the epilogue's) puts row tiles on y: kMaxPlaneRows at most.
+using cuda::kMaxPlaneRows;
 
 // The first 256 bytes of the workspace: the report's key (the first overflowing entry's
 // index in the caller's row-major order; all ones: none), max |A|, max |B|, and the words
@@ -86,8 +86,8 @@ std::optional<std::string> exact_rejects(const GemmProblem& p) {
     return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported (i32 and i64 are)";
   if (p.c_dtype() != p.dtype && !(p.dtype == DType::i32 && p.c_dtype() == DType::i64))
     return "C in " + std::string(dtype_name(p.c_dtype())) + " is not supported";
-  if (p.m > kMaxRows || p.n > kMaxRows)
-    return "more than " + std::to_string(kMaxRows) + " rows or columns";
+  if (p.m > kMaxPlaneRows || p.n > kMaxPlaneRows)
+    return "more than " + std::to_string(kMaxPlaneRows) + " rows or columns";
   return std::nullopt;
 }
 

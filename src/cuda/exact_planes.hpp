@@ -19,6 +19,9 @@ namespace gemmkit::cuda {
 // at a time, and the int8 GEMMs like rows on 16 bytes); the padding is zero.
 inline std::int64_t padded16(std::int64_t x) { return std::max<std::int64_t>(16, (x + 15) / 16 * 16); }
 
+// The most rows launch_planes takes: its grid puts 64-row tiles on y (at most 65535).
+inline constexpr std::int64_t kMaxPlaneRows = 65535 * 64;
+
 // The first `count` int8 primes with their Barrett constants.
 inline kernels::ModuliTable moduli_table(int count) {
   kernels::ModuliTable t;

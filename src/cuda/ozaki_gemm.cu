@@ -37,7 +37,7 @@ namespace {
 using cuda::ceil_div;
 using cuda::padded16;
 
-constexpr std::int64_t kMaxRows = 65535 * 64;  // the planes' grid puts row tiles on y
+using cuda::kMaxPlaneRows;
 
 std::size_t aligned(std::size_t bytes) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
@@ -236,7 +236,7 @@ Regions regions(const Context& ctx, const GemmProblem& p, const OzakiPlan& plan)
 std::optional<std::string> ozaki_rejects(const GemmProblem& p) {
   if ((p.dtype != DType::f64 && p.dtype != DType::f32) || p.c_dtype() != p.dtype)
     return "f64 or f32 inputs, C of the same dtype";
-  if (p.m > kMaxRows || p.n > kMaxRows) return "more than " + std::to_string(kMaxRows) + " rows or columns";
+  if (p.m > kMaxPlaneRows || p.n > kMaxPlaneRows) return "more than " + std::to_string(kMaxPlaneRows) + " rows or columns";
   return std::nullopt;
 }
 
