@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 
 #include "cuda/check.hpp"
@@ -22,15 +23,20 @@ inline std::int64_t padded16(std::int64_t x) { return std::max<std::int64_t>(16,
 // The most rows launch_planes takes: its grid puts 64-row tiles on y (at most 65535).
 inline constexpr std::int64_t kMaxPlaneRows = 65535 * 64;
 
-// The first `count` int8 primes with their Barrett constants.
+// The first `count` int8 primes with the constants of their reductions
+// (kernels::ModuliTable).
 inline kernels::ModuliTable moduli_table(int count) {
   kernels::ModuliTable t;
   t.count = count;
   for (int q = 0; q < count; ++q) {
-    const std::uint32_t p = int8_moduli()[std::size_t(q)];
-    t.p[q] = p;
-    t.barrett[q] = std::uint32_t(0xffffffffu / p);
-    t.two32[q] = std::uint32_t((std::uint64_t{1} << 32) % p);
+    const std::uint64_t p = int8_moduli()[std::size_t(q)];
+    const int shift = std::bit_width(p - 1) - 1;  // ceil(log2 p) - 1
+    t.p[q] = std::uint32_t(p);
+    t.shift[q] = std::uint32_t(shift);
+    t.inverse[q] = std::uint32_t(((std::uint64_t{1} << (32 + shift)) + p - 1) / p);
+    t.two21[q] = std::uint32_t((std::uint64_t{1} << 21) % p);
+    t.two42[q] = std::uint32_t((std::uint64_t{1} << 42) % p);
+    t.offset[q] = std::uint32_t(((std::uint64_t{1} << 29) + p - 1) / p * p + p / 2);
   }
   return t;
 }

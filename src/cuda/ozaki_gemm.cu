@@ -11,15 +11,17 @@
 //      modular GEMMs read.
 //   3. modular_gemm: one int8 GEMM per prime, residues out (the fused kernel on
 //      sm_90).
-//   4. ozaki_epilogue: per entry the Chinese remainder rebuild
-//      (core/crt_math.hpp), the integer rounded once to a double, scaled back,
-//      alpha and beta.
+//   4. ozaki_epilogue: per entry the Chinese remainder rebuild (OzakiRebuild:
+//      only the words that hold C', no division), the integer rounded once to
+//      a double, scaled back, alpha and beta.
 // The workspace holds the scan, the planes and modular_gemm's scratch.
 #include <cuda_runtime.h>
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/crt_math.hpp"
 #include "cuda/check.hpp"
@@ -149,11 +151,62 @@ __global__ void ozaki_shifts(int* e, std::int64_t count, int bits) {
     e[i] = e[i] == kNoEntry ? 0 : bits - 1 - e[i];
 }
 
-// x (L words of two's complement, least significant first) rounded to the
-// nearest double: its magnitude's top 64 bits, with a sticky bit for the rest,
-// converted once.
+// The rebuild's constants for the moduli p_i (product P, M_i = P / p_i), made
+// on the host once per call and passed by value (no device state). For an
+// entry with centred residues r_i:
+//   y_i = r_i w_i mod p_i (w_i = M_i^-1 mod p_i) without a division: from the
+//     residue's byte with its top bit flipped, x = r_i + 128 in [1, 255],
+//     u = x w_i + offset_i = r_i w_i (mod p_i) with offset_i = -128 w_i mod p_i,
+//     u < 2^16; for such u the quotient umulhi(u, inverse_i), inverse_i =
+//     ceil(2^32 / p_i), is exact;
+//   raw = sum_i y_i M_i = C' + q P with q = round(sum_i y_i / p_i), taken in
+//     fixed point: sum_i y_i round(2^26 / p_i) is off by less than 53 2^7, so
+//     q is right whenever |C'| < P (1/2 - 2^-13), which the plan's margin
+//     guarantees (ozaki_plan.cpp);
+//   C' = raw - q P modulo 2^(32 W): W words of two's complement hold
+//     |C'| < P / 2, so the words above them never need computing.
+struct OzakiRebuild {
+  int moduli = 0;
+  std::uint32_t minus_p[kCrtMaxModuli] = {};  // 2^32 - p_i: y_i = u + quotient (2^32 - p_i), mod 2^32
+  std::uint32_t w[kCrtMaxModuli] = {};
+  std::uint32_t offset[kCrtMaxModuli] = {};
+  std::uint32_t inverse[kCrtMaxModuli] = {};
+  std::uint32_t fraction[kCrtMaxModuli] = {};                  // round(2^26 / p_i)
+  std::uint32_t m[kCrtMaxModuli][crt_detail::kMaxWords] = {};  // M_i, least significant word first
+  std::uint32_t minus_modulus[crt_detail::kMaxWords] = {};     // -P, two's complement
+  int words = 0;                                               // ceil(bits(P) / 32)
+};
+
+OzakiRebuild make_rebuild(const std::vector<std::uint32_t>& moduli) {
+  const crt_detail::CrtConstants c = crt_detail::make_constants(moduli);
+  OzakiRebuild k;
+  k.moduli = c.moduli;
+  for (int i = 0; i < c.moduli; ++i) {
+    const std::uint64_t p = c.p[i];
+    k.minus_p[i] = std::uint32_t(0 - p);
+    k.w[i] = c.w[i];
+    k.offset[i] = std::uint32_t((p - 128 * c.w[i] % p) % p);
+    k.inverse[i] = std::uint32_t(((std::uint64_t{1} << 32) + p - 1) / p);
+    k.fraction[i] = std::uint32_t(((std::uint64_t{1} << 26) + p / 2) / p);
+    for (int j = 0; j < crt_detail::kMaxWords; ++j) k.m[i][j] = c.m[i][j];
+  }
+  std::uint64_t carry = 1;  // -P = ~P + 1
+  int bits = 0;
+  for (int j = 0; j < crt_detail::kMaxWords; ++j) {
+    carry += std::uint32_t(~c.modulus[j]);
+    k.minus_modulus[j] = std::uint32_t(carry);
+    carry >>= 32;
+    if (c.modulus[j] != 0) bits = 32 * j + std::bit_width(c.modulus[j]);
+  }
+  k.words = (bits + 31) / 32;
+  return k;
+}
+
+// x 2^scale, x L words of two's complement (least significant first), rounded
+// to the nearest double: x's magnitude's top 64 bits, with a sticky bit for the
+// rest, converted once, then scaled (exactly, unless the result is subnormal).
 template <int L>
-__device__ __forceinline__ double limbs_to_double(std::uint64_t (&x)[L]) {
+__device__ __forceinline__ double limbs_to_double(std::uint64_t (&x)[L], int scale) {
   const bool negative = (x[L - 1] >> 63) != 0;
   if (negative) {  // |x| = ~x + 1
     unsigned carry = 1;
@@ -178,34 +231,89 @@ __device__ __forceinline__ double limbs_to_double(std::uint64_t (&x)[L]) {
   const int lead = __clzll(static_cast<long long>(a));
   const std::uint64_t bits = lead > 0 ? (a << lead) | (b >> (64 - lead)) : a;
   const std::uint64_t rest = (lead > 0 ? b << lead : b) | under;
-  const double magnitude = ldexp(__ull2double_rn(bits | (rest != 0 ? 1u : 0u)), 64 * top - lead);
+  // bits in [2^63, 2^64) times 2^e is a normal double for e in [-1085, 959]:
+  // then 2^e itself, when normal, makes it one multiplication.
+  const double top64 = __ull2double_rn(bits | (rest != 0 ? 1u : 0u));
+  const int e = 64 * top - lead + scale;
+  const double magnitude =
+      e >= -1022 && e <= 959 ? top64 * __longlong_as_double((1023ll + e) << 52) : ldexp(top64, e);
   return negative ? -magnitude : magnitude;
 }
 
+// Entries of C a thread of ozaki_epilogue rebuilds: consecutive columns, whose
+// residues it reads as one word per plane.
+constexpr int kEpilogueColumns = 4;
+constexpr int kEpilogueThreads = 128;
+
 // C(r, c) = alpha 2^-(shift_a[r] + shift_b[c]) C'(r, c) + beta C0(r, c), C'
-// rebuilt from its residue planes (ld, plane_stride); with no moduli (k == 0 or
-// alpha == 0) C' is zero. Block (x, y): 256 columns of rows y, y + gridDim.y,
-// ... (the CRT kernel's order: a warp reads 32 consecutive residues of each
-// plane).
+// rebuilt from its residue planes (ld, plane_stride: multiples of 16) in W
+// words (OzakiRebuild); with no moduli (k == 0 or alpha == 0) C' is zero.
+// Block (x, y): kEpilogueThreads * kEpilogueColumns columns of rows y,
+// y + gridDim.y, ...
 template <class T, int W>
-__global__ void __launch_bounds__(256)
-    ozaki_epilogue(const __grid_constant__ crt_detail::CrtConstants k, const std::int8_t* __restrict__ planes,
-                   std::int64_t ld, std::int64_t plane_stride, std::int64_t rows, std::int64_t cols,
-                   const int* __restrict__ shift_a, const int* __restrict__ shift_b, double alpha, double beta, T* c,
-                   std::int64_t ldc) {
-  constexpr int L = (W + 1) / 2;
-  const std::int64_t col = std::int64_t(blockIdx.x) * 256 + threadIdx.x;
-  if (col >= cols) return;
+__global__ void __launch_bounds__(kEpilogueThreads)
+    ozaki_epilogue(const __grid_constant__ OzakiRebuild k, const std::int8_t* __restrict__ planes, std::int64_t ld,
+                   std::int64_t plane_stride, std::int64_t rows, std::int64_t cols, const int* __restrict__ shift_a,
+                   const int* __restrict__ shift_b, double alpha, double beta, T* c, std::int64_t ldc) {
+  constexpr int E = kEpilogueColumns, L = (W + 1) / 2;
+  const std::int64_t col0 = (std::int64_t(blockIdx.x) * kEpilogueThreads + threadIdx.x) * E;
+  if (col0 >= cols) return;
   for (std::int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
-    double v = 0;
-    if (k.moduli > 0) {
-      std::uint64_t x[L];
-      crt_detail::rebuild_entry<W>(k, planes + r * ld + col, plane_stride, x, L);
-      v = alpha * ldexp(limbs_to_double(x), -(shift_a[r] + shift_b[col]));
+    std::uint64_t acc[E][W] = {};  // raw's words, each a sum of 32-bit products
+    std::uint32_t fraction[E] = {};
+    const std::int8_t* at = planes + r * ld + col0;
+    // Unrolled by 8 only: the constants come by uniform loads (ULDC) indexed by
+    // i, eight planes' loads are in flight at once, and the accumulators keep
+    // their registers from one modulus to the next.
+#pragma unroll 8
+    for (int i = 0; i < k.moduli; ++i) {
+      // Residues r + 128 (the top bit of each byte flipped), as bytes.
+      const std::uint32_t word = __ldg(reinterpret_cast<const std::uint32_t*>(at + i * plane_stride)) ^ 0x80808080u;
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const std::uint32_t u = __byte_perm(word, 0, 0x4440 | e) * k.w[i] + k.offset[i];
+        const std::uint32_t y = u + __umulhi(u, k.inverse[i]) * k.minus_p[i];
+        fraction[e] += y * k.fraction[i];
+#pragma unroll
+        for (int j = 0; j < W; ++j) acc[e][j] += std::uint64_t(y) * k.m[i][j];
+      }
     }
-    T* out = c + r * ldc + col;
-    *out = T(beta == 0 ? v : v + beta * double(*out));  // f32: rounded once more, from the double
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      if (col0 + e >= cols) break;
+      double v = 0;
+      if (k.moduli > 0) {
+        // C' = raw - q P: add q (-P), carry, as 64-bit limbs (sign-extended).
+        const std::uint32_t q = (fraction[e] + (1u << 25)) >> 26;
+        std::uint32_t x[2 * L];
+        std::uint64_t carry = 0;
+#pragma unroll
+        for (int j = 0; j < W; ++j) {
+          carry += acc[e][j] + std::uint64_t(q) * k.minus_modulus[j];
+          x[j] = std::uint32_t(carry);
+          carry >>= 32;
+        }
+        if constexpr (W % 2 == 1) x[W] = (x[W - 1] >> 31) != 0 ? 0xffffffffu : 0u;
+        std::uint64_t limbs[L];
+#pragma unroll
+        for (int l = 0; l < L; ++l) limbs[l] = (std::uint64_t(x[2 * l + 1]) << 32) | x[2 * l];
+        v = alpha * limbs_to_double(limbs, -(shift_a[r] + shift_b[col0 + e]));
+      }
+      T* out = c + r * ldc + col0 + e;
+      *out = T(beta == 0 ? v : v + beta * double(*out));  // f32: rounded once more, from the double
+    }
   }
+}
+
+// Calls f(std::integral_constant<int, W>{}) for the least instantiated W >= words.
+template <class F>
+void with_rebuild_words(int words, F&& f) {
+  if (words <= 3) return f(std::integral_constant<int, 3>{});
+  if (words <= 4) return f(std::integral_constant<int, 4>{});
+  if (words <= 5) return f(std::integral_constant<int, 5>{});
+  if (words <= 6) return f(std::integral_constant<int, 6>{});
+  if (words <= 9) return f(std::integral_constant<int, 9>{});
+  return f(std::integral_constant<int, 12>{});
 }
 
 // Byte offsets of the workspace's parts.
@@ -281,7 +389,7 @@ OzakiPlan run_ozaki(Context& ctx, const GemmProblem& problem, const GemmProblem&
   const bool product = p.k > 0 && p.alpha != 0;
 
   OzakiPlan plan = plan_ozaki(p.k, moduli, p.dtype);
-  crt_detail::CrtConstants constants;  // moduli 0: no product
+  OzakiRebuild rebuild;  // moduli 0: no product
   ModularGemmProblem g;
   if (product) {
     // 1. The scan: exponents and sums of |entries| of the rows of op(A) and the
@@ -328,14 +436,15 @@ OzakiPlan run_ozaki(Context& ctx, const GemmProblem& problem, const GemmProblem&
     const std::size_t gemm_bytes = modular_gemm_workspace_bytes(ctx, g);
     if (gemm_bytes > r.total - r.gemm) fail(ErrorCategory::internal, "Ozaki plan beyond its workspace");
     modular_gemm(ctx, g, stream, Workspace{gemm_bytes ? base + r.gemm : nullptr, gemm_bytes});
-    constants = crt_detail::make_constants(g.moduli);
+    rebuild = make_rebuild(g.moduli);
   }
   // 4. The rebuild, rounded once, scaled back; alpha, beta.
-  const dim3 grid(unsigned(ceil_div(p.n, 256)), unsigned(std::min<std::int64_t>(p.m, 65535)));
-  const int words = product ? crt_detail::work_words(constants) : 3;
-  crt_detail::with_work_words(words, [&](auto w) {
-    ozaki_epilogue<T, w()><<<grid, 256, 0, stream>>>(constants, c_planes, g.ldc, g.stride_c, p.m, p.n, shift_a, shift_b,
-                                                     double(p.alpha), double(p.beta), static_cast<T*>(p.c), p.ldc);
+  const dim3 grid(unsigned(ceil_div(p.n, kEpilogueThreads * kEpilogueColumns)),
+                  unsigned(std::min<std::int64_t>(p.m, 65535)));
+  with_rebuild_words(rebuild.words, [&](auto w) {
+    ozaki_epilogue<T, w()><<<grid, kEpilogueThreads, 0, stream>>>(rebuild, c_planes, g.ldc, g.stride_c, p.m, p.n,
+                                                                  shift_a, shift_b, double(p.alpha), double(p.beta),
+                                                                  static_cast<T*>(p.c), p.ldc);
   });
   cuda::check_launch("ozaki_epilogue");
   return plan;

@@ -18,19 +18,31 @@
 
 namespace gemmkit::cuda::kernels {
 
-// Reductions by u mod p without division: Barrett with m = floor((2^32 - 1) / p), exact for
-// every 32-bit u after one correction (the quotient estimate is low by at most 1).
+// Reductions without division: for each modulus p (odd, below 256) the constants that turn
+// an int64 into its centred residue with integer multiply-adds only (exact_to_int8_planes).
+//   x = c2 2^42 + c1 2^21 + c0  (c0, c1 in [0, 2^21), c2 = x >> 42 in [-2^21, 2^21));
+//   u = c0 + c1 (2^21 mod p) + c2 (2^42 mod p) + offset, offset = p ceil(2^29 / p) + p / 2,
+//     so 0 <= u < 2^31 and u = x + p / 2 (mod p);
+//   u mod p = u - p floor(u / p), the quotient exact as umulhi(u, inverse) >> shift for
+//     u < 2^31 (inverse = ceil(2^(32 + shift) / p) < 2^32, shift = ceil(log2 p) - 1);
+//   (u mod p) - p / 2 is x's residue centred in [-(p-1)/2, (p-1)/2].
 struct ModuliTable {
   static constexpr int kMax = 64;
   int count = 0;
   std::uint32_t p[kMax];
-  std::uint32_t barrett[kMax];  // floor((2^32 - 1) / p)
-  std::uint32_t two32[kMax];    // 2^32 mod p
+  std::uint32_t inverse[kMax];
+  std::uint32_t shift[kMax];
+  std::uint32_t two21[kMax];  // 2^21 mod p
+  std::uint32_t two42[kMax];  // 2^42 mod p
+  std::uint32_t offset[kMax];
 };
 
-__device__ __forceinline__ std::uint32_t mod_small(std::uint32_t u, std::uint32_t p, std::uint32_t m) {
-  std::uint32_t r = u - __umulhi(u, m) * p;  // in [0, 2p)
-  return r >= p ? r - p : r;
+// x's residue mod table entry q, centred (see ModuliTable), from x's three chunks.
+__device__ __forceinline__ int centred_residue(const ModuliTable& t, int q, std::uint32_t c0, std::uint32_t c1,
+                                               int c2) {
+  const std::uint32_t u = c0 + c1 * t.two21[q] + std::uint32_t(c2 * int(t.two42[q])) + t.offset[q];
+  const std::uint32_t quotient = __umulhi(u, t.inverse[q]) >> t.shift[q];
+  return int(u + quotient * (0u - t.p[q])) - int(t.p[q] / 2);  // one multiply-add
 }
 
 // Max |x| over a rows x cols row-major matrix (leading dimension ld) into *out (atomicMax;
@@ -69,7 +81,8 @@ enum class PlaneKind { residues, digits };
 // keeps below 2^62 in magnitude (the shifts of ozaki_row_shifts).
 // Integer T: row_shift is unused (null).
 // Block 256 threads, one 64 x 64 tile of S: read in S's storage order (coalesced either
-// way) into shared memory, then each thread writes 16 consecutive bytes of a row per plane.
+// way) into shared memory, then each thread writes 8 consecutive bytes of a row per plane,
+// for two rows.
 template <class T, bool Transposed, PlaneKind Kind>
 __global__ void __launch_bounds__(256) exact_to_int8_planes(const T* __restrict__ src, std::int64_t ld,
                                                             std::int64_t rows, std::int64_t cols,
@@ -96,53 +109,66 @@ __global__ void __launch_bounds__(256) exact_to_int8_planes(const T* __restrict_
     }
   }
   __syncthreads();
-  // Thread t: row t / 4, columns 16 (t % 4) .. + 15 of the tile.
-  const int r = t / 4, cb = 16 * (t % 4);
-  const std::int64_t gr = r0 + r, gc = c0 + cb;
-  if (gr >= rows || gc >= cols_padded) return;  // cols_padded % 16 == 0: a chunk is all in or all out
-  // |v| as two 32-bit halves and its sign: residues come from the magnitude, negated after.
-  std::uint32_t hi[16], lo[16];
-  bool neg[16];
-  std::int64_t v[16];
-#pragma unroll
-  for (int e = 0; e < 16; ++e) {
-    if constexpr (std::is_floating_point_v<T>)
-      v[e] = static_cast<std::int64_t>(rint(ldexp(tile[r][cb + e], row_shift[gr])));  // exact: a power of two, then rint
-    else
-      v[e] = tile[r][cb + e];
-    neg[e] = v[e] < 0;
-    const unsigned long long a = neg[e] ? 0ull - static_cast<unsigned long long>(v[e]) : static_cast<unsigned long long>(v[e]);
-    hi[e] = std::uint32_t(a >> 32);
-    lo[e] = std::uint32_t(a);
-  }
-  std::int8_t* row_out = out + gr * cols_padded + gc;
-  for (int q = 0; q < planes; ++q) {
-    std::uint32_t packed[4] = {0, 0, 0, 0};  // the 16 int8 values, 4 to a word (registers)
-    if constexpr (Kind == PlaneKind::residues) {
-      const std::uint32_t p = table.p[q], m = table.barrett[q], two32 = table.two32[q];
-      const int half = int(p - 1) / 2;
-#pragma unroll
-      for (int e = 0; e < 16; ++e) {
-        // |v| mod p = (hi mod p) (2^32 mod p) + lo mod p, reduced again (< 2^16 + 2^8).
-        std::uint32_t x = mod_small(lo[e], p, m);
-        if (sizeof(T) == 8 || std::is_floating_point_v<T>)  // int32 sources have no high word
-          x = mod_small(mod_small(hi[e], p, m) * two32 + x, p, m);
-        const int c = int(x) > half ? int(x) - int(p) : int(x);  // centred residue of |v|
-        const int s = neg[e] ? -c : c;                            // of v: the range is symmetric
-        packed[e / 4] |= std::uint32_t(std::uint8_t(std::int8_t(s))) << (8 * (e % 4));
-      }
-    } else {
-      // Digit q of v: v = 256 (v >> 8) + (v & 255), and a low byte b >= 128 is the digit
-      // b - 256 with a carry of 1 into the rest (never overflowing: v >> 8 < 2^55).
-#pragma unroll
-      for (int e = 0; e < 16; ++e) {
-        const std::uint32_t b = std::uint32_t(v[e] & 255);
-        packed[e / 4] |= b << (8 * (e % 4));
-        v[e] = (v[e] >> 8) + (b >= 128 ? 1 : 0);
-      }
+  // Thread t: columns 8 (t % 8) .. + 7 of tile rows t / 8 and t / 8 + 32, a row
+  // at a time, so that the chunks of its 8 values stay in registers over all the
+  // planes; a warp writes 4 rows of 64 consecutive bytes per plane.
+  const int cb = 8 * (t % 8);
+  const std::int64_t gc = c0 + cb;
+  if (gc >= cols_padded) return;  // cols_padded % 16 == 0: a chunk is all in or all out
+#pragma unroll 1
+  for (int r = t / 8; r < 64; r += 32) {
+    const std::int64_t gr = r0 + r;
+    if (gr >= rows) return;
+    // Floating-point S: scaled by 2^shift in two exact halves (2^shift alone may
+    // be outside the double range), rounded to an integer once.
+    double half_scale = 1, scale = 1;
+    if constexpr (std::is_floating_point_v<T>) {
+      const int shift = row_shift[gr], s1 = shift / 2;
+      half_scale = __longlong_as_double((1023ll + s1) << 52);     // 2^s1, |s1| < 1023
+      scale = __longlong_as_double((1023ll + shift - s1) << 52);  // 2^(shift - s1)
     }
-    *reinterpret_cast<int4*>(row_out + std::int64_t(q) * plane_stride) =
-        make_int4(int(packed[0]), int(packed[1]), int(packed[2]), int(packed[3]));
+    std::int8_t* row_out = out + gr * cols_padded + gc;
+    // v as three chunks low + 2^21 middle + 2^42 top (centred_residue).
+    std::int64_t v[8];
+    std::uint32_t low[8], middle[8];
+    int top[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      if constexpr (std::is_floating_point_v<T>)
+        v[e] = __double2ll_rn(double(tile[r][cb + e]) * half_scale * scale);
+      else
+        v[e] = tile[r][cb + e];
+      low[e] = std::uint32_t(v[e]) & 0x1fffffu;
+      middle[e] = std::uint32_t(v[e] >> 21) & 0x1fffffu;
+      top[e] = int(v[e] >> 42);
+    }
+    for (int q = 0; q < planes; ++q) {
+      std::uint32_t packed[2] = {0, 0};  // the 8 int8 values, 4 to a word (registers)
+      if constexpr (Kind == PlaneKind::residues) {
+#pragma unroll
+        for (int e = 0; e < 8; e += 4) {
+          // Bytes 0 of four residues into one word.
+          const std::uint32_t first = __byte_perm(centred_residue(table, q, low[e], middle[e], top[e]),
+                                                  centred_residue(table, q, low[e + 1], middle[e + 1], top[e + 1]),
+                                                  0x0040);
+          const std::uint32_t second =
+              __byte_perm(centred_residue(table, q, low[e + 2], middle[e + 2], top[e + 2]),
+                          centred_residue(table, q, low[e + 3], middle[e + 3], top[e + 3]), 0x0040);
+          packed[e / 4] = __byte_perm(first, second, 0x5410);
+        }
+      } else {
+        // Digit q of v: v = 256 (v >> 8) + (v & 255), and a low byte b >= 128 is the digit
+        // b - 256 with a carry of 1 into the rest (never overflowing: v >> 8 < 2^55).
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const std::uint32_t b = std::uint32_t(v[e] & 255);
+          packed[e / 4] |= b << (8 * (e % 4));
+          v[e] = (v[e] >> 8) + (b >= 128 ? 1 : 0);
+        }
+      }
+      *reinterpret_cast<int2*>(row_out + std::int64_t(q) * plane_stride) =
+          make_int2(int(packed[0]), int(packed[1]));
+    }
   }
 }
 
