@@ -34,9 +34,9 @@ struct OzakiPlan {
 // give the bits of the dtype's mantissa (53 for f64, 24 for f32) plus extra_bits
 // (at most kOzakiMaxExtraBits, and 62 bits in all). ozaki_gemm's default passes
 // the operands' spread: the most bits by which the mean |entry| of a row of
-// op(A) or a column of op(B) sits below its largest (1 for uniform magnitudes,
-// 6 for exponents spread over +-2^30), so that the mean entries keep a full
-// mantissa too. Measured in docs/exact.md: as accurate as native GEMM on every
+// op(A) or a column of op(B) sits below the power of two of its largest (0 for
+// uniform magnitudes in [1, 2), 5 for exponents spread over +-2^30), so that
+// the mean entries keep a full mantissa too. Measured in docs/exact.md: as accurate as native GEMM on every
 // input class of the issue. Usage error for moduli outside [2, kCrtMaxModuli],
 // too few for one bit at this k, or another dtype.
 inline constexpr int kOzakiMaxExtraBits = 9;

@@ -47,9 +47,9 @@ std::size_t aligned(std::size_t bytes) {
 
 // The first bytes of the workspace, what the scan of the operands found: the
 // first row of op(A) and column of op(B) with a non-finite entry (all ones:
-// none), and the spread: the largest ceil(log2(max / mean)) of |entries| over
-// those rows and columns (0 when none is above 1), which the default plan adds
-// to its bits.
+// none), and the spread: the largest ceil(log2(2^e / mean)) of |entries| over
+// those rows and columns, e the exponent of the line's largest (0 when none is
+// above 1), which the default plan adds to its bits.
 struct Scan {
   unsigned long long bad_a, bad_b;
   int spread;
@@ -111,17 +111,19 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// *spread = max over rows of ceil(log2(2^(exponent + 1) / mean)), the mean of
-// the row's `cols` |entries| (sum / cols): how many bits the row's smaller
-// entries sit below its largest, on average (2^(exponent + 1) bounds the
-// largest from above).
+// *spread = max over rows of ceil(log2(2^exponent / mean)), the mean of the
+// row's `cols` |entries| (sum / cols): the bits a plan needs beyond the
+// mantissa's for the mean entry to keep the mantissa's precision. The scaling
+// puts 2^exponent at 2^(bits - 1), so an entry x is rounded with a relative
+// error of at most 2^(exponent - bits) / x; for x = mean that is 2^-53 (f64)
+// when bits = 53 + log2(2^exponent / mean).
 __global__ void ozaki_spread(const int* exponent, const double* sum, std::int64_t rows, std::int64_t cols,
                              int* spread) {
   int worst = 0;
   for (std::int64_t r = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; r < rows;
        r += std::int64_t(gridDim.x) * blockDim.x)
     if (exponent[r] != kNoEntry && sum[r] > 0)
-      worst = max(worst, int(ceil(log2(ldexp(double(cols), exponent[r] + 1) / sum[r]))));
+      worst = max(worst, int(ceil(log2(ldexp(double(cols), exponent[r]) / sum[r]))));
   if (worst > 0) atomicMax(spread, worst);
 }
 
