@@ -42,17 +42,24 @@ struct OzakiPlan {
 inline constexpr int kOzakiMaxExtraBits = 9;
 OzakiPlan plan_ozaki(std::int64_t k, int moduli = 0, DType dtype = DType::f64, int extra_bits = 0);
 
-// Device bytes of workspace ozaki_gemm needs for `problem` with `moduli` (0:
-// the default, sized for the most extra bits it can take).
+// Device bytes of workspace ozaki_gemm takes for `problem` with `moduli` (0:
+// the default, sized for the most extra bits it can take): the int8 planes of
+// all of op(B), and those of op(A) and C for all of C's rows, or for a pass over
+// part of them when all would take more than half the planes of op(B) and more
+// than 1 GiB (so about 1.5 times op(B)'s planes: 31 GB for a 32768^3 FP64
+// product, instead of 61 in one pass).
 std::size_t ozaki_gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem, int moduli = 0);
 
 // C = alpha op(A) op(B) + beta C0 on f64 or f32 device matrices of ctx's device
 // (a CUDA context whose device has int8 tensor cores), any layout and
-// transposes, batch 1; queued on `stream` with `workspace` of at least
-// ozaki_gemm_workspace_bytes(). It waits once, after scanning the operands (the
-// default plan's extra bits; an Inf or NaN entry is a usage error naming the
-// operand and its row or column: native DGEMM would spread it, this emulation
-// has no integer for it, and nothing is written then). Returns the plan that ran. gemm()'s kernels cuda_ozaki_f64 and
+// transposes, batch 1; queued on `stream` with `workspace`, normally
+// ozaki_gemm_workspace_bytes() of it. A smaller workspace is taken too: C's
+// rows then go in more passes (the same results), down to passes of 64 rows;
+// below that, a usage error saying how much is needed. It waits once, after
+// scanning the operands (the default plan's extra bits; an Inf or NaN entry is
+// a usage error naming the operand and its row or column: native DGEMM would
+// spread it, this emulation has no integer for it, and nothing is written
+// then). Returns the plan that ran. gemm()'s kernels cuda_ozaki_f64 and
 // cuda_ozaki_f32 run it with the default plan.
 OzakiPlan ozaki_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace, int moduli = 0);
 

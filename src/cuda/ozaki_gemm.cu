@@ -17,7 +17,9 @@
 // The workspace holds the scan, the planes and modular_gemm's scratch.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -318,35 +320,82 @@ void with_rebuild_words(int words, F&& f) {
   return f(std::integral_constant<int, 12>{});
 }
 
-// Byte offsets of the workspace's parts.
-// The planes are sized for `plan`: the largest plan the call can take (the
-// default plan with the most extra bits, or the caller's moduli).
+// ozaki_epilogue over rows x cols of C (shift_a, c: from the first of them).
+template <class T>
+void launch_epilogue(const OzakiRebuild& rebuild, const std::int8_t* planes, std::int64_t ld, std::int64_t plane_stride,
+                     std::int64_t rows, std::int64_t cols, const int* shift_a, const int* shift_b, double alpha,
+                     double beta, T* c, std::int64_t ldc, Stream stream) {
+  const dim3 grid(unsigned(ceil_div(cols, kEpilogueThreads * kEpilogueColumns)),
+                  unsigned(std::min<std::int64_t>(rows, 65535)));
+  with_rebuild_words(rebuild.words, [&](auto w) {
+    ozaki_epilogue<T, w()><<<grid, kEpilogueThreads, 0, stream>>>(rebuild, planes, ld, plane_stride, rows, cols, shift_a,
+                                                                  shift_b, alpha, beta, c, ldc);
+  });
+  cuda::check_launch("ozaki_epilogue");
+}
+
+// Byte offsets of the workspace's parts, for passes of `block` rows of C: the
+// planes of all of op(B), and those of op(A) and C for one pass. The planes
+// are sized for `plan`: the largest plan the call can take (the default plan
+// with the most extra bits, or the caller's moduli).
 struct Regions {
   std::size_t shift_a = 0, shift_b = 0, sum_a = 0, sum_b = 0, a = 0, b = 0, c = 0, gemm = 0, total = 0;
+  std::int64_t block = 0;
 };
 
-Regions regions(const Context& ctx, const GemmProblem& p, const OzakiPlan& plan) {
+Regions regions(const Context& ctx, const GemmProblem& p, const OzakiPlan& plan, std::int64_t block) {
   const std::size_t q = std::size_t(plan.moduli), kp = std::size_t(padded16(p.k)), np = std::size_t(padded16(p.n));
   Regions r;
+  r.block = block;
   std::size_t at = aligned(sizeof(Scan));
   r.shift_a = at, at += aligned(std::size_t(p.m) * sizeof(int));
   r.shift_b = at, at += aligned(std::size_t(p.n) * sizeof(int));
   r.sum_a = at, at += aligned(std::size_t(p.m) * sizeof(double));
   r.sum_b = at, at += aligned(std::size_t(p.n) * sizeof(double));
-  r.a = at, at += aligned(q * std::size_t(p.m) * kp);
+  r.a = at, at += aligned(q * std::size_t(block) * kp);
   r.b = at, at += aligned(q * std::size_t(p.n) * kp);
-  r.c = at, at += aligned(q * std::size_t(p.m) * np);
+  r.c = at, at += aligned(q * std::size_t(block) * np);
   r.gemm = at;
   at += aligned(
-      modular_gemm_workspace_bytes(ctx, cuda::planes_problem(p.m, p.n, p.k, plan.moduli, nullptr, nullptr, nullptr)));
+      modular_gemm_workspace_bytes(ctx, cuda::planes_problem(block, p.n, p.k, plan.moduli, nullptr, nullptr, nullptr)));
   r.total = at;
   return r;
+}
+
+// The fewest rows of C a pass takes (a smaller workspace is refused).
+constexpr std::int64_t kMinBlock = 64;
+
+// The layout of the declared workspace: one pass over all the rows, unless the
+// planes of op(A) and C for all of them would take more than half the bytes of
+// op(B)'s planes and more than 1 GiB; then the fewest passes within that (a
+// 32768^3 FP64 product: 4 passes, 31 GB of workspace instead of 61).
+Regions default_regions(const Context& ctx, const GemmProblem& p, const OzakiPlan& plan) {
+  const double q = plan.moduli, kp = double(padded16(p.k)), np = double(padded16(p.n));
+  const double budget = std::max(q * double(p.n) * kp / 2, double(std::int64_t{1} << 30));
+  const double all_rows = q * double(p.m) * (kp + np);
+  const auto passes = std::int64_t(std::ceil(all_rows / budget));
+  const std::int64_t block = ceil_div(p.m, std::max<std::int64_t>(passes, 1));
+  return regions(ctx, p, plan, std::clamp(block, std::min(p.m, kMinBlock), kMaxPlaneRows));
+}
+
+// The layout with the most rows per pass that `bytes` hold (each pass a whole
+// fraction of the rows, down to kMinBlock), if any.
+std::optional<Regions> regions_within(const Context& ctx, const GemmProblem& p, const OzakiPlan& plan,
+                                      std::size_t bytes) {
+  for (std::int64_t passes = 1;; passes = passes < 16 ? passes + 1 : passes * 2) {
+    const std::int64_t block = std::clamp(ceil_div(p.m, passes), std::min(p.m, kMinBlock), kMaxPlaneRows);
+    const Regions r = regions(ctx, p, plan, block);
+    if (r.total <= bytes) return r;
+    if (block <= kMinBlock) return std::nullopt;
+  }
 }
 
 std::optional<std::string> ozaki_rejects(const GemmProblem& p) {
   if ((p.dtype != DType::f64 && p.dtype != DType::f32) || p.c_dtype() != p.dtype)
     return "f64 or f32 inputs, C of the same dtype";
-  if (p.m > kMaxPlaneRows || p.n > kMaxPlaneRows) return "more than " + std::to_string(kMaxPlaneRows) + " rows or columns";
+  // op(B)'s planes are made in one launch (C's rows go in passes).
+  if ((p.layout == Layout::col_major ? p.m : p.n) > kMaxPlaneRows)
+    return "more than " + std::to_string(kMaxPlaneRows) + " columns of C (rows, when C is column-major)";
   return std::nullopt;
 }
 
@@ -370,7 +419,7 @@ OzakiPlan largest_plan(const GemmProblem& p, int moduli) {
 std::size_t ozaki_gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem, int moduli) {
   check_ozaki_problem(problem);
   const GemmProblem p = as_row_major(problem);
-  return regions(ctx, p, largest_plan(p, moduli)).total;
+  return default_regions(ctx, p, largest_plan(p, moduli)).total;
 }
 
 namespace {
@@ -387,12 +436,13 @@ OzakiPlan run_ozaki(Context& ctx, const GemmProblem& problem, const GemmProblem&
   auto* shift_b = reinterpret_cast<int*>(base + r.shift_b);
   auto* sum_a = reinterpret_cast<double*>(base + r.sum_a);
   auto* sum_b = reinterpret_cast<double*>(base + r.sum_b);
+  auto* a_planes = reinterpret_cast<std::int8_t*>(base + r.a);
+  auto* b_planes = reinterpret_cast<std::int8_t*>(base + r.b);
   auto* c_planes = reinterpret_cast<std::int8_t*>(base + r.c);
   const bool product = p.k > 0 && p.alpha != 0;
 
   OzakiPlan plan = plan_ozaki(p.k, moduli, p.dtype);
   OzakiRebuild rebuild;  // moduli 0: no product
-  ModularGemmProblem g;
   if (product) {
     // 1. The scan: exponents and sums of |entries| of the rows of op(A) and the
     //    columns of op(B) (rows of op(B)^T, n x k), the spread, the first
@@ -425,30 +475,31 @@ OzakiPlan run_ozaki(Context& ctx, const GemmProblem& problem, const GemmProblem&
                                                                                                  plan.bits);
     cuda::check_launch("ozaki_shifts");
 
-    // 2. Scaled, rounded, reduced: the planes of A' and B'^T.
-    auto* a_planes = reinterpret_cast<std::int8_t*>(base + r.a);
-    auto* b_planes = reinterpret_cast<std::int8_t*>(base + r.b);
-    g = cuda::planes_problem(p.m, p.n, p.k, plan.moduli, a_planes, b_planes, c_planes);
+    // 2. Scaled, rounded, reduced: the planes of B'^T, once.
     const cuda::kernels::ModuliTable table = cuda::moduli_table(plan.moduli);
-    cuda::launch_planes<T, cuda::kernels::PlaneKind::residues>(p.a, p.trans_a, p.lda, p.m, p.k, a_planes, plan.moduli,
-                                                               table, stream, shift_a);
     cuda::launch_planes<T, cuda::kernels::PlaneKind::residues>(p.b, !p.trans_b, p.ldb, p.n, p.k, b_planes, plan.moduli,
                                                                table, stream, shift_b);
-    // 3. C' mod each prime.
-    const std::size_t gemm_bytes = modular_gemm_workspace_bytes(ctx, g);
-    if (gemm_bytes > r.total - r.gemm) fail(ErrorCategory::internal, "Ozaki plan beyond its workspace");
-    modular_gemm(ctx, g, stream, Workspace{gemm_bytes ? base + r.gemm : nullptr, gemm_bytes});
-    rebuild = make_rebuild(g.moduli);
+    rebuild = make_rebuild(std::vector<std::uint32_t>(int8_moduli().begin(), int8_moduli().begin() + plan.moduli));
+    // Then per pass of rows r0 .. r0 + rows - 1 of C: the planes of those rows
+    // of A', C' mod each prime (3.), the rebuild (4.).
+    for (std::int64_t r0 = 0; r0 < p.m; r0 += r.block) {
+      const std::int64_t rows = std::min(r.block, p.m - r0);
+      // op(A)'s rows from r0: A(r, c) at a[r * lda + c], or a[c * lda + r] when transposed.
+      const auto* a_rows = static_cast<const T*>(p.a) + (p.trans_a ? r0 : r0 * p.lda);
+      cuda::launch_planes<T, cuda::kernels::PlaneKind::residues>(a_rows, p.trans_a, p.lda, rows, p.k, a_planes,
+                                                                 plan.moduli, table, stream, shift_a + r0);
+      const ModularGemmProblem g = cuda::planes_problem(rows, p.n, p.k, plan.moduli, a_planes, b_planes, c_planes);
+      const std::size_t gemm_bytes = modular_gemm_workspace_bytes(ctx, g);
+      if (gemm_bytes > r.total - r.gemm) fail(ErrorCategory::internal, "Ozaki plan beyond its workspace");
+      modular_gemm(ctx, g, stream, Workspace{gemm_bytes ? base + r.gemm : nullptr, gemm_bytes});
+      launch_epilogue<T>(rebuild, c_planes, g.ldc, g.stride_c, rows, p.n, shift_a + r0, shift_b, p.alpha, p.beta,
+                         static_cast<T*>(p.c) + r0 * p.ldc, p.ldc, stream);
+    }
+    return plan;
   }
-  // 4. The rebuild, rounded once, scaled back; alpha, beta.
-  const dim3 grid(unsigned(ceil_div(p.n, kEpilogueThreads * kEpilogueColumns)),
-                  unsigned(std::min<std::int64_t>(p.m, 65535)));
-  with_rebuild_words(rebuild.words, [&](auto w) {
-    ozaki_epilogue<T, w()><<<grid, kEpilogueThreads, 0, stream>>>(rebuild, c_planes, g.ldc, g.stride_c, p.m, p.n,
-                                                                  shift_a, shift_b, double(p.alpha), double(p.beta),
-                                                                  static_cast<T*>(p.c), p.ldc);
-  });
-  cuda::check_launch("ozaki_epilogue");
+  // No product (k == 0 or alpha == 0): C = beta C0, no planes.
+  launch_epilogue<T>(rebuild, nullptr, 0, 0, p.m, p.n, shift_a, shift_b, p.alpha, p.beta, static_cast<T*>(p.c), p.ldc,
+                     stream);
   return plan;
 }
 
@@ -459,16 +510,21 @@ OzakiPlan ozaki_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Wo
     fail(ErrorCategory::usage, "Ozaki emulation runs on the CUDA backend, not in a CPU context");
   check_ozaki_problem(problem);
   const GemmProblem p = as_row_major(problem);
-  const Regions r = regions(ctx, p, largest_plan(p, moduli));
-  if (workspace.bytes < r.total)
-    fail(ErrorCategory::usage, "Ozaki emulation of " + problem.shape_string() + " needs " + std::to_string(r.total) +
-                                   " bytes of workspace, " + std::to_string(workspace.bytes) + " were given");
+  // As many rows of C per pass as the workspace holds.
+  const OzakiPlan largest = largest_plan(p, moduli);
+  const std::optional<Regions> r = regions_within(ctx, p, largest, workspace.bytes);
+  if (!r)
+    fail(ErrorCategory::usage,
+         "Ozaki emulation of " + problem.shape_string() + " needs at least " +
+             std::to_string(regions(ctx, p, largest, std::min(p.m, kMinBlock)).total) + " bytes of workspace (" +
+             std::to_string(default_regions(ctx, p, largest).total) + " by ozaki_gemm_workspace_bytes), " +
+             std::to_string(workspace.bytes) + " were given");
   if (reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
     fail(ErrorCategory::usage,
          "the workspace must start on a " + std::to_string(kWorkspaceAlignment) + "-byte boundary");
   if (p.m == 0 || p.n == 0) return plan_ozaki(p.k, moduli, p.dtype);
-  return p.dtype == DType::f64 ? run_ozaki<double>(ctx, problem, p, moduli, r, stream, workspace)
-                               : run_ozaki<float>(ctx, problem, p, moduli, r, stream, workspace);
+  return p.dtype == DType::f64 ? run_ozaki<double>(ctx, problem, p, moduli, *r, stream, workspace)
+                               : run_ozaki<float>(ctx, problem, p, moduli, *r, stream, workspace);
 }
 
 OzakiPlan ozaki_gemm(const GemmProblem& host, int moduli, Context* context) {

@@ -7,7 +7,8 @@
 //     pedantic SGEMM, in the same test) on uniform inputs, exponents spread over
 //     +-2^8 and +-2^30, terms that cancel, zero rows and subnormal entries: max and
 //     median relative error per entry;
-//   - alpha and beta, k = 0, and Inf / NaN refused with the operand and line named.
+//   - alpha and beta, k = 0, and Inf / NaN refused with the operand and line named;
+//   - a smaller workspace: the same bits, in passes over C's rows.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -223,6 +224,43 @@ TEST(GpuOzaki, EqualsTheSchemeOnTheHostBitForBit) {
           for (std::size_t i = 0; i < want.size(); ++i) differ += got[i] != want[i];
           EXPECT_EQ(differ, 0) << "first entry " << got[0] << " vs " << want[0];
         }
+}
+
+// A workspace smaller than ozaki_gemm_workspace_bytes but above the least
+// makes the call go over C's rows in passes: the same bits.
+TEST(GpuOzaki, PassesOverRowsForASmallerWorkspaceGiveTheSameBits) {
+  SKIP_WITHOUT_DEVICE();
+  Context ctx(Backend::cuda);
+  const Case h = random_case(301, 257, 300, 4, 13);  // both ways round, rows enough for passes
+  for (Layout layout : {Layout::row_major, Layout::col_major})
+    for (bool ta : {false, true}) {
+      DeviceCase d(h, layout, ta, false);
+      const std::size_t full = ozaki_gemm_workspace_bytes(ctx, d.p);
+      void* ws = nullptr;
+      ASSERT_EQ(cudaMalloc(&ws, full), cudaSuccess);
+      int ran = 0;
+      for (double fraction : {1.0, 0.7, 0.5, 0.35, 0.2, 0.1}) {
+        SCOPED_TRACE(std::string(layout == Layout::row_major ? "row" : "col") + (ta ? " At" : " A") + ", " +
+                     std::to_string(fraction) + " of the workspace");
+        const auto bytes = std::size_t(double(full) * fraction) / 256 * 256;
+        OzakiPlan plan;
+        try {
+          plan = ozaki_gemm(ctx, d.p, nullptr, Workspace{ws, bytes});
+        } catch (const Error& e) {
+          EXPECT_EQ(e.category(), ErrorCategory::usage);
+          EXPECT_NE(std::string(e.what()).find("needs at least"), std::string::npos) << e.what();
+          continue;
+        }
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        ++ran;
+        const std::vector<double> want = host_scheme(h, plan.bits), got = d.result();
+        std::int64_t differ = 0;
+        for (std::size_t i = 0; i < want.size(); ++i) differ += got[i] != want[i];
+        EXPECT_EQ(differ, 0);
+      }
+      EXPECT_GE(ran, 2);  // the whole workspace, and at least one in passes
+      cudaFree(ws);
+    }
 }
 
 // Max and median relative error of the emulation and of cuBLAS (DGEMM, or
