@@ -13,17 +13,6 @@
 
 namespace gemmkit {
 namespace crt_detail {
-namespace {
-
-// x *= factor over kMaxWords words (P < 2^355 fits).
-void multiply_words(std::uint32_t* x, std::uint32_t factor) {
-  std::uint64_t carry = 0;
-  for (int j = 0; j < kMaxWords; ++j) {
-    carry += std::uint64_t(x[j]) * factor;
-    x[j] = std::uint32_t(carry);
-    carry >>= 32;
-  }
-}
 
 // x / divisor into quotient (long division from the top word); returns the remainder.
 std::uint32_t divide_words(const std::uint32_t* x, std::uint32_t divisor, std::uint32_t* quotient) {
@@ -36,12 +25,6 @@ std::uint32_t divide_words(const std::uint32_t* x, std::uint32_t divisor, std::u
   return std::uint32_t(rest);
 }
 
-int bit_length(const std::uint32_t* x) {
-  for (int j = kMaxWords; j-- > 0;)
-    if (x[j] != 0) return 32 * j + 32 - std::countl_zero(x[j]);
-  return 0;
-}
-
 // a^-1 mod p for gcd(a, p) = 1 (extended Euclid; p need not be prime).
 std::uint32_t inverse_mod(std::uint32_t a, std::uint32_t p) {
   std::int64_t r0 = p, r1 = a % p, s0 = 0, s1 = 1;
@@ -51,6 +34,24 @@ std::uint32_t inverse_mod(std::uint32_t a, std::uint32_t p) {
     std::tie(s0, s1) = std::pair{s1, s0 - q * s1};
   }
   return std::uint32_t(((s0 % std::int64_t(p)) + p) % p);
+}
+
+namespace {
+
+// x *= factor over kMaxWords words (P < 2^355 fits).
+void multiply_words(std::uint32_t* x, std::uint32_t factor) {
+  std::uint64_t carry = 0;
+  for (int j = 0; j < kMaxWords; ++j) {
+    carry += std::uint64_t(x[j]) * factor;
+    x[j] = std::uint32_t(carry);
+    carry >>= 32;
+  }
+}
+
+int bit_length(const std::uint32_t* x) {
+  for (int j = kMaxWords; j-- > 0;)
+    if (x[j] != 0) return 32 * j + 32 - std::countl_zero(x[j]);
+  return 0;
 }
 
 void validate_moduli(const std::vector<std::uint32_t>& moduli) {

@@ -45,6 +45,12 @@ struct CrtConstants {
 // The constants for these moduli; usage error if they are not valid (see CrtProblem).
 CrtConstants make_constants(const std::vector<std::uint32_t>& moduli);
 
+// x / divisor (x of kMaxWords words) into quotient; returns the remainder.
+std::uint32_t divide_words(const std::uint32_t* x, std::uint32_t divisor, std::uint32_t* quotient);
+
+// a^-1 mod p for gcd(a, p) = 1 (p need not be prime).
+std::uint32_t inverse_mod(std::uint32_t a, std::uint32_t p);
+
 // The work width the kernels are instantiated for: the smallest of 3, 6, 9, 12 words that
 // holds raw sums and signs for these constants.
 int work_words(const CrtConstants& k);

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -155,44 +156,66 @@ __global__ void ozaki_shifts(int* e, std::int64_t count, int bits) {
     e[i] = e[i] == kNoEntry ? 0 : bits - 1 - e[i];
 }
 
-// The rebuild's constants for the moduli p_i (product P, M_i = P / p_i), made
-// on the host once per call and passed by value (no device state). For an
-// entry with centred residues r_i:
-//   y_i = r_i w_i mod p_i (w_i = M_i^-1 mod p_i) without a division: from the
-//     residue's byte with its top bit flipped, x = r_i + 128 in [1, 255],
-//     u = x w_i + offset_i = r_i w_i (mod p_i) with offset_i = -128 w_i mod p_i,
-//     u < 2^16; for such u the quotient umulhi(u, inverse_i), inverse_i =
-//     ceil(2^32 / p_i), is exact;
-//   raw = sum_i y_i M_i = C' + q P with q = round(sum_i y_i / p_i), taken in
-//     fixed point: sum_i y_i round(2^26 / p_i) is off by less than 53 2^7, so
-//     q is right whenever |C'| < P (1/2 - 2^-13), which the plan's margin
-//     guarantees (ozaki_plan.cpp);
+// The rebuild's constants for the moduli p_i (product P), made on the host once
+// per call and passed by value (no device state). The moduli are taken in pairs,
+// each as one modulus p_t = p_a p_b < 2^16 (the first, the largest, alone when
+// their count is odd: the rest pair up to 15 and more), which halves the
+// multiword work per entry:
+//   y_t = C' (P / p_t)^-1 mod p_t, from the pair's centred residues r_a, r_b:
+//     with x = r + 128 (the residue's byte with its top bit flipped, in [1, 255])
+//     u = x_a g_a + x_b g_b + offset_t = y_t (mod p_t), g_a, g_b < p_t the
+//     Chinese remainder weights of the pair times (P / p_t)^-1, u < 2^25; the
+//     quotient umulhi(u, inverse_t) >> shift_t is exact for u < 2^31;
+//   raw = sum_t y_t M_t (M_t = P / p_t) = C' + q P with q = round(sum_t y_t /
+//     p_t), taken in fixed point: sum_t y_t round(2^35 / p_t) is off by less
+//     than 27 2^-20 of 2^35, so q is right whenever |C'| < P (1/2 - 2^-13),
+//     which the plan's margin guarantees (ozaki_plan.cpp);
 //   C' = raw - q P modulo 2^(32 W): W words of two's complement hold
 //     |C'| < P / 2, so the words above them never need computing.
+constexpr int kMaxPairs = (kCrtMaxModuli + 1) / 2;
 struct OzakiRebuild {
-  int moduli = 0;
-  std::uint32_t minus_p[kCrtMaxModuli] = {};  // 2^32 - p_i: y_i = u + quotient (2^32 - p_i), mod 2^32
-  std::uint32_t w[kCrtMaxModuli] = {};
-  std::uint32_t offset[kCrtMaxModuli] = {};
-  std::uint32_t inverse[kCrtMaxModuli] = {};
-  std::uint32_t fraction[kCrtMaxModuli] = {};                  // round(2^26 / p_i)
-  std::uint32_t m[kCrtMaxModuli][crt_detail::kMaxWords] = {};  // M_i, least significant word first
-  std::uint32_t minus_modulus[crt_detail::kMaxWords] = {};     // -P, two's complement
-  int words = 0;                                               // ceil(bits(P) / 32)
+  int moduli = 0, pairs = 0;
+  int odd = 0;  // moduli % 2: pair t takes planes 2t - odd and 2t - odd + 1; pair 0 of an odd count, plane 0 alone
+  std::uint32_t weight_a[kMaxPairs] = {}, weight_b[kMaxPairs] = {};  // g_a, g_b
+  std::uint32_t offset[kMaxPairs] = {};
+  std::uint32_t inverse[kMaxPairs] = {};
+  std::uint32_t shift[kMaxPairs] = {};
+  std::uint32_t minus_p[kMaxPairs] = {};   // 2^32 - p_t: y_t = u + quotient (2^32 - p_t), mod 2^32
+  std::uint32_t fraction[kMaxPairs] = {};  // round(2^35 / p_t)
+  std::uint32_t m[kMaxPairs][crt_detail::kMaxWords] = {};   // M_t, least significant word first
+  std::uint32_t minus_modulus[crt_detail::kMaxWords] = {};  // -P, two's complement
+  int words = 0;                                            // ceil(bits(P) / 32)
 };
 
 OzakiRebuild make_rebuild(const std::vector<std::uint32_t>& moduli) {
-  const crt_detail::CrtConstants c = crt_detail::make_constants(moduli);
+  const crt_detail::CrtConstants c = crt_detail::make_constants(moduli);  // validates the moduli
   OzakiRebuild k;
   k.moduli = c.moduli;
-  for (int i = 0; i < c.moduli; ++i) {
-    const std::uint64_t p = c.p[i];
-    k.minus_p[i] = std::uint32_t(0 - p);
-    k.w[i] = c.w[i];
-    k.offset[i] = std::uint32_t((p - 128 * c.w[i] % p) % p);
-    k.inverse[i] = std::uint32_t(((std::uint64_t{1} << 32) + p - 1) / p);
-    k.fraction[i] = std::uint32_t(((std::uint64_t{1} << 26) + p / 2) / p);
-    for (int j = 0; j < crt_detail::kMaxWords; ++j) k.m[i][j] = c.m[i][j];
+  k.pairs = (c.moduli + 1) / 2;
+  k.odd = c.moduli % 2;
+  for (int t = 0; t < k.pairs; ++t) {
+    const int a = std::max(2 * t - k.odd, 0);
+    const bool single = k.odd == 1 && t == 0;
+    const std::uint64_t pa = c.p[a], pb = single ? 1 : c.p[a + 1], p = pa * pb;
+    // M_t = P / p_t, and w = M_t^-1 mod p_t.
+    if (single)
+      std::copy(c.m[a], c.m[a] + crt_detail::kMaxWords, k.m[t]);
+    else
+      crt_detail::divide_words(c.m[a], std::uint32_t(pb), k.m[t]);
+    std::uint32_t unused[crt_detail::kMaxWords];
+    const std::uint64_t w = crt_detail::inverse_mod(crt_detail::divide_words(k.m[t], std::uint32_t(p), unused),
+                                                    std::uint32_t(p));
+    // x mod p_t from x mod pa and x mod pb: x = r_a e_a + r_b e_b (mod p_t).
+    const std::uint64_t e_a = single ? 1 : pb * crt_detail::inverse_mod(std::uint32_t(pb % pa), std::uint32_t(pa));
+    const std::uint64_t e_b = single ? 0 : pa * crt_detail::inverse_mod(std::uint32_t(pa % pb), std::uint32_t(pb));
+    k.weight_a[t] = std::uint32_t(e_a % p * w % p);
+    k.weight_b[t] = std::uint32_t(e_b % p * w % p);
+    k.offset[t] = std::uint32_t((2 * p - 128 * std::uint64_t(k.weight_a[t] + k.weight_b[t]) % p) % p);
+    const int shift = std::bit_width(p - 1) - 1;  // ceil(log2 p) - 1
+    k.shift[t] = std::uint32_t(shift);
+    k.inverse[t] = std::uint32_t(((std::uint64_t{1} << (32 + shift)) + p - 1) / p);
+    k.minus_p[t] = std::uint32_t(0 - p);
+    k.fraction[t] = std::uint32_t(((std::uint64_t{1} << 35) + p / 2) / p);
   }
   std::uint64_t carry = 1;  // -P = ~P + 1
   int bits = 0;
@@ -264,22 +287,28 @@ __global__ void __launch_bounds__(kEpilogueThreads)
   if (col0 >= cols) return;
   for (std::int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
     std::uint64_t acc[E][W] = {};  // raw's words, each a sum of 32-bit products
-    std::uint32_t fraction[E] = {};
+    std::uint64_t fraction[E] = {};
     const std::int8_t* at = planes + r * ld + col0;
-    // Unrolled by 8 only: the constants come by uniform loads (ULDC) indexed by
-    // i, eight planes' loads are in flight at once, and the accumulators keep
-    // their registers from one modulus to the next.
-#pragma unroll 8
-    for (int i = 0; i < k.moduli; ++i) {
-      // Residues r + 128 (the top bit of each byte flipped), as bytes.
-      const std::uint32_t word = __ldg(reinterpret_cast<const std::uint32_t*>(at + i * plane_stride)) ^ 0x80808080u;
+    // Unrolled by 4 only: the constants come by uniform loads (ULDC) indexed by
+    // t, eight planes' loads are in flight at once, and the accumulators keep
+    // their registers from one pair to the next.
+#pragma unroll 4
+    for (int t = 0; t < k.pairs; ++t) {
+      // The pair's residues + 128 (the top bit of each byte flipped), as bytes; a
+      // modulus alone reads its plane twice (weight_b 0).
+      const int plane_b = 2 * t - k.odd + 1, plane_a = plane_b == 0 ? 0 : plane_b - 1;
+      const std::uint32_t word_a =
+          __ldg(reinterpret_cast<const std::uint32_t*>(at + plane_a * plane_stride)) ^ 0x80808080u;
+      const std::uint32_t word_b =
+          __ldg(reinterpret_cast<const std::uint32_t*>(at + plane_b * plane_stride)) ^ 0x80808080u;
 #pragma unroll
       for (int e = 0; e < E; ++e) {
-        const std::uint32_t u = __byte_perm(word, 0, 0x4440 | e) * k.w[i] + k.offset[i];
-        const std::uint32_t y = u + __umulhi(u, k.inverse[i]) * k.minus_p[i];
-        fraction[e] += y * k.fraction[i];
+        const std::uint32_t u = __byte_perm(word_a, 0, 0x4440 | e) * k.weight_a[t] +
+                                __byte_perm(word_b, 0, 0x4440 | e) * k.weight_b[t] + k.offset[t];
+        const std::uint32_t y = u + (__umulhi(u, k.inverse[t]) >> k.shift[t]) * k.minus_p[t];
+        fraction[e] += std::uint64_t(y) * k.fraction[t];
 #pragma unroll
-        for (int j = 0; j < W; ++j) acc[e][j] += std::uint64_t(y) * k.m[i][j];
+        for (int j = 0; j < W; ++j) acc[e][j] += std::uint64_t(y) * k.m[t][j];
       }
     }
 #pragma unroll
@@ -288,7 +317,7 @@ __global__ void __launch_bounds__(kEpilogueThreads)
       double v = 0;
       if (k.moduli > 0) {
         // C' = raw - q P: add q (-P), carry, as 64-bit limbs (sign-extended).
-        const std::uint32_t q = (fraction[e] + (1u << 25)) >> 26;
+        const auto q = std::uint32_t((fraction[e] + (std::uint64_t{1} << 34)) >> 35);
         std::uint32_t x[2 * L];
         std::uint64_t carry = 0;
 #pragma unroll
@@ -393,9 +422,12 @@ std::optional<Regions> regions_within(const Context& ctx, const GemmProblem& p, 
 std::optional<std::string> ozaki_rejects(const GemmProblem& p) {
   if ((p.dtype != DType::f64 && p.dtype != DType::f32) || p.c_dtype() != p.dtype)
     return "f64 or f32 inputs, C of the same dtype";
-  // op(B)'s planes are made in one launch (C's rows go in passes).
-  if ((p.layout == Layout::col_major ? p.m : p.n) > kMaxPlaneRows)
+  // op(B)'s planes are made in one launch; C's rows go in passes, up to the
+  // 32-bit range the other kernels keep to.
+  const bool col = p.layout == Layout::col_major;
+  if ((col ? p.m : p.n) > kMaxPlaneRows)
     return "more than " + std::to_string(kMaxPlaneRows) + " columns of C (rows, when C is column-major)";
+  if ((col ? p.n : p.m) > INT_MAX) return "more than 2^31 - 1 rows of C (columns, when C is column-major)";
   return std::nullopt;
 }
 
