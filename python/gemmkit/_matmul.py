@@ -156,6 +156,7 @@ def matmul(
     dtype: Optional[str] = None,
     out_dtype: Optional[str] = None,
     kernel: str = "auto",
+    moduli: int = 0,
     verify: str = "none",
     context: Optional[Context] = None,
     stream: Any = None,
@@ -202,6 +203,10 @@ def matmul(
     of ``gemmkit.kernels('gemm')``; an unknown name, one of another backend or one that
     refuses the problem is a UsageError saying why.
 
+    moduli: for kernel='cuda_ozaki_f64' or 'cuda_ozaki_f32' (FP64 or FP32 emulated on the int8
+    tensor cores), the count of int8 moduli, 2 to 53 (fewer: faster, less accurate); 0, the
+    default, takes the fewest that keep the input type's accuracy.
+
     verify: 'none' (default), 'auto', 'full', 'freivalds', 'exact': the library's checks
     (as ``gemmkit multiply --verify``) against an independent oracle after the product;
     a failure raises NumericError with the library's detail (nothing else is undone: c or
@@ -214,7 +219,8 @@ def matmul(
     to the default CUDA device, or to ``context``'s, and C back; the call waits).
     """
     if c is None and context is None and stream is None and dtype is None and out_dtype is None \
-            and verify == "none" and backend is None and not transpose_a and not transpose_b:
+            and verify == "none" and backend is None and not transpose_a and not transpose_b \
+            and moduli == 0:
         result = _torch_fast_path(a, b, alpha, kernel)
         if result is not None:
             return result
@@ -304,7 +310,7 @@ def matmul(
 
     ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc = problem
     ran = _gemm(context, compute, out, ta, tb, pm, pn, k, alpha, a_ptr, lda, b_ptr, ldb, beta,
-                c_ptr, ldc, batch, sa, sb, sc, kernel, stream_int, host)
+                c_ptr, ldc, batch, sa, sb, sc, kernel, stream_int, host, moduli)
     if c is None and stream_given is not None and vc.framework == "torch" and not host:
         # Allocated from the current stream's pool but written on another: torch must not
         # hand the memory out again before that stream's work is done.

@@ -11,6 +11,7 @@
 #include "bindings.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/ozaki.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/timing.hpp"
 #include "gemmkit/verify.hpp"
@@ -58,10 +59,30 @@ GemmOptions options_for(Context& ctx, std::string_view kernel) {
   return options;
 }
 
+bool is_ozaki(std::string_view kernel) { return kernel.rfind("cuda_ozaki_", 0) == 0; }
+
 // Runs the problem in ctx: the device API (host pointers for the CPU context, device
 // pointers of its device for a CUDA one, queued on `stream`), or, for host memory on a CUDA
-// context, the host API (copies to the device and back, waiting for it).
-std::string run(Context& ctx, const GemmProblem& p, std::string_view kernel, Stream stream, bool host) {
+// context, the host API (copies to the device and back, waiting for it). moduli != 0: the
+// Ozaki emulation's own call, with that many moduli (its kernels only).
+std::string run(Context& ctx, const GemmProblem& p, std::string_view kernel, Stream stream, bool host,
+                int moduli) {
+  if (moduli != 0) {
+    if (!is_ozaki(kernel))
+      fail(ErrorCategory::usage, "moduli=" + std::to_string(moduli) +
+                                     " is for the Ozaki emulation (kernel='cuda_ozaki_f64' or 'cuda_ozaki_f32'), not '" +
+                                     std::string(kernel) + "'");
+    if (ctx.backend() != Backend::cuda)
+      fail(ErrorCategory::usage, "the Ozaki emulation runs on the CUDA backend, not in a CPU context");
+    const KernelEntry& entry = choose_gemm_kernel(ctx, p, options_for(ctx, kernel));  // dtype and preconditions
+    if (host) {
+      ozaki_gemm(p, moduli, &ctx);
+    } else {
+      const std::size_t bytes = ozaki_gemm_workspace_bytes(ctx, p, moduli);
+      ozaki_gemm(ctx, p, stream, ctx.workspace(stream, bytes), moduli);
+    }
+    return entry.name;
+  }
   GemmOptions options = options_for(ctx, kernel);
   if (host && ctx.backend() == Backend::cuda) {
     options.context = &ctx;
@@ -86,20 +107,22 @@ void bind_matmul(nb::module_& m) {
          std::int64_t m_, std::int64_t n, std::int64_t k, double alpha, std::uintptr_t a, std::int64_t lda,
          std::uintptr_t b, std::int64_t ldb, double beta, std::uintptr_t c, std::int64_t ldc,
          std::int64_t batch, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
-         std::string_view kernel, std::uintptr_t stream, bool host) {
+         std::string_view kernel, std::uintptr_t stream, bool host, int moduli) {
         const ProblemArgs args{dtype, out_dtype, trans_a, trans_b, m_, n, k, alpha, a, lda, b,
                                ldb, beta, c, ldc, batch, stride_a, stride_b, stride_c};
-        return run(ctx, args.problem(), kernel, stream_from_int(stream), host);
+        return run(ctx, args.problem(), kernel, stream_from_int(stream), host, moduli);
       },
       nb::arg("context"), GEMMKIT_PROBLEM_ARGS, nb::arg("kernel") = "auto", nb::arg("stream") = 0,
-      nb::arg("host") = false, nb::call_guard<nb::gil_scoped_release>(),
+      nb::arg("host") = false, nb::arg("moduli") = 0, nb::call_guard<nb::gil_scoped_release>(),
       "C = alpha op(A) op(B) + beta C, row-major, on pointers (ints). dtype: 'f64', 'f32', "
       "'tf32' (f32 storage), 'f16', 'bf16', 'i8', 'i32', 'i64'; out_dtype: '' (C of the input "
       "dtype) or 'f32' for f16/bf16 inputs. Sizes, leading dimensions and batch strides in "
       "elements. The CPU context: host pointers, run now. A CUDA context: device pointers of "
       "its device, queued on `stream` (a cudaStream_t as an int; 0 the legacy default stream) "
       "without waiting; with host=True host pointers, copied to the device and back (the host "
-      "API, which waits). kernel: a catalogue name or 'auto'. Returns the kernel that ran.");
+      "API, which waits). kernel: a catalogue name or 'auto'. moduli: for kernel "
+      "'cuda_ozaki_f64' or 'cuda_ozaki_f32', the count of int8 moduli (0: the default plan). "
+      "Returns the kernel that ran.");
 
   m.def(
       "gemm_verify",

@@ -316,6 +316,23 @@ def test_cuda_backend_for_host_arrays():
     assert isinstance(c, np.ndarray) and rel_error(c, reference(a, b)) < 1e-5
 
 
+def test_ozaki_moduli():
+    a = rng.standard_normal((40, 30))
+    b = rng.standard_normal((30, 20))
+    with pytest.raises(gemmkit.UsageError, match="moduli=12 is for the Ozaki emulation"):
+        gemmkit.matmul(a, b, moduli=12)
+    with pytest.raises(gemmkit.UsageError, match="CUDA backend"):
+        gemmkit.matmul(a, b, kernel="cuda_ozaki_f64", moduli=12)
+    if not gemmkit.cuda_available():
+        return
+    want = reference(a, b)
+    for moduli in (0, 12, 16):  # the default plan, and fixed ones (12: about 40 bits)
+        c = gemmkit.matmul(a, b, backend="cuda", kernel="cuda_ozaki_f64", moduli=moduli)
+        assert rel_error(c, want) < (1e-15 if moduli != 12 else 1e-10), moduli
+    with pytest.raises(gemmkit.UsageError, match="2 to 53 moduli, not 1"):
+        gemmkit.matmul(a, b, backend="cuda", kernel="cuda_ozaki_f64", moduli=1)
+
+
 def test_many_calls_do_not_leak():
     import resource
 
