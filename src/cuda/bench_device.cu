@@ -13,6 +13,7 @@
 #include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
 #include "cuda/event.hpp"
+#include "cuda/workspace_parts.hpp"
 
 namespace gemmkit::detail {
 
@@ -31,10 +32,6 @@ BenchStream::~BenchStream() {
 }
 
 namespace {
-
-constexpr std::size_t round_up(std::size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-}
 
 // A host problem's operands (the whole batch) copied to the device with the same layout, in
 // the order of `stream` (a non-blocking stream does not wait for the legacy stream's copies).
@@ -85,7 +82,7 @@ class Timer {
     for (const KernelEntry* e : entries)
       if (e)
         kernel_bytes_ = std::max(kernel_bytes_,
-                                 round_up(e->workspace_for(problem, ctx)));
+                                 workspace_aligned(e->workspace_for(problem, ctx)));
     scratch_ = cuda::DeviceBuffer<unsigned char>(flush_bytes_ + kernel_bytes_);
     if (kernel_bytes_) kernel_ = {scratch_.data() + flush_bytes_, kernel_bytes_};
   }
@@ -107,7 +104,7 @@ class Timer {
 
  private:
   static std::size_t flush_bytes(const Context& ctx) {
-    return round_up(std::max<std::size_t>(2 * std::size_t(ctx.device_info().l2_cache_bytes),
+    return workspace_aligned(std::max<std::size_t>(2 * std::size_t(ctx.device_info().l2_cache_bytes),
                                           std::size_t(64) << 20));
   }
   Context& ctx_;

@@ -20,6 +20,7 @@
 #include "cuda/kernels/exact_residues.cuh"
 #include "cuda/ladder.hpp"
 #include "cuda/launch.hpp"
+#include "cuda/workspace_parts.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
 
@@ -32,8 +33,6 @@ using cuda::moduli_table;
 using cuda::padded16;
 using cuda::kernels::ModuliTable;
 using cuda::kernels::PlaneKind;
-
-std::size_t aligned(std::size_t bytes) { return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
 
 // The conversion's grid (and the epilogue's) puts row tiles on y: kMaxPlaneRows at most.
 using cuda::kMaxPlaneRows;
@@ -66,15 +65,15 @@ Regions regions(const Context* ctx, const GemmProblem& p) {
   r.moduli = worst.moduli;
   r.limbs = worst.limbs;
   const std::size_t q = std::size_t(worst.moduli), kp = std::size_t(padded16(p.k)), np = std::size_t(padded16(p.n));
-  std::size_t at = aligned(sizeof(ReportWords));
-  r.a = at, at += aligned(q * std::size_t(p.m) * kp);
-  r.b = at, at += aligned(q * std::size_t(p.n) * kp);
-  r.c = at, at += aligned(q * std::size_t(p.m) * np);
-  r.words = at, at += aligned(std::size_t(p.m) * std::size_t(p.n) * std::size_t(worst.limbs) * 8);
+  std::size_t at = workspace_aligned(sizeof(ReportWords));
+  r.a = at, at += workspace_aligned(q * std::size_t(p.m) * kp);
+  r.b = at, at += workspace_aligned(q * std::size_t(p.n) * kp);
+  r.c = at, at += workspace_aligned(q * std::size_t(p.m) * np);
+  r.words = at, at += workspace_aligned(std::size_t(p.m) * std::size_t(p.n) * std::size_t(worst.limbs) * 8);
   r.gemm = at;
   // The int8 GEMMs' scratch: modular_gemm's, or cuBLAS's for the digit slices' plain GEMMs.
   if (worst.moduli > 0 && ctx)
-    at += aligned(std::max(modular_gemm_workspace_bytes(*ctx, modular_problem(p, worst.moduli, nullptr, nullptr, nullptr)),
+    at += workspace_aligned(std::max(modular_gemm_workspace_bytes(*ctx, modular_problem(p, worst.moduli, nullptr, nullptr, nullptr)),
                            cuda::cublas_workspace_bytes(*ctx)));
   r.total = at;
   return r;

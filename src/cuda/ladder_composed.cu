@@ -12,6 +12,7 @@
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
 #include "cuda/tensor_map.hpp"
+#include "cuda/workspace_parts.hpp"
 
 namespace gemmkit::cuda {
 namespace {
@@ -41,10 +42,6 @@ std::int64_t padded_ld(std::int64_t cols, int elem) {
   return ceil_div(cols, per16) * per16;
 }
 
-std::size_t workspace_round(std::size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-}
-
 // Workspace for the copies: room for every operand TMA reads, whether it needs a copy or
 // not. A batch runs matrix by matrix in a workspace sized from its first matrix, and a
 // later one (its base a stride further on) may need a copy the first did not.
@@ -56,8 +53,8 @@ struct PadPlan {
 PadPlan plan_padding(const GemmProblem& p) {
   const int e = elem_bytes(p);
   PadPlan plan;
-  if (tma_reads_a(p)) plan.a_bytes = workspace_round(std::size_t(p.a_rows() * padded_ld(p.a_cols(), e) * e));
-  if (tma_reads_b(p)) plan.b_bytes = workspace_round(std::size_t(p.b_rows() * padded_ld(p.b_cols(), e) * e));
+  if (tma_reads_a(p)) plan.a_bytes = workspace_aligned(std::size_t(p.a_rows() * padded_ld(p.a_cols(), e) * e));
+  if (tma_reads_b(p)) plan.b_bytes = workspace_aligned(std::size_t(p.b_rows() * padded_ld(p.b_cols(), e) * e));
   return plan;
 }
 

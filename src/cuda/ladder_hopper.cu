@@ -20,6 +20,7 @@
 #include "cuda/launch.hpp"
 #include "cuda/tensor_args.hpp"
 #include "cuda/tensor_map.hpp"
+#include "cuda/workspace_parts.hpp"
 
 namespace gemmkit::cuda {
 namespace {
@@ -81,7 +82,7 @@ std::size_t tf32_copy_bytes(const GemmProblem& p) {
   const std::int64_t ld = ceil_div(p.k, 4) * 4;
   const std::size_t floats = (p.trans_a ? std::size_t(p.m * ld) : 0) +
                              (!p.trans_b ? std::size_t(p.n * ld) : 0);
-  return (floats * sizeof(float) + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  return workspace_aligned(floats * sizeof(float));
 }
 
 // The launches with_k_major_tf32 makes before the product (none for 16-bit types).

@@ -14,16 +14,13 @@
 #include "cuda/ladder.hpp"
 #include "cuda/launch.hpp"
 #include "cuda/modular.hpp"
+#include "cuda/workspace_parts.hpp"
 
 namespace gemmkit::cuda {
 namespace {
 
 using Cfg = kernels::WgmmaI8Config;
 constexpr CUtensorMapDataType kByteMap = CU_TENSOR_MAP_DATA_TYPE_UINT8;  // bits are bits to TMA
-
-std::size_t aligned_bytes(std::size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-}
 
 // The kernel as a launch of `clusters` persistent clusters.
 Geometry i8_geometry(int clusters) {
@@ -96,8 +93,8 @@ GemmCopies gemm_copies(const GemmProblem& p) {
   c.copy_a = p.trans_a || !rows_on_16_bytes(p.a, p.lda, 1);
   c.copy_b = !p.trans_b || !rows_on_16_bytes(p.b, p.ldb, 1);
   c.ld = ceil_div(p.k, 16) * 16;
-  c.b_at = c.copy_a ? aligned_bytes(std::size_t(p.m * c.ld)) : 0;
-  c.stream_k_at = c.b_at + (c.copy_b ? aligned_bytes(std::size_t(p.n * c.ld)) : 0);
+  c.b_at = c.copy_a ? workspace_aligned(std::size_t(p.m * c.ld)) : 0;
+  c.stream_k_at = c.b_at + (c.copy_b ? workspace_aligned(std::size_t(p.n * c.ld)) : 0);
   return c;
 }
 

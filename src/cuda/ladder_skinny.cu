@@ -12,6 +12,7 @@
 #include "cuda/ladder.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
+#include "cuda/workspace_parts.hpp"
 
 namespace gemmkit::cuda {
 namespace {
@@ -155,7 +156,7 @@ SkinnyPlan plan_skinny(const Skinny& s, std::int64_t k, Tiling tiling, int sn, i
   if (plan.splits > 1 && !plan.in_cluster) {
     plan.partial_bytes = std::size_t(splits) * std::size_t(tiles) * std::size_t(tiling.br) *
                          std::size_t(8 * sn) * sizeof(float);
-    plan.partial_bytes = (plan.partial_bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    plan.partial_bytes = workspace_aligned(plan.partial_bytes);
     plan.bytes = plan.partial_bytes + std::size_t(tiles) * sizeof(unsigned);
   }
   return plan;

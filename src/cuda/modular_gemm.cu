@@ -16,14 +16,11 @@
 #include "cuda/launch.hpp"
 #include "core/modular_validate.hpp"
 #include "cuda/modular.hpp"
+#include "cuda/workspace_parts.hpp"
 #include "gemmkit/modular.hpp"
 
 namespace gemmkit {
 namespace {
-
-std::size_t aligned_bytes(std::size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-}
 
 // A null pointer (a workspace query by shapes) counts as on 16 bytes, as cudaMalloc's are.
 bool on16(const void* ptr, std::int64_t ld, std::int64_t stride) {
@@ -74,16 +71,16 @@ Plan plan(const Context& ctx, const ModularGemmProblem& p) {
   std::size_t at = 0;
   if (!l.fused) {
     l.cublas_bytes = cuda::cublas_workspace_bytes(ctx);
-    at = aligned_bytes(l.cublas_bytes);
+    at = workspace_aligned(l.cublas_bytes);
     l.products = at;
-    at += aligned_bytes(std::size_t(l.ldz * p.n) * sizeof(int));
+    at += workspace_aligned(std::size_t(l.ldz * p.n) * sizeof(int));
   } else {
-    at = aligned_bytes(cuda::fused_modular_gemm_workspace_bytes(ctx, p));
+    at = workspace_aligned(cuda::fused_modular_gemm_workspace_bytes(ctx, p));
   }
   l.a_at = at;
-  if (l.pack_a) at += aligned_bytes(std::size_t(l.count_a * p.m * l.k_packed));
+  if (l.pack_a) at += workspace_aligned(std::size_t(l.count_a * p.m * l.k_packed));
   l.b_at = at;
-  if (l.pack_b) at += aligned_bytes(std::size_t(l.count_b * p.n * l.k_packed));
+  if (l.pack_b) at += workspace_aligned(std::size_t(l.count_b * p.n * l.k_packed));
   l.total = at;
   return l;
 }
@@ -185,8 +182,8 @@ Chunks chunks(const Context& ctx, const ModularGemmProblem& p) {
   const std::size_t plane = std::size_t(p.m * p.n), nq = p.moduli.size();
   const bool c = p.c || p.ldc > 0, ct = p.ct || p.ldct > 0;  // a query by shapes: ld set
   ch.c_at = 0;
-  ch.ct_at = aligned_bytes(c ? nq * plane : 0);
-  ch.chunk_at = ch.ct_at + aligned_bytes(ct ? nq * plane : 0);
+  ch.ct_at = workspace_aligned(c ? nq * plane : 0);
+  ch.chunk_at = ch.ct_at + workspace_aligned(ct ? nq * plane : 0);
   // The first and the last chunk bound every chunk's needs (the ones between are the first's).
   ch.total = ch.chunk_at + std::max(plan(ctx, chunk_of(p, ch, 0)).total, plan(ctx, chunk_of(p, ch, ch.count - 1)).total);
   return ch;

@@ -33,6 +33,7 @@
 #include "cuda/exact_planes.hpp"
 #include "cuda/ladder.hpp"
 #include "cuda/launch.hpp"
+#include "cuda/workspace_parts.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/ozaki.hpp"
 
@@ -43,10 +44,6 @@ using cuda::ceil_div;
 using cuda::padded16;
 
 using cuda::kMaxPlaneRows;
-
-std::size_t aligned(std::size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-}
 
 // The first bytes of the workspace, what the scan of the operands found: the
 // first row of op(A) and column of op(B) with a non-finite entry (all ones:
@@ -376,16 +373,16 @@ Regions regions(const Context& ctx, const GemmProblem& p, const OzakiPlan& plan,
   const std::size_t q = std::size_t(plan.moduli), kp = std::size_t(padded16(p.k)), np = std::size_t(padded16(p.n));
   Regions r;
   r.block = block;
-  std::size_t at = aligned(sizeof(Scan));
-  r.shift_a = at, at += aligned(std::size_t(p.m) * sizeof(int));
-  r.shift_b = at, at += aligned(std::size_t(p.n) * sizeof(int));
-  r.sum_a = at, at += aligned(std::size_t(p.m) * sizeof(double));
-  r.sum_b = at, at += aligned(std::size_t(p.n) * sizeof(double));
-  r.a = at, at += aligned(q * std::size_t(block) * kp);
-  r.b = at, at += aligned(q * std::size_t(p.n) * kp);
-  r.c = at, at += aligned(q * std::size_t(block) * np);
+  std::size_t at = workspace_aligned(sizeof(Scan));
+  r.shift_a = at, at += workspace_aligned(std::size_t(p.m) * sizeof(int));
+  r.shift_b = at, at += workspace_aligned(std::size_t(p.n) * sizeof(int));
+  r.sum_a = at, at += workspace_aligned(std::size_t(p.m) * sizeof(double));
+  r.sum_b = at, at += workspace_aligned(std::size_t(p.n) * sizeof(double));
+  r.a = at, at += workspace_aligned(q * std::size_t(block) * kp);
+  r.b = at, at += workspace_aligned(q * std::size_t(p.n) * kp);
+  r.c = at, at += workspace_aligned(q * std::size_t(block) * np);
   r.gemm = at;
-  at += aligned(
+  at += workspace_aligned(
       modular_gemm_workspace_bytes(ctx, cuda::planes_problem(block, p.n, p.k, plan.moduli, nullptr, nullptr, nullptr)));
   r.total = at;
   return r;

@@ -21,6 +21,7 @@
 #include "cuda/kernels/reduce/04_unrolled.cuh"
 #include "cuda/kernels/reduce/05_warp_shuffle.cuh"
 #include "cuda/kernels/reduce/06_vec16_two_pass.cuh"
+#include "cuda/workspace_parts.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/reduce.hpp"
 #include "primitives/reduce_device.hpp"
@@ -55,10 +56,6 @@ constexpr std::size_t kSeedThreads = std::size_t(kSeedGrid) * kThreads;
 
 unsigned blocks_for(std::size_t threads) {
   return static_cast<unsigned>(std::max<std::size_t>(1, (threads + kThreads - 1) / kThreads));
-}
-
-std::size_t align_up(std::size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
 // For CUB's norm2: x -> x*x in double.
@@ -137,8 +134,8 @@ class ReducePlan {
       case Kernel::cub: scratch = 0; break;
     }
     // Layout: [final accumulator][scratch partials][CUB's temporary storage], each aligned.
-    scratch_offset_ = align_up(sizeof(Acc));
-    cub_offset_ = scratch_offset_ + align_up(scratch * sizeof(Acc));
+    scratch_offset_ = workspace_aligned(sizeof(Acc));
+    cub_offset_ = scratch_offset_ + workspace_aligned(scratch * sizeof(Acc));
     if (kernel_ == Kernel::cub && n_ > 0) cub_call(nullptr, cub_bytes_, nullptr, nullptr, nullptr);
     bytes_ = cub_offset_ + cub_bytes_;
   }

@@ -18,6 +18,7 @@
 #include "cuda/kernels/spmv/03_vector_groups.cuh"
 #include "cuda/kernels/spmv/04_merge_path.cuh"
 #include "cuda/spmv_cusparse.hpp"
+#include "cuda/workspace_parts.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/sparse.hpp"
 #include "primitives/spmv_device.hpp"
@@ -73,10 +74,6 @@ unsigned grid_for(std::int64_t threads) {
   return unsigned(std::max<std::int64_t>(blocks, 1));
 }
 
-std::size_t align_up(std::size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-}
-
 // merge_path's workspace: the partition (tiles + 1 rows and nonzeros) and the carries.
 struct MergeLayout {
   std::int64_t tiles = 0;
@@ -86,10 +83,10 @@ struct MergeLayout {
     tiles = (rows + nnz + tile_items - 1) / tile_items;
     const std::size_t edges = std::size_t(tiles + 1) * sizeof(std::int64_t);
     const std::size_t carries = std::size_t(std::max<std::int64_t>(tiles, 1));
-    tile_nz = align_up(edges);
-    carry_row = tile_nz + align_up(edges);
-    carry_sum = carry_row + align_up(carries * sizeof(std::int64_t));
-    bytes = carry_sum + align_up(carries * value_size);
+    tile_nz = workspace_aligned(edges);
+    carry_row = tile_nz + workspace_aligned(edges);
+    carry_sum = carry_row + workspace_aligned(carries * sizeof(std::int64_t));
+    bytes = carry_sum + workspace_aligned(carries * value_size);
   }
 };
 
@@ -190,12 +187,12 @@ std::unique_ptr<cuda::CusparseSpmv> cusparse_product(const SpmvProblem& p, const
 CusparseLayout cusparse_layout(const SpmvProblem& p, bool alg2, const Context& ctx) {
   CusparseLayout l;
   if (!cusparse_runs(p)) return l;
-  l.buffer = p.offsets_64bit ? align_up(std::size_t(p.nnz) * sizeof(std::int64_t)) : 0;
+  l.buffer = p.offsets_64bit ? workspace_aligned(std::size_t(p.nnz) * sizeof(std::int64_t)) : 0;
   const auto product = cusparse_product(p, p.col_indices, alg2);
   // The size query needs the context's handle, made on first use: a cache, logically const.
   const cuda::CusparseCall call(const_cast<Context&>(ctx), nullptr);
   l.buffer_bytes = product->buffer_bytes(call.get());
-  l.bytes = l.buffer + align_up(l.buffer_bytes);
+  l.bytes = l.buffer + workspace_aligned(l.buffer_bytes);
   return l;
 }
 
