@@ -404,10 +404,12 @@ Regions default_regions(const Context& ctx, const GemmProblem& p, const OzakiPla
   return regions(ctx, p, plan, std::clamp(block, std::min(p.m, kMinBlock), kMaxPlaneRows));
 }
 
-// The layout with the most rows per pass that `bytes` hold (each pass a whole
+// The layout for `bytes` of workspace: the declared one when they hold it, else
+// the one with the most rows per pass that they hold (each pass a whole
 // fraction of the rows, down to kMinBlock), if any.
 std::optional<Regions> regions_within(const Context& ctx, const GemmProblem& p, const OzakiPlan& plan,
                                       std::size_t bytes) {
+  if (const Regions declared = default_regions(ctx, p, plan); declared.total <= bytes) return declared;
   for (std::int64_t passes = 1;; passes = passes < 16 ? passes + 1 : passes * 2) {
     const std::int64_t block = std::clamp(ceil_div(p.m, passes), std::min(p.m, kMinBlock), kMaxPlaneRows);
     const Regions r = regions(ctx, p, plan, block);
