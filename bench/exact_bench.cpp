@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cuda.hpp"
 #include "bench_meta.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/device.hpp"
@@ -28,34 +29,14 @@ namespace {
 __extension__ typedef __int128 int128;
 __extension__ typedef unsigned __int128 uint128;
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "exact_bench: %s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
-}
-void check(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "exact_bench: %s: cuBLAS status %d\n", what, int(status));
-    std::exit(1);
-  }
-}
+using gemmkit::bench::check;
+using gemmkit::bench::time_ms;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
-template <class F>
-double time_ms(cudaStream_t s, cudaEvent_t a, cudaEvent_t b, F&& f) {
-  check(cudaEventRecord(a, s), "record");
-  f();
-  check(cudaEventRecord(b, s), "record");
-  check(cudaEventSynchronize(b), "sync");
-  float ms = 0;
-  check(cudaEventElapsedTime(&ms, a, b), "elapsed");
-  return ms;
-}
 
 }  // namespace
 

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cuda.hpp"
 #include "bench_meta.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/device.hpp"
@@ -37,12 +38,7 @@
 
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "modular_bench: %s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
-}
+using gemmkit::bench::check;
 
 __global__ void fill_residues(std::int8_t* x, std::size_t count, std::uint32_t seed) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
@@ -239,13 +235,7 @@ int main(int argc, char** argv) {
       std::vector<std::vector<double>> times(variants.size());
       auto timed = [&](const std::function<void()>& body) {
         check(cudaMemsetAsync(flush, int(times.size()), flush_bytes, stream), "flush");
-        check(cudaEventRecord(start, stream), "record");
-        body();
-        check(cudaEventRecord(stop, stream), "record");
-        check(cudaEventSynchronize(stop), "sync");
-        float ms = 0;
-        check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-        return double(ms);
+        return gemmkit::bench::time_ms(stream, start, stop, body);
       };
       for (auto& v : variants)
         for (int w = 0; w < 3; ++w) timed(v.run);

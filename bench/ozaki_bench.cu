@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench_cuda.hpp"
 #include "bench_meta.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/device.hpp"
@@ -35,18 +36,7 @@
 
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "ozaki_bench: %s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
-}
-void check(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "ozaki_bench: %s: cuBLAS status %d\n", what, int(status));
-    std::exit(1);
-  }
-}
+using gemmkit::bench::check;
 
 // x[i] = +-u 2^e from a hash of (i, seed).
 template <class T>
@@ -184,15 +174,7 @@ void bench_size(gemmkit::Context& ctx, cudaStream_t stream, cudaEvent_t start, c
     std::sort(e.begin(), e.end());
     errors.push_back({e.back(), e[e.size() / 2]});
   }
-  auto timed = [&](const std::function<void()>& f) {
-    check(cudaEventRecord(start, stream), "event");
-    f();
-    check(cudaEventRecord(stop, stream), "event");
-    check(cudaEventSynchronize(stop), "sync");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-    return double(ms);
-  };
+  auto timed = [&](const std::function<void()>& f) { return gemmkit::bench::time_ms(stream, start, stop, f); };
   for (int w = 0; w < 2; ++w)
     for (auto& v : variants) v.run();
   std::vector<std::vector<double>> times(variants.size());
