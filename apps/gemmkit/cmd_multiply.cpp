@@ -1,5 +1,6 @@
 // gemmkit multiply A B -o C: C = alpha op(A) op(B) + beta C0, verified, written atomically;
-// with --distributed, one of the processes of an MPI job that computes it by SUMMA.
+// with --distributed, one of the processes of an MPI job that computes it by SUMMA (or, for the
+// Ozaki emulation, with its moduli spread over the processes' GPUs).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -35,6 +36,13 @@ struct MultiplyOptions {
 };
 
 bool is_ozaki(const std::string& kernel) { return kernel.rfind("cuda_ozaki_", 0) == 0; }
+
+// The Ozaki kernel named must take the inputs' dtype (cuda_ozaki_f64: f64, cuda_ozaki_f32: f32).
+void check_ozaki_kernel(const std::string& kernel, DType dtype) {
+  const KernelEntry* entry = Registry::instance().find(kernel);
+  if (!entry || !entry->supports(dtype))
+    fail(ErrorCategory::usage, "kernel " + kernel + " does not take dtype " + std::string(dtype_name(dtype)));
+}
 
 DType parse_dtype_option(const std::string& text, const char* option) {
   const auto dtype = parse_dtype(text);
@@ -396,6 +404,38 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
 }
 #endif
 
+#ifdef GEMMKIT_HAVE_MPI
+// --distributed with the Ozaki emulation (--kernel cuda_ozaki_f64 or _f32): its moduli spread
+// over one GPU per process (dist::ozaki_gemm); rank 0 reads and checks the inputs, and
+// verifies and writes C, as the single-process command does.
+void multiply_ozaki_distributed(const MultiplyOptions& o, const dist::ProcessGrid& grid) {
+  const int rank = grid.rank();
+  std::optional<Prepared> w;
+  dist::collective(grid.comm(), [&] {
+    if (rank != 0) return;
+    w = prepare_multiply(o);
+    check_ozaki_kernel(o.kernel, w->p.dtype);
+  });
+  const dist::GpuGrid gpus(grid);
+  MPI_Barrier(grid.comm());
+  const auto start = std::chrono::steady_clock::now();
+  const OzakiPlan plan = dist::ozaki_gemm(gpus, w ? &w->p : nullptr, o.moduli);
+  MPI_Barrier(grid.comm());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  dist::collective(grid.comm(), [&] {
+    if (rank != 0) return;
+    Outcome r;
+    r.ozaki = plan;
+    r.kernel = o.kernel + " (moduli over " + std::to_string(grid.size()) + " processes)";
+    r.seconds = seconds;
+    const std::vector<int> first = ozaki_moduli_by_rank(plan.moduli, grid.size());
+    r.distributed = {{"processes", grid.size()}, {"backend", "cuda"}, {"spread", "moduli"},
+                     {"moduli_first_by_rank", first}, {"seconds", seconds}};
+    finish_multiply(o, *w, r);
+  });
+}
+#endif
+
 // --distributed: every process of `mpirun -np P gemmkit multiply ... --distributed` runs this.
 // .npy inputs that need no conversion are read in parallel (multiply_npy_in_parallel); others:
 // rank 0 reads and checks the inputs as the single-process path does, scatters op(A), op(B)
@@ -414,8 +454,14 @@ void run_multiply_distributed([[maybe_unused]] const MultiplyOptions& o) {  // u
       on_gpu = parse_backend(o.backend) == Backend::cuda;
       if (!o.grid.empty()) shape = dist::parse_grid(o.grid);
       if (o.block < 1) fail(ErrorCategory::usage, "--block must be at least 1, not " + std::to_string(o.block));
+      if (is_ozaki(o.kernel) && parse_backend(o.backend) == Backend::cpu)
+        fail(ErrorCategory::usage, "kernel " + o.kernel + " runs on the cuda backend, not --backend cpu");
+      if (is_ozaki(o.kernel) && shape)
+        fail(ErrorCategory::usage, "--grid is for SUMMA's blocks; the Ozaki emulation (--kernel " + o.kernel +
+                                       ") spreads its moduli over all the processes");
     });
     const dist::ProcessGrid grid(MPI_COMM_WORLD, shape);
+    if (is_ozaki(o.kernel)) return multiply_ozaki_distributed(o, grid);
     // .npy inputs of one dtype a host distributed matrix holds: read in parallel (CPU backend).
     bool parallel = false;
     dist::collective(grid.comm(), [&] {
@@ -499,9 +545,7 @@ void run_multiply(const MultiplyOptions& o) {
     r.kernel = "cuda_exact_residues";
   } else if (is_ozaki(o.kernel)) {
     // The emulation through its own API, which takes the moduli and says how it ran.
-    const KernelEntry* entry = Registry::instance().find(o.kernel);
-    if (!entry || !entry->supports(p.dtype))
-      fail(ErrorCategory::usage, "kernel " + o.kernel + " does not take dtype " + std::string(dtype_name(p.dtype)));
+    check_ozaki_kernel(o.kernel, p.dtype);
     r.ozaki = ozaki_gemm(p, o.moduli);
     r.kernel = o.kernel;
   } else {
@@ -549,7 +593,8 @@ void add_multiply(CLI::App& app) {
       "MPI): rank 0 reads A, B and C0 and scatters them block-cyclically over a process grid, SUMMA "
       "multiplies them on the CPU backend (--backend cuda: on one GPU per process, panels over NCCL; "
       "a build with NCCL), rank 0 gathers, verifies and writes C; .npy inputs are read in parallel "
-      "on the CPU backend; an error on any rank ends them all (docs/distributed.md)");
+      "on the CPU backend; with --kernel cuda_ozaki_f64 or _f32, the emulation's moduli are spread "
+      "over one GPU per process instead; an error on any rank ends them all (docs/distributed.md)");
   add_grid_options(cmd, distributed, o->grid, o->block);
   cmd->add_option("--moduli", o->moduli,
                   "Int8 primes of the Ozaki emulation (--kernel cuda_ozaki_f64 or cuda_ozaki_f32), 2 to 53: "

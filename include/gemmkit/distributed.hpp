@@ -1,9 +1,10 @@
 // Distributed matrices and GEMM over MPI processes: a P x Q process grid, a 2-D block-cyclic
 // distribution, scatter from and gather to rank 0, and SUMMA (C = alpha A B + beta C) with each
-// rank's share computed by gemmkit's own GEMM, and exact walk counts with their primes spread
-// over the ranks. Two backends: the CPU (blocks in host memory, panels over MPI) and, in a
-// build with NCCL (GEMMKIT_HAVE_NCCL), CUDA (blocks in device memory, panels over NCCL, the
-// local products through the device API). Needs a build with MPI (target
+// rank's share computed by gemmkit's own GEMM, exact walk counts with their primes spread
+// over the ranks, and the Ozaki FP64 emulation with its moduli spread over GPUs. Two
+// backends: the CPU (blocks in host memory, panels over MPI) and, in a build with NCCL
+// (GEMMKIT_HAVE_NCCL), CUDA (blocks in device memory, panels over NCCL, the local products
+// through the device API). Needs a build with MPI (target
 // gemmkit::distributed, which defines GEMMKIT_HAVE_MPI); docs/distributed.md.
 //
 // Every function here is collective over the grid's communicator: every rank calls it, in the
@@ -25,6 +26,7 @@
 #include "gemmkit/context.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/matrix.hpp"
+#include "gemmkit/ozaki.hpp"
 #include "gemmkit/walks.hpp"
 
 namespace gemmkit::dist {
@@ -310,6 +312,26 @@ struct SummaBenchResult {
 // blocks when asked and found. The weak and strong scaling benchmarks. Collective.
 SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
                              std::int64_t block, const SummaBenchOptions& options = {});
+
+// ---- the Ozaki emulation with its moduli over the ranks ---------------------------------
+// C = alpha op(A) op(B) + beta C0 in f64 or f32, emulated on int8 tensor cores as
+// gemmkit::ozaki_gemm() does (gemmkit/ozaki.hpp) and bit for bit the same C, with its moduli
+// spread over the grid's ranks (its shape does not matter): rank 0 scans the operands and
+// broadcasts the plan, the scaling and op(A) and op(B) over NCCL; each rank makes the int8
+// planes and runs the modular GEMMs of its own share of the moduli (consecutive ones, as
+// evenly as they go, rank 0's no more than the others'); rank 0 gathers every rank's residues
+// of C, a pass of C's rows at a time while the next pass runs, and rebuilds C. `problem` is
+// rank 0's: device matrices on its GPU (gpus.device()), ready when the call is made; the other
+// ranks' `problem` is ignored (GemmProblem{} will do). moduli 0: the default plan. Each rank
+// other than 0 holds copies of op(A) and op(B), and every rank its share's planes, in the
+// workspace pool of gpus.context() (kept for the next call; release_workspaces() frees it),
+// on the GpuGrid's two streams (transfers beside computation). Collective;
+// returns, with the plan that ran on every rank, when C is written. Rank 0's usage errors
+// (dtypes, shapes, an Inf or NaN) and any rank's allocation failure are agreed errors.
+OzakiPlan ozaki_gemm(const GpuGrid& gpus, const GemmProblem& problem, int moduli = 0);
+// The same on rank 0's host matrices (`host_problem` on rank 0, null on the others), copied to
+// rank 0's GPU and C back: C is written only when the call succeeds.
+OzakiPlan ozaki_gemm(const GpuGrid& gpus, const GemmProblem* host_problem, int moduli = 0);
 
 // ---- distributed exact walk counts ------------------------------------------------------
 // The exact all-pairs table of walks of `length` (>= 1) in rank 0's `graph` (ignored on the

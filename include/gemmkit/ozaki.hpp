@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gemmkit/context.hpp"
 #include "gemmkit/dtype.hpp"
@@ -62,6 +63,13 @@ std::size_t ozaki_gemm_workspace_bytes(const Context& ctx, const GemmProblem& pr
 // then). Returns the plan that ran. gemm()'s kernels cuda_ozaki_f64 and
 // cuda_ozaki_f32 run it with the default plan.
 OzakiPlan ozaki_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace, int moduli = 0);
+
+// The moduli of the emulation spread over `ranks` processes (dist::ozaki_gemm,
+// gemmkit/distributed.hpp): rank r takes moduli [first[r], first[r + 1]) of the
+// plan's (first has ranks + 1 entries), consecutive, as evenly as they go; the
+// remainder goes to the last ranks (rank 0 also scans and rebuilds), and ranks
+// beyond the moduli take none.
+std::vector<int> ozaki_moduli_by_rank(int moduli, int ranks);
 
 // Host API: the same on host matrices (copied to the device and back; C is written only when
 // the call succeeds). `context`: a CUDA context to run in, or null for one made for the call.

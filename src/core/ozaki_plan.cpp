@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/error.hpp"
@@ -62,6 +63,17 @@ OzakiPlan plan_ozaki(std::int64_t k, int moduli, DType dtype, int extra_bits) {
     fail(ErrorCategory::usage, "Ozaki emulation: " + std::to_string(moduli) +
                                    " moduli leave no bits at k = " + std::to_string(k) + "; take more");
   return plan;
+}
+
+std::vector<int> ozaki_moduli_by_rank(int moduli, int ranks) {
+  if (ranks < 1 || moduli < 0)
+    fail(ErrorCategory::usage, "Ozaki moduli over ranks: " + std::to_string(moduli) + " moduli over " +
+                                   std::to_string(ranks) + " ranks");
+  std::vector<int> first(std::size_t(ranks) + 1, 0);
+  const int each = moduli / ranks, more = moduli % ranks;  // the last `more` ranks take one more
+  for (std::size_t r = 0; r < std::size_t(ranks); ++r)
+    first[r + 1] = first[r] + each + (int(r) >= ranks - more ? 1 : 0);
+  return first;
 }
 
 }  // namespace gemmkit

@@ -8,6 +8,7 @@
 #include "cuda/context.hpp"
 #include "cuda/launch.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/device_problem.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/memory.hpp"
 
@@ -156,30 +157,6 @@ void cuda_launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem&
 
 namespace {
 
-// A host problem's operands (the whole batch) copied to the device with the same layout.
-class DeviceProblem {
- public:
-  explicit DeviceProblem(const GemmProblem& host)
-      : host_(host),
-        a_(std::size_t(host.a_span()) * dtype_size(host.dtype)),
-        b_(std::size_t(host.b_span()) * dtype_size(host.dtype)),
-        c_(std::size_t(host.c_span()) * dtype_size(host.c_dtype())) {
-    a_.copy_from_host(static_cast<const unsigned char*>(host.a), a_.size());
-    b_.copy_from_host(static_cast<const unsigned char*>(host.b), b_.size());
-    c_.copy_from_host(static_cast<const unsigned char*>(host.c), c_.size());
-    problem_ = host;
-    problem_.a = a_.data();
-    problem_.b = b_.data();
-    problem_.c = c_.data();
-  }
-  const GemmProblem& get() const { return problem_; }
-  void copy_c_back() const { c_.copy_to_host(static_cast<unsigned char*>(host_.c), c_.size()); }
-
- private:
-  GemmProblem host_, problem_;
-  cuda::DeviceBuffer<unsigned char> a_, b_, c_;
-};
-
 // The launch through the device API's path, with the workspace from ctx's pool.
 void launch(Context& ctx, const KernelEntry& entry, const GemmProblem& p) {
   const std::size_t needed = entry.workspace_for(p, ctx);
@@ -191,7 +168,7 @@ void launch(Context& ctx, const KernelEntry& entry, const GemmProblem& p) {
 void run_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& host) {
   if (writes_nothing(host)) return;
   const cuda::DeviceScope scope(ctx.device());
-  DeviceProblem device(host);
+  const cuda::DeviceProblem device(host);
   launch(ctx, entry, device.get());
   GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   device.copy_c_back();

@@ -16,6 +16,7 @@
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/device_problem.hpp"
 #include "cuda/exact_planes.hpp"
 #include "cuda/kernels/exact_residues.cuh"
 #include "cuda/ladder.hpp"
@@ -336,22 +337,9 @@ ExactPlan exact_integer_gemm(const GemmProblem& host, const ExactLimbsOut* limbs
   if (host.m == 0 || host.n == 0) return {};
   const cuda::DeviceScope scope(ctx.device());
   const GemmProblem rm = as_row_major(host);
-  const auto copy_in = [](const void* src, std::size_t bytes) {
-    cuda::DeviceBuffer<unsigned char> d(bytes);
-    if (bytes) d.copy_from_host(static_cast<const unsigned char*>(src), bytes);
-    return d;
-  };
-  const std::size_t in = dtype_size(host.dtype), out = dtype_size(host.c_dtype());
-  // a_span() and b_span() are of the row-major form's operands: a column-major problem's A
-  // is its row-major form's B.
-  const bool col = host.layout == Layout::col_major;
-  const cuda::DeviceBuffer<unsigned char> a = copy_in(host.a, std::size_t(col ? rm.b_span() : rm.a_span()) * in);
-  const cuda::DeviceBuffer<unsigned char> b = copy_in(host.b, std::size_t(col ? rm.a_span() : rm.b_span()) * in);
-  // C as it is (C0 when beta != 0; the gaps between rows come back as they were).
-  const bool has_c = !limbs_out || host.beta != 0;
-  cuda::DeviceBuffer<unsigned char> c = copy_in(host.c, has_c ? std::size_t(host.c_span()) * out : 0);
-  GemmProblem d = host;
-  d.a = a.data(), d.b = b.data(), d.c = has_c ? c.data() : nullptr;
+  // C as it is (C0 when beta != 0), unless only limbs are written.
+  const cuda::DeviceProblem device(host, !limbs_out || host.beta != 0);
+  const GemmProblem& d = device.get();
   // Limbs on the device, tightly packed (rows x cols of the row-major form).
   std::optional<cuda::DeviceBuffer<std::uint64_t>> words;
   ExactLimbsOut device_limbs;
@@ -368,7 +356,7 @@ ExactPlan exact_integer_gemm(const GemmProblem& host, const ExactLimbsOut* limbs
     GEMMKIT_CUDA_CHECK(cudaMemcpy2D(limbs_out->words, std::size_t(limbs_out->ld * limbs_out->limbs) * 8, words->data(),
                                     row_bytes, row_bytes, std::size_t(rm.m), cudaMemcpyDeviceToHost));
   } else {
-    c.copy_to_host(static_cast<unsigned char*>(host.c), c.size());
+    device.copy_c_back();
   }
   return plan;
 }

@@ -23,13 +23,13 @@ inline std::int64_t padded16(std::int64_t x) { return std::max<std::int64_t>(16,
 // The most rows launch_planes takes: its grid puts 64-row tiles on y (at most 65535).
 inline constexpr std::int64_t kMaxPlaneRows = 65535 * 64;
 
-// The first `count` int8 primes with the constants of their reductions
-// (kernels::ModuliTable).
-inline kernels::ModuliTable moduli_table(int count) {
+// The `count` int8 primes from the first-th with the constants of their
+// reductions (kernels::ModuliTable).
+inline kernels::ModuliTable moduli_table(int count, int first = 0) {
   kernels::ModuliTable t;
   t.count = count;
   for (int q = 0; q < count; ++q) {
-    const std::uint64_t p = int8_moduli()[std::size_t(q)];
+    const std::uint64_t p = int8_moduli()[std::size_t(first + q)];
     const int shift = std::bit_width(p - 1) - 1;  // ceil(log2 p) - 1
     t.p[q] = std::uint32_t(p);
     t.shift[q] = std::uint32_t(shift);
@@ -41,15 +41,16 @@ inline kernels::ModuliTable moduli_table(int count) {
   return t;
 }
 
-// The modular GEMM of the first `moduli` primes on planes of m x k (A), n x k
-// (B^T) and m x n (C), rows padded to 16 bytes (pointers null when only
+// The modular GEMM of `moduli` primes from the first-th on planes of m x k (A),
+// n x k (B^T) and m x n (C), rows padded to 16 bytes (pointers null when only
 // sizing).
 inline ModularGemmProblem planes_problem(std::int64_t m, std::int64_t n, std::int64_t k, int moduli,
-                                         const std::int8_t* a, const std::int8_t* b, std::int8_t* c) {
+                                         const std::int8_t* a, const std::int8_t* b, std::int8_t* c,
+                                         int first = 0) {
   const std::int64_t kp = padded16(k), np = padded16(n);
   ModularGemmProblem g;
   g.m = m, g.n = n, g.k = kp;  // the zero columns of the padding add nothing
-  g.moduli.assign(int8_moduli().begin(), int8_moduli().begin() + moduli);
+  g.moduli.assign(int8_moduli().begin() + first, int8_moduli().begin() + first + moduli);
   g.a = a, g.lda = kp, g.stride_a = m * kp;
   g.b = b, g.ldb = kp, g.stride_b = n * kp;
   g.c = c, g.ldc = np, g.stride_c = m * np;

@@ -15,6 +15,8 @@
 //      only the words that hold C', no division), the integer rounded once to
 //      a double, scaled back, alpha and beta.
 // The workspace holds the scan, the planes and modular_gemm's scratch.
+// ozaki_detail::ozaki_gemm_over_ranks runs the same steps with the moduli
+// split over the ranks of a job (core/ozaki_ranks.hpp).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,13 +26,17 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/crt_math.hpp"
+#include "core/ozaki_ranks.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/device_problem.hpp"
 #include "cuda/exact_planes.hpp"
+#include "cuda/event.hpp"
 #include "cuda/ladder.hpp"
 #include "cuda/launch.hpp"
 #include "cuda/workspace_parts.hpp"
@@ -184,8 +190,10 @@ struct OzakiRebuild {
   int words = 0;                                            // ceil(bits(P) / 32)
 };
 
-OzakiRebuild make_rebuild(const std::vector<std::uint32_t>& moduli) {
-  const crt_detail::CrtConstants c = crt_detail::make_constants(moduli);  // validates the moduli
+// The constants for the first `moduli` int8 primes.
+OzakiRebuild make_rebuild(int moduli) {
+  const crt_detail::CrtConstants c = crt_detail::make_constants(
+      std::vector<std::uint32_t>(int8_moduli().begin(), int8_moduli().begin() + moduli));  // validates them
   OzakiRebuild k;
   k.moduli = c.moduli;
   k.pairs = (c.moduli + 1) / 2;
@@ -455,6 +463,91 @@ std::size_t ozaki_gemm_workspace_bytes(const Context& ctx, const GemmProblem& pr
 
 namespace {
 
+// The scan's buffers: what it found, the exponents (then shifts) and the sums of
+// |entries| of the rows of op(A) and the columns of op(B).
+struct ScanBuffers {
+  Scan* found;
+  int *shift_a, *shift_b;
+  double *sum_a, *sum_b;
+};
+
+// 1. The scan of p's operands (the row-major form of `problem`, named in
+//    errors): the exponents and sums of |entries| of the rows of op(A) and the
+//    columns of op(B) (rows of op(B)^T, n x k), the spread, the first
+//    non-finite lines; the one wait of the call. Returns the plan (the caller's
+//    moduli, or the default plan, which keeps its mantissa's bits for the
+//    entries at the mean size of their row or column too), and leaves its
+//    shifts in shift_a and shift_b. A usage error for an Inf or NaN.
+template <class T>
+OzakiPlan scan_operands(const GemmProblem& problem, const GemmProblem& p, int moduli, const ScanBuffers& s,
+                        Stream stream) {
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(s.found, 0xff, 2 * sizeof(unsigned long long), stream));
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(&s.found->spread, 0, sizeof(int), stream));
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(s.shift_a, 0x80, std::size_t(p.m) * sizeof(int), stream));  // kNoEntry
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(s.shift_b, 0x80, std::size_t(p.n) * sizeof(int), stream));
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(s.sum_a, 0, std::size_t(p.m) * sizeof(double), stream));
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(s.sum_b, 0, std::size_t(p.n) * sizeof(double), stream));
+  launch_row_exponents<T>(p.a, p.trans_a, p.lda, p.m, p.k, s.shift_a, s.sum_a, &s.found->bad_a, &s.found->spread,
+                          stream);
+  launch_row_exponents<T>(p.b, !p.trans_b, p.ldb, p.n, p.k, s.shift_b, s.sum_b, &s.found->bad_b, &s.found->spread,
+                          stream);
+  Scan found{};
+  GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(&found, s.found, sizeof found, cudaMemcpyDeviceToHost, stream));
+  GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const bool col = problem.layout == Layout::col_major;  // the row-major form swapped A and B
+  auto refuse = [&](char operand, const char* line, unsigned long long at) {
+    fail(ErrorCategory::usage, std::string("Ozaki emulation of ") + problem.shape_string() + ": op(" + operand +
+                                   ") has an Inf or NaN in " + line + " " + std::to_string(at) +
+                                   " (the emulation has no integer for it; native GEMM takes it)");
+  };
+  if (found.bad_a != ~0ull) col ? refuse('B', "column", found.bad_a) : refuse('A', "row", found.bad_a);
+  if (found.bad_b != ~0ull) col ? refuse('A', "row", found.bad_b) : refuse('B', "column", found.bad_b);
+  const OzakiPlan plan = moduli == 0 ? plan_ozaki(p.k, 0, p.dtype, std::min(found.spread, kOzakiMaxExtraBits))
+                                     : plan_ozaki(p.k, moduli, p.dtype);
+  ozaki_shifts<<<unsigned(std::min<std::int64_t>(ceil_div(p.m, 256), 4096)), 256, 0, stream>>>(s.shift_a, p.m,
+                                                                                               plan.bits);
+  ozaki_shifts<<<unsigned(std::min<std::int64_t>(ceil_div(p.n, 256), 4096)), 256, 0, stream>>>(s.shift_b, p.n,
+                                                                                               plan.bits);
+  cuda::check_launch("ozaki_shifts");
+  return plan;
+}
+
+// 2. op(B) scaled, rounded and reduced modulo the `count` primes from the
+//    first-th: the planes of B'^T (n x k each), once.
+template <class T>
+void make_b_planes(const GemmProblem& p, int first, int count, const int* shift_b, std::int8_t* out, Stream stream) {
+  cuda::launch_planes<T, cuda::kernels::PlaneKind::residues>(p.b, !p.trans_b, p.ldb, p.n, p.k, out, count,
+                                                             cuda::moduli_table(count, first), stream, shift_b);
+}
+
+// 3. A pass over rows r0 .. r0 + rows - 1 of C: those rows of A' reduced modulo
+//    the same primes into a_planes, and C' modulo each of them into c_planes
+//    (rows x n each, ld padded16(n), one after the other), by modular_gemm with
+//    `gemm` of workspace.
+template <class T>
+void pass_residues(Context& ctx, const GemmProblem& p, int first, int count, std::int64_t r0, std::int64_t rows,
+                   const int* shift_a, std::int8_t* a_planes, const std::int8_t* b_planes, std::int8_t* c_planes,
+                   Workspace gemm, Stream stream) {
+  // op(A)'s rows from r0: A(r, c) at a[r * lda + c], or a[c * lda + r] when transposed.
+  const auto* a_rows = static_cast<const T*>(p.a) + (p.trans_a ? r0 : r0 * p.lda);
+  cuda::launch_planes<T, cuda::kernels::PlaneKind::residues>(a_rows, p.trans_a, p.lda, rows, p.k, a_planes, count,
+                                                             cuda::moduli_table(count, first), stream, shift_a + r0);
+  const ModularGemmProblem g = cuda::planes_problem(rows, p.n, p.k, count, a_planes, b_planes, c_planes, first);
+  const std::size_t bytes = modular_gemm_workspace_bytes(ctx, g);
+  if (bytes > gemm.bytes) fail(ErrorCategory::internal, "Ozaki plan beyond its workspace");
+  modular_gemm(ctx, g, stream, Workspace{bytes ? gemm.data : nullptr, bytes});
+}
+
+// 4. The rebuild of rows r0 .. r0 + rows - 1 of C from the residues of every
+//    modulus of the plan (pass_residues' layout); no product: C = beta C0.
+template <class T>
+void rebuild_rows(const OzakiRebuild& rebuild, const GemmProblem& p, std::int64_t r0, std::int64_t rows,
+                  const std::int8_t* c_planes, const int* shift_a, const int* shift_b, Stream stream) {
+  const std::int64_t np = padded16(p.n);
+  launch_epilogue<T>(rebuild, c_planes, np, rows * np, rows, p.n, shift_a + r0, shift_b, p.alpha, p.beta,
+                     static_cast<T*>(p.c) + r0 * p.ldc, p.ldc, stream);
+}
+
 // The whole call for elements T (double or float); `problem` checked, p its
 // row-major form, the workspace laid out by r. Returns the plan that ran.
 template <class T>
@@ -462,75 +555,26 @@ OzakiPlan run_ozaki(Context& ctx, const GemmProblem& problem, const GemmProblem&
                     Stream stream, Workspace workspace) {
   const cuda::DeviceScope scope(ctx.device());
   auto* base = static_cast<unsigned char*>(workspace.data);
-  auto* scan = reinterpret_cast<Scan*>(base);
-  auto* shift_a = reinterpret_cast<int*>(base + r.shift_a);
-  auto* shift_b = reinterpret_cast<int*>(base + r.shift_b);
-  auto* sum_a = reinterpret_cast<double*>(base + r.sum_a);
-  auto* sum_b = reinterpret_cast<double*>(base + r.sum_b);
+  const ScanBuffers scan{reinterpret_cast<Scan*>(base), reinterpret_cast<int*>(base + r.shift_a),
+                         reinterpret_cast<int*>(base + r.shift_b), reinterpret_cast<double*>(base + r.sum_a),
+                         reinterpret_cast<double*>(base + r.sum_b)};
   auto* a_planes = reinterpret_cast<std::int8_t*>(base + r.a);
   auto* b_planes = reinterpret_cast<std::int8_t*>(base + r.b);
   auto* c_planes = reinterpret_cast<std::int8_t*>(base + r.c);
-  const bool product = p.k > 0 && p.alpha != 0;
-
-  OzakiPlan plan = plan_ozaki(p.k, moduli, p.dtype);
-  OzakiRebuild rebuild;  // moduli 0: no product
-  if (product) {
-    // 1. The scan: exponents and sums of |entries| of the rows of op(A) and the
-    //    columns of op(B) (rows of op(B)^T, n x k), the spread, the first
-    //    non-finite lines; the one wait of the call.
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(scan, 0xff, 2 * sizeof(unsigned long long), stream));
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(&scan->spread, 0, sizeof(int), stream));
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(shift_a, 0x80, std::size_t(p.m) * sizeof(int), stream));  // kNoEntry
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(shift_b, 0x80, std::size_t(p.n) * sizeof(int), stream));
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(sum_a, 0, std::size_t(p.m) * sizeof(double), stream));
-    GEMMKIT_CUDA_CHECK(cudaMemsetAsync(sum_b, 0, std::size_t(p.n) * sizeof(double), stream));
-    launch_row_exponents<T>(p.a, p.trans_a, p.lda, p.m, p.k, shift_a, sum_a, &scan->bad_a, &scan->spread, stream);
-    launch_row_exponents<T>(p.b, !p.trans_b, p.ldb, p.n, p.k, shift_b, sum_b, &scan->bad_b, &scan->spread, stream);
-    Scan found{};
-    GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(&found, scan, sizeof found, cudaMemcpyDeviceToHost, stream));
-    GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const bool col = problem.layout == Layout::col_major;  // the row-major form swapped A and B
-    auto refuse = [&](char operand, const char* line, unsigned long long at) {
-      fail(ErrorCategory::usage, std::string("Ozaki emulation of ") + problem.shape_string() + ": op(" + operand +
-                                     ") has an Inf or NaN in " + line + " " + std::to_string(at) +
-                                     " (the emulation has no integer for it; native GEMM takes it)");
-    };
-    if (found.bad_a != ~0ull) col ? refuse('B', "column", found.bad_a) : refuse('A', "row", found.bad_a);
-    if (found.bad_b != ~0ull) col ? refuse('A', "row", found.bad_b) : refuse('B', "column", found.bad_b);
-    // The default plan keeps its mantissa's bits for the entries at the mean
-    // size of their row or column, too.
-    if (moduli == 0) plan = plan_ozaki(p.k, 0, p.dtype, std::min(found.spread, kOzakiMaxExtraBits));
-    ozaki_shifts<<<unsigned(std::min<std::int64_t>(ceil_div(p.m, 256), 4096)), 256, 0, stream>>>(shift_a, p.m,
-                                                                                                 plan.bits);
-    ozaki_shifts<<<unsigned(std::min<std::int64_t>(ceil_div(p.n, 256), 4096)), 256, 0, stream>>>(shift_b, p.n,
-                                                                                                 plan.bits);
-    cuda::check_launch("ozaki_shifts");
-
-    // 2. Scaled, rounded, reduced: the planes of B'^T, once.
-    const cuda::kernels::ModuliTable table = cuda::moduli_table(plan.moduli);
-    cuda::launch_planes<T, cuda::kernels::PlaneKind::residues>(p.b, !p.trans_b, p.ldb, p.n, p.k, b_planes, plan.moduli,
-                                                               table, stream, shift_b);
-    rebuild = make_rebuild(std::vector<std::uint32_t>(int8_moduli().begin(), int8_moduli().begin() + plan.moduli));
-    // Then per pass of rows r0 .. r0 + rows - 1 of C: the planes of those rows
-    // of A', C' mod each prime (3.), the rebuild (4.).
-    for (std::int64_t r0 = 0; r0 < p.m; r0 += r.block) {
-      const std::int64_t rows = std::min(r.block, p.m - r0);
-      // op(A)'s rows from r0: A(r, c) at a[r * lda + c], or a[c * lda + r] when transposed.
-      const auto* a_rows = static_cast<const T*>(p.a) + (p.trans_a ? r0 : r0 * p.lda);
-      cuda::launch_planes<T, cuda::kernels::PlaneKind::residues>(a_rows, p.trans_a, p.lda, rows, p.k, a_planes,
-                                                                 plan.moduli, table, stream, shift_a + r0);
-      const ModularGemmProblem g = cuda::planes_problem(rows, p.n, p.k, plan.moduli, a_planes, b_planes, c_planes);
-      const std::size_t gemm_bytes = modular_gemm_workspace_bytes(ctx, g);
-      if (gemm_bytes > r.total - r.gemm) fail(ErrorCategory::internal, "Ozaki plan beyond its workspace");
-      modular_gemm(ctx, g, stream, Workspace{gemm_bytes ? base + r.gemm : nullptr, gemm_bytes});
-      launch_epilogue<T>(rebuild, c_planes, g.ldc, g.stride_c, rows, p.n, shift_a + r0, shift_b, p.alpha, p.beta,
-                         static_cast<T*>(p.c) + r0 * p.ldc, p.ldc, stream);
-    }
-    return plan;
+  if (p.k == 0 || p.alpha == 0) {  // no product: C = beta C0, no planes
+    rebuild_rows<T>(OzakiRebuild{}, p, 0, p.m, nullptr, scan.shift_a, scan.shift_b, stream);
+    return plan_ozaki(p.k, moduli, p.dtype);
   }
-  // No product (k == 0 or alpha == 0): C = beta C0, no planes.
-  launch_epilogue<T>(rebuild, nullptr, 0, 0, p.m, p.n, shift_a, shift_b, p.alpha, p.beta, static_cast<T*>(p.c), p.ldc,
-                     stream);
+  const OzakiPlan plan = scan_operands<T>(problem, p, moduli, scan, stream);
+  make_b_planes<T>(p, 0, plan.moduli, scan.shift_b, b_planes, stream);
+  const OzakiRebuild rebuild = make_rebuild(plan.moduli);
+  // Then per pass of rows r0 .. r0 + rows - 1 of C: its residues, its rebuild.
+  const Workspace gemm{base + r.gemm, r.total - r.gemm};
+  for (std::int64_t r0 = 0; r0 < p.m; r0 += r.block) {
+    const std::int64_t rows = std::min(r.block, p.m - r0);
+    pass_residues<T>(ctx, p, 0, plan.moduli, r0, rows, scan.shift_a, a_planes, b_planes, c_planes, gemm, stream);
+    rebuild_rows<T>(rebuild, p, r0, rows, c_planes, scan.shift_a, scan.shift_b, stream);
+  }
   return plan;
 }
 
@@ -564,26 +608,199 @@ OzakiPlan ozaki_gemm(const GemmProblem& host, int moduli, Context* context) {
   Context& ctx = context && context->backend() == Backend::cuda ? *context : own.emplace(Backend::cuda);
   check_ozaki_problem(host);
   const cuda::DeviceScope scope(ctx.device());
-  const std::size_t size = dtype_size(host.dtype);
-  const auto copy_in = [](const void* src, std::size_t bytes) {
-    cuda::DeviceBuffer<unsigned char> d(bytes);
-    if (bytes) d.copy_from_host(static_cast<const unsigned char*>(src), bytes);
-    return d;
-  };
-  // a_span() and b_span() are of the row-major form's operands: a column-major problem's A
-  // is its row-major form's B.
-  const GemmProblem rm = as_row_major(host);
-  const bool col = host.layout == Layout::col_major;
-  const cuda::DeviceBuffer<unsigned char> a = copy_in(host.a, std::size_t(col ? rm.b_span() : rm.a_span()) * size);
-  const cuda::DeviceBuffer<unsigned char> b = copy_in(host.b, std::size_t(col ? rm.a_span() : rm.b_span()) * size);
-  cuda::DeviceBuffer<unsigned char> c = copy_in(host.c, std::size_t(host.c_span()) * size);  // C0, and the gaps
-  GemmProblem d = host;
-  d.a = a.data(), d.b = b.data(), d.c = c.data();
+  const cuda::DeviceProblem device(host);
+  const GemmProblem& d = device.get();
   const Workspace ws = ctx.workspace(nullptr, ozaki_gemm_workspace_bytes(ctx, d, moduli));
   const OzakiPlan plan = ozaki_gemm(ctx, d, nullptr, ws, moduli);
-  c.copy_to_host(static_cast<unsigned char*>(host.c), c.size());
+  device.copy_c_back();
   return plan;
 }
+
+namespace ozaki_detail {
+namespace {
+
+// One rank's device memory for its share, beyond the shifts (sized on every
+// rank from rank 0's row-major problem p, its plan and the rows of a pass):
+// copies of op(A) and op(B) (ranks other than 0), the planes of its moduli of
+// op(B) and of a pass of op(A), two buffers of a pass's residues of C (rank 0:
+// of every modulus, gathered there; the others: of their own), and
+// modular_gemm's workspace.
+struct RankParts {
+  std::size_t a = 0, b = 0, a_planes = 0, b_planes = 0, c_planes[2] = {}, gemm = 0, total = 0;
+};
+
+RankParts rank_parts(const Context& ctx, const GemmProblem& p, int moduli, int first, int count, bool rank0,
+                     std::int64_t block) {
+  const std::size_t kp = std::size_t(padded16(p.k)), np = std::size_t(padded16(p.n)), size = dtype_size(p.dtype);
+  RankParts r;
+  std::size_t at = 0;
+  const auto part = [&](std::size_t bytes) { return std::exchange(at, at + workspace_aligned(bytes)); };
+  r.a = part(rank0 ? 0 : std::size_t(p.a_span()) * size);
+  r.b = part(rank0 ? 0 : std::size_t(p.b_span()) * size);
+  r.a_planes = part(std::size_t(count) * std::size_t(block) * kp);
+  r.b_planes = part(std::size_t(count) * std::size_t(p.n) * kp);
+  for (std::size_t& c : r.c_planes) c = part(std::size_t(rank0 ? moduli : count) * std::size_t(block) * np);
+  r.gemm = part(count > 0 ? modular_gemm_workspace_bytes(
+                                ctx, cuda::planes_problem(block, p.n, p.k, count, nullptr, nullptr, nullptr, first))
+                          : 0);
+  r.total = at;
+  return r;
+}
+
+// Rows of C per pass: rank 0's planes of op(A) (`own` moduli) and its two
+// buffers of every modulus's residues of C within half the largest share's
+// planes of op(B) or 1 GiB, whichever is more (the budget of a single
+// process's passes), each pass an even share of the rows.
+std::int64_t rows_per_pass(const GemmProblem& p, int moduli, int own, int largest_share) {
+  const double kp = double(padded16(p.k)), np = double(padded16(p.n));
+  const double budget = std::max(largest_share * double(p.n) * kp / 2, double(std::int64_t{1} << 30));
+  const double per_row = own * kp + 2 * moduli * np;
+  const auto block = std::clamp(std::int64_t(budget / per_row), std::min(p.m, kMinBlock), kMaxPlaneRows);
+  const std::int64_t passes = ceil_div(p.m, block);
+  return ceil_div(p.m, passes);
+}
+
+template <class T>
+OzakiPlan run_over_ranks(Context& ctx, const GemmProblem& problem, GemmProblem p, int moduli, OzakiExchange& ex,
+                         Stream compute, Stream comm, std::int64_t pass_rows) {
+  const int rank = ex.rank(), size = ex.size();
+  const bool rank0 = rank == 0;
+  if (p.m == 0 || p.n == 0 || p.k == 0 || p.alpha == 0) {  // no product: rank 0 scales C0, alone
+    ex.agree([&] {
+      if (rank0 && p.m > 0 && p.n > 0) {
+        rebuild_rows<T>(OzakiRebuild{}, p, 0, p.m, nullptr, nullptr, nullptr, compute);
+        GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(compute));
+      }
+    });
+    return plan_ozaki(p.k, moduli, p.dtype);
+  }
+  // 1. Rank 0 scans the operands on `comm`: the plan, and the shifts of every
+  //    row of op(A) and column of op(B), which go from there to every rank (m + n
+  //    ints). Memory from ctx's pool (kept for the next call): the shifts and
+  //    the scan's buffers for `comm`, the rest (RankParts) for `compute`.
+  const std::size_t shifts_bytes = workspace_aligned(std::size_t(p.m + p.n) * sizeof(int));
+  const std::size_t sum_a = shifts_bytes + workspace_aligned(sizeof(Scan));
+  const std::size_t sum_b = sum_a + workspace_aligned(std::size_t(p.m) * sizeof(double));
+  Workspace small;
+  OzakiPlan plan;
+  std::int64_t shared[3] = {};  // the plan's moduli and bits, the rows of a pass
+  ex.agree([&] {
+    small = ctx.workspace(comm, rank0 ? sum_b + std::size_t(p.n) * sizeof(double) : shifts_bytes);
+    if (!rank0) return;
+    auto* at = static_cast<unsigned char*>(small.data);
+    plan = scan_operands<T>(problem, p, moduli,
+                            {reinterpret_cast<Scan*>(at + shifts_bytes), reinterpret_cast<int*>(at),
+                             reinterpret_cast<int*>(at) + p.m, reinterpret_cast<double*>(at + sum_a),
+                             reinterpret_cast<double*>(at + sum_b)},
+                            comm);
+    const std::vector<int> first = ozaki_moduli_by_rank(plan.moduli, size);
+    int largest = 0;
+    for (int q = 0; q < size; ++q) largest = std::max(largest, first[q + 1] - first[q]);
+    shared[0] = plan.moduli, shared[1] = plan.bits;
+    shared[2] = pass_rows > 0 ? std::min(pass_rows, p.m) : rows_per_pass(p, plan.moduli, first[1], largest);
+  });
+  ex.share(shared, 3);
+  plan.moduli = int(shared[0]), plan.bits = int(shared[1]);
+  const std::int64_t block = shared[2];
+  const std::vector<int> first = ozaki_moduli_by_rank(plan.moduli, size);
+  const int mine = first[std::size_t(rank)], own = first[std::size_t(rank) + 1] - mine;
+  const RankParts r = rank_parts(ctx, p, plan.moduli, mine, own, rank0, block);
+  Workspace memory;
+  ex.agree([&] { memory = ctx.workspace(compute, r.total); });
+  auto* base = static_cast<unsigned char*>(memory.data);
+  if (!rank0) p.a = base + r.a, p.b = base + r.b;
+  int* shift_a = static_cast<int*>(small.data);
+  const int* shift_b = shift_a + p.m;
+  auto* a_planes = reinterpret_cast<std::int8_t*>(base + r.a_planes);
+  auto* b_planes = reinterpret_cast<std::int8_t*>(base + r.b_planes);
+  std::int8_t* c_planes[2] = {reinterpret_cast<std::int8_t*>(base + r.c_planes[0]),
+                              reinterpret_cast<std::int8_t*>(base + r.c_planes[1])};
+  const Workspace gemm{base + r.gemm, r.total - r.gemm};
+  const std::size_t element = dtype_size(p.dtype);
+  const auto plane_bytes = [&](std::int64_t rows) { return std::size_t(rows) * std::size_t(padded16(p.n)); };
+  const OzakiRebuild rebuild = rank0 ? make_rebuild(plan.moduli) : OzakiRebuild{};
+
+  // 2. The shifts, op(B) and op(A) from rank 0 on `comm`, op(B)'s planes as
+  //    soon as it has come; 3. per pass, this rank's residues on `compute`,
+  //    gathered into rank 0's buffer on `comm` while the next pass's are
+  //    computed, and rebuilt there. Two buffers: a pass's residues wait for the
+  //    gather of the pass before last (computed[], gathered[]).
+  cuda::Event b_here, a_here, computed[2], gathered[2];
+  ex.must_succeed([&] {
+    // Rank 0's operands are only read.
+    ex.broadcast(shift_a, std::size_t(p.m + p.n) * sizeof(int), comm);
+    ex.broadcast(const_cast<void*>(p.b), std::size_t(p.b_span()) * element, comm);
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(b_here.get(), comm));
+    ex.broadcast(const_cast<void*>(p.a), std::size_t(p.a_span()) * element, comm);
+    GEMMKIT_CUDA_CHECK(cudaEventRecord(a_here.get(), comm));
+    GEMMKIT_CUDA_CHECK(cudaStreamWaitEvent(compute, b_here.get()));
+    if (own > 0) make_b_planes<T>(p, mine, own, shift_b, b_planes, compute);
+    GEMMKIT_CUDA_CHECK(cudaStreamWaitEvent(compute, a_here.get()));
+    const std::int64_t passes = ceil_div(p.m, block);
+    std::vector<std::size_t> offset(static_cast<std::size_t>(size)), bytes(offset.size());
+    for (std::int64_t i = 0; i <= passes; ++i) {
+      if (i < passes) {
+        const std::int64_t r0 = i * block, rows = std::min(block, p.m - r0);
+        const int buffer = int(i % 2);
+        if (i >= 2) GEMMKIT_CUDA_CHECK(cudaStreamWaitEvent(compute, gathered[buffer].get()));
+        if (own > 0)
+          pass_residues<T>(ctx, p, mine, own, r0, rows, shift_a, a_planes, b_planes, c_planes[buffer], gemm,
+                           compute);
+        GEMMKIT_CUDA_CHECK(cudaEventRecord(computed[buffer].get(), compute));
+        GEMMKIT_CUDA_CHECK(cudaStreamWaitEvent(comm, computed[buffer].get()));
+        for (std::size_t q = 0; q < offset.size(); ++q) {  // rank q's planes: planes first[q] .. of the pass
+          offset[q] = std::size_t(first[q]) * plane_bytes(rows);
+          bytes[q] = std::size_t(first[q + 1] - first[q]) * plane_bytes(rows);
+        }
+        ex.gather(c_planes[buffer], c_planes[buffer], offset, bytes, comm);
+        GEMMKIT_CUDA_CHECK(cudaEventRecord(gathered[buffer].get(), comm));
+      }
+      if (rank0 && i >= 1) {  // the pass before, once gathered, after this pass's GEMMs are queued
+        const std::int64_t r0 = (i - 1) * block, rows = std::min(block, p.m - r0);
+        const int buffer = int((i - 1) % 2);
+        GEMMKIT_CUDA_CHECK(cudaStreamWaitEvent(compute, gathered[buffer].get()));
+        rebuild_rows<T>(rebuild, p, r0, rows, c_planes[buffer], shift_a, shift_b, compute);
+      }
+    }
+  });
+  ex.agree([&] {
+    GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(compute));
+    GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(comm));
+  });
+  return plan;
+}
+
+}  // namespace
+
+OzakiPlan ozaki_gemm_over_ranks(Context& ctx, const GemmProblem& problem, int moduli, OzakiExchange& ex,
+                                Stream compute, Stream comm, std::int64_t pass_rows) {
+  // Rank 0's problem, checked there, in its row-major form; its shape and
+  // scalars to every rank (their matrices are their copies, later).
+  GemmProblem p;
+  ex.agree([&] {
+    if (ctx.backend() != Backend::cuda)
+      fail(ErrorCategory::usage, "Ozaki emulation runs on the CUDA backend, not in a CPU context");
+    if (ex.rank() != 0) return;
+    check_ozaki_problem(problem);
+    if (moduli != 0) plan_ozaki(problem.k, moduli, problem.dtype);  // the count's own error, early
+    p = as_row_major(problem);
+  });
+  std::int64_t shape[11] = {std::int64_t(p.dtype), p.m,       p.n,
+                            p.k,                   p.lda,     p.ldb,
+                            p.ldc,                 p.trans_a, p.trans_b,
+                            std::bit_cast<std::int64_t>(p.alpha), std::bit_cast<std::int64_t>(p.beta)};
+  ex.share(shape, 11);
+  if (ex.rank() != 0) {
+    p.dtype = DType(shape[0]), p.m = shape[1], p.n = shape[2], p.k = shape[3];
+    p.lda = shape[4], p.ldb = shape[5], p.ldc = shape[6], p.trans_a = shape[7] != 0, p.trans_b = shape[8] != 0;
+    p.alpha = std::bit_cast<double>(shape[9]), p.beta = std::bit_cast<double>(shape[10]);
+  }
+  const cuda::DeviceScope scope(ctx.device());
+  return p.dtype == DType::f64 ? run_over_ranks<double>(ctx, problem, p, moduli, ex, compute, comm, pass_rows)
+                               : run_over_ranks<float>(ctx, problem, p, moduli, ex, compute, comm, pass_rows);
+}
+
+}  // namespace ozaki_detail
 
 namespace cuda {
 

@@ -1,5 +1,6 @@
 // The Ozaki FP64 emulation in a build made without nvcc: it says so instead of
 // failing to link.
+#include "core/ozaki_ranks.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/ozaki.hpp"
 
@@ -18,5 +19,13 @@ OzakiPlan ozaki_gemm(const GemmProblem&, int, Context*) {
   require_cuda_device();
   return {};
 }
+
+namespace ozaki_detail {
+OzakiPlan ozaki_gemm_over_ranks(Context&, const GemmProblem&, int, OzakiExchange& exchange, Stream, Stream,
+                                std::int64_t) {
+  exchange.agree([] { require_cuda_device(); });
+  return {};
+}
+}  // namespace ozaki_detail
 
 }  // namespace gemmkit

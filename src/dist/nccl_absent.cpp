@@ -77,6 +77,15 @@ void gpu_walk_counts(MPI_Comm comm, Context& ctx, const Graph& g, int length,
   });
 }
 
+OzakiPlan ozaki_gemm(const GpuGrid& gpus, const GemmProblem&, int) {
+  collective(gpus.grid().comm(), [] { no_nccl(); });
+  return {};
+}
+OzakiPlan ozaki_gemm(const GpuGrid& gpus, const GemmProblem*, int) {
+  collective(gpus.grid().comm(), [] { no_nccl(); });
+  return {};
+}
+
 void upload_local(const DistMatrix&, const AnyMatrix&) { no_nccl(); }
 AnyMatrix download_local(const DistMatrix&) { no_nccl(); }
 std::string summa_cuda(double, const DistMatrix&, const DistMatrix&, double, DistMatrix&, const SummaOptions&) {

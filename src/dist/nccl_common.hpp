@@ -13,6 +13,20 @@
 
 namespace gemmkit::dist {
 
+// An NCCL communicator over every rank of an MPI communicator (ncclCommInitRank with an id
+// that rank 0 makes and broadcasts over MPI; collective), destroyed with it.
+class WorldComm {
+ public:
+  explicit WorldComm(MPI_Comm comm);
+  ~WorldComm();
+  WorldComm(const WorldComm&) = delete;
+  WorldComm& operator=(const WorldComm&) = delete;
+  ncclComm_t get() const { return comm_; }
+
+ private:
+  ncclComm_t comm_ = nullptr;
+};
+
 // The communicators of this rank's process row and column, its device's context, and the
 // streams SUMMA runs on. Freed in reverse order of creation.
 struct GpuGrid::Impl {
@@ -20,11 +34,15 @@ struct GpuGrid::Impl {
   cudaStream_t compute = nullptr;  // local GEMMs
   cudaStream_t comm = nullptr;     // panel copies and broadcasts
   ncclComm_t row = nullptr, col = nullptr;
+  std::unique_ptr<WorldComm> world;  // over the whole grid, once used (world_comm())
   // cuBLASMp, once used (nccl_cublasmp.cpp): its library, handle, grid and a communicator
   // over the whole grid; freed first.
   std::shared_ptr<void> cublasmp;
   ~Impl();
 };
+
+// The grid's communicator over all its ranks, made on first use. Collective.
+ncclComm_t world_comm(const GpuGrid& gpus);
 
 [[noreturn]] void throw_nccl_error(ncclResult_t status, const char* call, const char* file, int line);
 

@@ -17,11 +17,35 @@ void throw_nccl_error(ncclResult_t status, const char* call, const char* file, i
                                          (last && *last ? std::string(" (") + last + ")" : std::string()));
 }
 
+WorldComm::WorldComm(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  collective(comm, [&] {
+    if (rank == 0) GEMMKIT_NCCL_CHECK(ncclGetUniqueId(&id));
+  });
+  MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, comm);
+  collective(comm, [&] { GEMMKIT_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank)); });
+}
+
+WorldComm::~WorldComm() {
+  if (comm_) ncclCommDestroy(comm_);
+}
+
+ncclComm_t world_comm(const GpuGrid& gpus) {
+  GpuGrid::Impl& g = gpus.impl();
+  if (!g.world) g.world = std::make_unique<WorldComm>(gpus.grid().comm());  // on the current device
+  return g.world->get();
+}
+
 GpuGrid::Impl::~Impl() {
   // Never throws: the work queued through the grid is done (the caller's promise).
   if (compute) cudaStreamSynchronize(compute);
   if (comm) cudaStreamSynchronize(comm);
   cublasmp.reset();
+  world.reset();
   if (row) ncclCommDestroy(row);
   if (col) ncclCommDestroy(col);
   if (compute) cudaStreamDestroy(compute);

@@ -1,43 +1,12 @@
 // Distributed exact walks on GPUs, after the graph's broadcast: each rank's residue planes of
 // A^length on its device (the engine's power steps), gathered into rank 0's device over NCCL,
 // and rebuilt there (crt_rebuild) into words that go to the host once.
-#include <cstring>
-
 #include "cuda/device_buffer.hpp"
 #include "cuda/event.hpp"
 #include "dist/nccl_common.hpp"
 #include "graph/modular_int8.hpp"
 
 namespace gemmkit::dist {
-namespace {
-
-// A communicator over every rank of an MPI communicator, destroyed with it.
-class WorldComm {
- public:
-  explicit WorldComm(MPI_Comm comm) {
-    int rank = 0, size = 1;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    ncclUniqueId id;
-    std::memset(&id, 0, sizeof id);
-    collective(comm, [&] {
-      if (rank == 0) GEMMKIT_NCCL_CHECK(ncclGetUniqueId(&id));
-    });
-    MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, comm);
-    collective(comm, [&] { GEMMKIT_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank)); });
-  }
-  ~WorldComm() {
-    if (comm_) ncclCommDestroy(comm_);
-  }
-  WorldComm(const WorldComm&) = delete;
-  WorldComm& operator=(const WorldComm&) = delete;
-  ncclComm_t get() const { return comm_; }
-
- private:
-  ncclComm_t comm_ = nullptr;
-};
-
-}  // namespace
 
 void gpu_walk_counts(MPI_Comm comm, Context& ctx, const Graph& g, int length,
                      const std::vector<std::uint32_t>& primes, const std::vector<int>& first, int limbs,

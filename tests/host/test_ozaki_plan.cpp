@@ -6,7 +6,10 @@
 #include <gmpxx.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/error.hpp"
@@ -81,6 +84,30 @@ TEST(OzakiPlan, ModuliOutOfRangeAreUsageErrors) {
   // Two primes hold 2 k 2^(2 bits) < 251 * 241 only while k is small.
   EXPECT_EQ(plan_ozaki(1, 2).bits, 7);
   EXPECT_THROW(plan_ozaki(1 << 20, 2), Error);
+}
+
+// The moduli of the emulation over ranks (dist::ozaki_gemm): each rank a run of consecutive
+// moduli, together all of them once, in order; shares differ by at most one, rank 0's no
+// larger than any other's (it also scans and rebuilds); ranks beyond the moduli take none.
+TEST(OzakiPlan, ModuliOverRanksAreConsecutiveEvenShares) {
+  for (int moduli : {0, 1, 2, 7, 14, 16, 17, 53})
+    for (int ranks : {1, 2, 3, 4, 5, 8, 16, 64}) {
+      SCOPED_TRACE(std::to_string(moduli) + " moduli over " + std::to_string(ranks) + " ranks");
+      const std::vector<int> first = ozaki_moduli_by_rank(moduli, ranks);
+      ASSERT_EQ(first.size(), std::size_t(ranks) + 1);
+      EXPECT_EQ(first.front(), 0);
+      EXPECT_EQ(first.back(), moduli);
+      int least = moduli, most = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const int share = first[std::size_t(r) + 1] - first[std::size_t(r)];
+        ASSERT_GE(share, 0);
+        least = std::min(least, share), most = std::max(most, share);
+        EXPECT_LE(first[1] - first[0], share) << "rank 0 takes more than rank " << r;
+      }
+      EXPECT_LE(most - least, 1);
+      EXPECT_EQ(most, (moduli + ranks - 1) / ranks);
+    }
+  EXPECT_THROW(ozaki_moduli_by_rank(4, 0), Error);
 }
 
 }  // namespace

@@ -136,6 +136,36 @@ with tempfile.TemporaryDirectory() as work:
               "--backend cuda without a GPU", r)
     check(not os.path.exists("d.npy"), "a failed --backend cuda run wrote its output")
 
+    # The Ozaki emulation (--kernel cuda_ozaki_f64, _f32) spreads its moduli over one GPU per
+    # process, not blocks over a grid: --grid, --backend cpu and a dtype the kernel does not take
+    # are usage errors from rank 0; without a GPU (CI) every rank stops at the device, one line.
+    # With one, one process gives the single-process command's C, byte for byte.
+    ozaki = ["--distributed", "--kernel", "cuda_ozaki_f64"]
+    for args, says in [(["af.npy", "bf.npy", "-o", "z.npy", "--grid", "1x2"], "spreads its moduli over all the processes"),
+                       (["af.npy", "bf.npy", "-o", "z.npy", "--backend", "cpu"], "runs on the cuda backend"),
+                       (["a64.npy", "b64.npy", "-o", "z.npy"], "cuda_ozaki_f64 does not take dtype i64")]:
+        r = run(["multiply"] + args + ozaki, np_=2)
+        check(r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("gemmkit: error: rank 0: ")
+              and says in r.stderr, "Ozaki --distributed: " + says, r)
+    if not has_gpu:
+        r = run(["multiply", "af.npy", "bf.npy", "-o", "z.npy"] + ozaki, np_=2)
+        check(r.returncode in (1, 2) and r.stderr.count("\n") == 1 and r.stderr.startswith("gemmkit: error: rank 0: "),
+              "Ozaki --distributed without a GPU", r)
+    else:
+        r = run(["multiply", "af.npy", "bf.npy", "-o", "z.npy", "--alpha", "2", "--beta", "-1", "--c", "cf.npy",
+                 "--json", "z.json"] + ozaki, np_=1)
+        check(r.returncode == 0 and "moduli over 1 processes" in r.stdout and "ozaki: " in r.stdout,
+              "Ozaki --distributed on one GPU", r)
+        r1 = run(["multiply", "af.npy", "bf.npy", "-o", "z1.npy", "--alpha", "2", "--beta", "-1", "--c", "cf.npy",
+                  "--kernel", "cuda_ozaki_f64"])
+        check(r1.returncode == 0 and open("z.npy", "rb").read() == open("z1.npy", "rb").read(),
+              "Ozaki --distributed wrote another C than the single-process command", r1)
+        with open("z.json") as f:
+            report = json.load(f)
+        check(report["distributed"]["spread"] == "moduli" and report["ozaki"]["moduli"] > 0,
+              "Ozaki --distributed's JSON")
+    check(not os.path.exists("z.npy") or has_gpu, "a failed Ozaki run wrote its output")
+
     # walks --distributed: the files of the single-process command, byte for byte (one length,
     # every length, counts needing several 64-bit words), on 4 and 3 processes.
     with open("g.txt", "w") as f:
