@@ -537,18 +537,19 @@ Int8PowersReport gpu_int8_power_planes(Context& ctx, const Graph& g, const std::
 }
 
 Int8PowersReport gpu_counts_from_planes(Context& ctx, const std::vector<std::uint32_t>& primes,
-                                        const std::int8_t* planes, std::int64_t n, int limbs, std::uint64_t* out) {
+                                        const ResiduePlanes& planes, int limbs, std::uint64_t* out) {
   const auto wall_start = Clock::now();
   Int8PowersReport report;
   const cuda::DeviceScope device(cuda_device_of(ctx));
-  const std::size_t words = std::size_t(n * n) * std::size_t(limbs);
+  const std::size_t words = std::size_t(planes.rows * planes.cols) * std::size_t(limbs);
   if (words == 0) return report;
   const OwnStream stream;
   const cudaStream_t s = stream.get();
   const cuda::DeviceBuffer<std::uint64_t> table(words);
   GpuTimes timer;
   timer.start(s);
-  queue_rebuild(ctx, primes, planes, n, n * n, nullptr, nullptr, n, n, limbs, table.data(), s);
+  queue_rebuild(ctx, primes, planes.data, planes.ld, planes.plane_stride, nullptr, nullptr, planes.rows, planes.cols,
+                limbs, table.data(), s);
   timer.stop(s, report.crt_seconds);
   const Event ready;
   GEMMKIT_CUDA_CHECK(cudaEventRecord(ready.get(), s));

@@ -19,8 +19,8 @@ Int8PowersReport gpu_int8_power_planes(Context&, const Graph&, const std::vector
   require_cuda_device();  // throws: no CUDA in this build
   return {};
 }
-Int8PowersReport gpu_counts_from_planes(Context&, const std::vector<std::uint32_t>&, const std::int8_t*,
-                                        std::int64_t, int, std::uint64_t*) {
+Int8PowersReport gpu_counts_from_planes(Context&, const std::vector<std::uint32_t>&, const ResiduePlanes&, int,
+                                        std::uint64_t*) {
   require_cuda_device();  // throws: no CUDA in this build
   return {};
 }

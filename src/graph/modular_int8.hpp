@@ -97,12 +97,20 @@ Int8PowersReport gpu_int8_power_planes(Context& ctx, const Graph& g, const std::
                                        const std::function<void(const std::string&)>& progress = {},
                                        int max_batch = 0);  // as gpu_int8_powers's
 
-// The n x n counts whose centred residues modulo each of `primes` are the planes (device
-// memory on ctx's device, plane q at planes + q n^2, row-major), rebuilt on the device
-// (crt_rebuild) and copied to out (host memory, `limbs` words per count as gpu_int8_powers
-// writes them) once. Reports the rebuild (crt_seconds), the copy and the total.
+// Centred residues of a rows x cols block of counts in device memory: the residue modulo
+// primes[q] of count (i, j) at data[q plane_stride + i ld + j] (n x n planes one after the
+// other: ld n, plane_stride n^2).
+struct ResiduePlanes {
+  const std::int8_t* data = nullptr;
+  std::int64_t ld = 0, plane_stride = 0, rows = 0, cols = 0;
+};
+
+// The counts whose centred residues modulo each of `primes` are `planes` (on ctx's device),
+// rebuilt on the device (crt_rebuild) and copied to out (host memory, rows x cols, `limbs`
+// words per count as gpu_int8_powers writes them) once. Reports the rebuild (crt_seconds),
+// the copy and the total.
 Int8PowersReport gpu_counts_from_planes(Context& ctx, const std::vector<std::uint32_t>& primes,
-                                        const std::int8_t* planes, std::int64_t n, int limbs, std::uint64_t* out);
+                                        const ResiduePlanes& planes, int limbs, std::uint64_t* out);
 
 // memcpy on every core, in pieces of a megabyte: the host side of copying a table off the
 // device into memory touched for the first time (compiled as C++ with OpenMP, which the

@@ -232,7 +232,8 @@ TEST(GpuWalks, PowerPlanesOfSeveralSetsOfPrimesRebuildTogether) {
                           [&](std::int8_t x) { return x >= -half && x <= half; }));
 
   std::vector<std::uint64_t> got(plane * std::size_t(limbs));
-  const auto report = walks_detail::gpu_counts_from_planes(ctx, by_rank, planes.data(), n, limbs, got.data());
+  const auto report =
+      walks_detail::gpu_counts_from_planes(ctx, by_rank, {planes.data(), n, n * n, n, n}, limbs, got.data());
   EXPECT_GT(report.total_seconds, 0);
   EXPECT_TRUE(got == expected);
 }
