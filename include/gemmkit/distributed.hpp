@@ -349,6 +349,10 @@ struct DistWalkOptions {
   WalkBackend backend = WalkBackend::cpu;
   Context* context = nullptr;
   bool all_lengths = false;  // the tables of every length 1..length (A^t = A^(t-1) A on each rank)
+  // GPUs over NCCL: rows of counts whose residues rank 0 gathers and rebuilds at a time (0: as
+  // many as keep them and their words within its own residues' bytes or 1 GiB; a single rank
+  // then rebuilds its residues where they lie, in one pass).
+  std::int64_t gather_rows = 0;
 };
 WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options = {});
 

@@ -34,12 +34,13 @@ AnyMatrix download_local(const DistMatrix& m);
 // runs the engine's power steps (walks_detail::gpu_int8_power_planes) on ctx's device modulo
 // its primes, primes[first[r], first[r + 1]), and rank 0 gathers every rank's residue planes
 // and rebuilds the n x n counts from them into out (`limbs` words each, host memory; rank 0
-// only). With NCCL the planes stay on the devices, go to rank 0's over NCCL and are rebuilt
-// there (crt_rebuild), the words copied to the host once; without, they are staged in host
-// memory, sent over MPI and rebuilt on the CPU. Collective.
+// only). With NCCL the planes stay on the devices, go to rank 0's over NCCL gather_rows rows
+// at a time (DistWalkOptions::gather_rows) and are rebuilt there (crt_rebuild), the words
+// copied to the host; without, they are staged in host memory, sent over MPI and rebuilt on
+// the CPU. Collective.
 void gpu_walk_counts(MPI_Comm comm, Context& ctx, const Graph& g, int length,
                      const std::vector<std::uint32_t>& primes, const std::vector<int>& first, int limbs,
-                     std::uint64_t* out);
+                     std::uint64_t* out, std::int64_t gather_rows);
 // SUMMA on device blocks (summa() checks the backend and calls it).
 std::string summa_cuda(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,
                        const SummaOptions& options);

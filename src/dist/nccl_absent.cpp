@@ -39,7 +39,7 @@ DistMatrix::DistMatrix(const GpuGrid& gpus, DType dtype, std::int64_t rows, std:
 // rank 0 over MPI, one message per plane, and rebuilt there on the CPU.
 void gpu_walk_counts(MPI_Comm comm, Context& ctx, const Graph& g, int length,
                      const std::vector<std::uint32_t>& primes, const std::vector<int>& first, int limbs,
-                     std::uint64_t* out) {
+                     std::uint64_t* out, std::int64_t) {  // gather_rows: NCCL's
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);

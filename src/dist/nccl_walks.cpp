@@ -28,7 +28,7 @@ std::int64_t rows_per_pass(std::int64_t n, std::size_t primes, int limbs, std::s
 
 void gpu_walk_counts(MPI_Comm comm, Context& ctx, const Graph& g, int length,
                      const std::vector<std::uint32_t>& primes, const std::vector<int>& first, int limbs,
-                     std::uint64_t* out) {
+                     std::uint64_t* out, std::int64_t gather_rows) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -42,14 +42,15 @@ void gpu_walk_counts(MPI_Comm comm, Context& ctx, const Graph& g, int length,
     if (!own.empty()) walks_detail::gpu_int8_power_planes(ctx, g, own, length, planes.data());
   });
   if (plane == 0) return;
-  if (size == 1) {  // every prime's plane is here: rebuilt where it lies
+  if (size == 1 && gather_rows == 0) {  // every prime's plane is here: rebuilt where it lies
     collective(comm, [&] {
       walks_detail::gpu_counts_from_planes(ctx, primes, {planes.data(), n, n * n, n, n}, limbs, out);
     });
     return;
   }
   const WorldComm world(comm);
-  const std::int64_t block = rows_per_pass(n, primes.size(), limbs, plane * std::size_t(first[1] - first[0]));
+  const std::int64_t block = gather_rows > 0 ? std::min(gather_rows, n)
+                                            : rows_per_pass(n, primes.size(), limbs, plane * std::size_t(first[1] - first[0]));
   cuda::DeviceBuffer<std::int8_t> rows_of_all;  // rank 0: a block of rows of every prime's plane
   std::optional<cuda::OwnStream> stream;
   collective(comm, [&] {

@@ -83,6 +83,8 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
   long long header[3] = {0, 0, 0};  // vertices, stored entries, weighted
   collective(comm, [&] {
     if (length < 1) fail(ErrorCategory::usage, "walk length " + std::to_string(length) + ": must be at least 1");
+    if (options.gather_rows < 0)
+      fail(ErrorCategory::usage, "count_walks: gather_rows " + std::to_string(options.gather_rows) + " is negative");
     if (rank != 0) return;
     if (!graph) fail(ErrorCategory::usage, "count_walks: rank 0 has no graph");
     header[0] = graph->n, header[1] = graph->edges(), header[2] = graph->weighted();
@@ -159,7 +161,7 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
       if (rank == 0) out.words.resize(std::size_t(n * n * out.limbs));
     });
     gpu_walk_counts(comm, options.context ? *options.context : *own_context, g, length, by_rank, first, out.limbs,
-                    out.words.data());
+                    out.words.data(), options.gather_rows);
     if (rank == 0) {
       for (std::int64_t v = 0; v < n; ++v) out.sources.push_back(v);
       out.targets = out.sources;

@@ -233,28 +233,31 @@ TEST(DistributedGpu, WalksEqualSingleProcess) {
   const Graph graph = graph_from_edges(n, edges);
   DistWalkOptions options;
   options.backend = WalkBackend::cuda;
-  for (const int length : {1, 7, 40, 64}) {
-    const WalkCounts got = count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, length, options);
-    if (world_rank() != 0) continue;
-    WalkQuery query;
-    query.length = length;
-    query.method = WalkMethod::dense;
-    query.backend = WalkBackend::cuda;
-    const WalkCounts single = gemmkit::count_walks(graph, query);
-    query.backend = WalkBackend::cpu;
-    const WalkCounts cpu = gemmkit::count_walks(graph, query);
-    ASSERT_EQ(got.rows(), n);
-    ASSERT_EQ(got.cols(), n);
-    EXPECT_EQ(got.primes, single.primes) << got.method;
-    std::int64_t wrong = 0, wrong_cpu = 0;
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        wrong += !(got.at(0, i, j) == single.at(0, i, j));
-        wrong_cpu += !(got.at(0, i, j) == cpu.at(0, i, j));
-      }
-    EXPECT_EQ(wrong, 0) << "length " << length << ", " << got.method;
-    EXPECT_EQ(wrong_cpu, 0) << "length " << length << ", " << got.method;
-  }
+  // Rank 0 gathers and rebuilds in passes of 37 rows (the last one shorter), or as it chooses.
+  for (const std::int64_t gather_rows : {0, 37})
+    for (const int length : {1, 7, 40, 64}) {
+      options.gather_rows = gather_rows;
+      const WalkCounts got = count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, length, options);
+      if (world_rank() != 0) continue;
+      WalkQuery query;
+      query.length = length;
+      query.method = WalkMethod::dense;
+      query.backend = WalkBackend::cuda;
+      const WalkCounts single = gemmkit::count_walks(graph, query);
+      query.backend = WalkBackend::cpu;
+      const WalkCounts cpu = gemmkit::count_walks(graph, query);
+      ASSERT_EQ(got.rows(), n);
+      ASSERT_EQ(got.cols(), n);
+      EXPECT_EQ(got.primes, single.primes) << got.method;
+      std::int64_t wrong = 0, wrong_cpu = 0;
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+          wrong += !(got.at(0, i, j) == single.at(0, i, j));
+          wrong_cpu += !(got.at(0, i, j) == cpu.at(0, i, j));
+        }
+      EXPECT_EQ(wrong, 0) << "length " << length << ", gather_rows " << gather_rows << ", " << got.method;
+      EXPECT_EQ(wrong_cpu, 0) << "length " << length << ", gather_rows " << gather_rows << ", " << got.method;
+    }
 }
 
 // The walk table, timed: 4096 vertices, length 64, on this grid beside one process's

@@ -517,8 +517,11 @@ TEST(DistributedWalks, EqualSingleProcessWalks) {
     EXPECT_EQ(got.limbs, single.limbs);
     EXPECT_TRUE(got.words == single.words) << "all lengths to " << length << ", " << got.method;
   }
-  // A bad length is an agreed usage error.
+  // A bad length, or a negative number of rows to gather at a time, is an agreed usage error.
   EXPECT_THROW(count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, 0), RankError);
+  DistWalkOptions negative;
+  negative.gather_rows = -1;
+  EXPECT_THROW(count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, 3, negative), RankError);
 }
 
 }  // namespace
