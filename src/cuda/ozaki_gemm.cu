@@ -399,17 +399,24 @@ Regions regions(const Context& ctx, const GemmProblem& p, const OzakiPlan& plan,
 // The fewest rows of C a pass takes (a smaller workspace is refused).
 constexpr std::int64_t kMinBlock = 64;
 
+// Rows of C per pass when each row takes `per_row` bytes of planes: the fewest
+// even passes within the larger of `moduli` moduli's planes of op(B) halved and
+// 1 GiB, from kMinBlock to kMaxPlaneRows rows.
+std::int64_t pass_rows_within(const GemmProblem& p, int moduli, double per_row) {
+  const double budget =
+      std::max(double(moduli) * double(p.n) * double(padded16(p.k)) / 2, double(std::int64_t{1} << 30));
+  const auto passes = std::int64_t(std::ceil(double(p.m) * per_row / budget));
+  const std::int64_t block = ceil_div(p.m, std::max<std::int64_t>(passes, 1));
+  return std::clamp(block, std::min(p.m, kMinBlock), kMaxPlaneRows);
+}
+
 // The layout of the declared workspace: one pass over all the rows, unless the
 // planes of op(A) and C for all of them would take more than half the bytes of
 // op(B)'s planes and more than 1 GiB; then the fewest passes within that (a
 // 32768^3 FP64 product: 4 passes, 31 GB of workspace instead of 61).
 Regions default_regions(const Context& ctx, const GemmProblem& p, const OzakiPlan& plan) {
   const double q = plan.moduli, kp = double(padded16(p.k)), np = double(padded16(p.n));
-  const double budget = std::max(q * double(p.n) * kp / 2, double(std::int64_t{1} << 30));
-  const double all_rows = q * double(p.m) * (kp + np);
-  const auto passes = std::int64_t(std::ceil(all_rows / budget));
-  const std::int64_t block = ceil_div(p.m, std::max<std::int64_t>(passes, 1));
-  return regions(ctx, p, plan, std::clamp(block, std::min(p.m, kMinBlock), kMaxPlaneRows));
+  return regions(ctx, p, plan, pass_rows_within(p, plan.moduli, q * (kp + np)));
 }
 
 // The layout for `bytes` of workspace: the declared one when they hold it, else
@@ -648,16 +655,11 @@ RankParts rank_parts(const Context& ctx, const GemmProblem& p, int moduli, int f
 }
 
 // Rows of C per pass: rank 0's planes of op(A) (`own` moduli) and its two
-// buffers of every modulus's residues of C within half the largest share's
-// planes of op(B) or 1 GiB, whichever is more (the budget of a single
-// process's passes), each pass an even share of the rows.
+// buffers of every modulus's residues of C, within the budget of a single
+// process's passes for the largest share's planes of op(B).
 std::int64_t rows_per_pass(const GemmProblem& p, int moduli, int own, int largest_share) {
   const double kp = double(padded16(p.k)), np = double(padded16(p.n));
-  const double budget = std::max(largest_share * double(p.n) * kp / 2, double(std::int64_t{1} << 30));
-  const double per_row = own * kp + 2 * moduli * np;
-  const auto block = std::clamp(std::int64_t(budget / per_row), std::min(p.m, kMinBlock), kMaxPlaneRows);
-  const std::int64_t passes = ceil_div(p.m, block);
-  return ceil_div(p.m, passes);
+  return pass_rows_within(p, largest_share, own * kp + 2 * moduli * np);
 }
 
 template <class T>
