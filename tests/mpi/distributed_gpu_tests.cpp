@@ -10,7 +10,6 @@
 #include <functional>
 #include <cstdio>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "gemmkit/device.hpp"
@@ -44,6 +43,21 @@ struct Case {
   std::int64_t m, n, k;
   int mb, nb, kb;
 };
+
+// The seconds `call` returns on its first call (what a command-line run waits for: the
+// kernels' first loads, the allocations) and the median of `reps` calls after it.
+struct CallTimes {
+  double first = 0, median = 0;
+};
+CallTimes time_calls(const std::function<double()>& call, int reps) {
+  CallTimes t;
+  t.first = call();
+  std::vector<double> seconds;
+  for (int i = 0; i < reps; ++i) seconds.push_back(call());
+  std::sort(seconds.begin(), seconds.end());
+  t.median = seconds[seconds.size() / 2];
+  return t;
+}
 
 // SUMMA on device blocks against one GPU's GEMM of the whole matrices (the host API on the
 // CUDA backend, auto kernel): within the dtype's tolerance of it, and passing verify().
@@ -175,13 +189,6 @@ TEST(DistributedGpu, SummaTimedBesideCublasMp) {
     if (reference) cublasmp_matmul(1.0, da, db, 0.5, theirs);
     const AnyMatrix got_ours = gather(ours), got_theirs = gather(theirs);
     // Timed as the bench does: a warm-up call, then the median of five (beta 0: C is only written).
-    const auto median_of_5 = [](const std::function<double()>& call) {
-      call();
-      std::vector<double> t;
-      for (int i = 0; i < 5; ++i) t.push_back(call());
-      std::sort(t.begin(), t.end());
-      return t[2];
-    };
     const auto time_summa = [&](const SummaOptions& o) {
       MPI_Barrier(MPI_COMM_WORLD);
       const auto t0 = std::chrono::steady_clock::now();
@@ -192,12 +199,13 @@ TEST(DistributedGpu, SummaTimedBesideCublasMp) {
     double summa_seconds = 0, broadcast_seconds = 0, cublasmp_seconds = 0;
     std::string broadcast_kernel;
     if (run.timed) {
-      summa_seconds = median_of_5([&] { return time_summa({}); });
+      summa_seconds = time_calls([&] { return time_summa({}); }, 5).median;
       SummaOptions broadcast;  // the NCCL path, as a grid of several GPUs takes it
       broadcast.read_in_place = false;
-      broadcast_seconds = median_of_5([&] { return time_summa(broadcast); });
+      broadcast_seconds = time_calls([&] { return time_summa(broadcast); }, 5).median;
       broadcast_kernel = summa(1.0, da, db, 0.0, ours, broadcast);
-      if (reference) cublasmp_seconds = median_of_5([&] { return cublasmp_matmul(1.0, da, db, 0.0, theirs); });
+      if (reference)
+        cublasmp_seconds = time_calls([&] { return cublasmp_matmul(1.0, da, db, 0.0, theirs); }, 5).median;
     }
     if (world_rank() != 0) continue;
     const std::string what = std::string(dtype_name(run.dtype)) + " " + std::to_string(s.m) + "x" +
@@ -262,9 +270,8 @@ TEST(DistributedGpu, WalksEqualSingleProcess) {
 }
 
 // The walk table, timed: 4096 vertices, length 64, on this grid beside one process's
-// GPU engine (printed by rank 0), and equal to it. Each is timed on its first call (what a
-// command-line run waits for: the kernels' first loads, the allocations) and as the median
-// of three calls after it.
+// GPU engine (printed by rank 0), and equal to it; each on its first call and as the median
+// of three after it.
 TEST(DistributedGpu, WalksTimedBesideSingleProcess) {
   SKIP_WITHOUT_GPU();
   std::vector<Edge> edges;
@@ -277,35 +284,27 @@ TEST(DistributedGpu, WalksTimedBesideSingleProcess) {
     edges.push_back({v, u, 1});
   }
   const Graph graph = graph_from_edges(n, edges);
-  // Seconds of each call: the first, then the median of three more.
-  const auto first_and_median = [](const std::function<double()>& call) {
-    const double first = call();
-    std::vector<double> t;
-    for (int i = 0; i < 3; ++i) t.push_back(call());
-    std::sort(t.begin(), t.end());
-    return std::pair{first, t[1]};
-  };
   DistWalkOptions options;
   options.backend = WalkBackend::cuda;
   WalkCounts got;
-  const auto [dist_first, dist_median] = first_and_median([&] {
+  const CallTimes dist = time_calls([&] {
     MPI_Barrier(MPI_COMM_WORLD);
     const auto t0 = std::chrono::steady_clock::now();
     got = count_walks(MPI_COMM_WORLD, world_rank() == 0 ? &graph : nullptr, 64, options);
     MPI_Barrier(MPI_COMM_WORLD);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  });
+  }, 3);
   if (world_rank() != 0) return;
   WalkQuery query;
   query.length = 64;
   query.method = WalkMethod::dense;
   query.backend = WalkBackend::cuda;
   WalkCounts single;
-  const auto [single_first, single_median] = first_and_median([&] {
+  const CallTimes one = time_calls([&] {
     const auto t0 = std::chrono::steady_clock::now();
     single = gemmkit::count_walks(graph, query);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  });
+  }, 3);
   ASSERT_EQ(got.rows(), n);
   EXPECT_EQ(got.limbs, single.limbs);
   EXPECT_TRUE(got.words == single.words) << got.method;
@@ -313,7 +312,7 @@ TEST(DistributedGpu, WalksTimedBesideSingleProcess) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::printf("timing walks 4096 vertices length 64 (%d primes), first call / median of 3 after it: %d processes "
               "%.3f / %.3f s (%s); one process's GPU engine %.3f / %.3f s (%s)\n",
-              got.primes, size, dist_first, dist_median, got.method.c_str(), single_first, single_median,
+              got.primes, size, dist.first, dist.median, got.method.c_str(), one.first, one.median,
               single.method.c_str());
 }
 
