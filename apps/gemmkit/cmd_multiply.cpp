@@ -183,7 +183,9 @@ Prepared prepare_multiply(const MultiplyOptions& o) {
     if (backend == Backend::cpu || (o.kernel != "auto" && o.kernel != "cuda_exact_residues"))
       fail(ErrorCategory::usage, "--out-dtype " + o.out_dtype + " is computed by cuda_exact_residues on the CUDA "
                                      "backend; the CPU kernels write C in the inputs' dtype");
-    require_cuda_device();
+    if (!cuda_device_available())
+      fail(ErrorCategory::device, "--out-dtype " + o.out_dtype + " is computed by cuda_exact_residues on the CUDA "
+                                      "backend, and this machine has none: " + no_device_message());
   }
   // Verification checks the product of the inputs as converted; it says so when they were.
   const bool converted = dtype_of_any(a) != storage || dtype_of_any(b) != storage ||

@@ -47,6 +47,17 @@ TEST_F(ExactCli, TheCpuBackendRefusesWiderIntegerOutputs) {
   }
 }
 
+TEST_F(ExactCli, WiderIntegerOutputsWithoutADeviceSayWhy) {
+  if (gemmkit::cuda_device_available()) GTEST_SKIP() << "needs a machine without a CUDA device";
+  for (const char* out : {"i64", "exact"}) {
+    SCOPED_TRACE(out);
+    const CliResult r = run("multiply " + a + " " + b + " -o " + c + " --dtype i32 --out-dtype " + out);
+    expect_error(r, 1, "is computed by cuda_exact_residues on the CUDA backend, and this machine has none: no CUDA "
+                       "device: ");
+    EXPECT_FALSE(std::filesystem::exists(c));
+  }
+}
+
 TEST_F(ExactCli, ExactOutputIsCsvOrNpy) {
   const CliResult r = run("multiply " + a + " " + b + " -o " + path("C.mtx") + " --dtype i64 --out-dtype exact");
   expect_error(r, 2, "--out-dtype exact writes .csv (decimal integers) or .npy (uint64 limbs), not");
