@@ -180,12 +180,11 @@ Prepared prepare_multiply(const MultiplyOptions& o) {
   const bool on_gpu = backend ? *backend == Backend::cuda : (o.kernel == "auto" && cuda_device_available());
   const bool exact_gpu = is_integer(dtype) && (o.kernel == "cuda_exact_residues" || (o.kernel == "auto" && on_gpu));
   if ((exact_out || out != storage) && is_integer(dtype)) {
+    const std::string gpu_only = "--out-dtype " + o.out_dtype + " is computed by cuda_exact_residues on the CUDA backend";
     if (backend == Backend::cpu || (o.kernel != "auto" && o.kernel != "cuda_exact_residues"))
-      fail(ErrorCategory::usage, "--out-dtype " + o.out_dtype + " is computed by cuda_exact_residues on the CUDA "
-                                     "backend; the CPU kernels write C in the inputs' dtype");
+      fail(ErrorCategory::usage, gpu_only + "; the CPU kernels write C in the inputs' dtype");
     if (!cuda_device_available())
-      fail(ErrorCategory::device, "--out-dtype " + o.out_dtype + " is computed by cuda_exact_residues on the CUDA "
-                                      "backend, and this machine has none: " + no_device_message());
+      fail(ErrorCategory::device, gpu_only + ", and this machine has none: " + no_device_message());
   }
   // Verification checks the product of the inputs as converted; it says so when they were.
   const bool converted = dtype_of_any(a) != storage || dtype_of_any(b) != storage ||
