@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cuda/hopper_launch.hpp"
+#include "cuda/i8_schedule.hpp"
 #include "cuda/kernels/gemm/hopper/24_wgmma_i8.cuh"
 #include "cuda/kernels/modular_reduce.cuh"
 #include "cuda/kernels/transpose.cuh"
@@ -20,19 +21,23 @@ namespace gemmkit::cuda {
 namespace {
 
 using Cfg = kernels::WgmmaI8Config;
+using OverlapCfg = kernels::WgmmaI8OverlapConfig;  // the int32 product's overlapped schedule
+static_assert(Cfg::BN == kI8WideColumns && OverlapCfg::BN == kI8OverlapColumns && Cfg::BM == OverlapCfg::BM &&
+                  Cfg::BK == OverlapCfg::BK && Cfg::kClusterM == OverlapCfg::kClusterM,
+              "i8_schedule.hpp compares these tiles");
 constexpr CUtensorMapDataType kByteMap = CU_TENSOR_MAP_DATA_TYPE_UINT8;  // bits are bits to TMA
 
 // The kernel as a launch of `clusters` persistent clusters.
+template <class C = Cfg>
 Geometry i8_geometry(int clusters) {
-  return {dim3(unsigned(clusters * Cfg::kClusterM)), dim3(Cfg::kThreads), std::size_t(Cfg::kSmemBytes),
-          dim3(Cfg::kClusterM)};
+  return {dim3(unsigned(clusters * C::kClusterM)), dim3(C::kThreads), std::size_t(C::kSmemBytes), dim3(C::kClusterM)};
 }
 
 using kernels::I8Epilogue;
 
-template <I8Epilogue E>
+template <I8Epilogue E, class C = Cfg>
 int i8_resident(const Context& ctx) {
-  return resident_clusters<kernels::wgmma_i8_kernel<Cfg, E>>(ctx, i8_geometry(kResidencyProbe));
+  return resident_clusters<kernels::wgmma_i8_kernel<C, E>>(ctx, i8_geometry<C>(kResidencyProbe));
 }
 
 // A grid-stride loop over `count` elements: blocks of 256 threads, at most 8192 of them.
@@ -50,21 +55,53 @@ struct I8Operands {
   std::int64_t ldb, stride_b;
 };
 
+template <class C>
+std::int64_t i8_cluster_tiles(std::int64_t m, std::int64_t n, std::int64_t count) {
+  return ceil_div(ceil_div(m, C::BM), C::kClusterM) * ceil_div(n, C::BN) * count;
+}
+
 // Every epilogue's kernel has the same threads and shared memory, so one stands for all in
 // the residency query that plans the launch.
 WsPlan i8_plan(const Context& ctx, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t count) {
-  const std::int64_t tiles = ceil_div(ceil_div(m, Cfg::BM), Cfg::kClusterM) * ceil_div(n, Cfg::BN) * count;
-  return plan_ws_tiles<Cfg>(tiles, ceil_div(k, Cfg::BK), i8_resident<I8Epilogue::residues_direct>(ctx));
+  return plan_ws_tiles<Cfg>(i8_cluster_tiles<Cfg>(m, n, count), ceil_div(k, Cfg::BK),
+                            i8_resident<I8Epilogue::residues_direct>(ctx));
 }
 
-// Plans and queues one launch of epilogue E; `scratch` holds stream-K's partial sums and flags.
-template <I8Epilogue E>
-void launch_i8(const Context& ctx, Stream stream, const I8Operands& o, const kernels::I8Output& out,
-               const CUtensorMap& map_c, const CUtensorMap& map_ct, Workspace scratch) {
-  const CUtensorMap map_a = batch_map(o.a, kByteMap, 1, o.m, o.k, o.lda, o.count, o.stride_a, Cfg::BM, Cfg::BK);
-  const CUtensorMap map_b =
-      batch_map(o.b, kByteMap, 1, o.n, o.k, o.ldb, o.count, o.stride_b, Cfg::kBPartRows, Cfg::BK);
-  WsPlan plan = i8_plan(ctx, o.m, o.n, o.k, o.count);
+// The int32 product's plan (C by TMA stores): the wide schedule's, or the overlapped one's
+// (whole tiles, as few clusters as give the same rounds) where i8_schedule.hpp expects it
+// to be faster. `resident` and `overlap_resident`: the two kernels' resident clusters.
+struct Int32Plan {
+  bool overlapped = false;
+  int spread = 0;
+  WsPlan plan;
+};
+Int32Plan int32_plan(std::int64_t m, std::int64_t n, std::int64_t k, int resident, int overlap_resident) {
+  const std::int64_t k_tiles = ceil_div(k, Cfg::BK);
+  Int32Plan out;
+  out.plan = plan_ws_tiles<Cfg>(i8_cluster_tiles<Cfg>(m, n, 1), k_tiles, resident);
+  const std::int64_t tiles = i8_cluster_tiles<OverlapCfg>(m, n, 1);
+  const I8Rounds wide{i8_cluster_tiles<Cfg>(m, n, 1), out.plan.clusters, out.plan.sk.sk_tiles > 0};
+  const I8Rounds overlapped{tiles, std::min<std::int64_t>(tiles, overlap_resident), false};
+  if (!prefer_i8_overlapped(wide, overlapped, k_tiles)) return out;
+  out.overlapped = true;
+  out.spread = i8_overlap_spread(k_tiles);
+  out.plan = WsPlan{};
+  out.plan.clusters = int(ceil_div(tiles, ceil_div(tiles, overlapped.clusters)));
+  out.plan.sk.dp_tiles = int(tiles);
+  return out;
+}
+Int32Plan int32_plan(const Context& ctx, const GemmProblem& p) {
+  return int32_plan(p.m, p.n, p.k, i8_resident<I8Epilogue::int32_tma>(ctx),
+                    i8_resident<I8Epilogue::int32_overlapped, OverlapCfg>(ctx));
+}
+
+// Queues one launch of epilogue E on tile configuration C with `plan`; `scratch` holds
+// stream-K's partial sums and flags.
+template <I8Epilogue E, class C = Cfg>
+void launch_i8_planned(const Context& ctx, Stream stream, const I8Operands& o, const kernels::I8Output& out,
+                       const CUtensorMap& map_c, const CUtensorMap& map_ct, WsPlan plan, Workspace scratch) {
+  const CUtensorMap map_a = batch_map(o.a, kByteMap, 1, o.m, o.k, o.lda, o.count, o.stride_a, C::BM, C::BK);
+  const CUtensorMap map_b = batch_map(o.b, kByteMap, 1, o.n, o.k, o.ldb, o.count, o.stride_b, C::kBPartRows, C::BK);
   if (plan.stream_k_bytes > 0) {
     if (scratch.bytes < plan.stream_k_bytes)
       fail(ErrorCategory::internal, "cuda_wgmma_i8: the workspace is smaller than declared");
@@ -75,8 +112,15 @@ void launch_i8(const Context& ctx, Stream stream, const I8Operands& o, const ker
     GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), stream));
   }
   const kernels::WsBatch batch{int(o.count), o.stride_a == 0, o.stride_b == 0, 0};
-  launch_geometry<kernels::wgmma_i8_kernel<Cfg, E>>(ctx, stream, i8_geometry(plan.clusters), map_a, map_b, map_c,
-                                                    map_ct, int(o.m), int(o.n), int(o.k), plan.sk, batch, out);
+  launch_geometry<kernels::wgmma_i8_kernel<C, E>>(ctx, stream, i8_geometry<C>(plan.clusters), map_a, map_b, map_c,
+                                                  map_ct, int(o.m), int(o.n), int(o.k), plan.sk, batch, out);
+}
+
+// Plans and queues one launch of epilogue E on the wide tiles.
+template <I8Epilogue E>
+void launch_i8(const Context& ctx, Stream stream, const I8Operands& o, const kernels::I8Output& out,
+               const CUtensorMap& map_c, const CUtensorMap& map_ct, Workspace scratch) {
+  launch_i8_planned<E>(ctx, stream, o, out, map_c, map_ct, i8_plan(ctx, o.m, o.n, o.k, o.count), scratch);
 }
 
 // ---- the int8 GEMM entry (one product: the entry is not batched) -------------------------
@@ -98,9 +142,16 @@ GemmCopies gemm_copies(const GemmProblem& p) {
   return c;
 }
 
+// Whether C goes out by TMA stores: beta == 0, and C on 16 bytes. TMA stores clip at the
+// matrix edge in whole 16 bytes (rung 19's note), so C's rows must be whole 16 bytes too.
+bool int32_tma_stores(const GemmProblem& p) {
+  return int(std::int64_t(p.beta)) == 0 && tma_compatible(p.c, p.ldc, 4) && (p.n * 4) % 16 == 0;
+}
+
 std::size_t wgmma_i8_workspace_bytes(const GemmProblem& p, const Context& ctx) {
   if (p.k == 0) return 0;  // C = beta C: no copies, no product
-  return gemm_copies(p).stream_k_at + i8_plan(ctx, p.m, p.n, p.k, 1).stream_k_bytes;
+  const WsPlan plan = int32_tma_stores(p) ? int32_plan(ctx, p).plan : i8_plan(ctx, p.m, p.n, p.k, 1);
+  return gemm_copies(p).stream_k_at + plan.stream_k_bytes;
 }
 
 // Copies stored (rows, cols) into K-major (dst_rows, k) rows of `ld` bytes at dst: a
@@ -113,12 +164,6 @@ void k_major_copy(const Context& ctx, const std::int8_t* src, std::int64_t rows,
   else
     launch_geometry<kernels::pack_rows<std::int8_t>>(ctx, stream, grid_stride_geometry(rows * ld), src, ld_src,
                                                      std::int64_t(0), rows, cols, std::int64_t(1), dst, ld);
-}
-
-// Whether C goes out by TMA stores: beta == 0, and C on 16 bytes. TMA stores clip at the
-// matrix edge in whole 16 bytes (rung 19's note), so C's rows must be whole 16 bytes too.
-bool int32_tma_stores(const GemmProblem& p) {
-  return int(std::int64_t(p.beta)) == 0 && tma_compatible(p.c, p.ldc, 4) && (p.n * 4) % 16 == 0;
 }
 
 void run_wgmma_i8(const GemmProblem& p, const KernelLaunch& l) {
@@ -150,8 +195,16 @@ void run_wgmma_i8(const GemmProblem& p, const KernelLaunch& l) {
   const std::size_t sk_at = std::min(copies.stream_k_at, l.workspace.bytes);
   const Workspace scratch{base + sk_at, l.workspace.bytes - sk_at};
   if (int32_tma_stores(p)) {
+    const Int32Plan plan = int32_plan(l.context, p);
+    if (plan.overlapped) {  // boxes of 64 rows x 16 columns
+      const CUtensorMap map_c = batch_map(p.c, CU_TENSOR_MAP_DATA_TYPE_INT32, 4, p.m, p.n, p.ldc, 1, 0, 64, 16);
+      out.spread = plan.spread;
+      launch_i8_planned<I8Epilogue::int32_overlapped, OverlapCfg>(l.context, l.stream, o, out, map_c, CUtensorMap{},
+                                                                  plan.plan, scratch);
+      return;
+    }
     const CUtensorMap map_c = batch_map(p.c, CU_TENSOR_MAP_DATA_TYPE_INT32, 4, p.m, p.n, p.ldc, 1, 0, 64, 32);
-    launch_i8<I8Epilogue::int32_tma>(l.context, l.stream, o, out, map_c, CUtensorMap{}, scratch);
+    launch_i8_planned<I8Epilogue::int32_tma>(l.context, l.stream, o, out, map_c, CUtensorMap{}, plan.plan, scratch);
   } else {
     launch_i8<I8Epilogue::int32_direct>(l.context, l.stream, o, out, CUtensorMap{}, CUtensorMap{}, scratch);
   }
@@ -244,26 +297,37 @@ std::vector<LaunchPlan> wgmma_i8_plans(const GemmProblem& p, const LaunchQueries
   };
   if (copies.copy_a) copy("A copied K-major, rows padded to 16 bytes", p.a_rows(), p.a_cols(), p.trans_a);
   if (copies.copy_b) copy("B copied K-major, rows padded to 16 bytes", p.b_rows(), p.b_cols(), !p.trans_b);
-  const auto product = [&]<auto kernel>(const char* stores) {
-    const int resident = q.active_clusters(plan_of<kernel>(i8_geometry(0), "", ""));
-    const std::int64_t tiles = ceil_div(ceil_div(p.m, Cfg::BM), Cfg::kClusterM) * ceil_div(p.n, Cfg::BN);
-    const WsPlan plan = plan_ws_tiles<Cfg>(tiles, ceil_div(p.k, Cfg::BK), resident);
-    const auto n = [](std::int64_t v) { return std::to_string(v); };
+  const auto n = [](std::int64_t v) { return std::to_string(v); };
+  const auto product = [&]<auto kernel, class C>(const WsPlan& plan, const std::string& stores) {
     out.push_back(plan_of<kernel>(
-        i8_geometry(plan.clusters), "the product",
-        "as rung 19 on int8: " + n(plan.clusters) + " persistent clusters of " + n(Cfg::kClusterM) +
-            " blocks loop over cluster tiles of " + n(Cfg::kClusterM * Cfg::BM) + "x" + n(Cfg::BN) +
-            " (round r, cluster c: tile r * clusters + c), block b of a cluster on its rows b * " + n(Cfg::BM) +
+        i8_geometry<C>(plan.clusters), "the product",
+        "as rung 19 on int8: " + n(plan.clusters) + " persistent clusters of " + n(C::kClusterM) +
+            " blocks loop over cluster tiles of " + n(C::kClusterM * C::BM) + "x" + n(C::BN) +
+            " (round r, cluster c: tile r * clusters + c), block b of a cluster on its rows b * " + n(C::BM) +
             "; warpgroup 0's thread 0 issues the TMA copies, warpgroups 1 and 2 multiply rows 64 (c - 1) + 0..63 of "
             "the tile with wgmma s32.s8.s8 and write int32 C " +
             stores +
             (plan.sk.sk_tiles > 0 ? "; stream-K shares the last " + n(plan.sk.sk_tiles) + " tiles' K blocks over every cluster"
                                   : "")));
   };
-  if (int32_tma_stores(p))
-    product.template operator()<kernels::wgmma_i8_kernel<Cfg, I8Epilogue::int32_tma>>("by TMA stores");
-  else
-    product.template operator()<kernels::wgmma_i8_kernel<Cfg, I8Epilogue::int32_direct>>("straight from the fragments");
+  using kernels::wgmma_i8_kernel;
+  const auto resident = [&]<auto kernel, class C>() { return q.active_clusters(plan_of<kernel>(i8_geometry<C>(0), "", "")); };
+  const std::int64_t k_tiles = ceil_div(p.k, Cfg::BK);
+  if (int32_tma_stores(p)) {
+    const Int32Plan plan =
+        int32_plan(p.m, p.n, p.k, resident.template operator()<wgmma_i8_kernel<Cfg, I8Epilogue::int32_tma>, Cfg>(),
+                   resident.template operator()<wgmma_i8_kernel<OverlapCfg, I8Epilogue::int32_overlapped>, OverlapCfg>());
+    if (plan.overlapped)
+      product.template operator()<wgmma_i8_kernel<OverlapCfg, I8Epilogue::int32_overlapped>, OverlapCfg>(
+          plan.plan, "by TMA stores, overlapped: two sets of accumulators take turns, tile i's C going out in boxes of "
+                     "64x16, one after every " + n(plan.spread) + " K-block(s) of tile i + 1, while its multiplies run");
+    else
+      product.template operator()<wgmma_i8_kernel<Cfg, I8Epilogue::int32_tma>, Cfg>(plan.plan, "by TMA stores");
+  } else {
+    const WsPlan plan = plan_ws_tiles<Cfg>(i8_cluster_tiles<Cfg>(p.m, p.n, 1), k_tiles,
+                                           resident.template operator()<wgmma_i8_kernel<Cfg, I8Epilogue::int32_direct>, Cfg>());
+    product.template operator()<wgmma_i8_kernel<Cfg, I8Epilogue::int32_direct>, Cfg>(plan, "straight from the fragments");
+  }
   return out;
 }
 

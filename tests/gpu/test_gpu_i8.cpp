@@ -13,6 +13,7 @@
 #include "cuda/device_buffer.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/error.hpp"
+#include "gemmkit/explain.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/registry.hpp"
 #include "gpu/gpu_test_support.hpp"
@@ -147,6 +148,71 @@ TEST(GpuI8, LargeShapeAgreesWithTheReference) {
   // 96 tiles of 128 x 256 in clusters of two: on 132 SMs (66 clusters) a round and a last
   // round of 30 shared out by stream-K.
   for (const KernelEntry* e : entries) run_case(ctx, *e, {2048, 3072, 768}, 99);
+}
+
+// Rung 24's overlapped int32 schedule (two sets of accumulators; i8_schedule.hpp picks it
+// for large C with K of 13 K-blocks or more): shapes that several rounds of tiles cover, so
+// that every cluster's tiles take turns between the sets, with one and two K-blocks per box
+// of C, odd sizes, alpha. The whole of C is compared with cuBLAS INT8 (exact: int32 sums of
+// int8 products cannot overflow at these K), and 4096 entries with the host's int64 sums.
+TEST(GpuI8, OverlappedScheduleExact) {
+  SKIP_WITHOUT_DEVICE();
+  Context ctx(Backend::cuda);
+  if (ctx.compute_capability() != 90) GTEST_SKIP() << "rung 24 runs on sm_90 only";
+  struct Shape {
+    std::int64_t m, n, k;
+    int alpha;
+  };
+  for (const Shape s : {Shape{4096, 4096, 2000, 1}, Shape{4000, 3900, 3000, 1}, Shape{4096, 4096, 3500, -3}}) {
+    SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
+    ExplainRequest r;
+    r.kernel = "cuda_wgmma_i8", r.m = s.m, r.n = s.n, r.k = s.k, r.trans_b = true;
+    r.recorded_path = GEMMKIT_KERNEL_RESOURCES_PATH;
+    const Explanation plan = explain(r);
+    ASSERT_FALSE(plan.launches.empty());
+    EXPECT_NE(plan.launches.back().plan.mapping.find("overlapped"), std::string::npos)
+        << "the overlapped schedule is not planned: " << plan.launches.back().plan.mapping;
+
+    std::mt19937 rng(unsigned(s.k));
+    std::uniform_int_distribution<int> byte(-128, 127);
+    std::vector<std::int8_t> a(std::size_t(s.m * s.k)), b(std::size_t(s.n * s.k));
+    for (auto& x : a) x = std::int8_t(byte(rng));
+    for (auto& x : b) x = std::int8_t(byte(rng));
+    cuda::DeviceBuffer<std::int8_t> da(a.size()), db(b.size());
+    cuda::DeviceBuffer<std::int32_t> ours(std::size_t(s.m * s.n)), ref(std::size_t(s.m * s.n));
+    da.copy_from_host(a.data(), a.size());
+    db.copy_from_host(b.data(), b.size());
+    GemmProblem p;
+    p.dtype = DType::i8, p.out_dtype = DType::i32;
+    p.trans_b = true;  // B stored n x k: the layout the kernel reads without a copy
+    p.m = s.m, p.n = s.n, p.k = s.k, p.alpha = s.alpha, p.beta = 0;
+    p.a = da.data(), p.lda = s.k, p.b = db.data(), p.ldb = s.k;
+    std::vector<std::int32_t> fill(std::size_t(s.m * s.n), 0x5a5a5a5a);  // stale values must not survive
+    ours.copy_from_host(fill.data(), fill.size());
+    p.c = ours.data(), p.ldc = s.n;
+    gemm(ctx, p, nullptr, GemmOptions{.kernel = "cuda_wgmma_i8"});
+    p.c = ref.data();
+    gemm(ctx, p, nullptr, GemmOptions{.kernel = "cuda_cublas_i8"});
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<std::int32_t> c(fill.size()), want(fill.size());
+    ours.copy_to_host(c.data(), c.size());
+    ref.copy_to_host(want.data(), want.size());
+    std::int64_t differ = 0, first = -1;
+    for (std::size_t i = 0; i < c.size(); ++i)
+      if (c[i] != want[i] && differ++ == 0) first = std::int64_t(i);
+    EXPECT_EQ(differ, 0) << "first at (" << first / s.n << ", " << first % s.n << "): " << c[std::size_t(first)]
+                         << ", cuBLAS " << want[std::size_t(first)];
+    std::uniform_int_distribution<std::int64_t> row(0, s.m - 1), col(0, s.n - 1);
+    int wrong = 0;
+    for (int t = 0; t < 4096; ++t) {
+      const std::int64_t i = t < 4 ? (t / 2) * (s.m - 1) : row(rng), j = t < 4 ? (t % 2) * (s.n - 1) : col(rng);
+      std::int64_t sum = 0;
+      for (std::int64_t l = 0; l < s.k; ++l) sum += std::int64_t(a[std::size_t(i * s.k + l)]) * b[std::size_t(j * s.k + l)];
+      const auto expect = std::int32_t(std::uint32_t(std::int64_t(s.alpha) * sum));
+      if (c[std::size_t(i * s.n + j)] != expect && ++wrong <= 5)
+        ADD_FAILURE() << "C(" << i << ", " << j << ") = " << c[std::size_t(i * s.n + j)] << ", want " << expect;
+    }
+  }
 }
 
 TEST(GpuI8, ValidationNeedsInt32C) {

@@ -66,10 +66,11 @@ struct WgmmaWsConfig {
   static constexpr int kGroupRows = GroupRows;     // cluster rows per group in the tile order
   static constexpr int kABytes = BM * 128;         // (BM, BK) tile: BM rows of 128 bytes
   static constexpr int kBBytes = BN * 128;         // (BN, BK) tile
-  // B's tile is copied in one or two parts of 128 or 64 of its BN rows (of N); in a pair,
-  // block r copies part r into both blocks. 256 columns: two parts of 128 (rung 19); 128:
-  // one part, or two of 64 in a pair; 64: one part, the pair's first block copies it.
-  static constexpr int kBParts = BN == 256 ? 2 : (BN == 128 ? ClusterM : 1);
+  // B's tile is copied in one or two parts of 128, 104 or 64 of its BN rows (of N); in a
+  // pair, block r copies part r into both blocks. 256 columns: two parts of 128 (rung 19);
+  // 208 (rung 24's overlapped int32 schedule): two of 104; 128: one part, or two of 64 in a
+  // pair; 64: one part, the pair's first block copies it.
+  static constexpr int kBParts = BN >= 208 ? 2 : (BN == 128 ? ClusterM : 1);
   static constexpr int kBPartRows = BN / kBParts;
   static_assert(kBParts <= 2, "at most one part of B per block of a pair");
   static constexpr int kBPartBytes = kBPartRows * 128;
@@ -84,7 +85,8 @@ struct WgmmaWsConfig {
   static_assert(kSmemBytes <= 227 * 1024, "buffers exceed the shared memory of an SM");
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks");
   static_assert(Consumers == 1 || Consumers == 2, "one or two consumer warpgroups");
-  static_assert(BN == 256 || BN == 128 || BN == 64, "wgmma tiles of 256, 128 or 64 columns");
+  static_assert(BN == 256 || BN == 208 || BN == 128 || BN == 64, "wgmma tiles of 256, 208, 128 or 64 columns");
+  static_assert(kBPartRows * 128 % 1024 == 0, "B's parts start on whole swizzle atoms");
 };
 
 // How the tiles are shared out (filled by the launcher). Tiles [0, dp_tiles) of the
@@ -123,8 +125,9 @@ struct WorkUnit {
 // stream_k_schedule.hpp, the clusters its blocks); or, split-K, units u = cluster,
 // cluster + clusters, ... of (tile u / splits, slice u % splits), slice s holding K-blocks
 // [s * k_tiles / splits, (s + 1) * k_tiles / splits) (never empty: splits <= k_tiles).
-// Producer and consumers walk the same list.
-template <bool SplitK = false, class F>
+// Producer and consumers walk the same list. WithStreamK = false: whole tiles only (sk_tiles is
+// 0), and no code for the rest.
+template <bool SplitK = false, bool WithStreamK = true, class F>
 __device__ __forceinline__ void for_each_unit(int cluster, int clusters, int k_tiles,
                                               const StreamK& sk, F&& f) {
   if constexpr (SplitK) {
@@ -140,7 +143,7 @@ __device__ __forceinline__ void for_each_unit(int cluster, int clusters, int k_t
   }
   for (int t = cluster, round = 0; t < sk.dp_tiles; t += clusters, ++round)
     f(WorkUnit{t, 0, k_tiles, (round & 1) == 1});
-  if (sk.sk_tiles == 0) return;
+  if (!WithStreamK || sk.sk_tiles == 0) return;
   stream_k_split(sk.dp_tiles, sk.sk_tiles, k_tiles, clusters).for_each_segment(cluster, [&](const StreamKSegment part) {
     f(WorkUnit{part.tile, part.kt_begin, part.kt_end});
   });
@@ -168,8 +171,8 @@ __device__ __forceinline__ ClusterTile cluster_tile(int id, int cluster_rows, in
 // The producer warpgroup's work, done by one thread: every stage of this cluster's work
 // units in order, each stage's (BM, BK) tile of A and (BN, BK) tile of B. `smem` holds the
 // stages (kStageBytes each: A's tile, then B's); full/empty are the stages' barriers.
-// Rung 24 (int8) runs the same producer.
-template <class Cfg, bool MnMajorA, bool MnMajorB>
+// Rung 24 (int8) runs the same producer. WithStreamK: as for_each_unit.
+template <class Cfg, bool MnMajorA, bool MnMajorB, bool WithStreamK = true>
 __device__ __forceinline__ void ws_produce(const CUtensorMap& map_a, const CUtensorMap& map_b,
                                            unsigned char* smem, std::uint64_t* full, std::uint64_t* empty,
                                            int rank, int cluster_id, int clusters, int k_tiles,
@@ -180,7 +183,7 @@ __device__ __forceinline__ void ws_produce(const CUtensorMap& map_a, const CUten
   auto stage_a = [&](int s) { return smem + s * Cfg::kStageBytes; };
   auto stage_b = [&](int s) { return smem + s * Cfg::kStageBytes + Cfg::kABytes; };
   int it = 0;  // stage uses so far: stage it % kStages, its (it / kStages)-th use
-  for_each_unit<Cfg::kSplitK>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
+  for_each_unit<Cfg::kSplitK, WithStreamK>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
     const ClusterTile ct = cluster_tile(u.tile, cluster_rows, n_tiles, Cfg::kGroupRows);
     const int m0 = (ct.row * ClusterM + rank) * Cfg::BM, n0 = ct.col * Cfg::BN;
     const int za = batch.shared_a ? 0 : ct.item, zb = batch.shared_b ? 0 : ct.item;

@@ -24,8 +24,17 @@
 //   - One kernel per epilogue (I8Epilogue): each holds only the code it runs. With every
 //     epilogue in one kernel, the unrolled code of the unused ones cost the TMA paths 2-5%
 //     on the H200 (instruction fetch), measured in docs/notes/ladder-log.md.
+//   - The int32 product's overlapped schedule (int32_overlapped): between two tiles both
+//     consumers stop multiplying to write C, and with 128 accumulators each (256 columns)
+//     there is no room for a second set. At 208 columns there is: 2 x 104 of 240 registers.
+//     Each consumer multiplies tile i + 1 into the other set while it writes tile i out, a
+//     16-column box after every `spread` K-blocks, so the tensor cores never wait for C
+//     except after the last tile. Narrower tiles cost more rounds on some shapes; the
+//     launcher picks the schedule by a count of both (i8_schedule.hpp).
 // Measured: see docs/ladder.md.
 #pragma once
+
+#include <utility>
 
 #include "cuda/kernels/gemm/hopper/19_wgmma_ws.cuh"
 #include "cuda/kernels/modular_reduce.cuh"
@@ -35,6 +44,9 @@ namespace gemmkit::cuda::kernels {
 // Rung 24's tile: 128 x 256 (two consumers of 64 x 256), clusters of two along M with B
 // multicast, 4 stages of 128-byte K (48 KiB each), 16 KiB of epilogue buffer per consumer.
 using WgmmaI8Config = WgmmaWsConfig<std::int8_t, 2, 4, 16 * 1024, 8, 256, 2, false>;
+// The overlapped int32 schedule's: 128 x 208, 5 stages of 42 KiB, one 4 KiB box of C per
+// consumer in flight (5 stages and small boxes measured faster than 4 stages and 8 KiB ones).
+using WgmmaI8OverlapConfig = WgmmaWsConfig<std::int8_t, 2, 5, 4 * 1024, 8, 208, 2, false>;
 
 // Moduli one launch takes (a larger batch runs in several launches).
 inline constexpr int kI8MaxModuli = 64;
@@ -42,6 +54,7 @@ inline constexpr int kI8MaxModuli = 64;
 // Which epilogue a kernel is built with (the launcher picks it from the outputs).
 enum class I8Epilogue {
   int32_tma,        // alpha * acc as int32 C by TMA stores (beta == 0, C's rows whole 16 bytes)
+  int32_overlapped, // the same, each tile's stores under the next tile's multiplies (WgmmaI8OverlapConfig)
   int32_direct,     // alpha * acc + beta * C, int32 pairs straight from the fragments
   residues_c,       // centred residues into C by TMA stores
   residues_ct,      // into C^T by TMA stores
@@ -58,6 +71,7 @@ struct I8Output {
   int* c = nullptr;
   std::int64_t ldc = 0;
   bool c_pairs = false;  // two columns per 8-byte access (ldc even, C on 8 bytes)
+  int spread = 1;        // int32_overlapped: K-blocks of the next tile per box of C (1 or 2)
   // Modular: centred residues of matrix `item` mod moduli[item] into r (m x n, row-major)
   // and/or rt (n x m, row-major: the transpose), either null.
   std::int8_t* r = nullptr;
@@ -225,6 +239,174 @@ __device__ __forceinline__ void tma_store_residue_tile(const CUtensorMap* map_c,
   }
 }
 
+// The overlapped int32 schedule of one consumer warpgroup (c) over its cluster's tiles
+// t = cluster_id, cluster_id + clusters, ... (whole tiles, in the producer's order; no
+// stream-K). Two sets of accumulators, x and y, take turns: the first K-block of tile i + 1
+// starts its set with Accumulate = false, and once it is issued, wgmma_wait<1> means every
+// multiply of tile i is done, so its set can be read while tile i + 1's multiplies run. Tile
+// i's C then goes out in 13 boxes of 64 x 16 int32 (64-byte rows, 64-byte swizzle: 4 KiB,
+// the consumer's whole buffer), one after every `spread` K-blocks of tile i + 1. The
+// K-loops with the boxes in them are unrolled on the box (the accumulators are indexed by
+// constants only) and loop over the K-blocks between boxes (one copy of their code: this
+// kernel's size costs instruction fetch, measured). Needs k_tiles >= 13 * spread.
+template <class Cfg>
+struct OverlappedInt32 {
+  static constexpr int kAcc = Cfg::BN / 2;
+  static constexpr int kBoxCols = 16;
+  static constexpr int kBoxes = Cfg::BN / kBoxCols;
+  static_assert(Cfg::BN == 208 && Cfg::kConsumers == 2 && Cfg::kEpilogueBytes == 64 * kBoxCols * 4,
+                "two consumers of 64 x 208, one 64 x 16 int32 box of C each in flight");
+
+  unsigned char* smem;
+  std::uint64_t* full;
+  std::uint64_t* empty;
+  unsigned char* box;  // this consumer's epilogue buffer: one box
+  const CUtensorMap* map_c;
+  int c;
+  bool leader;
+  int alpha, spread;
+  int it = 0;  // stages used so far (stage it % kStages)
+
+  __device__ __forceinline__ void release(int s) {
+    if (!leader) return;
+    for (int r = 0; r < Cfg::kClusterM; ++r) hopper::barrier_arrive_cluster(&empty[s], r);
+  }
+
+  // One K-block of the tile in acc: waits for its stage, issues its four wgmmas, commits.
+  template <bool First>
+  __device__ __forceinline__ void issue(int (&acc)[kAcc]) {
+    using namespace hopper;
+    const int s = it % Cfg::kStages;
+    barrier_wait(&full[s], (it / Cfg::kStages) & 1);
+    wgmma_fence();
+    const unsigned char* stage = smem + s * Cfg::kStageBytes;
+    auto descriptors = [&](int kk) {  // A's 64 rows of this consumer and B, K step kk (32 bytes)
+      return std::pair{smem_descriptor(stage + c * 64 * 128 + kk * 32, 16, 1024),
+                       smem_descriptor(stage + Cfg::kABytes + kk * 32, 16, 1024)};
+    };
+    const auto [da, db] = descriptors(0);
+    wgmma_64xn<std::int8_t, false, false, !First>(acc, da, db);
+#pragma unroll
+    for (int kk = 1; kk < Cfg::BK / Cfg::kInstrK; ++kk) {
+      const auto [a, b] = descriptors(kk);
+      wgmma_64xn<std::int8_t, false, false>(acc, a, b);
+    }
+    wgmma_commit();
+    ++it;
+  }
+  // After issue: the K-block before it (perhaps the last of the previous tile) is done; its
+  // stage goes back to the producers.
+  __device__ __forceinline__ void retire_previous() {
+    hopper::wgmma_wait<1>();
+    release((it - 2) % Cfg::kStages);
+  }
+  __device__ __forceinline__ void blocks(int (&acc)[kAcc], int count) {
+#pragma unroll 1
+    for (int b = 0; b < count; ++b) {
+      issue<false>(acc);
+      retire_previous();
+    }
+  }
+
+  // Box B of the 64 x 208 tile at (row0, col0) of matrix `item`: alpha * acc into the buffer
+  // (64 rows of 64 bytes; 16-byte chunk q of row r at q ^ (r / 2 % 4)), then to C by TMA.
+  template <int B>
+  __device__ __forceinline__ void store_box(const int (&acc)[kAcc], int row0, int col0, int item) {
+    using namespace hopper;
+    if (leader) bulk_wait_read<0>();  // the last box is read out of the buffer
+    named_barrier(1 + c, 128);
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+#pragma unroll
+    for (int jj = 0; jj < kBoxCols / 8; ++jj) {
+      const int j = B * (kBoxCols / 8) + jj;  // 8-column group of the fragment
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = warp * 16 + lane / 4 + 8 * h, byte = (8 * jj + 2 * (lane % 4)) * 4;
+        *reinterpret_cast<int2*>(box + r * 64 + ((byte / 16) ^ (r / 2 % 4)) * 16 + byte % 16) =
+            make_int2(int(unsigned(alpha) * unsigned(acc[4 * j + 2 * h])),
+                      int(unsigned(alpha) * unsigned(acc[4 * j + 2 * h + 1])));
+      }
+    }
+    fence_async_shared();
+    named_barrier(1 + c, 128);
+    if (leader) {
+      tma_store_3d(map_c, box, col0 + B * kBoxCols, row0, item);
+      bulk_commit();
+    }
+  }
+  template <int B = 0>
+  __device__ __forceinline__ void store_tile(const int (&acc)[kAcc], int row0, int col0, int item) {
+    if constexpr (B < kBoxes) {
+      store_box<B>(acc, row0, col0, item);
+      store_tile<B + 1>(acc, row0, col0, item);
+    }
+  }
+
+  // The next tile's K-loop into acc with the previous tile's boxes (prev) under its first
+  // 13 * spread K-blocks, then its other K-blocks.
+  template <int B = 0>
+  __device__ __forceinline__ void blocks_with_boxes(int (&acc)[kAcc], const int (&prev)[kAcc], int row0, int col0,
+                                                    int item) {
+    if constexpr (B < kBoxes) {
+      if constexpr (B == 0) {
+        issue<true>(acc);
+        retire_previous();
+        blocks(acc, spread - 1);
+      } else {
+        blocks(acc, spread);
+      }
+      store_box<B>(prev, row0, col0, item);
+      blocks_with_boxes<B + 1>(acc, prev, row0, col0, item);
+    }
+  }
+};
+
+template <class Cfg>
+__device__ __forceinline__ void consume_overlapped(OverlappedInt32<Cfg>& w, int cluster_id, int clusters, int tiles,
+                                                   int k_tiles, int cluster_rows, int n_tiles, int rank) {
+  using namespace hopper;
+  constexpr int kAcc = OverlappedInt32<Cfg>::kAcc;
+  const int mine = tiles > cluster_id ? (tiles - 1 - cluster_id) / clusters + 1 : 0;
+  if (mine == 0) return;
+  struct Origin {
+    int row0, col0, item;
+  };
+  auto origin = [&](int t) {
+    const ClusterTile ct = cluster_tile(t, cluster_rows, n_tiles, Cfg::kGroupRows);
+    return Origin{(ct.row * Cfg::kClusterM + rank) * Cfg::BM + w.c * 64, ct.col * Cfg::BN, ct.item};
+  };
+  const int rest_from = OverlappedInt32<Cfg>::kBoxes * w.spread;
+  int x[kAcc], y[kAcc];
+  int t = cluster_id;
+  w.template issue<true>(x);
+  wgmma_wait<1>();
+  w.blocks(x, k_tiles - 1);
+  // Tiles alternate between x and y; a path leaves the loop only after wgmma_wait<0>, with
+  // no multiply in flight (ptxas serialises every wgmma otherwise).
+  for (int i = 1;; i += 2) {
+    Origin o = origin(t);
+    if (i == mine) {
+      wgmma_wait<0>();
+      w.release((w.it - 1) % Cfg::kStages);
+      w.store_tile(x, o.row0, o.col0, o.item);
+      break;
+    }
+    t += clusters;
+    w.blocks_with_boxes(y, x, o.row0, o.col0, o.item);
+    w.blocks(y, k_tiles - rest_from);
+    o = origin(t);
+    if (i + 1 == mine) {
+      wgmma_wait<0>();
+      w.release((w.it - 1) % Cfg::kStages);
+      w.store_tile(y, o.row0, o.col0, o.item);
+      break;
+    }
+    t += clusters;
+    w.blocks_with_boxes(x, y, o.row0, o.col0, o.item);
+    w.blocks(x, k_tiles - rest_from);
+  }
+}
+
 // C = beta * C (int32, row-major), for K = 0: nothing to multiply.
 template <class T>  // int (a template: one definition for every file that includes this)
 __global__ void scale_c(T* __restrict__ c, std::int64_t ldc, int m, int n, int beta) {
@@ -278,17 +460,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int k_tiles = (k + Cfg::BK - 1) / Cfg::BK;
   const int cluster_id = blockIdx.x / ClusterM, clusters = gridDim.x / ClusterM;
 
+  // The overlapped schedule's two sets of accumulators need 240 registers per consumer
+  // thread (232 serialise its wgmmas); its producer does with the fewest (24) and whole
+  // tiles only (no stream-K code to hold registers for).
+  constexpr bool kOverlapped = E == I8Epilogue::int32_overlapped;
+  static_assert(!kOverlapped || std::is_same_v<Cfg, WgmmaI8OverlapConfig>, "the overlapped schedule's tile");
   if (warpgroup == 0) {
-    if constexpr (Cfg::kConsumers == 2) release_registers<40>();
+    if constexpr (kOverlapped) release_registers<24>();
+    else if constexpr (Cfg::kConsumers == 2) release_registers<40>();
     if (threadIdx.x == 0) {
       prefetch_tensor_map(&map_a);
       prefetch_tensor_map(&map_b);
-      if constexpr (E == I8Epilogue::int32_tma || E == I8Epilogue::residues_c || E == I8Epilogue::residues_both)
+      if constexpr (E == I8Epilogue::int32_tma || kOverlapped || E == I8Epilogue::residues_c ||
+                    E == I8Epilogue::residues_both)
         prefetch_tensor_map(&map_c);
       if constexpr (E == I8Epilogue::residues_ct || E == I8Epilogue::residues_both) prefetch_tensor_map(&map_ct);
-      ws_produce<Cfg, false, false>(map_a, map_b, smem, full, empty, rank, cluster_id, clusters, k_tiles,
-                                    cluster_rows, n_tiles, sk, batch);
+      ws_produce<Cfg, false, false, !kOverlapped>(map_a, map_b, smem, full, empty, rank, cluster_id, clusters,
+                                                  k_tiles, cluster_rows, n_tiles, sk, batch);
     }
+  } else if constexpr (kOverlapped) {
+    claim_registers<240>();
+    const int c = warpgroup - 1;
+    OverlappedInt32<Cfg> w{smem, full, empty, epilogue + c * Cfg::kEpilogueBytes, &map_c, c,
+                           threadIdx.x % 128 == 0, out.alpha, out.spread};
+    consume_overlapped<Cfg>(w, cluster_id, clusters, sk.dp_tiles, k_tiles, cluster_rows, n_tiles, rank);
+    if (w.leader) bulk_wait();
   } else {
     if constexpr (Cfg::kConsumers == 2) claim_registers<232>();
     const int c = warpgroup - 1;

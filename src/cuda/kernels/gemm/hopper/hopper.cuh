@@ -392,34 +392,42 @@ __device__ __forceinline__ void tma_store_wgmma_tile(const CUtensorMap* map_c, f
 
 // ---- int8 wgmma (rung 24) ---------------------------------------------------------------
 
-// d(64 x N, s32) += A(64 x 32) * B(32 x N) on int8, N = 256, 128 or 64 (d holds N / 2 ints
-// per thread, in the fragment order of the float shapes). 8-bit wgmma reads K-major
+// d(64 x N, s32) += A(64 x 32) * B(32 x N) on int8, N = 256, 208, 128 or 64 (d holds N / 2
+// ints per thread, in the fragment order of the float shapes). 8-bit wgmma reads K-major
 // operands only: A's and B's tiles are rows of K (128 bytes = 128 values), and one
 // instruction's K = 32 is 32 bytes of them, the same step as 16 values of 16 bits.
-template <class T, bool MnMajorA, bool MnMajorB, int Acc>
+// Accumulate = false: d = A * B, the sums start here (no instruction zeroes d first, which
+// matters where another set of accumulators is still being multiplied into).
+template <class T, bool MnMajorA, bool MnMajorB, bool Accumulate = true, int Acc>
 __device__ __forceinline__ void wgmma_64xn(int (&d)[Acc], std::uint64_t desc_a, std::uint64_t desc_b) {
   constexpr int N = 2 * Acc;
   static_assert(std::is_same_v<T, std::int8_t> && !MnMajorA && !MnMajorB,
                 "int32 accumulators: int8 inputs, K-major operands");
-  static_assert(N == 256 || N == 128 || N == 64, "wgmma tiles of 256, 128 or 64 columns");
+  static_assert(N == 256 || N == 208 || N == 128 || N == 64, "wgmma tiles of 256, 208, 128 or 64 columns");
   if constexpr (N == 256)
-    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, %130, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 " GEMMKIT_D128_OPERANDS
                  ", %128, %129, acc;\n}"
                  : GEMMKIT_R64(0), GEMMKIT_R64(64)
-                 : "l"(desc_a), "l"(desc_b));
+                 : "l"(desc_a), "l"(desc_b), "n"(int(Accumulate)));
+  else if constexpr (N == 208)
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, %106, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n208k32.s32.s8.s8 " GEMMKIT_D104_OPERANDS
+                 ", %104, %105, acc;\n}"
+                 : GEMMKIT_R104(0)
+                 : "l"(desc_a), "l"(desc_b), "n"(int(Accumulate)));
   else if constexpr (N == 128)
-    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, %66, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 " GEMMKIT_D64_OPERANDS
                  ", %64, %65, acc;\n}"
                  : GEMMKIT_R64(0)
-                 : "l"(desc_a), "l"(desc_b));
+                 : "l"(desc_a), "l"(desc_b), "n"(int(Accumulate)));
   else
-    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"
+    asm volatile("{\n.reg .pred acc;\nsetp.ne.b32 acc, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 " GEMMKIT_D32_OPERANDS
                  ", %32, %33, acc;\n}"
                  : GEMMKIT_R32(0)
-                 : "l"(desc_a), "l"(desc_b));
+                 : "l"(desc_a), "l"(desc_b), "n"(int(Accumulate)));
 }
 
 }  // namespace gemmkit::cuda::kernels::hopper
