@@ -79,9 +79,12 @@ struct WgmmaWsConfig {
   static constexpr int kBoxBytes = 64 * 128;       // an MN-major box: 64 of M or N by BK rows
   static constexpr int kEpilogueBytes = EpilogueBytes;  // per consumer: C on its way to TMA stores
   // Stage buffers and epilogue buffers (1024-byte aligned for the swizzle), then the
-  // barriers; + 1 KiB so the start can be aligned by hand.
-  static constexpr int kSmemBytes =
-      kStages * kStageBytes + kConsumers * kEpilogueBytes + 2 * kStages * 8 + 1024;
+  // barriers; + 1 KiB so the start can be aligned by hand where that fits. Where it does not
+  // (rung 24's overlapped schedule), the kernel relies on the start being aligned already
+  // (sm_90 reserves the first 1 KiB of a block's shared memory, so it is) and checks it.
+  static constexpr int kBufferBytes = kStages * kStageBytes + kConsumers * kEpilogueBytes + 2 * kStages * 8;
+  static constexpr int kAlignSlack = kBufferBytes + 1024 <= 227 * 1024 ? 1024 : 0;
+  static constexpr int kSmemBytes = kBufferBytes + kAlignSlack;
   static_assert(kSmemBytes <= 227 * 1024, "buffers exceed the shared memory of an SM");
   static_assert(ClusterM == 1 || ClusterM == 2, "clusters of one or two blocks");
   static_assert(Consumers == 1 || Consumers == 2, "one or two consumer warpgroups");

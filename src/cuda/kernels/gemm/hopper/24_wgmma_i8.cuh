@@ -44,9 +44,10 @@ namespace gemmkit::cuda::kernels {
 // Rung 24's tile: 128 x 256 (two consumers of 64 x 256), clusters of two along M with B
 // multicast, 4 stages of 128-byte K (48 KiB each), 16 KiB of epilogue buffer per consumer.
 using WgmmaI8Config = WgmmaWsConfig<std::int8_t, 2, 4, 16 * 1024, 8, 256, 2, false>;
-// The overlapped int32 schedule's: 128 x 208, 5 stages of 42 KiB, one 4 KiB box of C per
-// consumer in flight (5 stages and small boxes measured faster than 4 stages and 8 KiB ones).
-using WgmmaI8OverlapConfig = WgmmaWsConfig<std::int8_t, 2, 5, 4 * 1024, 8, 208, 2, false>;
+// The overlapped int32 schedule's: 128 x 208, 5 stages of 42 KiB, two 4 KiB boxes of C per
+// consumer (5 stages and small boxes measured faster than 4 stages and 8 KiB ones; two
+// boxes than one). That leaves no room to align the start by hand (kAlignSlack = 0).
+using WgmmaI8OverlapConfig = WgmmaWsConfig<std::int8_t, 2, 5, 8 * 1024, 8, 208, 2, false>;
 
 // Moduli one launch takes (a larger batch runs in several launches).
 inline constexpr int kI8MaxModuli = 64;
@@ -244,8 +245,8 @@ __device__ __forceinline__ void tma_store_residue_tile(const CUtensorMap* map_c,
 // stream-K). Two sets of accumulators, x and y, take turns: the first K-block of tile i + 1
 // starts its set with Accumulate = false, and once it is issued, wgmma_wait<1> means every
 // multiply of tile i is done, so its set can be read while tile i + 1's multiplies run. Tile
-// i's C then goes out in 13 boxes of 64 x 16 int32 (64-byte rows, 64-byte swizzle: 4 KiB,
-// the consumer's whole buffer), one after every `spread` K-blocks of tile i + 1. The
+// i's C then goes out in 13 boxes of 64 x 16 int32 (64-byte rows, 64-byte swizzle: 4 KiB;
+// the consumer's buffer holds two), one after every `spread` K-blocks of tile i + 1. The
 // K-loops with the boxes in them are unrolled on the box (the accumulators are indexed by
 // constants only) and loop over the K-blocks between boxes (one copy of their code: this
 // kernel's size costs instruction fetch, measured). Needs k_tiles >= 13 * spread.
@@ -254,18 +255,21 @@ struct OverlappedInt32 {
   static constexpr int kAcc = Cfg::BN / 2;
   static constexpr int kBoxCols = 16;
   static constexpr int kBoxes = Cfg::BN / kBoxCols;
-  static_assert(Cfg::BN == 208 && Cfg::kConsumers == 2 && Cfg::kEpilogueBytes == 64 * kBoxCols * 4,
-                "two consumers of 64 x 208, one 64 x 16 int32 box of C each in flight");
+  static constexpr int kBoxBytes = 64 * kBoxCols * 4;
+  static constexpr int kSlots = Cfg::kEpilogueBytes / kBoxBytes;  // boxes in a consumer's buffer
+  static_assert(Cfg::BN == 208 && Cfg::kConsumers == 2 && kSlots >= 1 && Cfg::kEpilogueBytes % kBoxBytes == 0,
+                "two consumers of 64 x 208, whole 64 x 16 int32 boxes of C");
 
   unsigned char* smem;
   std::uint64_t* full;
   std::uint64_t* empty;
-  unsigned char* box;  // this consumer's epilogue buffer: one box
+  unsigned char* buffer;  // this consumer's epilogue buffer: kSlots boxes
   const CUtensorMap* map_c;
   int c;
   bool leader;
   int alpha, spread;
-  int it = 0;  // stages used so far (stage it % kStages)
+  int it = 0;     // stages used so far (stage it % kStages)
+  int boxes = 0;  // boxes of C stored so far (slot boxes % kSlots)
 
   __device__ __forceinline__ void release(int s) {
     if (!leader) return;
@@ -308,12 +312,14 @@ struct OverlappedInt32 {
     }
   }
 
-  // Box B of the 64 x 208 tile at (row0, col0) of matrix `item`: alpha * acc into the buffer
-  // (64 rows of 64 bytes; 16-byte chunk q of row r at q ^ (r / 2 % 4)), then to C by TMA.
+  // Box B of the 64 x 208 tile at (row0, col0) of matrix `item`: alpha * acc into a slot of
+  // the buffer (64 rows of 64 bytes; 16-byte chunk q of row r at q ^ (r / 2 % 4)), then to C
+  // by TMA.
   template <int B>
   __device__ __forceinline__ void store_box(const int (&acc)[kAcc], int row0, int col0, int item) {
     using namespace hopper;
-    if (leader) bulk_wait_read<0>();  // the last box is read out of the buffer
+    unsigned char* box = buffer + (boxes++ % kSlots) * kBoxBytes;
+    if (leader) bulk_wait_read<kSlots - 1>();  // the box that used this slot is read out
     named_barrier(1 + c, 128);
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
 #pragma unroll
@@ -436,6 +442,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   namespace cg = cooperative_groups;
 
   extern __shared__ unsigned char smem_raw[];
+  if (Cfg::kAlignSlack == 0 && smem_address(smem_raw) % 1024 != 0) __trap();  // no room to align it
   unsigned char* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024);
   unsigned char* epilogue = smem + Cfg::kStages * Cfg::kStageBytes;  // one buffer per consumer
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(epilogue + Cfg::kConsumers * Cfg::kEpilogueBytes);
