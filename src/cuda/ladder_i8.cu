@@ -23,6 +23,7 @@ namespace {
 using Cfg = kernels::WgmmaI8Config;
 using OverlapCfg = kernels::WgmmaI8OverlapConfig;  // the int32 product's overlapped schedule
 static_assert(Cfg::BN == kI8WideColumns && OverlapCfg::BN == kI8OverlapColumns && Cfg::BM == OverlapCfg::BM &&
+                  Cfg::kClusterM * Cfg::BM == kI8TileRows &&
                   Cfg::BK == OverlapCfg::BK && Cfg::kClusterM == OverlapCfg::kClusterM,
               "i8_schedule.hpp compares these tiles");
 constexpr CUtensorMapDataType kByteMap = CU_TENSOR_MAP_DATA_TYPE_UINT8;  // bits are bits to TMA
@@ -82,7 +83,7 @@ Int32Plan int32_plan(std::int64_t m, std::int64_t n, std::int64_t k, int residen
   const std::int64_t tiles = i8_cluster_tiles<OverlapCfg>(m, n, 1);
   const I8Rounds wide{i8_cluster_tiles<Cfg>(m, n, 1), out.plan.clusters, out.plan.sk.sk_tiles > 0};
   const I8Rounds overlapped{tiles, std::min<std::int64_t>(tiles, overlap_resident), false};
-  if (!prefer_i8_overlapped(wide, overlapped, k_tiles)) return out;
+  if (!prefer_i8_overlapped(wide, overlapped, m, n, k_tiles)) return out;
   out.overlapped = true;
   out.spread = i8_overlap_spread(k_tiles);
   out.plan = WsPlan{};
