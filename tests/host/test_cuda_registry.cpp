@@ -95,14 +95,18 @@ TEST(CudaRegistry, AutoForInt8FollowsTheMeasuredTable) {
   // two are level at 4096^3 with B^T (rung 24 100.4% in that run, so the table takes it);
   // every other layout runs cuBLAS at an eighth of its TN speed, where rung 24 (which
   // transposes into K-major form first) is 6-8 times faster; and where cuBLAS refuses (rows
-  // off 4 bytes) only rung 24 runs.
+  // off 4 bytes) only rung 24 runs. Skinny products in TN form
+  // (bench/results/2026-11-29_h200_290ea9e): cuBLAS, twice rung 24's speed at 4096 x 128 x
+  // 14336, except where rung 24 measured faster (256 x 8192 x 8192: 139%).
   struct Case {
     std::int64_t m, n, k;
     bool trans_b;
     const char* expected;
   };
   for (const Case& c : {Case{1, 16384, 16384, false, "cuda_cublas_i8"}, Case{4096, 4096, 4096, true, "cuda_wgmma_i8"},
-                        Case{4096, 4096, 4096, false, "cuda_wgmma_i8"}, Case{999, 1001, 1003, false, "cuda_wgmma_i8"}}) {
+                        Case{4096, 4096, 4096, false, "cuda_wgmma_i8"}, Case{999, 1001, 1003, false, "cuda_wgmma_i8"},
+                        Case{4096, 128, 14336, true, "cuda_cublas_i8"}, Case{4096, 128, 14336, false, "cuda_wgmma_i8"},
+                        Case{256, 8192, 8192, true, "cuda_wgmma_i8"}}) {
     GemmProblem p = shape(c.m, c.n, c.k);
     p.dtype = DType::i8, p.out_dtype = DType::i32;
     p.trans_b = c.trans_b;
