@@ -108,7 +108,7 @@ void launch_i8_planned(const Context& ctx, Stream stream, const I8Operands& o, c
       fail(ErrorCategory::internal, "cuda_wgmma_i8: the workspace is smaller than declared");
     auto* base = static_cast<unsigned char*>(scratch.data);
     plan.sk.partials = reinterpret_cast<float*>(base);  // int32 sums in the same 4 bytes
-    plan.sk.flags = reinterpret_cast<unsigned*>(base + plan.slots * 64 * Cfg::BN * sizeof(int));
+    plan.sk.flags = reinterpret_cast<unsigned*>(base + plan.slots * 64 * C::BN * sizeof(int));
     plan.sk.launch = 1;
     GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), stream));
   }
