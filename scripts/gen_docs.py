@@ -48,7 +48,7 @@ TABLES = [
                  for d in ("bf16", "f16", "tf32")]
                 + [{"label": "bf16 shape suite: geomean % of cuBLAS", "device": H200, "suite": "suite_tuning",
                     "file": "suite_all_bf16.json", "summary": True},
-                   {"label": "i8 4096^3 B^T: TOPS (% of cuBLAS; median run)", "device": H200, "suite": "rung24_i8",
+                   {"label": "i8 4096^3 B^T: TOPS (% of cuBLAS; median run)", "device": H200, "suite": "rung24_i8_squares",
                     "file": "i8_squares_tn_run*.json", "shape": (4096, 4096, 4096), "scale": 1e-3, "compare": False}]},
 ]
 
