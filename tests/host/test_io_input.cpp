@@ -9,7 +9,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <string>
+#include <system_error>
 #include <thread>
 
 #include "gemmkit/walks.hpp"
@@ -156,22 +159,29 @@ TEST_F(InputTest, LinesPastTheLimitAreAnError) {
 
 #ifndef GEMMKIT_TEST_SANITIZED
 // Runs `read` in a child limited to `headroom` bytes of address space more than it uses
-// now; the child exits with 3 and prints "<category>: <message>" if `read` throws.
+// now; the child exits with 3 and prints "<category>: <message>" if `read` throws. The child
+// (death tests in the threadsafe style) runs the test again from its start, in a scratch
+// folder of its own, `scratch`, which its TearDown would never remove (it leaves by _Exit):
+// it removes it itself, or every run left a folder in the temporary directory (48 MiB, for
+// the long line).
 template <class F>
-void in_limited_child(std::size_t headroom, F read) {
+void in_limited_child(std::size_t headroom, const std::string& scratch, F read) {
   std::ifstream statm("/proc/self/statm");
   std::size_t pages = 0;
   statm >> pages;
   const rlim_t limit = pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) + headroom;
   const rlimit rl{limit, limit};
   ::setrlimit(RLIMIT_AS, &rl);
+  int code = 0;
   try {
     read();
   } catch (const Error& e) {
     std::fprintf(stderr, "%s: %s\n", std::string(category_name(e.category())).c_str(), e.what());
-    std::_Exit(3);
+    code = 3;
   }
-  std::_Exit(0);
+  std::error_code ignored;
+  std::filesystem::remove_all(scratch, ignored);
+  std::_Exit(code);
 }
 
 TEST_F(InputTest, RunningOutOfMemoryInALongLineIsAnErrorNotTheEnd) {
@@ -182,7 +192,7 @@ TEST_F(InputTest, RunningOutOfMemoryInALongLineIsAnErrorNotTheEnd) {
     std::ofstream out(p, std::ios::binary);
     out << "1\n" << std::string(48 << 20, '7') << "\n2\n";
   }
-  EXPECT_EXIT(in_limited_child(32 << 20, [&] { read_csv(p); }), ::testing::ExitedWithCode(3),
+  EXPECT_EXIT(in_limited_child(32 << 20, dir_, [&] { read_csv(p); }), ::testing::ExitedWithCode(3),
               "out of memory: not enough host memory to read '.*long.csv' line 2");
 }
 
@@ -193,7 +203,7 @@ TEST_F(InputTest, TruncatedNpyFromAPipeFailsWithoutAllocatingItsShape) {
       npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (30000, 14000), }",
                 raw_bytes(std::vector<double>(4, 1.5)));
   ASSERT_EQ(bytes.size(), 160u);
-  EXPECT_EXIT(in_limited_child(256 << 20,
+  EXPECT_EXIT(in_limited_child(256 << 20, dir_,
                                [&] {
                                  Pipe pipe(bytes);
                                  read_npy(pipe.path());
