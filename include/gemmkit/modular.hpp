@@ -60,7 +60,9 @@ void validate(const ModularGemmProblem& problem);
 // int32 limit: also one m x n plane per modulus and output for the chunks' residues). Depends
 // on the shapes only: the pointers may be null (sized as if every operand starts on 16 bytes, as
 // cudaMalloc's memory does; operands off 16 bytes need more, and modular_gemm says how
-// much), and an output counts as asked for when its leading dimension is set.
+// much), and an output counts as asked for when its leading dimension is set. The bytes for
+// a problem also serve every smaller one of the same K and outputs (fewer moduli, rows or
+// columns), so a caller may run its last, smaller batch or pass in the same workspace.
 std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p);
 // Queues the batch on `stream` (device pointers of ctx's device), with `workspace` of at
 // least modular_gemm_workspace_bytes() (aligned to kWorkspaceAlignment). Nothing is

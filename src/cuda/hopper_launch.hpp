@@ -105,5 +105,16 @@ WsPlan plan_ws_tiles(std::int64_t cluster_tiles, std::int64_t k_tiles, int resid
   return plan;
 }
 
+// The most stream-K scratch that plan_ws_tiles (splits = 1) asks for, over every problem of
+// at most `cluster_tiles` tiles: one slot set per cluster, and at most min(tiles, resident)
+// clusters. A workspace declared for a shape must serve the smaller launches its callers
+// run in it (a last batch of fewer moduli, a last pass of fewer rows), and stream-K can plan
+// for those where the whole shape needs none.
+template <class Cfg>
+std::size_t plan_ws_stream_k_bound(std::int64_t cluster_tiles, int resident) {
+  const std::size_t clusters = std::size_t(std::clamp<std::int64_t>(cluster_tiles, 0, resident));
+  return clusters * Cfg::kClusterM * Cfg::kConsumers * (64 * Cfg::BN * sizeof(float) + sizeof(unsigned));
+}
+
 
 }  // namespace gemmkit::cuda

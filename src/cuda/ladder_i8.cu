@@ -224,11 +224,14 @@ bool fused_modular_gemm_available(const Context& ctx) { return ctx.compute_capab
 
 std::size_t fused_modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
   // Launches of up to kI8MaxModuli moduli one after another on one stream share the
-  // stream-K scratch: the largest of the first and the last launch's.
-  const std::int64_t nq = std::int64_t(p.moduli.size());
-  const std::int64_t first = std::min<std::int64_t>(nq, kernels::kI8MaxModuli);
-  const std::int64_t last = nq % kernels::kI8MaxModuli == 0 ? first : nq % kernels::kI8MaxModuli;
-  return std::max(i8_plan(ctx, p.m, p.n, p.k, first).stream_k_bytes, i8_plan(ctx, p.m, p.n, p.k, last).stream_k_bytes);
+  // stream-K scratch. It is sized for any launch of at most this shape's tiles, not for this
+  // shape's plans alone: callers run smaller products in a workspace declared for a larger
+  // one (the walks' last batch and warm-up of fewer moduli, Ozaki's last pass of fewer rows,
+  // the exact GEMM's plan of fewer moduli than its worst case), and those can plan stream-K
+  // where the declared shape plans none (8192-vertex walks at k = 32 did, and failed).
+  const std::int64_t largest = std::min<std::int64_t>(std::int64_t(p.moduli.size()), kernels::kI8MaxModuli);
+  return plan_ws_stream_k_bound<Cfg>(i8_cluster_tiles<Cfg>(p.m, p.n, largest),
+                                     i8_resident<I8Epilogue::residues_direct>(ctx));
 }
 
 void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, Workspace workspace) {

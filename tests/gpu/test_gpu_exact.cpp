@@ -200,6 +200,21 @@ TEST(GpuExact, I32FullRangeExactAsLimbs) {
         }
 }
 
+// The plan's count of moduli follows the entries' bits; the workspace is sized for the
+// dtype's worst case, and a plan of fewer moduli can take stream-K where the worst case does
+// not (1024 x 1024: 16 tiles a modulus on 66 clusters). Entries of 1 to 31 bits, odd K, each
+// against the exact reference.
+TEST(GpuExact, EveryCountOfModuliRunsInTheDeclaredWorkspace) {
+  SKIP_WITHOUT_DEVICE();
+  std::uint64_t seed = 90;
+  for (int bits : {2, 12, 24, 31}) {
+    HostProblem<std::int32_t> h(1024, 1024, 701, false, false, Layout::row_major);
+    const std::int64_t limit = bits == 31 ? 0 : (std::int64_t{1} << bits) - 1;
+    h.fill(seed++, limit, limit);
+    expect_exact_limbs(h, "i32 of " + std::to_string(bits) + "-bit entries, 1024x1024x701");
+  }
+}
+
 TEST(GpuExact, I32ExtremesOnly) {
   SKIP_WITHOUT_DEVICE();
   // Every entry -2^31 or 2^31 - 1: the largest products, the bound met with equality.

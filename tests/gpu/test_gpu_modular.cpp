@@ -179,6 +179,70 @@ TEST(GpuModular, PersistentRoundsAndStreamK) {
   for (const ModularGemmPath path : paths()) check_case(c, path, 11);
 }
 
+// Callers size one workspace for their largest batch or pass and run smaller ones in it: the
+// walks' last batch and warm-up of fewer moduli, Ozaki's last pass of fewer rows, the exact
+// GEMM's plan of fewer moduli than its worst case. Smaller products can plan stream-K where
+// the declared one plans none (an 8192-vertex walk at k = 32 failed so). Every count of
+// moduli 1..64 and a sweep of fewer rows, each in exactly the bytes declared for 64 moduli of
+// the largest shape, each product against the exact residues. One A and B serve every
+// modulus (stride 0), so one int64 reference serves all.
+TEST(GpuModular, ADeclaredWorkspaceServesEverySmallerBatchAndPass) {
+  SKIP_WITHOUT_DEVICE();
+  const std::int64_t m = 512, n = 512, k = 640, max_moduli = 64;
+  std::vector<std::uint32_t> moduli;
+  for (std::int64_t q = 0; q < max_moduli; ++q) moduli.push_back(std::uint32_t(255 - 2 * (q % 60)));
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<int> residue(-3, 3);  // a residue of every modulus above 7
+  std::vector<std::int8_t> a(std::size_t(m * k)), b(std::size_t(n * k));
+  for (auto& x : a) x = std::int8_t(residue(rng));
+  for (auto& x : b) x = std::int8_t(residue(rng));
+  std::vector<std::int64_t> sums(std::size_t(m * n));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      std::int64_t s = 0;
+      for (std::int64_t l = 0; l < k; ++l) s += std::int64_t(a[std::size_t(i * k + l)]) * b[std::size_t(j * k + l)];
+      sums[std::size_t(i * n + j)] = s;
+    }
+  cuda::DeviceBuffer<std::int8_t> da(a.size()), db(b.size()), dc(std::size_t(max_moduli * m * n));
+  da.copy_from_host(a.data(), a.size());
+  db.copy_from_host(b.data(), b.size());
+  for (const ModularGemmPath path : paths()) {
+    ModularGemmProblem p;
+    p.m = m, p.n = n, p.k = k, p.moduli = moduli, p.path = path;
+    p.a = da.data(), p.lda = k, p.stride_a = 0;
+    p.b = db.data(), p.ldb = k, p.stride_b = 0;
+    p.c = dc.data(), p.ldc = n, p.stride_c = m * n;
+    Context ctx(Backend::cuda);
+    const std::size_t declared = modular_gemm_workspace_bytes(ctx, p);
+    const Workspace ws = declared ? ctx.workspace(nullptr, declared) : Workspace{};
+    const Workspace exact{ws.data, declared};  // not a byte more than declared
+    auto run_and_check = [&](std::int64_t rows, std::int64_t count) {
+      SCOPED_TRACE(std::string(modular_gemm_path_name(path)) + ": " + std::to_string(count) + " moduli of " +
+                   std::to_string(rows) + " x " + std::to_string(n) + " x " + std::to_string(k));
+      ModularGemmProblem q = p;
+      q.m = rows;
+      q.moduli.assign(moduli.begin(), moduli.begin() + count);
+      ASSERT_LE(modular_gemm_workspace_bytes(ctx, q), declared);
+      ASSERT_NO_THROW(modular_gemm(ctx, q, nullptr, exact));
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      std::vector<std::int8_t> c(std::size_t(count * m * n));
+      dc.copy_to_host(c.data(), c.size());
+      int errors = 0;
+      for (std::int64_t t = 0; t < count; ++t)
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < n; ++j) {
+            const std::int64_t want = centred(sums[std::size_t(i * n + j)], moduli[std::size_t(t)]);
+            const std::int64_t got = c[std::size_t(t * m * n + i * n + j)];
+            if (got != want && ++errors <= 3)
+              ADD_FAILURE() << "C_" << t << "(" << i << ", " << j << ") = " << got << ", want " << want;
+          }
+    };
+    for (std::int64_t count = 1; count <= max_moduli; ++count) run_and_check(m, count);
+    for (std::int64_t rows : {511, 384, 300, 257, 256, 200, 129, 128, 65, 1})
+      for (std::int64_t count : {max_moduli, std::int64_t(50), std::int64_t(27)}) run_and_check(rows, count);
+  }
+}
+
 TEST(GpuModular, LongestKDoesNotOverflow) {
   SKIP_WITHOUT_DEVICE();
   // Every residue 125 (mod 251): each sum is K * 15625, just below 2^31.

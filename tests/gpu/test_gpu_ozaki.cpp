@@ -263,6 +263,52 @@ TEST(GpuOzaki, PassesOverRowsForASmallerWorkspaceGiveTheSameBits) {
     }
 }
 
+// Shapes across the plan's boundaries (one row, one column, odd M, N and K, a pass's rows
+// and one more, K across 16 and 1024), each with the workspace ozaki_gemm_workspace_bytes
+// declares and with a fifth of it (passes over C's rows, the last one short), against the
+// scheme on the host bit for bit. The runtime plan can take fewer moduli than the largest the
+// workspace was sized for: 333 x 517 x 1029 failed so ("Ozaki plan beyond its workspace").
+TEST(GpuOzaki, EveryShapeRunsInItsDeclaredWorkspaceAndInPasses) {
+  SKIP_WITHOUT_DEVICE();
+  Context ctx(Backend::cuda);
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  const std::vector<Shape> shapes = {{333, 517, 1029}, {1, 1, 1},    {1, 300, 17},   {300, 1, 1025},
+                                     {257, 129, 15},   {129, 33, 1024}, {65, 2049, 31}, {511, 255, 100},
+                                     {1000, 7, 513}};
+  std::uint32_t seed = 40;
+  for (const Shape& sh : shapes)
+    for (int spread : {0, 6}) {
+      SCOPED_TRACE(std::to_string(sh.m) + " x " + std::to_string(sh.n) + " x " + std::to_string(sh.k) +
+                   ", exponents spread over 2^" + std::to_string(spread));
+      const Case h = random_case(sh.m, sh.n, sh.k, spread, seed++);
+      DeviceCase d(h, Layout::row_major, false, false);
+      const std::size_t full = ozaki_gemm_workspace_bytes(ctx, d.p);
+      void* ws = nullptr;
+      ASSERT_EQ(cudaMalloc(&ws, std::max<std::size_t>(full, 1)), cudaSuccess);
+      for (double fraction : {1.0, 0.2}) {
+        const auto bytes = fraction == 1.0 ? full : std::size_t(double(full) * fraction) / 256 * 256;
+        OzakiPlan plan;
+        try {
+          plan = ozaki_gemm(ctx, d.p, nullptr, Workspace{ws, bytes});
+        } catch (const Error& e) {
+          // Only a workspace below the least one pass needs may be refused, and as usage.
+          EXPECT_LT(fraction, 1.0) << e.what();
+          EXPECT_EQ(e.category(), ErrorCategory::usage) << e.what();
+          EXPECT_NE(std::string(e.what()).find("needs at least"), std::string::npos) << e.what();
+          continue;
+        }
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        const std::vector<double> want = host_scheme(h, plan.bits), got = d.result();
+        std::int64_t differ = 0;
+        for (std::size_t i = 0; i < want.size(); ++i) differ += got[i] != want[i];
+        EXPECT_EQ(differ, 0) << fraction << " of the workspace, " << plan.moduli << " moduli";
+      }
+      cudaFree(ws);
+    }
+}
+
 // Max and median relative error of the emulation and of cuBLAS (DGEMM, or
 // pedantic SGEMM for T = float) against double-double.
 template <class T = double>

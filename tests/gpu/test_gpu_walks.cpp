@@ -188,6 +188,58 @@ TEST(GpuWalks, ModuliInSeveralBatches) {
   }
 }
 
+// The engine sizes its modular GEMM's workspace once, for its batch of moduli, then runs a
+// warm-up of one modulus and a last batch of fewer in it; those can plan stream-K where the
+// full batch plans none (an 8192-vertex walk at k = 32 failed so, "needs 17302784 bytes of
+// workspace, 0 were given"). Every batch size from 1 to all the primes, on 700 vertices (9
+// tiles of 256 x 256 a modulus: batches of 10-12 and 18-19 plan stream-K on 66 clusters,
+// 13-17 do not), each against the CPU engine.
+TEST(GpuWalks, EveryBatchSizeOfTheModuli) {
+  SKIP_WITHOUT_DEVICE();
+  const std::int64_t n = 700;
+  const Graph g = random_graph(n, 6, 7, 12);
+  WalkQuery q;
+  q.length = 64;  // row sums up to 42: a bound near 2^340, most of the 53 primes
+  q.method = WalkMethod::dense;
+  q.backend = WalkBackend::cpu;
+  const WalkCounts cpu = count_walks(g, q);
+  const int nq = *walks_detail::int8_primes_for_bound(walk_bound(g, q.length));
+  ASSERT_GE(nq, 30);
+  const std::vector<std::uint32_t> primes(walks_detail::int8_primes().begin(), walks_detail::int8_primes().begin() + nq);
+  std::vector<walks_detail::PowerStep> steps;  // A^64 by squarings
+  for (int t = 0; t < 6; ++t) steps.push_back({walks_detail::PowerStep::square, 0});
+  steps.push_back({walks_detail::PowerStep::record, 0});
+  std::vector<std::int64_t> rows, cols = {699, 0, 7, 64, 300};
+  for (std::int64_t r = 0; r < n; ++r) rows.push_back(r);
+  const int limbs = crt_limbs(primes);
+  Context ctx(Backend::cuda);
+  for (int max_batch = 1; max_batch <= nq; ++max_batch) {
+    SCOPED_TRACE("batches of at most " + std::to_string(max_batch) + " of " + std::to_string(nq) + " primes");
+    std::vector<std::uint64_t> out(rows.size() * cols.size() * limbs);
+    walks_detail::Int8PowersReport report;
+    ASSERT_NO_THROW(report = walks_detail::gpu_int8_powers(ctx, g, primes, steps, rows, cols, limbs, out.data(), {},
+                                                           max_batch));
+    EXPECT_EQ(report.batches, (nq + max_batch - 1) / max_batch);
+    int errors = 0;
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (std::size_t c = 0; c < cols.size(); ++c) {
+        const std::uint64_t* w = &out[(r * cols.size() + c) * limbs];
+        const bool negative = w[limbs - 1] >> 63;  // two's complement words
+        std::vector<std::uint64_t> magnitude(w, w + limbs);
+        if (negative) {
+          std::uint64_t carry = 1;
+          for (auto& x : magnitude) {
+            x = ~x + carry;
+            carry = carry && x == 0;
+          }
+        }
+        while (!magnitude.empty() && magnitude.back() == 0) magnitude.pop_back();
+        if (BigInt::from_limbs(magnitude, negative) != cpu.at(0, rows[r], cols[c]) && ++errors <= 3)
+          ADD_FAILURE() << "(" << rows[r] << ", " << cols[c] << ") differs from the CPU engine's count";
+      }
+  }
+}
+
 TEST(GpuWalks, PowerPlanesOfSeveralSetsOfPrimesRebuildTogether) {
   SKIP_WITHOUT_DEVICE();
   // As the distributed walks run the engine: each of three "ranks" (prime q on rank q mod 3)
