@@ -20,9 +20,12 @@ std::string version_text() {
                      (meta.dirty ? "-dirty" : "") + "\n";
   if (!cuda_compiled()) return text + "CUDA: none (this gemmkit was built without the CUDA backend)";
   const CudaVersions v = cuda_versions();
-  return text + "CUDA runtime " + cuda_version(v.runtime) + ", driver " + cuda_version(v.driver) +
-         ", cuBLAS " + std::to_string(v.cublas / 10000) + "." + std::to_string(v.cublas / 100 % 100) +
-         "." + std::to_string(v.cublas % 100);
+  const std::string cublas = v.cublas == 0 ? "none (cannot be loaded)"
+                                            : std::to_string(v.cublas / 10000) + "." +
+                                                  std::to_string(v.cublas / 100 % 100) + "." +
+                                                  std::to_string(v.cublas % 100);
+  return text + "CUDA runtime " + cuda_version(v.runtime) + ", driver " + cuda_version(v.driver) + ", cuBLAS " +
+         cublas;
 }
 
 }  // namespace gemmkit::cli

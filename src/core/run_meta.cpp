@@ -11,6 +11,7 @@
 #include "core/bench_device.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/device.hpp"
+#include "gemmkit/error.hpp"
 #include "gemmkit/openblas.hpp"
 #include "gemmkit/version.hpp"
 #include "gemmkit_commit.hpp"  // generated at build time (cmake/git_commit.cmake)
@@ -57,17 +58,20 @@ RunMeta run_meta(const Context* context) {
   meta.host = host;
   meta.cpu = cpu_model();
   meta.cpu_threads = omp_get_max_threads();
-  const OpenBlasInfo blas = openblas_info();
-  meta.openblas_config = blas.config;
-  meta.openblas_threading = blas.threading;
-  meta.openblas_threads = blas.threads;
+  try {  // loads OpenBLAS if it is not yet: left blank where it cannot be (ulimit -v)
+    const OpenBlasInfo blas = openblas_info();
+    meta.openblas_config = blas.config;
+    meta.openblas_threading = blas.threading;
+    meta.openblas_threads = blas.threads;
+  } catch (const Error&) {
+  }
   meta.cuda_build = cuda_compiled();
-  meta.cublas_version = cuda_versions().cublas;
   const DeviceQuery q = query_devices();
   if (q.devices.empty()) {
     meta.device_note = q.message;
     return meta;
   }
+  meta.cublas_version = cuda_versions().cublas;  // loads cuBLAS: only where a GPU is used
   const int index = context && context->backend() == Backend::cuda ? context->device() : 0;
   for (const DeviceInfo& d : q.devices)
     if (d.index == index) meta.gpu = d;

@@ -5,6 +5,7 @@
 
 #include <climits>
 
+#include "core/lazy_library.hpp"
 #include "cpu/cpu_kernels.hpp"
 #include "gemmkit/openblas.hpp"
 
@@ -30,12 +31,12 @@ void openblas_one(const GemmProblem& p) {
              ldc = static_cast<int>(p.ldc);
   switch (p.dtype) {
     case DType::f32:
-      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, static_cast<float>(p.alpha),
+      GEMMKIT_OPENBLAS(cblas_sgemm)(CblasRowMajor, ta, tb, m, n, k, static_cast<float>(p.alpha),
                   static_cast<const float*>(p.a), lda, static_cast<const float*>(p.b), ldb,
                   static_cast<float>(p.beta), static_cast<float*>(p.c), ldc);
       return;
     case DType::f64:
-      cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, p.alpha, static_cast<const double*>(p.a), lda,
+      GEMMKIT_OPENBLAS(cblas_dgemm)(CblasRowMajor, ta, tb, m, n, k, p.alpha, static_cast<const double*>(p.a), lda,
                   static_cast<const double*>(p.b), ldb, p.beta, static_cast<double*>(p.c), ldc);
       return;
     default:
@@ -49,7 +50,7 @@ void openblas_one(const GemmProblem& p) {
 bool openblas_runs_side_by_side(const GemmProblem& p) {
   // OpenBLAS's OpenMP build runs a call made inside a parallel region on the calling thread
   // alone; its pthreads build would start its own threads under each of ours.
-  return openblas_get_parallel() == 2 && batch_side_by_side(p);
+  return GEMMKIT_OPENBLAS(openblas_get_parallel)() == 2 && batch_side_by_side(p);
 }
 
 void openblas_gemm(const GemmProblem& p) {
@@ -62,14 +63,14 @@ namespace gemmkit {
 
 OpenBlasInfo openblas_info() {
   OpenBlasInfo info;
-  info.config = openblas_get_config();
-  switch (openblas_get_parallel()) {
+  info.config = GEMMKIT_OPENBLAS(openblas_get_config)();
+  switch (GEMMKIT_OPENBLAS(openblas_get_parallel)()) {
     case 0: info.threading = "serial"; break;
     case 1: info.threading = "pthreads"; break;
     case 2: info.threading = "openmp"; break;
     default: info.threading = "unknown"; break;
   }
-  info.threads = openblas_get_num_threads();
+  info.threads = GEMMKIT_OPENBLAS(openblas_get_num_threads)();
   info.openmp_build_linked = GEMMKIT_OPENBLAS_OPENMP;
   return info;
 }

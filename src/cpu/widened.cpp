@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/lazy_library.hpp"
 #include "cpu/cpu_kernels.hpp"
 #include "gemmkit/half.hpp"
 
@@ -62,7 +63,7 @@ void widened_one(const GemmProblem& p) {
   float* c = c_is_f32 ? static_cast<float*>(p.c) : c_wide.data();
   const auto ldc = static_cast<int>(c_is_f32 ? p.ldc : p.n);
   const auto m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
-  cblas_sgemm(CblasRowMajor, p.trans_a ? CblasTrans : CblasNoTrans,
+  GEMMKIT_OPENBLAS(cblas_sgemm)(CblasRowMajor, p.trans_a ? CblasTrans : CblasNoTrans,
               p.trans_b ? CblasTrans : CblasNoTrans, m, n, k, static_cast<float>(p.alpha),
               a.data(), static_cast<int>(std::max<std::int64_t>(p.a_cols(), 1)), b.data(),
               static_cast<int>(std::max<std::int64_t>(p.b_cols(), 1)), static_cast<float>(p.beta),

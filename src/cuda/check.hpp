@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gemmkit/error.hpp"
+#include "core/lazy_library.hpp"
 
 namespace gemmkit::cuda {
 
@@ -23,8 +24,8 @@ namespace gemmkit::cuda {
                                             const char* file, int line) {
   throw Error(ErrorCategory::device, std::string(call) + " failed at " + file + ":" +
                                          std::to_string(line) + ": " +
-                                         cublasGetStatusName(status) + " (" +
-                                         cublasGetStatusString(status) + ")");
+                                         GEMMKIT_CUBLAS(cublasGetStatusName)(status) + " (" +
+                                         GEMMKIT_CUBLAS(cublasGetStatusString)(status) + ")");
 }
 
 }  // namespace gemmkit::cuda

@@ -5,6 +5,7 @@
 
 #include "cuda/device_buffer.hpp"
 #include "gemmkit/device.hpp"
+#include "core/lazy_library.hpp"
 
 namespace gemmkit {
 namespace cuda {
@@ -30,14 +31,14 @@ CublasCall::CublasCall(Context& ctx, Stream stream, Workspace workspace)
   Context::Impl& impl = ctx.impl();
   if (!impl.cublas) {
     cublasHandle_t h = nullptr;
-    GEMMKIT_CUBLAS_CHECK(cublasCreate(&h));
+    GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasCreate)(&h));
     impl.cublas = h;
   }
   handle_ = static_cast<cublasHandle_t>(impl.cublas);
-  GEMMKIT_CUBLAS_CHECK(cublasSetStream(handle_, stream));
+  GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasSetStream)(handle_, stream));
   // Our workspace (the call's, per stream) instead of the handle's shared default one. With
   // none lent cuBLAS runs without workspace, which it allows at some cost in speed.
-  GEMMKIT_CUBLAS_CHECK(cublasSetWorkspace(handle_, workspace.data, workspace.bytes));
+  GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasSetWorkspace)(handle_, workspace.data, workspace.bytes));
 }
 
 }  // namespace cuda
@@ -77,7 +78,7 @@ void cuda_context_close(Context::Impl& impl) {
   cudaSetDevice(impl.device);
   free_workspaces(impl);
   cudaGetLastError();  // a failure here must not surface in the caller's next CUDA call
-  if (impl.cublas) cublasDestroy(static_cast<cublasHandle_t>(impl.cublas));
+  if (impl.cublas) GEMMKIT_CUBLAS(cublasDestroy)(static_cast<cublasHandle_t>(impl.cublas));
   if (impl.cusparse) impl.cusparse_destroy(impl.cusparse);
   cudaSetDevice(previous);
 }

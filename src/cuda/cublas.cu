@@ -5,9 +5,13 @@
 #include "cuda/cublas.hpp"
 
 #include "cuda/ladder.hpp"
+#include "core/lazy_library.hpp"
 
 namespace gemmkit::cuda {
 namespace {
+// The C entry (cublas_api.h overloads it for C++ with cudaEmulationStrategy).
+using SetEmulationStrategy = cublasStatus_t (*)(cublasHandle_t, cublasEmulationStrategy_t);
+
 // One call's handle, bound to the launch's stream and workspace and set to `math`, and the
 // operations on B and A (the operands swapped, as above).
 struct Call {
@@ -17,11 +21,12 @@ struct Call {
       : call(l.context, l.stream, l.workspace),
         op_b(p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N),
         op_a(p.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N) {
-    GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(call.get(), math));
+    GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasSetMathMode)(call.get(), math));
     // FP64 emulation as measured in docs/exact.md: the EAGER strategy (emulate whenever
     // it may be faster). Only this math mode reads the strategy, so other calls leave it.
     if (math == CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH)
-      GEMMKIT_CUBLAS_CHECK(cublasSetEmulationStrategy(call.get(), CUBLAS_EMULATION_STRATEGY_EAGER));
+      GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS_AS(SetEmulationStrategy, cublasSetEmulationStrategy)(
+          call.get(), CUBLAS_EMULATION_STRATEGY_EAGER));
   }
   cublasHandle_t handle() const { return call.get(); }
 };
@@ -38,10 +43,10 @@ void cublas_gemm(const GemmProblem& p, const KernelLaunch& l, cublasMath_t math_
     const auto* b = static_cast<const float*>(p.b);
     auto* c = static_cast<float*>(p.c);
     if (p.batch == 1)
-      GEMMKIT_CUBLAS_CHECK(cublasSgemm_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, b, p.ldb, a,
+      GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasSgemm_64)(h, op_b, op_a, p.n, p.m, p.k, &alpha, b, p.ldb, a,
                                           p.lda, &beta, c, p.ldc));
     else
-      GEMMKIT_CUBLAS_CHECK(cublasSgemmStridedBatched_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, b,
+      GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasSgemmStridedBatched_64)(h, op_b, op_a, p.n, p.m, p.k, &alpha, b,
                                                         p.ldb, p.stride_b, a, p.lda, p.stride_a,
                                                         &beta, c, p.ldc, p.stride_c, p.batch));
   } else if (p.dtype == DType::f64) {
@@ -49,10 +54,10 @@ void cublas_gemm(const GemmProblem& p, const KernelLaunch& l, cublasMath_t math_
     const auto* b = static_cast<const double*>(p.b);
     auto* c = static_cast<double*>(p.c);
     if (p.batch == 1)
-      GEMMKIT_CUBLAS_CHECK(cublasDgemm_64(h, op_b, op_a, p.n, p.m, p.k, &p.alpha, b, p.ldb, a,
+      GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasDgemm_64)(h, op_b, op_a, p.n, p.m, p.k, &p.alpha, b, p.ldb, a,
                                           p.lda, &p.beta, c, p.ldc));
     else
-      GEMMKIT_CUBLAS_CHECK(cublasDgemmStridedBatched_64(h, op_b, op_a, p.n, p.m, p.k, &p.alpha, b,
+      GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasDgemmStridedBatched_64)(h, op_b, op_a, p.n, p.m, p.k, &p.alpha, b,
                                                         p.ldb, p.stride_b, a, p.lda, p.stride_a,
                                                         &p.beta, c, p.ldc, p.stride_c, p.batch));
   } else {
@@ -75,11 +80,11 @@ void cublas_gemm_tensor(const GemmProblem& p, const KernelLaunch& l) {
   const cudaDataType out = p.c_dtype() == DType::f32 || p.dtype == DType::tf32 ? CUDA_R_32F : in;
   const float alpha = float(p.alpha), beta = float(p.beta);
   if (p.batch == 1)
-    GEMMKIT_CUBLAS_CHECK(cublasGemmEx_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, in, p.ldb,
+    GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasGemmEx_64)(h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, in, p.ldb,
                                          p.a, in, p.lda, &beta, p.c, out, p.ldc, compute,
                                          CUBLAS_GEMM_DEFAULT));
   else
-    GEMMKIT_CUBLAS_CHECK(cublasGemmStridedBatchedEx_64(
+    GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasGemmStridedBatchedEx_64)(
         h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, in, p.ldb, p.stride_b, p.a, in, p.lda,
         p.stride_a, &beta, p.c, out, p.ldc, p.stride_c, p.batch, compute, CUBLAS_GEMM_DEFAULT));
 }
@@ -89,7 +94,7 @@ void cublas_gemm_i8(const GemmProblem& p, const KernelLaunch& l) {
   cublasHandle_t h = call.handle();
   const cublasOperation_t op_b = call.op_b, op_a = call.op_a;
   const int alpha = int(std::int64_t(p.alpha)), beta = int(std::int64_t(p.beta));
-  GEMMKIT_CUBLAS_CHECK(cublasGemmEx_64(h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, CUDA_R_8I, p.ldb, p.a,
+  GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasGemmEx_64)(h, op_b, op_a, p.n, p.m, p.k, &alpha, p.b, CUDA_R_8I, p.ldb, p.a,
                                        CUDA_R_8I, p.lda, &beta, p.c, CUDA_R_32I, p.ldc, CUBLAS_COMPUTE_32I,
                                        CUBLAS_GEMM_DEFAULT));
 }

@@ -11,6 +11,7 @@
 #include "cuda/device_problem.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/memory.hpp"
+#include "core/lazy_library.hpp"
 
 namespace gemmkit {
 
@@ -115,10 +116,13 @@ CudaVersions cuda_versions() {
   cudaDriverGetVersion(&v.driver);  // leaves 0 when there is no driver library
   cudaGetLastError();
   int major = 0, minor = 0, patch = 0;
-  if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
-      cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
-      cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
-    v.cublas = major * 10000 + minor * 100 + patch;
+  try {  // cuBLAS is loaded here if it was not yet; leaves 0 where it cannot be
+    if (GEMMKIT_CUBLAS(cublasGetProperty)(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+        GEMMKIT_CUBLAS(cublasGetProperty)(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+        GEMMKIT_CUBLAS(cublasGetProperty)(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
+      v.cublas = major * 10000 + minor * 100 + patch;
+  } catch (const Error&) {
+  }
   return v;
 }
 

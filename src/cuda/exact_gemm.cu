@@ -24,6 +24,7 @@
 #include "cuda/workspace_parts.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
+#include "core/lazy_library.hpp"
 
 namespace gemmkit {
 namespace {
@@ -253,7 +254,7 @@ ExactPlan exact_integer_gemm(Context& ctx, const GemmProblem& problem, Stream st
       const int one = 1, zero = 0;
       for (int da = 0; da < plan.digits_a; ++da)
         for (int db = 0; db < plan.digits_b; ++db)
-          GEMMKIT_CUBLAS_CHECK(cublasGemmEx(call.get(), CUBLAS_OP_T, CUBLAS_OP_N, int(p.n), int(p.m), int(kp), &one,
+          GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasGemmEx_64)(call.get(), CUBLAS_OP_T, CUBLAS_OP_N, int(p.n), int(p.m), int(kp), &one,
                                             b_planes + std::int64_t(db) * p.n * kp, CUDA_R_8I, int(kp),
                                             a_planes + std::int64_t(da) * p.m * kp, CUDA_R_8I, int(kp), &zero,
                                             products + std::int64_t(da * plan.digits_b + db) * p.m * np, CUDA_R_32I,

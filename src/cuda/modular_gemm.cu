@@ -18,6 +18,7 @@
 #include "cuda/modular.hpp"
 #include "cuda/workspace_parts.hpp"
 #include "gemmkit/modular.hpp"
+#include "core/lazy_library.hpp"
 
 namespace gemmkit {
 namespace {
@@ -101,7 +102,7 @@ void run_cublas(Context& ctx, const cuda::ModularOperands& o, const Plan& l, Str
   int* z = reinterpret_cast<int*>(base + l.products);
   const cuda::CublasCall call(ctx, stream, Workspace{w.data, l.cublas_bytes});
   cublasHandle_t h = call.get();
-  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasSetMathMode)(h, CUBLAS_DEFAULT_MATH));
   const int one = 1, zero = 0;
   const bool vec_c = p.c && reinterpret_cast<std::uintptr_t>(p.c) % 4 == 0 && p.ldc % 4 == 0 && p.stride_c % 4 == 0;
   const bool vec_ct =
@@ -112,7 +113,7 @@ void run_cublas(Context& ctx, const cuda::ModularOperands& o, const Plan& l, Str
       // Z (m x n, column-major) = A B: A's row-major buffer is A^T to cuBLAS (k x m,
       // column-major) and B^T's row-major buffer is B (k x n): "TN", the layout of cuBLAS's
       // int8 tensor-core kernels.
-      GEMMKIT_CUBLAS_CHECK(cublasGemmEx_64(h, CUBLAS_OP_T, CUBLAS_OP_N, p.m, p.n, o.k, &one,
+      GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasGemmEx_64)(h, CUBLAS_OP_T, CUBLAS_OP_N, p.m, p.n, o.k, &one,
                                            o.a + iq * o.stride_a, CUDA_R_8I, o.lda,
                                            o.b + iq * o.stride_b, CUDA_R_8I, o.ldb, &zero, z, CUDA_R_32I,
                                            l.ldz, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cuda/check.hpp"
+#include "core/lazy_library.hpp"
 
 #define GEMMKIT_CUSPARSE_CHECK(call)                                                        \
   do {                                                                                      \
@@ -11,7 +12,7 @@
       throw ::gemmkit::Error(::gemmkit::ErrorCategory::device,                              \
                              std::string(#call) + " failed at " + __FILE__ + ":" +          \
                                  std::to_string(__LINE__) + ": " +                          \
-                                 cusparseGetErrorString(gemmkit_status_));                  \
+                                 GEMMKIT_CUSPARSE(cusparseGetErrorString)(gemmkit_status_));                  \
   } while (0)
 
 namespace gemmkit::cuda {
@@ -27,9 +28,9 @@ struct CusparseSpmv::Impl {
   const void* one() const { return type == CUDA_R_64F ? static_cast<const void*>(&one_d) : &one_f; }
   const void* zero() const { return type == CUDA_R_64F ? static_cast<const void*>(&zero_d) : &zero_f; }
   ~Impl() {
-    if (y) cusparseDestroyDnVec(y);
-    if (x) cusparseDestroyDnVec(x);
-    if (a) cusparseDestroySpMat(a);
+    if (y) GEMMKIT_CUSPARSE(cusparseDestroyDnVec)(y);
+    if (x) GEMMKIT_CUSPARSE(cusparseDestroyDnVec)(x);
+    if (a) GEMMKIT_CUSPARSE(cusparseDestroySpMat)(a);
   }
 };
 
@@ -42,10 +43,10 @@ CusparseSpmv::CusparseSpmv(std::int64_t rows, std::int64_t cols, std::int64_t nn
     s.type = f64 ? CUDA_R_64F : CUDA_R_32F;
     s.alg = alg2 ? CUSPARSE_SPMV_CSR_ALG2 : CUSPARSE_SPMV_ALG_DEFAULT;
     const cusparseIndexType_t index = indices_64bit ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
-    GEMMKIT_CUSPARSE_CHECK(cusparseCreateConstCsr(&s.a, rows, cols, nnz, offsets, col_indices, values,
+    GEMMKIT_CUSPARSE_CHECK(GEMMKIT_CUSPARSE(cusparseCreateConstCsr)(&s.a, rows, cols, nnz, offsets, col_indices, values,
                                                   index, index, CUSPARSE_INDEX_BASE_ZERO, s.type));
-    GEMMKIT_CUSPARSE_CHECK(cusparseCreateConstDnVec(&s.x, cols, x, s.type));
-    GEMMKIT_CUSPARSE_CHECK(cusparseCreateDnVec(&s.y, rows, y, s.type));
+    GEMMKIT_CUSPARSE_CHECK(GEMMKIT_CUSPARSE(cusparseCreateConstDnVec)(&s.x, cols, x, s.type));
+    GEMMKIT_CUSPARSE_CHECK(GEMMKIT_CUSPARSE(cusparseCreateDnVec)(&s.y, rows, y, s.type));
   } catch (...) {
     delete impl_;
     throw;
@@ -57,20 +58,20 @@ CusparseSpmv::~CusparseSpmv() { delete impl_; }
 std::size_t CusparseSpmv::buffer_bytes(cusparseHandle_t handle) const {
   const Impl& s = *impl_;
   std::size_t bytes = 0;
-  GEMMKIT_CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), s.a, s.x,
+  GEMMKIT_CUSPARSE_CHECK(GEMMKIT_CUSPARSE(cusparseSpMV_bufferSize)(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), s.a, s.x,
                                                  s.zero(), s.y, s.type, s.alg, &bytes));
   return bytes;
 }
 
 void CusparseSpmv::preprocess(cusparseHandle_t handle, void* buffer) const {
   const Impl& s = *impl_;
-  GEMMKIT_CUSPARSE_CHECK(cusparseSpMV_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), s.a, s.x,
+  GEMMKIT_CUSPARSE_CHECK(GEMMKIT_CUSPARSE(cusparseSpMV_preprocess)(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), s.a, s.x,
                                                  s.zero(), s.y, s.type, s.alg, buffer));
 }
 
 void CusparseSpmv::run(cusparseHandle_t handle, void* buffer) const {
   const Impl& s = *impl_;
-  GEMMKIT_CUSPARSE_CHECK(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), s.a, s.x, s.zero(),
+  GEMMKIT_CUSPARSE_CHECK(GEMMKIT_CUSPARSE(cusparseSpMV)(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), s.a, s.x, s.zero(),
                                       s.y, s.type, s.alg, buffer));
 }
 

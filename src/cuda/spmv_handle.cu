@@ -2,6 +2,7 @@
 // not in src/cuda/context.cu: gemmkit_core, GEMM only, must not need cuSPARSE. The handle
 // comes with the function that frees it, which the context calls when it closes.
 #include "cuda/context.hpp"
+#include "core/lazy_library.hpp"
 
 namespace gemmkit::cuda {
 
@@ -9,13 +10,13 @@ CusparseCall::CusparseCall(Context& ctx, Stream stream) : lock_(ctx.impl().cuspa
   Context::Impl& impl = ctx.impl();
   if (!impl.cusparse) {
     cusparseHandle_t h = nullptr;
-    if (cusparseCreate(&h) != CUSPARSE_STATUS_SUCCESS)
+    if (GEMMKIT_CUSPARSE(cusparseCreate)(&h) != CUSPARSE_STATUS_SUCCESS)
       fail(ErrorCategory::device, "cusparseCreate failed");
     impl.cusparse = h;
-    impl.cusparse_destroy = [](void* handle) { cusparseDestroy(static_cast<cusparseHandle_t>(handle)); };
+    impl.cusparse_destroy = [](void* handle) { GEMMKIT_CUSPARSE(cusparseDestroy)(static_cast<cusparseHandle_t>(handle)); };
   }
   handle_ = static_cast<cusparseHandle_t>(impl.cusparse);
-  if (cusparseSetStream(handle_, stream) != CUSPARSE_STATUS_SUCCESS)
+  if (GEMMKIT_CUSPARSE(cusparseSetStream)(handle_, stream) != CUSPARSE_STATUS_SUCCESS)
     fail(ErrorCategory::device, "cusparseSetStream failed");
 }
 

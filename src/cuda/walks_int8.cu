@@ -25,6 +25,7 @@
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
 #include "graph/modular_int8.hpp"
+#include "core/lazy_library.hpp"
 
 namespace gemmkit::walks_detail {
 namespace {
@@ -106,7 +107,7 @@ __global__ void fill_residue_like(T* x, std::int64_t count, std::uint32_t seed) 
 void int8_gemm(cublasHandle_t h, const std::int8_t* x_row, const std::int8_t* y_col, int* z,
                std::int64_t ld) {
   const int one = 1, zero = 0;
-  GEMMKIT_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(ld), int(ld),
+  GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasGemmEx_64)(h, CUBLAS_OP_T, CUBLAS_OP_N, int(ld), int(ld),
                                     int(ld), &one, x_row, CUDA_R_8I, int(ld), y_col, CUDA_R_8I, int(ld),
                                     &zero, z, CUDA_R_32I, int(ld), CUBLAS_COMPUTE_32I,
                                     CUBLAS_GEMM_DEFAULT));
@@ -600,9 +601,9 @@ GemmReferenceTimes gpu_reference_gemm_times(std::int64_t n) {
   fill_residue_like<<<1024, 256>>>(da.data(), std::int64_t(count), 3);
   fill_residue_like<<<1024, 256>>>(db.data(), std::int64_t(count), 4);
   const double one = 1.0, zero = 0.0;
-  GEMMKIT_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasSetMathMode)(h, CUBLAS_DEFAULT_MATH));
   t.fp64_seconds = per_gemm([&](std::size_t) {
-    GEMMKIT_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, int(ld), int(ld), int(ld), &one,
+    GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasDgemm)(h, CUBLAS_OP_N, CUBLAS_OP_N, int(ld), int(ld), int(ld), &one,
                                      da.data(), int(ld), db.data(), int(ld), &zero, dc.data(), int(ld)));
   });
   return t;
