@@ -104,8 +104,9 @@ class TestProblem {
   template <class T>
   Matrix<T>& c() { return std::get<Matrix<T>>(c_); }
 
-  // Compares C with the oracle: floats by relative Frobenius error within tolerance(dtype, k),
-  // integers exactly; and checks that C's padding was not written.
+  // Compares C with the oracle: floats by verify()'s full check (relative Frobenius error within
+  // tolerance(dtype, k), and each entry within its share), integers exactly; and checks that
+  // C's padding was not written.
   ::testing::AssertionResult matches_reference() {
     const GemmProblem p = problem();
     std::string padding;
@@ -137,13 +138,13 @@ class TestProblem {
                          << static_cast<long long>(exact[i * p.n + j]);
             return ::testing::AssertionSuccess();
           } else {
-            const double error = relative_frobenius_error(p.c_dtype(), p.c, p.m, p.n, p.ldc,
-                                                          reference_gemm(p, c_before()));
-            const double tol = tolerance(p.dtype, p.k);
-            if (error <= tol) return ::testing::AssertionSuccess();
-            return ::testing::AssertionFailure() << spec_.to_string()
-                                                 << ": relative Frobenius error " << error
-                                                 << " > tolerance " << tol;
+            // The full check: the relative Frobenius error and every entry within its own
+            // share of the tolerance (a Frobenius norm alone lets one wrong entry of a large
+            // C pass).
+            const VerifyResult r = verify(p, c_before(), VerifyMode::full);
+            if (r.passed) return ::testing::AssertionSuccess();
+            return ::testing::AssertionFailure() << spec_.to_string() << ": error " << r.error
+                                                 << " > tolerance " << r.tolerance << ": " << r.detail;
           }
         },
         c_);

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "cuda/device_buffer.hpp"
+#include "fault_injection.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/registry.hpp"
@@ -145,6 +146,21 @@ struct Case {
 
 enum class Outcome { passed, failed, rejected };
 
+// The check of one result: verify()'s full check (the double or exact integer reference) with
+// the kernel's own accuracy, and C's padding untouched (it is not C).
+template <class T>
+::testing::AssertionResult result_is_right(const KernelEntry& e, const GemmProblem& p, const Matrix<T>& cm,
+                                           const Matrix<T>& c_before, std::uint64_t seed) {
+  const VerifyResult r = verify(p, c_before.data(), VerifyMode::full, seed, e.accuracy);
+  if (!r.passed)
+    return ::testing::AssertionFailure() << "error " << r.error << " > " << r.tolerance << " " << r.detail;
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = p.n; j < cm.ld(); ++j)
+      if (!same_bits(cm(i, j), c_before(i, j)))
+        return ::testing::AssertionFailure() << "the padding of C at (" << i << ", " << j << ") was written";
+  return ::testing::AssertionSuccess();
+}
+
 // Runs one case through the dispatcher (gemm with the kernel named) and checks it against
 // the double (or exact integer) reference, with the kernel's own accuracy.
 template <class T>
@@ -176,16 +192,9 @@ Outcome check_case(const KernelEntry& e, const Case& c) {
   o.kernel = e.name;
   gemm(p, o);
   const std::string what = e.name + " " + c.describe(dt, alpha, beta);
-  const VerifyResult r = verify(p, c_before.data(), VerifyMode::full, c.seed, e.accuracy);
-  EXPECT_TRUE(r.passed) << what << ": error " << r.error << " > " << r.tolerance << " " << r.detail;
-  // C's padding is not C: it must come back untouched.
-  for (std::int64_t i = 0; i < s.m; ++i)
-    for (std::int64_t j = s.n; j < cm.ld(); ++j)
-      if (!same_bits(cm(i, j), c_before(i, j))) {
-        ADD_FAILURE() << what << ": the padding of C at (" << i << ", " << j << ") was written";
-        return Outcome::failed;
-      }
-  return r.passed ? Outcome::passed : Outcome::failed;
+  const ::testing::AssertionResult right = result_is_right<T>(e, p, cm, c_before, c.seed);
+  EXPECT_TRUE(right) << what;
+  return right ? Outcome::passed : Outcome::failed;
 }
 
 // Calls f(std::type_identity<T>{}) for a dtype with host storage; false for the others.
@@ -332,6 +341,39 @@ TEST_P(GpuKernel, EdgeShapes) {
   RecordProperty("cases_run", total_ran);
   RecordProperty("cases_declined", total_rejected);
   EXPECT_GT(total_ran, 0) << e.name << " accepted none of the edge cases";
+}
+
+// The check of EdgeShapes (result_is_right) fails on each planted fault of the kernel's real
+// result: integer-valued inputs (-9..9; exact in every dtype here), 67x45x37 with B^T,
+// alpha 2, beta -1, leading dimensions multiples of 4 with poison in the padding.
+TEST_P(GpuKernel, CatchesPlantedFaults) {
+  const KernelEntry& e = entry();
+  int ran = 0;
+  for (DType dtype : testable_dtypes())
+    with_host_type(dtype, [&]<class T>(std::type_identity<T>) {
+      const auto integers = [](std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+        Matrix<T> x = random_padded<T>(rows, cols, leading_dimension(cols, true), seed);
+        fill_random<T>(x.view(), Distribution::parse("ints:-9:9"), seed);
+        return x;
+      };
+      const Shape s{67, 45, 37};
+      const Matrix<T> a = integers(s.m, s.k, 1), b = integers(s.n, s.k, 2);
+      Matrix<T> cm = integers(s.m, s.n, 3);
+      const Matrix<T> c_before = cm;
+      const GemmProblem p = make_problem<T>(a.view(), false, b.view(), true, cm.view(), 2.0, -1.0);
+      if (e.rejects(p)) return;
+      GemmOptions o;
+      o.kernel = e.name;
+      gemm(p, o);
+      std::vector<test::PlantedFault> faults = test::gemm_faults(p);
+      faults.push_back(test::gemm_padding_fault(p));
+      const test::OutputBytes out{cm.data(), std::size_t(cm.rows() * cm.ld()) * sizeof(T)};
+      EXPECT_EQ(test::expect_faults_caught(out, [&] { return result_is_right<T>(e, p, cm, c_before, 7); }, faults),
+                int(faults.size()))
+          << e.name << " " << dtype_name(dtype);
+      ++ran;
+    });
+  if (ran == 0) GTEST_SKIP() << e.name << " declines the 67x45x37 case in every dtype";
 }
 
 namespace {

@@ -113,6 +113,30 @@ TEST_P(GpuBatchedKernel, MoreMatricesThanTheGridHasZ) {
   EXPECT_GT(run_cases(*entry_, cases), 0) << entry_->name << " refused every case";
 }
 
+// BatchData::check fails on each planted fault (BatchData::faults) of the kernel's real
+// results, every dtype it declares, on integer values (-9..9).
+TEST_P(GpuBatchedKernel, CatchesPlantedFaults) {
+  const cuda::OwnStream stream;
+  Context ctx(Backend::cuda);
+  std::vector<BatchCase> cases = {test::batch_cases()[1], test::batch_cases()[3], test::batch_cases()[8]};
+  int ran = 0;
+  for (BatchCase& bc : cases) bc.integers = true;
+  for (DType dtype : entry_->dtypes)
+    for (const BatchCase& bc : cases) {
+      BatchData data(bc, dtype, 99);
+      if (entry_->rejects(as_row_major(data.problem))) continue;
+      SCOPED_TRACE(entry_->name + " " + bc.describe(dtype));
+      run_on_device(ctx, stream.get(), entry_->name, data);
+      if (::testing::Test::HasFatalFailure()) return;
+      const auto faults = data.faults();
+      EXPECT_EQ(test::expect_faults_caught(test::output_bytes(data.c), [&] { return data.check(entry_->accuracy); },
+                                           faults),
+                int(faults.size()));
+      ++ran;
+    }
+  EXPECT_GT(ran, 0) << entry_->name << " refused every case";
+}
+
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuBatchedKernel, ::testing::ValuesIn(batched_cuda_entries()),
                          [](const auto& param_info) { return param_info.param; });
 

@@ -12,6 +12,7 @@
 
 #include "gemmkit/conv1d.hpp"
 #include "gemmkit/device.hpp"
+#include "conv1d_test_support.hpp"
 #include "gpu/gpu_test_support.hpp"
 
 using namespace gemmkit;
@@ -35,7 +36,7 @@ void expect_matches_reference(const std::string& kernel, std::int64_t n, std::in
   const auto x = random_values<T>(std::size_t(n), seed);
   const auto mask = random_values<T>(std::size_t(width), seed + 1000);
   const auto size = static_cast<std::size_t>(n);
-  std::vector<T> y(size, T(NAN)), ref(size);
+  std::vector<T> y(size, T(NAN));
   Conv1dOptions options;
   options.backend = Backend::cuda;
   options.kernel = kernel;
@@ -44,15 +45,7 @@ void expect_matches_reference(const std::string& kernel, std::int64_t n, std::in
   if (kernel != "auto") {
     EXPECT_EQ(ran.kernel, kernel);
   }
-  conv1d_reference(x.data(), n, mask.data(), width, ref.data());
-  int reported = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double err = std::fabs(double(y[std::size_t(i)]) - double(ref[std::size_t(i)]));
-    const double bound = conv1d_error_bound(x.data(), n, mask.data(), width, i);
-    if (!(err <= bound) && reported++ < 5)
-      ADD_FAILURE() << "output " << i << ": " << y[std::size_t(i)] << " vs reference "
-                    << ref[std::size_t(i)] << " (bound " << bound << ")";
-  }
+  EXPECT_TRUE(test::conv1d_result_matches(x, mask, y));
 }
 
 // The number of outputs the streaming rung's whole grid covers in one pass.
@@ -116,6 +109,28 @@ TEST(Conv1dGpu, WidestMasksEachRungTakes) {
   // Beyond it, auto serves the mask from global memory (basic).
   expect_matches_reference<float>("auto", 3000, 20001, 16);
   expect_matches_reference<float>("basic", 3000, 20001, 17);
+}
+
+// The check above fails on each planted fault of every rung's real output (integer data).
+TEST(Conv1dGpu, CatchesPlantedFaults) {
+  SKIP_WITHOUT_DEVICE();
+  for (const auto& k : conv1d_registry().entries()) {
+    if (k.backend != Backend::cuda) continue;
+    for (const std::int64_t n : {5, 2049, 10007})
+      for (const std::int64_t w : {2, 7}) {
+        SCOPED_TRACE(k.name + " n=" + std::to_string(n) + " w=" + std::to_string(w));
+        const auto x = test::nonzero_integers<float>(std::size_t(n), std::uint64_t(n));
+        const auto mask = test::nonzero_integers<float>(std::size_t(w), std::uint64_t(w));
+        std::vector<float> y(std::size_t(n), NAN);
+        Conv1dOptions options;
+        options.kernel = std::string(k.name);
+        conv1d(x.data(), n, mask.data(), w, y.data(), options);
+        const auto faults = test::conv1d_faults(x, mask, y);
+        EXPECT_EQ(test::expect_faults_caught(test::output_bytes(y), [&] { return test::conv1d_result_matches(x, mask, y); },
+                                             faults),
+                  int(faults.size()));
+      }
+  }
 }
 
 TEST(Conv1dGpu, ConstantRungsRefuseWiderMasks) {

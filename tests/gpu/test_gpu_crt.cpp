@@ -3,11 +3,14 @@
 // width (1 to 53 moduli), the edges of (-P/2, P/2), gathers, strided planes, on a stream.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <random>
 #include <vector>
 
 #include "crt_test_support.hpp"
 #include "cuda/device_buffer.hpp"
+#include "fault_injection.hpp"
 #include "gemmkit/exact.hpp"
 #include "gpu/gpu_test_support.hpp"
 
@@ -66,6 +69,20 @@ std::vector<std::uint64_t> rebuild(Context& ctx, const Table& t, int limbs,
   return out;
 }
 
+// Every word of a rebuilt table (entry-major, t.rows x t.cols) equals GMP's words of the
+// values (row-major in planes of width t.ld).
+::testing::AssertionResult words_match(const Table& t, const std::vector<mpz_class>& values,
+                                       const std::vector<std::uint64_t>& out, int limbs) {
+  for (std::int64_t r = 0; r < t.rows; ++r)
+    for (std::int64_t c = 0; c < t.cols; ++c) {
+      const auto want = test::twos_complement_words(values[std::size_t(r * t.ld + c)], limbs);
+      for (int l = 0; l < limbs; ++l)
+        if (out[std::size_t((r * t.cols + c) * limbs + l)] != want[std::size_t(l)])
+          return ::testing::AssertionFailure() << "entry (" << r << ", " << c << ") word " << l;
+    }
+  return ::testing::AssertionSuccess();
+}
+
 TEST(GpuCrt, EveryPrefixOfTheInt8PrimesAgainstGmp) {
   SKIP_WITHOUT_DEVICE();
   Context gpu(Backend::cuda);
@@ -75,14 +92,44 @@ TEST(GpuCrt, EveryPrefixOfTheInt8PrimesAgainstGmp) {
     const std::vector<mpz_class> values = test::crt_test_values(t.moduli, std::size_t(t.rows * t.ld), unsigned(q));
     t.planes = test::centred_residues(values, t.moduli, std::size_t(t.plane_stride()));
     const int limbs = crt_limbs(t.moduli) + 1;  // one word of sign extension too
-    const std::vector<std::uint64_t> out = rebuild(gpu, t, limbs);
-    for (std::int64_t r = 0; r < t.rows; ++r)
-      for (std::int64_t c = 0; c < t.cols; ++c) {
-        const auto want = test::twos_complement_words(values[std::size_t(r * t.ld + c)], limbs);
-        for (int l = 0; l < limbs; ++l)
-          ASSERT_EQ(out[std::size_t((r * t.cols + c) * limbs + l)], want[std::size_t(l)])
-              << q << " moduli, entry (" << r << ", " << c << ") word " << l;
-      }
+    ASSERT_TRUE(words_match(t, values, rebuild(gpu, t, limbs), limbs)) << q << " moduli";
+  }
+}
+
+// The word check above fails on each planted fault: the device rebuilding planes with one
+// residue of the wrong sign, one dropped (zero), one off by one; its real words one less,
+// one more, negated, the last row rebuilt as the row before it.
+TEST(GpuCrt, CatchesPlantedFaults) {
+  SKIP_WITHOUT_DEVICE();
+  Context gpu(Backend::cuda);
+  const std::vector<std::uint32_t> primes = test::odd_primes_below_256();
+  for (std::size_t q : {std::size_t(1), std::size_t(7), std::size_t(20), std::size_t(53)}) {
+    SCOPED_TRACE(std::to_string(q) + " moduli");
+    Table t{3, 97, 101, {primes.begin(), primes.begin() + q}, {}};
+    const std::vector<mpz_class> values = test::crt_test_values(t.moduli, std::size_t(t.rows * t.ld), unsigned(q));
+    t.planes = test::centred_residues(values, t.moduli, std::size_t(t.plane_stride()));
+    const int limbs = crt_limbs(t.moduli);
+    std::vector<std::uint64_t> out = rebuild(gpu, t, limbs);
+    // Entry (0, 1) is the value 1: every residue 1, so each change of one shows.
+    const auto misread = [&](std::function<void(std::vector<std::int8_t>&)> change) {
+      return [&, change] {
+        Table bad = t;
+        change(bad.planes);
+        const std::vector<std::uint64_t> misrebuilt = rebuild(gpu, bad, limbs);
+        std::copy(misrebuilt.begin(), misrebuilt.end(), out.begin());  // in place: the harness restores it
+      };
+    };
+    const std::size_t last_plane = (q - 1) * std::size_t(t.plane_stride()), plane = std::size_t(t.plane_stride());
+    std::vector<test::PlantedFault> faults = {
+        {"the residue of entry 1 in the last plane with the wrong sign", misread([&](auto& v) { v[last_plane + 1] *= -1; })},
+        {"the residue of entry 1 in the first plane dropped", misread([&](auto& v) { v[1] = 0; })},
+    };
+    if (q > 1) faults.push_back({"the residue of entry 1 in plane 1 off by one", misread([&](auto& v) { v[plane + 1] += 1; })});
+    for (test::PlantedFault& f : test::limb_table_faults(out.data(), t.rows, t.cols, t.cols, limbs))
+      faults.push_back(std::move(f));
+    EXPECT_EQ(test::expect_faults_caught(test::output_bytes(out), [&] { return words_match(t, values, out, limbs); },
+                                         faults),
+              int(faults.size()));
   }
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fault_injection.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
 #include "gemmkit/registry.hpp"
@@ -141,24 +142,50 @@ struct HostProblem {
   }
 };
 
-// The exact result as limbs (host API) against the reference, every entry.
+// Every entry of the limbs (C's stored orientation: C^T when column-major) equals the reference.
 template <class T>
-void expect_exact_limbs(HostProblem<T>& h, const std::string& what) {
-  const int limbs = exact_output_limbs(h.p);
-  const std::int64_t rows = h.col ? h.p.n : h.p.m, cols = h.col ? h.p.m : h.p.n;  // C^T when column-major
-  std::vector<std::uint64_t> words(std::size_t(rows * cols * limbs), 0x5a5a5a5a5a5a5a5aull);
-  const ExactLimbsOut out{words.data(), cols, limbs};
-  const ExactPlan plan = exact_integer_gemm(h.p, &out);
-  std::int64_t wrong = 0;
+::testing::AssertionResult limbs_right(HostProblem<T>& h, const std::vector<std::uint64_t>& words, int limbs) {
+  const std::int64_t cols = h.col ? h.p.m : h.p.n;
   for (std::int64_t i = 0; i < h.p.m; ++i)
     for (std::int64_t j = 0; j < h.p.n; ++j) {
       const std::int64_t r = h.col ? j : i, c = h.col ? i : j;
       const Wide got = Wide::of_limbs(&words[std::size_t((r * cols + c) * limbs)], limbs), want = h.expected(i, j);
-      if (!(got == want) && wrong++ < 3)
-        ADD_FAILURE() << what << " (" << plan.describe() << "): entry (" << i << ", " << j << ") is " << got.text()
-                      << ", expected " << want.text();
+      if (!(got == want))
+        return ::testing::AssertionFailure() << "entry (" << i << ", " << j << ") is " << got.text() << ", expected "
+                                             << want.text();
     }
-  EXPECT_EQ(wrong, 0) << what;
+  return ::testing::AssertionSuccess();
+}
+
+// The exact result as limbs (host API), C^T when column-major; `plan` set to what ran.
+template <class T>
+std::vector<std::uint64_t> exact_limbs(HostProblem<T>& h, ExactPlan* plan = nullptr) {
+  const int limbs = exact_output_limbs(h.p);
+  const std::int64_t rows = h.col ? h.p.n : h.p.m, cols = h.col ? h.p.m : h.p.n;
+  std::vector<std::uint64_t> words(std::size_t(rows * cols * limbs), 0x5a5a5a5a5a5a5a5aull);
+  const ExactLimbsOut out{words.data(), cols, limbs};
+  const ExactPlan ran = exact_integer_gemm(h.p, &out);
+  if (plan) *plan = ran;
+  return words;
+}
+
+// The exact result as limbs against the reference, every entry.
+template <class T>
+void expect_exact_limbs(HostProblem<T>& h, const std::string& what) {
+  ExactPlan plan;
+  const std::vector<std::uint64_t> words = exact_limbs(h, &plan);
+  EXPECT_TRUE(limbs_right(h, words, exact_output_limbs(h.p))) << what << " (" << plan.describe() << ")";
+}
+
+// Every entry of C equals the reference.
+template <class T, class CT>
+::testing::AssertionResult c_right(HostProblem<T, CT>& h) {
+  for (std::int64_t i = 0; i < h.p.m; ++i)
+    for (std::int64_t j = 0; j < h.p.n; ++j)
+      if (!(Wide::of(h.C(i, j)) == h.expected(i, j)))
+        return ::testing::AssertionFailure() << "C(" << i << ", " << j << ") = " << std::int64_t(h.C(i, j))
+                                             << ", expected " << h.expected(i, j).text();
+  return ::testing::AssertionSuccess();
 }
 
 // C through gemm()'s host API on the CUDA backend (the registry entry), every entry.
@@ -167,15 +194,7 @@ void expect_exact_c(HostProblem<T, CT>& h, const std::string& what) {
   GemmOptions options;
   options.backend = Backend::cuda;
   EXPECT_EQ(gemm(h.p, options), "cuda_exact_residues") << what;
-  std::int64_t wrong = 0;
-  for (std::int64_t i = 0; i < h.p.m; ++i)
-    for (std::int64_t j = 0; j < h.p.n; ++j) {
-      const Wide want = h.expected(i, j), got = Wide::of(h.C(i, j));
-      if (!(got == want) && wrong++ < 3)
-        ADD_FAILURE() << what << ": C(" << i << ", " << j << ") = " << std::int64_t(h.C(i, j)) << ", expected "
-                      << want.text();
-    }
-  EXPECT_EQ(wrong, 0) << what;
+  EXPECT_TRUE(c_right(h)) << what;
 }
 
 struct Shape {
@@ -212,6 +231,39 @@ TEST(GpuExact, EveryCountOfModuliRunsInTheDeclaredWorkspace) {
     const std::int64_t limit = bits == 31 ? 0 : (std::int64_t{1} << bits) - 1;
     h.fill(seed++, limit, limit);
     expect_exact_limbs(h, "i32 of " + std::to_string(bits) + "-bit entries, 1024x1024x701");
+  }
+}
+
+// The checks above fail on each planted fault of the real results: as limbs (a count one
+// less or more, negated, a term dropped, the last stored row as the row before it) and in C
+// (gemm_faults: a term dropped, added twice, of the wrong sign, an edge row or column).
+TEST(GpuExact, CatchesPlantedFaults) {
+  SKIP_WITHOUT_DEVICE();
+  for (Layout layout : {Layout::row_major, Layout::col_major}) {
+    SCOPED_TRACE(layout == Layout::col_major ? "column-major" : "row-major");
+    HostProblem<std::int32_t> h(65, 33, 17, false, true, layout);
+    h.fill(5, 0, 0);  // full-range i32: 75-bit results
+    std::vector<std::uint64_t> words = exact_limbs(h);
+    const int limbs = exact_output_limbs(h.p);
+    const std::int64_t m = h.p.m, n = h.p.n, k = h.p.k;
+    const std::int64_t rows = h.col ? n : m, cols = h.col ? m : n;
+    std::vector<test::PlantedFault> faults = test::limb_table_faults(words.data(), rows, cols, cols, limbs);
+    const std::int64_t r = h.col ? n - 1 : m - 1, c = h.col ? m - 1 : n - 1;
+    faults.push_back({"the last term of entry (m-1, n-1) dropped", [&, r, c] {
+                        test::add_to_limbs(&words[std::size_t((r * cols + c) * limbs)], limbs,
+                                           -(std::int64_t(h.A(m - 1, k - 1)) * h.B(k - 1, n - 1)));
+                      }});
+    EXPECT_EQ(test::expect_faults_caught(test::output_bytes(words), [&] { return limbs_right(h, words, limbs); }, faults),
+              int(faults.size()));
+
+    HostProblem<std::int32_t, std::int64_t> wide(65, 33, 17, false, true, layout);
+    wide.fill(6, (1 << 26) - 1, (1 << 26) - 1);
+    GemmOptions options;
+    options.backend = Backend::cuda;
+    gemm(wide.p, options);
+    const auto c_faults = test::gemm_faults(wide.p);
+    EXPECT_EQ(test::expect_faults_caught(test::output_bytes(wide.c), [&] { return c_right(wide); }, c_faults),
+              int(c_faults.size()));
   }
 }
 

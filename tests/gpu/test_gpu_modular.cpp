@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/device_buffer.hpp"
+#include "fault_injection.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/modular.hpp"
 #include "gpu/gpu_test_support.hpp"
@@ -44,7 +45,8 @@ std::string describe(const Case& c, ModularGemmPath path) {
          " path " + std::string(modular_gemm_path_name(path));
 }
 
-void check_case(const Case& cs, ModularGemmPath path, std::uint32_t seed) {
+// plant_faults: also check that the check fails on each planted fault of the outputs.
+void check_case(const Case& cs, ModularGemmPath path, std::uint32_t seed, bool plant_faults = false) {
   SCOPED_TRACE(describe(cs, path));
   const std::int64_t nq = std::int64_t(cs.moduli.size());
   const std::int64_t lda = cs.k + cs.pad, ldb = cs.k + cs.pad, ldc = cs.n + cs.pad, ldct = cs.m + cs.pad;
@@ -93,39 +95,80 @@ void check_case(const Case& cs, ModularGemmPath path, std::uint32_t seed) {
   dc.copy_to_host(c.data(), c_count);
   dct.copy_to_host(ct.data(), ct_count);
 
-  int errors = 0;
-  for (std::int64_t q = 0; q < nq; ++q) {
-    const std::int64_t mod = cs.moduli[std::size_t(q)];
-    for (std::int64_t i = 0; i < cs.m; ++i)
-      for (std::int64_t j = 0; j < cs.n; ++j) {
-        std::int64_t sum = 0;
-        for (std::int64_t l = 0; l < cs.k; ++l)
-          sum += std::int64_t(a[std::size_t(q * sa + i * lda + l)]) * b[std::size_t(q * sb + j * ldb + l)];
-        const std::int64_t want = centred(sum, mod);
-        if (cs.write_c) {
-          const std::int64_t got = c[std::size_t(q * sc + i * ldc + j)];
-          if (got != want && ++errors <= 5)
-            ADD_FAILURE() << "C_" << q << "(" << i << ", " << j << ") mod " << mod << " = " << got << ", want " << want;
+  // Every output entry equal to the reference; nothing written outside the outputs (padding,
+  // gaps between matrices, unasked outputs).
+  const auto term = [&](std::int64_t q, std::int64_t i, std::int64_t j, std::int64_t l) {
+    return std::int64_t(a[std::size_t(q * sa + i * lda + l)]) * b[std::size_t(q * sb + j * ldb + l)];
+  };
+  const auto outputs_right = [&]() -> ::testing::AssertionResult {
+    for (std::int64_t q = 0; q < nq; ++q) {
+      const std::int64_t mod = cs.moduli[std::size_t(q)];
+      for (std::int64_t i = 0; i < cs.m; ++i)
+        for (std::int64_t j = 0; j < cs.n; ++j) {
+          std::int64_t sum = 0;
+          for (std::int64_t l = 0; l < cs.k; ++l) sum += term(q, i, j, l);
+          const std::int64_t want = centred(sum, mod);
+          if (cs.write_c && c[std::size_t(q * sc + i * ldc + j)] != want)
+            return ::testing::AssertionFailure() << "C_" << q << "(" << i << ", " << j << ") mod " << mod << " = "
+                                                 << int(c[std::size_t(q * sc + i * ldc + j)]) << ", want " << want;
+          if (cs.write_ct && ct[std::size_t(q * sct + j * ldct + i)] != want)
+            return ::testing::AssertionFailure() << "C^T_" << q << "(" << j << ", " << i << ") mod " << mod << " = "
+                                                 << int(ct[std::size_t(q * sct + j * ldct + i)]) << ", want " << want;
         }
-        if (cs.write_ct) {
-          const std::int64_t got = ct[std::size_t(q * sct + j * ldct + i)];
-          if (got != want && ++errors <= 5)
-            ADD_FAILURE() << "C^T_" << q << "(" << j << ", " << i << ") mod " << mod << " = " << got << ", want " << want;
-        }
-      }
-  }
-  // Nothing written outside the outputs: padding, gaps between matrices, unasked outputs.
-  for (std::size_t i = 0; i < c_count; ++i) {
-    const std::int64_t q = std::int64_t(i) / sc, r = (std::int64_t(i) % sc) / ldc, col = (std::int64_t(i) % sc) % ldc;
-    const bool inside = cs.write_c && q < nq && r < cs.m && col < cs.n;
-    if (!inside && c[i] != kPoison && ++errors <= 5) ADD_FAILURE() << "C written outside the output at " << i;
-  }
-  for (std::size_t i = 0; i < ct_count; ++i) {
-    const std::int64_t q = std::int64_t(i) / sct, r = (std::int64_t(i) % sct) / ldct, col = (std::int64_t(i) % sct) % ldct;
-    const bool inside = cs.write_ct && q < nq && r < cs.n && col < cs.m;
-    if (!inside && ct[i] != kPoison && ++errors <= 5) ADD_FAILURE() << "C^T written outside the output at " << i;
-  }
-  EXPECT_EQ(errors, 0);
+    }
+    for (std::size_t i = 0; i < c_count; ++i) {
+      const std::int64_t q = std::int64_t(i) / sc, r = (std::int64_t(i) % sc) / ldc, col = (std::int64_t(i) % sc) % ldc;
+      const bool inside = cs.write_c && q < nq && r < cs.m && col < cs.n;
+      if (!inside && c[i] != kPoison) return ::testing::AssertionFailure() << "C written outside the output at " << i;
+    }
+    for (std::size_t i = 0; i < ct_count; ++i) {
+      const std::int64_t q = std::int64_t(i) / sct, r = (std::int64_t(i) % sct) / ldct, col = (std::int64_t(i) % sct) % ldct;
+      const bool inside = cs.write_ct && q < nq && r < cs.n && col < cs.m;
+      if (!inside && ct[i] != kPoison) return ::testing::AssertionFailure() << "C^T written outside the output at " << i;
+    }
+    return ::testing::AssertionSuccess();
+  };
+  EXPECT_TRUE(outputs_right());
+  if (!plant_faults) return;
+
+  // The check fails on each planted fault of these outputs (C and C^T asked for, m, n >= 2).
+  std::vector<std::int8_t> both(c);
+  both.insert(both.end(), ct.begin(), ct.end());
+  ASSERT_TRUE(cs.write_c && cs.write_ct && cs.m >= 2 && cs.n >= 2 && cs.k >= 1 && !cs.dense);
+  const std::int64_t last = nq - 1;
+  const auto cell = [&](std::int64_t q, std::int64_t i, std::int64_t j) -> std::int8_t& {
+    return c[std::size_t(q * sc + i * ldc + j)];
+  };
+  const auto change_term = [&](std::int64_t q, std::int64_t i, std::int64_t j, int times) {
+    std::int64_t largest = 0;
+    for (std::int64_t l = 1; l < cs.k; ++l)
+      if (std::abs(term(q, i, j, l)) > std::abs(term(q, i, j, largest))) largest = l;
+    cell(q, i, j) = std::int8_t(centred(cell(q, i, j) + times * term(q, i, j, largest), cs.moduli[std::size_t(q)]));
+  };
+  std::int64_t nonzero_j = cs.n - 1;
+  while (nonzero_j > 0 && cell(last, 0, nonzero_j) == 0) --nonzero_j;
+  const std::vector<test::PlantedFault> faults = {
+      {"a term of C_last(m-1, n-1) dropped", [&] { change_term(last, cs.m - 1, cs.n - 1, -1); }},
+      {"a term of C_0(0, 0) counted twice", [&] { change_term(0, 0, 0, 1); }},
+      {"the residue C_last(0, " + std::to_string(nonzero_j) + ") with the wrong sign",
+       [&] { cell(last, 0, nonzero_j) = std::int8_t(-cell(last, 0, nonzero_j)); }},
+      {"the last row of C_0 computed as the row before it",
+       [&] { for (std::int64_t j = 0; j < cs.n; ++j) cell(0, cs.m - 1, j) = cell(0, cs.m - 2, j); }},
+      {"the last column of C^T_0 computed as the column before it", [&] {
+         for (std::int64_t j = 0; j < cs.n; ++j) ct[std::size_t(j * ldct + cs.m - 1)] = ct[std::size_t(j * ldct + cs.m - 2)];
+       }},
+      {"the gap after C_last written", [&] { c[c_count - 1] = 0; }},
+  };
+  // The harness saves and restores one buffer: C and C^T are saved here around each fault.
+  const std::vector<std::int8_t> c_clean = c, ct_clean = ct;
+  std::vector<test::PlantedFault> restoring;
+  for (const test::PlantedFault& f : faults)
+    restoring.push_back({f.name, [&, plant = f.plant] {
+                           c = c_clean, ct = ct_clean;
+                           plant();
+                         }});
+  EXPECT_EQ(test::expect_faults_caught({nullptr, 0}, outputs_right, restoring), int(faults.size()));
+  c = c_clean, ct = ct_clean;
 }
 
 std::vector<ModularGemmPath> paths() {
@@ -168,6 +211,11 @@ TEST(GpuModular, EdgeShapesEveryPathBothOutputs) {
   std::uint32_t seed = 1;
   for (const ModularGemmPath path : paths())
     for (const Case& c : cases) check_case(c, path, seed++);
+}
+
+TEST(GpuModular, CatchesPlantedFaults) {
+  SKIP_WITHOUT_DEVICE();
+  for (const ModularGemmPath path : paths()) check_case({65, 63, 33, kFive, 1}, path, 21, true);
 }
 
 TEST(GpuModular, PersistentRoundsAndStreamK) {

@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fault_injection.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/ozaki.hpp"
@@ -207,6 +208,26 @@ OzakiPlan run_ozaki(Context& ctx, const GemmProblem& p, int moduli = 0) {
   return plan;
 }
 
+// Every entry the same bits as the scheme on the host.
+::testing::AssertionResult bits_equal(const std::vector<double>& got, const std::vector<double>& want) {
+  std::int64_t differ = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) differ += !(got[i] == want[i]);
+  if (differ == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << differ << " entries differ; first entry " << got[0] << " vs " << want[0];
+}
+
+// The largest and the median relative error (against double-double) no larger than those of
+// the native GEMM's result.
+::testing::AssertionResult as_accurate_as_native(const std::vector<double>& ours, const std::vector<double>& native,
+                                                 const std::vector<double>& want) {
+  const Errors e = relative_errors(ours, want), n = relative_errors(native, want);
+  if (!(n.max > 0))  // the reference is finer than the native GEMM: a test that could fail
+    return ::testing::AssertionFailure() << "the native GEMM is exact here: the comparison means nothing";
+  if (e.max <= n.max && e.median <= n.median) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "max " << e.max << " vs native " << n.max << ", median " << e.median
+                                       << " vs native " << n.median;
+}
+
 TEST(GpuOzaki, EqualsTheSchemeOnTheHostBitForBit) {
   SKIP_WITHOUT_DEVICE();
   Context ctx(Backend::cuda);
@@ -219,10 +240,7 @@ TEST(GpuOzaki, EqualsTheSchemeOnTheHostBitForBit) {
                        (tb ? " Bt" : " B") + " moduli " + std::to_string(moduli));
           DeviceCase d(h, layout, ta, tb);
           const OzakiPlan plan = run_ozaki(ctx, d.p, moduli);
-          const std::vector<double> want = host_scheme(h, plan.bits), got = d.result();
-          std::int64_t differ = 0;
-          for (std::size_t i = 0; i < want.size(); ++i) differ += got[i] != want[i];
-          EXPECT_EQ(differ, 0) << "first entry " << got[0] << " vs " << want[0];
+          EXPECT_TRUE(bits_equal(d.result(), host_scheme(h, plan.bits)));
         }
 }
 
@@ -319,12 +337,36 @@ void expect_as_accurate_as_native(const Case& h, const char* what) {
   run_ozaki(ctx, ours.p);
   gemm(ctx, native.p, nullptr, GemmOptions{.kernel = "cuda_cublas"});
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const Errors e = relative_errors(ours.result(), want), n = relative_errors(native.result(), want);
-  SCOPED_TRACE(what);
-  EXPECT_LE(e.max, n.max) << "median " << e.median << " vs native " << n.median;
-  EXPECT_LE(e.median, n.median) << "max " << e.max << " vs native " << n.max;
-  EXPECT_GT(n.max,
-            0.0);  // the reference is finer than DGEMM: a test that could fail
+  EXPECT_TRUE(as_accurate_as_native(ours.result(), native.result(), want)) << what;
+}
+
+// Both checks above fail on each planted fault of the emulation's real result (gemm_faults: a
+// term dropped, added twice, of the wrong sign, an edge row or column) and on an entry
+// negated (what a residue of the wrong sign gives after the rebuild, or worse).
+TEST(GpuOzaki, CatchesPlantedFaults) {
+  SKIP_WITHOUT_DEVICE();
+  Context ctx(Backend::cuda);
+  // The cases of EqualsTheSchemeOnTheHostBitForBit and AsAccurateAsNativeDgemmOnUniformInputs.
+  for (const bool bitwise : {true, false}) {
+    SCOPED_TRACE(bitwise ? "bits against the host scheme" : "accuracy against native DGEMM");
+    const Case h = bitwise ? random_case(77, 65, 300, 4, 11) : random_case(96, 80, 4096, 0, 21);
+    DeviceCase ours(h, Layout::row_major, false, false), native(h, Layout::row_major, false, false);
+    const OzakiPlan plan = run_ozaki(ctx, ours.p);
+    gemm(ctx, native.p, nullptr, GemmOptions{.kernel = "cuda_cublas"});
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<double> got = ours.result();
+    const std::vector<double> scheme = bitwise ? host_scheme(h, plan.bits) : std::vector<double>{};
+    const std::vector<double> want = bitwise ? std::vector<double>{} : reference(h), theirs = native.result();
+    // The result on the host as a problem of its own, for the faults' terms.
+    GemmProblem p;
+    p.dtype = DType::f64;
+    p.m = h.m, p.n = h.n, p.k = h.k;
+    p.a = h.a.data(), p.lda = h.k, p.b = h.b.data(), p.ldb = h.n, p.c = got.data(), p.ldc = h.n;
+    std::vector<test::PlantedFault> faults = test::gemm_faults(p);
+    faults.push_back({"entry (0, 1) negated", [&] { got[1] = -got[1]; }});
+    const auto check = [&] { return bitwise ? bits_equal(got, scheme) : as_accurate_as_native(got, theirs, want); };
+    EXPECT_EQ(test::expect_faults_caught(test::output_bytes(got), check, faults), int(faults.size()));
+  }
 }
 
 TEST(GpuOzaki, AsAccurateAsNativeDgemmOnUniformInputs) {

@@ -10,6 +10,7 @@
 #include "cuda/device_buffer.hpp"
 #include "gemmkit/reduce.hpp"
 #include "gpu/gpu_test_support.hpp"
+#include "reduce_test_support.hpp"
 
 namespace gemmkit {
 namespace {
@@ -54,42 +55,14 @@ T reduce_device(const T* x, std::size_t n, ReduceOp op, const std::string& kerne
 }
 
 template <class T>
-constexpr DType dtype_v = std::is_same_v<T, float> ? DType::f32 : DType::f64;
-
-// The accepted distance between a kernel's result and the long double reference.
-template <class T>
-double tolerance(const std::vector<T>& x, const T* data, std::size_t n, ReduceOp op, long double ref) {
-  if (op == ReduceOp::min || op == ReduceOp::max) return 0;
-  double sum_abs = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    sum_abs += op == ReduceOp::sum ? std::fabs(double(data[i])) : double(data[i]) * double(data[i]);
-  (void)x;
-  const double u = std::is_same_v<T, float> ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53);
-  if (op == ReduceOp::sum)  // the stated bound, plus the reference's own (long double) error
-    return reduce_sum_error_bound(n, sum_abs, dtype_v<T>) + sum_abs * std::ldexp(1.0, -60);
-  // norm2: squares summed in double; sqrt halves the relative error; then one rounding to T.
-  const double rel_sq = reduce_sum_error_bound(n, sum_abs, DType::f64) / std::max(sum_abs, 1e-300);
-  return (rel_sq / 2 + 2 * u) * double(ref) + std::numeric_limits<T>::denorm_min();
-}
-
-template <class T>
 void check_all_kernels(const std::vector<T>& x, std::size_t offset, const std::string& what) {
   const std::size_t n = x.size() - offset;
   const auto device = upload(x);
-  for (ReduceOp op : {ReduceOp::sum, ReduceOp::min, ReduceOp::max, ReduceOp::norm2}) {
-    const T* host = x.data() + offset;
-    const long double ref = reduce_reference_wide(host, n, op);
-    const double tol = tolerance(x, host, n, op, ref);
-    for (const ReduceKernel* k : cuda_kernels()) {
-      const T got = reduce_device(device.data() + offset, n, op, k->name);
-      if (op == ReduceOp::min || op == ReduceOp::max)
-        ASSERT_EQ(got, static_cast<T>(ref)) << what << " n=" << n << " " << reduce_op_name(op) << " " << k->name;
-      else
-        ASSERT_LE(std::fabs(static_cast<long double>(got) - ref), tol)
-            << what << " n=" << n << " " << reduce_op_name(op) << " " << k->name << " got " << got
-            << " ref " << static_cast<double>(ref);
-    }
-  }
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::min, ReduceOp::max, ReduceOp::norm2})
+    for (const ReduceKernel* k : cuda_kernels())
+      ASSERT_TRUE(test::reduce_result_matches(x.data() + offset, n, op,
+                                              reduce_device(device.data() + offset, n, op, k->name)))
+          << what << " " << k->name;
 }
 
 const std::size_t kSizes[] = {0,     1,     2,     3,     4,      5,      7,      31,      32,
@@ -104,6 +77,35 @@ TEST(GpuReduce, EveryKernelEveryOpF32) {
 TEST(GpuReduce, EveryKernelEveryOpF64) {
   SKIP_WITHOUT_DEVICE();
   for (std::size_t n : kSizes) check_all_kernels(adversarial<double>(n, 200 + n), 0, "f64");
+}
+
+// Integer-valued data whose every partial sum is exact: every kernel's sum must be exact, so
+// one value skipped or counted twice fails.
+TEST(GpuReduce, IntegerSumsAreExactEveryKernel) {
+  SKIP_WITHOUT_DEVICE();
+  for (std::size_t n : kSizes) {
+    check_all_kernels(test::integer_values<float>(n, 600 + n), 0, "f32 integers");
+    check_all_kernels(test::integer_values<double>(n, 700 + n), 0, "f64 integers");
+  }
+}
+
+// The check above fails on each planted fault of every kernel's real result.
+TEST(GpuReduce, CatchesPlantedFaults) {
+  SKIP_WITHOUT_DEVICE();
+  for (std::size_t n : {std::size_t(33), std::size_t(65537), std::size_t(1048581)}) {
+    const std::vector<float> x = test::integer_values<float>(n, 800 + n);
+    const auto device = upload(x);
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::min, ReduceOp::max, ReduceOp::norm2})
+      for (const ReduceKernel* k : cuda_kernels()) {
+        SCOPED_TRACE(k->name + " n=" + std::to_string(n) + " " + std::string(reduce_op_name(op)));
+        float got = reduce_device(device.data(), n, op, k->name);
+        const auto faults = test::reduce_faults(x.data(), n, op, got);
+        EXPECT_EQ(test::expect_faults_caught({&got, sizeof got},
+                                             [&] { return test::reduce_result_matches(x.data(), n, op, got); },
+                                             faults),
+                  int(faults.size()));
+      }
+  }
 }
 
 // Starts that are not 16-byte aligned: rung 6 reads a head of single values first.

@@ -11,6 +11,7 @@
 
 #include "gemmkit/sparse.hpp"
 #include "gpu/gpu_test_support.hpp"
+#include "spmv_test_support.hpp"
 
 using namespace gemmkit;
 
@@ -50,12 +51,9 @@ std::vector<T> random_x(std::int64_t n, std::uint64_t seed) {
 const std::vector<std::string> kKernels = {"scalar", "vector", "vector_groups", "merge_path",
                                            "cusparse", "cusparse_alg2", "auto"};
 
-template <class T>
-void expect_all_kernels_match(const CsrMatrix<T>& a, const std::string& what, std::uint64_t seed = 7) {
-  const std::vector<T> x = random_x<T>(a.cols, seed);
-  const std::vector<T> ref = spmv_reference(a, x);
-  const std::vector<long double> sums = spmv_abs_row_sums(a, x);
-  const long double eps = std::numeric_limits<T>::epsilon();
+// Runs f(kernel name, options, y) for every kernel, offset width and group size.
+template <class T, class F>
+void for_every_kernel(const CsrMatrix<T>& a, const std::vector<T>& x, F&& f) {
   for (const bool wide : {false, true})
     for (const auto& kernel : kKernels) {
       std::vector<int> groups = {0};
@@ -65,18 +63,17 @@ void expect_all_kernels_match(const CsrMatrix<T>& a, const std::string& what, st
         o.kernel = kernel;
         o.force_64bit_offsets = wide;
         o.group_size = g;
-        const std::vector<T> y = spmv_cuda(a, x, o);
-        ASSERT_EQ(y.size(), ref.size()) << what << " " << kernel;
-        for (std::int64_t r = 0; r < a.rows; ++r) {
-          const long double bound = (a.row_length(r) + 1) * eps * sums[r];
-          const long double diff = std::fabs(static_cast<long double>(y[r]) - static_cast<long double>(ref[r]));
-          ASSERT_TRUE(diff <= bound) << what << ": kernel " << kernel << (g ? " g" + std::to_string(g) : "")
-                                     << (wide ? " (64-bit offsets)" : "") << ", row " << r << " of " << a.rows
-                                     << " (length " << a.row_length(r) << "): " << double(y[r]) << " vs "
-                                     << double(ref[r]) << ", bound " << double(bound);
-        }
+        f(kernel + (g ? " g" + std::to_string(g) : "") + (wide ? " (64-bit offsets)" : ""), spmv_cuda(a, x, o));
       }
     }
+}
+
+template <class T>
+void expect_all_kernels_match(const CsrMatrix<T>& a, const std::string& what, std::uint64_t seed = 7) {
+  const std::vector<T> x = random_x<T>(a.cols, seed);
+  for_every_kernel(a, x, [&](const std::string& kernel, const std::vector<T>& y) {
+    ASSERT_TRUE(test::spmv_result_matches(a, x, y)) << what << ": kernel " << kernel;
+  });
 }
 
 template <class T>
@@ -136,6 +133,29 @@ TEST(GpuSpmv, SizesAroundBoundariesF32) { SKIP_WITHOUT_DEVICE(); sizes_around_bo
 TEST(GpuSpmv, SizesAroundBoundariesF64) { SKIP_WITHOUT_DEVICE(); sizes_around_boundaries<double>(); }
 TEST(GpuSpmv, BenchmarkPatternsF32) { SKIP_WITHOUT_DEVICE(); benchmark_patterns<float>(); }
 TEST(GpuSpmv, BenchmarkPatternsF64) { SKIP_WITHOUT_DEVICE(); benchmark_patterns<double>(); }
+
+// The row check fails on each planted fault of every kernel's real y (integer-valued data).
+template <class T>
+void expect_planted_faults_caught() {
+  for (const auto& shape : std::vector<std::pair<int, int>>{{40, 33}, {1793, 300}}) {
+    const int rows = shape.first, cols = shape.second;
+    const CsrMatrix<T> a = test::integer_csr<T>(rows, cols, 12, std::uint64_t(rows));
+    const std::vector<T> x = test::integer_vector<T>(cols, 5);
+    for_every_kernel(a, x, [&](const std::string& kernel, std::vector<T> y) {
+      SCOPED_TRACE(kernel + " " + std::to_string(rows) + " x " + std::to_string(cols));
+      const auto faults = test::spmv_faults(a, x, y);
+      EXPECT_EQ(test::expect_faults_caught(test::output_bytes(y), [&] { return test::spmv_result_matches(a, x, y); },
+                                           faults),
+                int(faults.size()));
+    });
+  }
+}
+
+TEST(GpuSpmv, CatchesPlantedFaults) {
+  SKIP_WITHOUT_DEVICE();
+  expect_planted_faults_caught<float>();
+  expect_planted_faults_caught<double>();
+}
 
 TEST(GpuSpmv, MismatchedXIsAUsageError) {
   SKIP_WITHOUT_DEVICE();

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "conv1d_test_support.hpp"
 #include "gemmkit/conv1d.hpp"
 #include "gemmkit/error.hpp"
 
@@ -120,6 +121,25 @@ TEST(Conv1dReference, NanAndInfinityPropagate) {
   EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1]) && std::isnan(y[2]));
   EXPECT_EQ(y[3], 3.0f);
   EXPECT_TRUE(std::isinf(y[4]) && std::isinf(y[5]) && std::isinf(y[6]));
+}
+
+// The check the GPU suite applies to every rung (conv1d_test_support.hpp) passes the CPU
+// entry's output and fails each planted fault of it, on integer data.
+TEST(Conv1dReference, CatchesPlantedFaults) {
+  for (const std::int64_t n : {5, 2049, 10007})
+    for (const std::int64_t w : {2, 7}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " w=" + std::to_string(w));
+      const auto x = test::nonzero_integers<float>(std::size_t(n), std::uint64_t(n));
+      const auto mask = test::nonzero_integers<float>(std::size_t(w), std::uint64_t(w));
+      std::vector<float> y(std::size_t(n), NAN);
+      Conv1dOptions cpu;
+      cpu.backend = Backend::cpu;
+      conv1d(x.data(), n, mask.data(), w, y.data(), cpu);
+      const auto faults = test::conv1d_faults(x, mask, y);
+      EXPECT_EQ(test::expect_faults_caught(test::output_bytes(y), [&] { return test::conv1d_result_matches(x, mask, y); },
+                                           faults),
+                int(faults.size()));
+    }
 }
 
 TEST(Conv1dErrorBound, HoldsForPlainFloatSumsAndIsTight) {

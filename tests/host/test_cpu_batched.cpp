@@ -57,6 +57,30 @@ TEST_P(CpuBatchedKernel, EveryMatrixMatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(Cpu, CpuBatchedKernel, ::testing::ValuesIn(batched_cpu_entries()),
                          [](const auto& param_info) { return param_info.param; });
 
+// BatchData::check fails on each planted fault of a real batch (BatchData::faults): in the
+// first and the last matrix (row-major, and column-major for i32), and a write outside
+// every matrix; every dtype of cpu_blocked and cpu_widened.
+TEST(CpuBatched, CatchesPlantedFaults) {
+  Context ctx(Backend::cpu);
+  std::vector<BatchCase> cases = {test::batch_cases()[1], test::batch_cases()[3]};
+  for (BatchCase& bc : cases) bc.integers = true;
+  for (const char* name : {"cpu_blocked", "cpu_widened"}) {
+    const KernelEntry& e = Registry::instance().get(name);
+    for (DType dtype : e.dtypes)
+      for (const BatchCase& bc : cases) {
+        if (&bc != &cases[0] && dtype != DType::i32) continue;  // column-major once: each check costs
+        SCOPED_TRACE(std::string(name) + " " + bc.describe(dtype));
+        BatchData data(bc, dtype, 99);
+        GemmOptions options;
+        options.kernel = name;
+        gemm(ctx, data.problem, nullptr, options);
+        const auto faults = data.faults();
+        EXPECT_EQ(test::expect_faults_caught(test::output_bytes(data.c), [&] { return data.check(e.accuracy); }, faults),
+                  int(faults.size()));
+      }
+  }
+}
+
 // cpu_naive runs one product per call: the library runs the batch matrix by matrix.
 TEST(CpuBatched, AnEntryWithoutBatchesRunsThemMatrixByMatrix) {
   const KernelEntry& e = Registry::instance().get("cpu_naive");

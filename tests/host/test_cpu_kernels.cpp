@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu/cpu_kernels.hpp"
+#include "fault_injection.hpp"
 #include "gemmkit/registry.hpp"
 #include "test_support.hpp"
 
@@ -195,6 +196,27 @@ TEST_P(CpuKernels, RunsThroughTheDispatcherByName) {
   TestProblem t(spec);
   EXPECT_EQ(gemm(t.problem(), {Backend::cpu, GetParam().kernel}), GetParam().kernel);
   EXPECT_TRUE(t.matches_reference());
+}
+
+// The check above fails on each planted fault of a real result: integer-valued data (exact
+// in every dtype here), a shape past one register tile each way, beta != 0, padded C.
+TEST_P(CpuKernels, CatchesPlantedFaults) {
+  const Tiles t = tiles_of(GetParam().dtype);
+  ProblemSpec spec;
+  spec.dtype = GetParam().dtype;
+  spec.m = t.mr + 3, spec.n = t.nr + 2, spec.k = 37;
+  spec.alpha = 2, spec.beta = -1;
+  spec.pad = 2;
+  spec.trans_b = true;
+  spec.distribution = Distribution::parse("ints:-9:9");
+  TestProblem t_problem(spec);
+  const GemmProblem p = t_problem.problem();
+  entry().run(p, test::cpu_launch());
+  std::vector<test::PlantedFault> faults = test::gemm_faults(p);
+  faults.push_back(test::gemm_padding_fault(p));
+  const test::OutputBytes c{p.c, std::size_t(p.m * p.ldc) * dtype_size(p.c_dtype())};
+  EXPECT_EQ(test::expect_faults_caught(c, [&] { return t_problem.matches_reference(); }, faults),
+            int(faults.size()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, CpuKernels, ::testing::ValuesIn(cpu_cases(false)), case_name);

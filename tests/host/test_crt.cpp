@@ -3,9 +3,12 @@
 // edges, gathers, wider and narrower outputs, and the validation errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "crt_test_support.hpp"
+#include "fault_injection.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/exact.hpp"
 
@@ -13,12 +16,9 @@ using namespace gemmkit;
 
 namespace {
 
-// Rebuilds `count` test values on the CPU context and compares every word with GMP's.
-void check_rebuild(const std::vector<std::uint32_t>& moduli, std::size_t count, int extra_limbs,
-                   unsigned seed) {
-  const std::vector<mpz_class> values = test::crt_test_values(moduli, count, seed);
-  const std::vector<std::int8_t> planes = test::centred_residues(values, moduli, count + 3);
-  const int limbs = crt_limbs(moduli) + extra_limbs;
+// Rebuilds `count` entries of residue planes (plane q at q * stride) on the CPU context.
+std::vector<std::uint64_t> rebuild_on_cpu(const std::vector<std::uint32_t>& moduli, const std::vector<std::int8_t>& planes,
+                                          std::size_t count, std::size_t stride, int limbs) {
   std::vector<std::uint64_t> out(count * limbs, 0x5555555555555555ull);
   Context cpu(Backend::cpu);
   CrtProblem p;
@@ -27,17 +27,34 @@ void check_rebuild(const std::vector<std::uint32_t>& moduli, std::size_t count, 
   p.moduli = moduli;
   p.residues = planes.data();
   p.ld = p.cols;
-  p.plane_stride = std::int64_t(count + 3);
+  p.plane_stride = std::int64_t(stride);
   p.out = out.data();
   p.ld_out = p.cols;
   p.limbs = limbs;
   crt_rebuild(cpu, p);
-  for (std::size_t i = 0; i < count; ++i) {
+  return out;
+}
+
+// Every word of `out` equals GMP's two's complement words of the values.
+::testing::AssertionResult words_match(const std::vector<mpz_class>& values, const std::vector<std::uint64_t>& out,
+                                       int limbs) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
     const std::vector<std::uint64_t> want = test::twos_complement_words(values[i], limbs);
     for (int l = 0; l < limbs; ++l)
-      ASSERT_EQ(out[i * limbs + l], want[l]) << "value " << values[i].get_str() << " word " << l << " of "
-                                             << limbs << " with " << moduli.size() << " moduli";
+      if (out[i * limbs + l] != want[l])
+        return ::testing::AssertionFailure() << "value " << values[i].get_str() << " word " << l << " of " << limbs;
   }
+  return ::testing::AssertionSuccess();
+}
+
+// Rebuilds `count` test values on the CPU context and compares every word with GMP's.
+void check_rebuild(const std::vector<std::uint32_t>& moduli, std::size_t count, int extra_limbs,
+                   unsigned seed) {
+  const std::vector<mpz_class> values = test::crt_test_values(moduli, count, seed);
+  const std::vector<std::int8_t> planes = test::centred_residues(values, moduli, count + 3);
+  const int limbs = crt_limbs(moduli) + extra_limbs;
+  ASSERT_TRUE(words_match(values, rebuild_on_cpu(moduli, planes, count, count + 3, limbs), limbs))
+      << moduli.size() << " moduli";
 }
 
 TEST(Crt, EveryPrefixOfTheInt8PrimesAgainstGmp) {
@@ -100,6 +117,42 @@ TEST(Crt, GathersPickRowsAndColumns) {
       for (int l = 0; l < limbs; ++l) EXPECT_EQ(out[std::size_t((r * 4 + c) * limbs + l)], want[l]);
     }
   EXPECT_EQ(out[std::size_t(2 * limbs)], 0u) << "the padding of ld_out is not written";
+}
+
+// The word check fails on each planted fault: the rebuild reading one residue with the wrong
+// sign, one as zero (dropped), one off by one; and
+// the rebuilt words off by one, negated, or the last entry rebuilt as the one before it.
+TEST(Crt, CatchesPlantedFaults) {
+  const std::vector<std::uint32_t> primes = test::odd_primes_below_256();
+  for (std::size_t q : {std::size_t(1), std::size_t(7), std::size_t(20), std::size_t(53)}) {
+    SCOPED_TRACE(std::to_string(q) + " moduli");
+    const std::vector<std::uint32_t> moduli(primes.begin(), primes.begin() + q);
+    const std::size_t count = 40, stride = count + 3;
+    const std::vector<mpz_class> values = test::crt_test_values(moduli, count, unsigned(q));
+    const std::vector<std::int8_t> planes = test::centred_residues(values, moduli, stride);
+    const int limbs = crt_limbs(moduli);
+    std::vector<std::uint64_t> out = rebuild_on_cpu(moduli, planes, count, stride, limbs);
+    // Entry 1 is the value 1: every residue 1, so each change of one shows.
+    const auto misread = [&](std::function<void(std::vector<std::int8_t>&)> change) {
+      return [&, change] {
+        std::vector<std::int8_t> bad = planes;
+        change(bad);
+        const std::vector<std::uint64_t> misrebuilt = rebuild_on_cpu(moduli, bad, count, stride, limbs);
+        std::copy(misrebuilt.begin(), misrebuilt.end(), out.begin());  // in place: the harness restores it
+      };
+    };
+    const std::size_t last_plane = (q - 1) * stride;
+    std::vector<test::PlantedFault> faults = {
+        {"the residue of entry 1 in the last plane with the wrong sign", misread([&](auto& v) { v[last_plane + 1] *= -1; })},
+        {"the residue of entry 1 in the first plane dropped", misread([&](auto& v) { v[1] = 0; })},
+    };
+    if (q > 1)
+      faults.push_back({"the residue of entry 1 in plane 1 off by one", misread([&](auto& v) { v[stride + 1] += 1; })});
+    for (test::PlantedFault& f : test::limb_table_faults(out.data(), 1, std::int64_t(count), std::int64_t(count), limbs))
+      faults.push_back(std::move(f));
+    EXPECT_EQ(test::expect_faults_caught(test::output_bytes(out), [&] { return words_match(values, out, limbs); }, faults),
+              int(faults.size()));
+  }
 }
 
 TEST(Crt, InvalidProblemsAreUsageErrors) {

@@ -12,6 +12,7 @@
 #include "gemmkit/device.hpp"
 #include "gemmkit/reduce.hpp"
 #include "host/cli_test_support.hpp"
+#include "reduce_test_support.hpp"
 
 namespace gemmkit {
 namespace {
@@ -106,6 +107,28 @@ TEST(ReduceErrorBound, HeightAndBound) {
   const long double exact = reduce_reference_wide(x.data(), x.size(), ReduceOp::sum);
   EXPECT_LE(std::fabs(naive - exact), reduce_sum_error_bound(x.size(), sum_abs, DType::f32));
   EXPECT_THROW(reduce_sum_error_bound(10, 1.0, DType::i32), Error);
+}
+
+// The check the GPU suite applies to every kernel (reduce_test_support.hpp) passes the CPU
+// entry's results and fails each planted fault of them, on integer-valued data (sums exact).
+template <class T>
+void expect_reduce_faults_caught(std::size_t n, std::uint64_t seed) {
+  const std::vector<T> x = test::integer_values<T>(n, seed);
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::min, ReduceOp::max, ReduceOp::norm2}) {
+    SCOPED_TRACE("n=" + std::to_string(n) + " " + std::string(reduce_op_name(op)));
+    T got = reduce(x.data(), n, op, choose_reduce(Backend::cpu, "auto"));
+    const auto faults = test::reduce_faults(x.data(), n, op, got);
+    EXPECT_EQ(test::expect_faults_caught({&got, sizeof got},
+                                         [&] { return test::reduce_result_matches(x.data(), n, op, got); }, faults),
+              int(faults.size()));
+  }
+}
+
+TEST(ReduceReference, CatchesPlantedFaults) {
+  for (std::size_t n : {2, 33, 4097, 1048581}) {
+    expect_reduce_faults_caught<float>(n, n);
+    expect_reduce_faults_caught<double>(n, n + 1);
+  }
 }
 
 TEST(ReduceKernels, ListAndNames) {

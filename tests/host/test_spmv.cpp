@@ -8,6 +8,7 @@
 
 #include "gemmkit/sparse.hpp"
 #include "host/io_test_support.hpp"
+#include "spmv_test_support.hpp"
 
 using namespace gemmkit;
 using gemmkit::test::ScratchDirTest;
@@ -152,6 +153,27 @@ TEST_F(SpmvHost, GroupSizeFollowsTheMeanRowLength) {
   EXPECT_EQ(spmv_group_size(1000), 32);
   EXPECT_NE(spmv_registry().find("merge_path"), nullptr);
   EXPECT_EQ(spmv_registry().find("csr5"), nullptr);
+}
+
+// The row check the GPU suite applies to every kernel (spmv_test_support.hpp) passes the CPU
+// reference's y and fails each planted fault of it, on integer-valued data.
+template <class T>
+void expect_spmv_faults_caught() {
+  for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{2, 3}, {40, 33}, {300, 517}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
+    const CsrMatrix<T> a = gemmkit::test::integer_csr<T>(rows, cols, 12, std::uint64_t(rows));
+    const std::vector<T> x = gemmkit::test::integer_vector<T>(cols, 5);
+    std::vector<T> y = spmv_reference(a, x);
+    const auto faults = gemmkit::test::spmv_faults(a, x, y);
+    EXPECT_EQ(gemmkit::test::expect_faults_caught(gemmkit::test::output_bytes(y),
+                                                  [&] { return gemmkit::test::spmv_result_matches(a, x, y); }, faults),
+              int(faults.size()));
+  }
+}
+
+TEST_F(SpmvHost, CatchesPlantedFaults) {
+  expect_spmv_faults_caught<float>();
+  expect_spmv_faults_caught<double>();
 }
 
 }  // namespace

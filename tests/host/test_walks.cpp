@@ -5,12 +5,14 @@
 #include <gmpxx.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "fault_injection.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/walks.hpp"
@@ -86,18 +88,20 @@ const std::vector<std::vector<std::int64_t>> kSeedTables[4] = {
 };
 
 // Every count of `w` equals the reference (rows/cols are w's sources/targets).
-void expect_matches(const WalkCounts& w, const std::vector<BigMatrix>& ref, const std::string& what) {
-  int mismatches = 0;
+::testing::AssertionResult matches(const WalkCounts& w, const std::vector<BigMatrix>& ref) {
   for (std::size_t li = 0; li < w.lengths.size(); ++li)
     for (std::int64_t r = 0; r < w.rows(); ++r)
       for (std::int64_t c = 0; c < w.cols(); ++c) {
         const std::string want = ref[w.lengths[li] - 1][w.sources[r]][w.targets[c]].get_str();
         const std::string got = w.at(li, r, c).to_string();
-        if (got != want && ++mismatches <= 5)
-          ADD_FAILURE() << what << ": length " << w.lengths[li] << " (" << w.sources[r] << ", "
-                        << w.targets[c] << "): got " << got << ", want " << want;
+        if (got != want)
+          return ::testing::AssertionFailure() << "length " << w.lengths[li] << " (" << w.sources[r] << ", "
+                                               << w.targets[c] << "): got " << got << ", want " << want;
       }
-  EXPECT_EQ(mismatches, 0) << what;
+  return ::testing::AssertionSuccess();
+}
+void expect_matches(const WalkCounts& w, const std::vector<BigMatrix>& ref, const std::string& what) {
+  EXPECT_TRUE(matches(w, ref)) << what;
 }
 
 WalkQuery query(int length, WalkMode mode, WalkMethod method, bool all = false) {
@@ -197,6 +201,21 @@ TEST(Walks, ExactMatchesGmpReferenceFarBeyondInt64) {
     if (c.n == 12) {
       EXPECT_GT(largest, mpz_class("100000000000000000000000000000000")) << "not big";
     }
+  }
+}
+
+// The check above fails on each planted fault of a real table of counts (dense and sparse
+// engines, counts past 2^64, every length from 1).
+TEST(Walks, CatchesPlantedFaults) {
+  const auto a = random_adjacency(9, 0.5, -2, 3, 5);
+  const auto ref = reference_powers(a, 30);
+  for (WalkMethod method : {WalkMethod::dense, WalkMethod::sparse}) {
+    WalkCounts w = count_walks(graph_of(a), query(30, WalkMode::exact, method, true));
+    ASSERT_GE(w.limbs, 2);
+    const auto faults = test::limb_table_faults(w.words.data(), std::int64_t(w.lengths.size()) * w.rows(), w.cols(),
+                                                w.cols(), w.limbs);
+    const test::OutputBytes out{w.words.data(), w.words.size() * sizeof(std::uint64_t)};
+    EXPECT_EQ(test::expect_faults_caught(out, [&] { return matches(w, ref); }, faults), int(faults.size()));
   }
 }
 
@@ -368,6 +387,28 @@ TEST(Walks, CudaBackendWithoutADeviceIsADeviceError) {
   EXPECT_EQ(parse_walk_backend("gpu"), std::nullopt);
 }
 
+namespace {
+
+// Every entry of c is a b reduced mod p, centred, against GMP.
+::testing::AssertionResult modular_product_matches(const Matrix<double>& a, const Matrix<double>& b,
+                                                   const Matrix<double>& c, std::uint32_t p) {
+  const long h = (p - 1) / 2;
+  for (std::int64_t i = 0; i < c.rows(); ++i)
+    for (std::int64_t j = 0; j < c.cols(); ++j) {
+      mpz_class exact = 0;
+      for (std::int64_t l = 0; l < a.cols(); ++l)
+        exact += mpz_class(static_cast<long>(a(i, l))) * static_cast<long>(b(l, j));
+      mpz_class r = exact % p;
+      if (r > h) r -= p;
+      if (r < -h) r += p;
+      if (c(i, j) != r.get_d())
+        return ::testing::AssertionFailure() << "(" << i << ", " << j << ") is " << c(i, j) << ", expected " << r.get_d();
+    }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
 TEST(Modular, ChunkIsTheLargestExactOne) {
   for (std::uint32_t p : walks_detail::crt_primes(3)) {
     const std::int64_t k = walks_detail::modular_chunk(p);
@@ -419,15 +460,34 @@ TEST(Modular, GemmMatchesAnExactReferenceOnRandomResidues) {
   for (std::int64_t i = 0; i < m * k; ++i) a.data()[i] = static_cast<double>(residue(rng));
   for (std::int64_t i = 0; i < k * n; ++i) b.data()[i] = static_cast<double>(residue(rng));
   walks_detail::modular_gemm(a.view(), b.view(), c.view(), p, 64);  // chunks of 64 too
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      mpz_class exact = 0;
-      for (std::int64_t l = 0; l < k; ++l) exact += mpz_class(static_cast<long>(a(i, l))) * static_cast<long>(b(l, j));
-      mpz_class r = exact % p;
-      if (r > h) r -= p;
-      if (r < -h) r += p;
-      ASSERT_EQ(c(i, j), r.get_d()) << i << ", " << j;
-    }
+  EXPECT_TRUE(modular_product_matches(a, b, c, p));
+  // The check fails on each planted fault of that result: a term dropped, one counted twice,
+  // a residue of the wrong sign, the last row computed as the one before it.
+  const auto term = [&](std::int64_t i, std::int64_t j) {  // the largest term of (i, j)
+    double t = 0;
+    for (std::int64_t l = 0; l < k; ++l)
+      if (std::fabs(a(i, l) * b(l, j)) > std::fabs(t)) t = a(i, l) * b(l, j);
+    return t;
+  };
+  const auto reduced = [&](double x) {  // centred mod p
+    double r = std::fmod(x, double(p));
+    if (r > h) r -= p;
+    if (r < -h) r += p;
+    return r;
+  };
+  std::int64_t nonzero = m * n - 1;
+  while (c.data()[nonzero] == 0) --nonzero;
+  const std::vector<test::PlantedFault> faults = {
+      {"a term of (m-1, n-1) dropped", [&] { c(m - 1, n - 1) = reduced(c(m - 1, n - 1) - term(m - 1, n - 1)); }},
+      {"a term of (0, 0) counted twice", [&] { c(0, 0) = reduced(c(0, 0) + term(0, 0)); }},
+      {"the residue of the last nonzero entry with the wrong sign", [&] { c.data()[nonzero] = -c.data()[nonzero]; }},
+      {"the last row computed as the one before it", [&] {
+         for (std::int64_t j = 0; j < n; ++j) c(m - 1, j) = c(m - 2, j);
+       }},
+  };
+  EXPECT_EQ(test::expect_faults_caught({c.data(), std::size_t(m * n) * sizeof(double)},
+                                       [&] { return modular_product_matches(a, b, c, p); }, faults),
+            int(faults.size()));
 }
 
 TEST(Modular, ChineseRemainderRebuildsSignedIntegers) {
