@@ -885,6 +885,22 @@ TEST(VerifyIeee, AutomaticPastTheLimitPassesProductsWithNaNAndInfInputs) {
   EXPECT_TRUE(contains(r.detail, "row 0")) << r.detail;
 }
 
+TEST(VerifyIeee, FreivaldsSaysWhenC0sScatteredNaNsCostTooMuchToLeaveOut) {
+  // C0 NaN in a checkerboard: no row or column of C is all NaN, so each of the 500000 entries
+  // would be taken out of the sums in k = 4001 steps, 2e9 in all: Freivalds says it cannot
+  // decide rather than spend a full product's time.
+  Matrix<float> a(1000, 4001), b(4001, 1000), c0(1000, 1000), c(1000, 1000);
+  a(0, 0) = 1, b(0, 0) = 2;
+  for (std::int64_t i = 0; i < 1000; ++i)
+    for (std::int64_t j = 0; j < 1000; ++j)
+      c0(i, j) = c(i, j) = (i + j) % 2 ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+  c(0, 0) = 2;
+  const GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view(), 1.0, 1.0);
+  const VerifyResult r = verify(p, c0.data(), VerifyMode::freivalds);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.detail, "inconclusive: 500000 scattered entries of C0 are Inf or NaN")) << r.detail;
+}
+
 TEST(VerifyIeee, AnExactValueBeyondTheDtypeFailsAsAnOverflowNamingIt) {
   // f32: 2^127 * 3 - 5 rounds to Inf, as IEEE has it; the reference says so, and the check
   // fails as an overflow (the result is not the product), naming the exact value.
