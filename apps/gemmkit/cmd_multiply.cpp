@@ -585,7 +585,8 @@ void add_multiply(CLI::App& app) {
   cmd->add_option("--verify", o->verify,
                   "auto (full up to 2e9 multiply-adds, else exact for integer data, else "
                   "freivalds), full, freivalds, exact (integer-valued inputs) or none; integer "
-                  "overflow is reported even with none")
+                  "overflow is reported even with none; Inf and NaN are checked as IEEE arithmetic "
+                  "gives them")
       ->capture_default_str();
   cmd->add_option("--json", o->json_path, "Also write the run's details as JSON");
   CLI::Option* distributed = cmd->add_flag(

@@ -7,6 +7,11 @@
 //    same relative error, O(mn + mk + kn); reports the backward error relative to |A||B|.
 //  - exact: integer-valued inputs only, any size: Freivalds in exact modular arithmetic;
 //    every entry equals the exact product except with probability below 2^-92.
+// Floating checks follow IEEE arithmetic: where the inputs hold Inf or NaN, the entries they
+// reach must be the Inf or NaN that IEEE gives (checked entry by entry, Freivalds included),
+// and an entry whose exact value (of finite terms) is beyond C's dtype fails as an overflow.
+// Each entry may also be off by the rounding of subnormals (a floor below every relative
+// bound unless products or entries underflow).
 #pragma once
 
 #include <cstdint>
@@ -45,8 +50,10 @@ DType tolerance_dtype(DType data, std::optional<DType> accuracy);
 inline constexpr double kFullVerifyLimit = 2.0e9;
 
 // alpha * op(A) * op(B) + beta * C0, M x N, summed in double-double and rounded to double
-// (correctly rounded unless the sums cancel by more than about 2^50). c_before is C0 (ldc as
-// in the problem) and may be null when beta == 0. Any dtype.
+// (correctly rounded unless the sums cancel by more than about 2^50), as IEEE arithmetic has it
+// for Inf and NaN: an entry with a NaN term, Inf times 0, or Inf terms of both signs is NaN,
+// one with Inf terms of one sign Inf of that sign; an exact value beyond C's dtype is Inf of
+// its sign. c_before is C0 (ldc as in the problem) and may be null when beta == 0. Any dtype.
 std::vector<double> reference_gemm(const GemmProblem& problem, const void* c_before);
 
 // The same exactly, for i32/i64 problems: 128-bit accumulation, row-major M x N.
@@ -78,7 +85,7 @@ struct VerifyResult {
 // before the GEMM (needed when beta != 0, else may be null). Integer dtypes are always
 // checked exactly (full, or modular past kFullVerifyLimit or with freivalds/exact), and with
 // `none` still screened for overflow: a wrapped product fails. `exact` with inputs that are
-// not integer-valued is a usage error.
+// not integer-valued (Inf and NaN are not) is a usage error.
 // `accuracy`: the precision the kernel computed in when lower than the problem's dtype (pass
 // KernelEntry::accuracy, e.g. tf32); the tolerance is then that of
 // tolerance_dtype(problem.dtype, accuracy), and a failure message names that dtype.

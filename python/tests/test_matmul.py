@@ -223,10 +223,12 @@ def test_verify_catches_integer_overflow():
 
 def test_verify_fails_on_a_result_f16_cannot_hold():
     # 300 * 300 * 4 = 360000 is past f16's largest finite value (65504): the product is inf,
-    # and the check against the exact product says so, naming the entry and the kernel.
+    # and the check against the exact product fails as an overflow, naming the entry, the
+    # exact value and the kernel.
     a = np.full((4, 4), 300, np.float16)
     assert np.isinf(gemmkit.matmul(a, a)).all()
-    with pytest.raises(gemmkit.NumericError, match=r"verification \(full.*failed for kernel .*entry \(0, 0\) is inf, expected 360000"):
+    with pytest.raises(gemmkit.NumericError, match=r"verification \(full.*failed for kernel .*numeric overflow: "
+                       r"the exact result at \(0, 0\) is 360000, beyond f16 \(largest finite 65504\)"):
         gemmkit.matmul(a, a, verify="full")
     assert issubclass(gemmkit.NumericError, ArithmeticError)
 

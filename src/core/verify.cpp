@@ -21,6 +21,12 @@
 //    every round misses it: probability below 2^-92 whatever the data.
 // The backward error max |r_i| / (|A| |B| |x|)_i is reported too: it tells a wrong result
 // from a correctly rounded product of an ill-conditioned problem.
+// IEEE values (floating dtypes): an entry that an Inf or NaN input reaches must be exactly the
+// Inf or NaN that IEEE arithmetic gives (SpecialValues); full and freivalds check those entry by
+// entry and the rest as above, without them. An entry whose terms are all finite but whose exact
+// value is beyond C's dtype fails as a numeric overflow, naming the exact value. Every bound
+// also allows the rounding of subnormals (UnderflowFloor), which relative bounds cannot.
+// `exact` refuses Inf and NaN inputs (they are not integers).
 #include "gemmkit/verify.hpp"
 
 #include <omp.h>
@@ -30,7 +36,10 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <numeric>
+#include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "core/host_matrix_type.hpp"
 #include "core/splitmix.hpp"
@@ -118,9 +127,67 @@ std::string to_string(int128_t x) {
 }
 
 std::string number(double x) {
+  if (std::isnan(x)) return "nan";  // whatever its sign bit
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", x);
   return buf;
+}
+
+// m 2^e, which may be far beyond the double range, in decimal.
+std::string number(double m, int e) {
+  if (m == 0 || !std::isfinite(m) || std::isfinite(std::ldexp(m, e))) return number(std::ldexp(m, e));
+  const double decimal = std::log10(std::fabs(m)) + e * std::log10(2.0), exponent = std::floor(decimal);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%s%.9ge%+d", m < 0 ? "-" : "", std::pow(10.0, decimal - exponent),
+                static_cast<int>(exponent));
+  return buf;
+}
+
+// The range of a floating storage type: its largest finite value, the magnitude from which
+// rounding to nearest gives Inf, and its smallest normal and subnormal values.
+struct Range {
+  double largest, overflow, normal, subnormal;
+};
+template <class S>
+constexpr Range range_of() {
+  if constexpr (std::is_same_v<S, double>)
+    return {std::numeric_limits<double>::max(), kInfinity, 0x1p-1022, 0x1p-1074};
+  else if constexpr (std::is_same_v<S, float>)
+    return {0x1.fffffep127, 0x1.ffffffp127, 0x1p-126, 0x1p-149};
+  else if constexpr (std::is_same_v<S, Half>)
+    return {65504.0, 65520.0, 0x1p-14, 0x1p-24};
+  else if constexpr (std::is_same_v<S, BFloat16>)
+    return {0x1.fep127, 0x1.ffp127, 0x1p-126, 0x1p-133};
+  else
+    return {kInfinity, kInfinity, 0, 0};  // integers: not used
+}
+
+// The smallest subnormal of the precision a kernel computes in (tf32: 10 mantissa bits below
+// f32's smallest normal).
+double smallest_subnormal(DType dtype) {
+  switch (dtype) {
+    case DType::f64: return 0x1p-1074;
+    case DType::f32: return 0x1p-149;
+    case DType::tf32: return 0x1p-136;
+    case DType::bf16: return 0x1p-133;
+    case DType::f16: return 0x1p-24;
+    default: return 0;
+  }
+}
+
+// Non-finite operands are read as 0 by the finite sums; SpecialValues supplies what they make.
+inline double finite_or_zero(double x) { return std::isfinite(x) ? x : 0.0; }
+
+// The same IEEE special value (NaN of any payload, or Inf of the same sign) or the same number.
+inline bool same_value(double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); }
+
+// How an entry whose exact value is beyond C's dtype is reported: as an overflow, with the
+// exact value, like an integer product that does not fit.
+std::string overflow_detail(std::int64_t i, std::int64_t j, const std::string& exact, DType dtype,
+                            double largest, double got) {
+  return "numeric overflow: the exact result at " + entry_name(i, j) + " is " + exact + ", beyond " +
+         std::string(dtype_name(dtype)) + " (largest finite " + number(largest) + "); the result holds " +
+         number(got);
 }
 
 void check_problem(const GemmProblem& p, const void* c_before, const char* what) {
@@ -212,6 +279,152 @@ inline void dd_normalise(double& hi, double& lo) {
   two_sum(hi, lo, s, e);
   hi = s;
   lo = e;
+}
+
+// ---- IEEE special values.
+
+// The non-finite entries of a matrix line by line (the rows of op(A), or the columns of
+// op(B)): whether a line holds a NaN, else where its Infs are.
+struct NonFiniteLines {
+  std::vector<char> nan;
+  std::vector<std::int64_t> start, at;  // line l's Infs: at[start[l]] .. at[start[l + 1] - 1]
+  bool holds(std::int64_t l) const { return !nan.empty() && (nan[l] || start[l + 1] > start[l]); }
+};
+
+template <class T>
+bool all_finite(const T* s, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  bool all = true;
+#pragma omp parallel for schedule(static) reduction(&& : all)
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) all = all && std::isfinite(to_double(s[r * ld + c]));
+  return all;
+}
+
+// get(l, q): entry q of line l. Only called once a matrix is known to hold a non-finite value.
+template <class Get>
+NonFiniteLines non_finite_lines(std::int64_t lines, std::int64_t length, Get get) {
+  NonFiniteLines s;
+  s.nan.assign(static_cast<std::size_t>(lines), 0);
+  s.start.assign(static_cast<std::size_t>(lines + 1), 0);
+  std::vector<std::int64_t> infs(static_cast<std::size_t>(lines), 0);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t l = 0; l < lines; ++l)
+    for (std::int64_t q = 0; q < length && !s.nan[l]; ++q) {
+      const double v = to_double(get(l, q));
+      if (std::isnan(v)) s.nan[l] = 1;
+      else if (std::isinf(v)) ++infs[l];
+    }
+  for (std::int64_t l = 0; l < lines; ++l) s.start[l + 1] = s.start[l] + (s.nan[l] ? 0 : infs[l]);
+  s.at.resize(static_cast<std::size_t>(s.start[lines]));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t l = 0; l < lines; ++l) {
+    std::int64_t next = s.start[l];
+    for (std::int64_t q = 0; q < length && next < s.start[l + 1]; ++q)
+      if (std::isinf(to_double(get(l, q)))) s.at[next++] = q;
+  }
+  return s;
+}
+
+// Where IEEE arithmetic puts Inf and NaN in alpha op(A) op(B) + beta C0, from its non-finite
+// operands (a finite sum that overflows is the reference's to find). With alpha != 0 and
+// k > 0, a non-finite entry in row i of op(A) makes every entry of row i of C non-finite (Inf
+// times anything is Inf or NaN, NaN times anything NaN), and one in column j of op(B) all of
+// column j; a non-finite c0_ij (beta != 0) entry (i, j) alone. Such an entry is the IEEE sum of
+// its non-finite terms, the finite ones changing nothing: NaN if a term is NaN or Inf times 0 or
+// Infs of both signs meet, else Inf of their sign. Each costs a step per Inf in its row of op(A)
+// and column of op(B); finding them reads A, B and C0 once more (twice where they hold one).
+template <class T, class CT>
+class SpecialValues {
+ public:
+  SpecialValues(const GemmProblem& p, const CT* c0)
+      : p_(p), a_(op_view<T>(p.a, p.trans_a, p.lda)), b_(op_view<T>(p.b, p.trans_b, p.ldb)), c0_(c0) {
+    if constexpr (!std::is_integral_v<T>) {
+      const bool products = p.alpha != 0 && p.k > 0 && p.m > 0 && p.n > 0;
+      if (products && !all_finite(static_cast<const T*>(p.a), p.a_rows(), p.a_cols(), p.lda))
+        rows_ = non_finite_lines(p.m, p.k, [&](std::int64_t i, std::int64_t q) { return a_(i, q); });
+      if (products && !all_finite(static_cast<const T*>(p.b), p.b_rows(), p.b_cols(), p.ldb))
+        columns_ = non_finite_lines(p.n, p.k, [&](std::int64_t j, std::int64_t q) { return b_(q, j); });
+      c0_special_ = p.beta != 0 && p.m > 0 && p.n > 0 && !all_finite(c0, p.m, p.n, p.ldc);
+      any_ = !rows_.nan.empty() || !columns_.nan.empty() || c0_special_;
+    }
+  }
+
+  bool any() const { return any_; }
+  bool row(std::int64_t i) const { return rows_.holds(i); }        // row i of C all non-finite
+  bool column(std::int64_t j) const { return columns_.holds(j); }  // column j likewise
+  // Whether entry (i, j) is non-finite because c0_ij alone is.
+  bool c0_only(std::int64_t i, std::int64_t j) const {
+    return c0_special_ && !row(i) && !column(j) && !std::isfinite(to_double(c0_[i * p_.ldc + j]));
+  }
+  bool special(std::int64_t i, std::int64_t j) const {
+    return any_ && (row(i) || column(j) || c0_only(i, j));
+  }
+  // What IEEE arithmetic makes entry (i, j): NaN or Inf, or 0 where every term is finite.
+  double at(std::int64_t i, std::int64_t j) const {
+    double s = 0;
+    if (row(i) || column(j)) {
+      if (rows_.holds(i) && rows_.nan[i]) return std::numeric_limits<double>::quiet_NaN();
+      if (columns_.holds(j) && columns_.nan[j]) return std::numeric_limits<double>::quiet_NaN();
+      // A term with both factors infinite may be added twice: the same Inf again, no change.
+      if (rows_.holds(i))
+        for (std::int64_t e = rows_.start[i]; e < rows_.start[i + 1]; ++e)
+          s += to_double(a_(i, rows_.at[e])) * to_double(b_(rows_.at[e], j));
+      if (columns_.holds(j))
+        for (std::int64_t e = columns_.start[j]; e < columns_.start[j + 1]; ++e)
+          s += to_double(a_(i, columns_.at[e])) * to_double(b_(columns_.at[e], j));
+      s *= p_.alpha;
+    }
+    if (c0_special_) {
+      const double c = to_double(c0_[i * p_.ldc + j]);
+      if (!std::isfinite(c)) s += p_.beta * c;
+    }
+    return s;
+  }
+
+ private:
+  const GemmProblem& p_;
+  OpView<T> a_, b_;
+  const CT* c0_;
+  NonFiniteLines rows_, columns_;  // empty when A (or B) is all finite or not read
+  bool c0_special_ = false, any_ = false;
+};
+
+// Entry (i, j) of alpha op(A) op(B) + beta C0, every term finite, as (hi + lo) 2^e: summed in
+// double-double on operands scaled by powers of two, so that no product or partial sum can
+// leave the double range, however large the operands (only terms far too small to count may
+// underflow). For the sums the plain double-double reference cannot hold.
+template <class T, class CT>
+std::tuple<double, double, int> scaled_entry(const GemmProblem& p, const CT* c0, std::int64_t i, std::int64_t j) {
+  const OpView<T> a = op_view<T>(p.a, p.trans_a, p.lda), b = op_view<T>(p.b, p.trans_b, p.ldb);
+  double a_max = 0, b_max = 0;
+  if (p.alpha != 0)
+    for (std::int64_t q = 0; q < p.k; ++q) {
+      a_max = std::max(a_max, std::fabs(to_double(a(i, q))));
+      b_max = std::max(b_max, std::fabs(to_double(b(q, j))));
+    }
+  const double c = p.beta != 0 ? to_double(c0[i * p.ldc + j]) : 0;
+  int ea = 0, eb = 0, e_alpha = 0, e_beta = 0, ec = 0;
+  std::frexp(a_max, &ea);
+  std::frexp(b_max, &eb);
+  std::frexp(p.alpha, &e_alpha);
+  std::frexp(p.beta, &e_beta);
+  std::frexp(c, &ec);
+  // Every scaled product is below 1, and alpha's and beta's parts below k and 1 times 2^e.
+  int e = std::numeric_limits<int>::min() / 2;
+  if (p.alpha != 0 && a_max > 0 && b_max > 0) e = ea + eb + e_alpha;
+  if (p.beta != 0 && c != 0) e = std::max(e, e_beta + ec);
+  if (e == std::numeric_limits<int>::min() / 2) return {0.0, 0.0, 0};  // every term zero
+  double h = 0, l = 0;
+  if (p.alpha != 0)
+    for (std::int64_t q = 0; q < p.k; ++q)
+      dd_add_product(h, l, std::ldexp(to_double(a(i, q)), -ea), std::ldexp(to_double(b(q, j)), -eb));
+  const double alpha = std::ldexp(p.alpha, -e_alpha), beta = std::ldexp(p.beta, -e_beta);
+  const int shift = ea + eb + e_alpha - e;  // <= 0
+  double sh = 0, sl = alpha * std::ldexp(l, shift);
+  dd_add_product(sh, sl, alpha, std::ldexp(h, shift));
+  if (p.beta != 0) dd_add_product(sh, sl, beta, std::ldexp(c, e_beta - e));
+  dd_normalise(sh, sl);
+  return {sh, sl, e};
 }
 
 // ---- Integer-valued data.
@@ -339,10 +552,13 @@ std::pair<std::int64_t, std::int64_t> exact_rows(const GemmProblem& p, const CT*
   return {-1, -1};
 }
 
-// Rows [i0, i1) of alpha op(A) op(B) + beta C0 in double-double (normalised) into hi and lo.
+// Rows [i0, i1) of alpha op(A) op(B) + beta C0 in double-double (normalised) into hi and lo,
+// following IEEE arithmetic: NaN and Inf where `specials` puts them (the sums read non-finite
+// operands as 0), and Inf of its sign where the exact value is beyond the double range. The
+// value is not rounded to C's dtype: one beyond it is the caller's to report.
 template <class T, class CT>
-void compensated_rows(const GemmProblem& p, const CT* c0, std::int64_t i0, std::int64_t i1,
-                      double* hi, double* lo) {
+void compensated_rows(const GemmProblem& p, const CT* c0, const SpecialValues<T, CT>& specials,
+                      std::int64_t i0, std::int64_t i1, double* hi, double* lo) {
   const std::int64_t n = p.n, k = p.k, rows = i1 - i0;
   std::fill(hi, hi + rows * n, 0.0);
   std::fill(lo, lo + rows * n, 0.0);
@@ -356,14 +572,14 @@ void compensated_rows(const GemmProblem& p, const CT* c0, std::int64_t i0, std::
       // (prows, n) panel of op(B), converted once.
 #pragma omp parallel for schedule(static)
       for (std::int64_t q = 0; q < prows; ++q)
-        for (std::int64_t j = 0; j < n; ++j) panel[q * n + j] = to_double(b(p0 + q, j));
+        for (std::int64_t j = 0; j < n; ++j) panel[q * n + j] = finite_or_zero(to_double(b(p0 + q, j)));
       // Row i of C += op(A)(i, p0:p0+prows) x panel, in i-p-j order: unit stride innermost.
 #pragma omp parallel for schedule(static)
       for (std::int64_t r = 0; r < rows; ++r) {
         double* __restrict h = hi + r * n;
         double* __restrict l = lo + r * n;
         for (std::int64_t q = 0; q < prows; ++q) {
-          const double aiq = to_double(a(i0 + r, p0 + q));
+          const double aiq = finite_or_zero(to_double(a(i0 + r, p0 + q)));
           const double* __restrict brow = panel.data() + q * n;
           dd_axpy(h, l, aiq, brow, n);
         }
@@ -378,10 +594,18 @@ void compensated_rows(const GemmProblem& p, const CT* c0, std::int64_t i0, std::
       // alpha (h + l) + beta c0, in double-double.
       double sh = 0, sl = p.alpha * l;
       dd_add_product(sh, sl, p.alpha, h);
-      if (p.beta != 0) dd_add_product(sh, sl, p.beta, to_double(c0[(i0 + r) * p.ldc + j]));
+      if (p.beta != 0) dd_add_product(sh, sl, p.beta, finite_or_zero(to_double(c0[(i0 + r) * p.ldc + j])));
       dd_normalise(sh, sl);
       h = sh;
       l = sl;
+      if (specials.special(i0 + r, j)) {
+        h = specials.at(i0 + r, j), l = 0;
+      } else if (!std::isfinite(h)) {
+        // Finite terms whose products or partial sums left the double range (f64 operands
+        // beyond 2^511, or a huge alpha): again with scaling.
+        const auto [mh, ml, e] = scaled_entry<T, CT>(p, c0, i0 + r, j);
+        h = std::ldexp(mh, e), l = std::isfinite(h) ? std::ldexp(ml, e) : 0;
+      }
     }
 }
 
@@ -449,20 +673,37 @@ double relative_frobenius_typed(const T* got, std::int64_t rows, std::int64_t co
   return r.value() > 0 ? d.value() / r.value() : d.value();
 }
 
-// Euclidean norms of the rows (by_rows) or columns of a stored (rows, cols) matrix.
+// Euclidean norms of the rows (by_rows) or columns of a stored (rows, cols) matrix, non-finite
+// entries read as 0, and by rows without the columns that `skip` marks. Squares are summed
+// plainly, and again with scaling (Norm2) for a line whose sum left the range where that is
+// exact enough: the squares of subnormal (or huge) entries underflow (overflow), and a bound
+// relative to a norm computed as 0 would reject every rounding.
 template <class T>
 std::vector<double> line_norms(const T* s, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                               bool by_rows) {
-  std::vector<double> sq(static_cast<std::size_t>(by_rows ? rows : cols), 0.0);
+                               bool by_rows, const std::vector<char>* skip = nullptr) {
+  const auto value = [&](std::int64_t r, std::int64_t c) {
+    return skip && (*skip)[c] ? 0.0 : finite_or_zero(to_double(s[r * ld + c]));
+  };
+  const std::int64_t lines = by_rows ? rows : cols, length = by_rows ? cols : rows;
+  std::vector<double> sq(static_cast<std::size_t>(lines), 0.0);
   if (by_rows) {
 #pragma omp parallel for schedule(static)
     for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t c = 0; c < cols; ++c) sq[r] += to_double(s[r * ld + c]) * to_double(s[r * ld + c]);
+      for (std::int64_t c = 0; c < cols; ++c) sq[r] += value(r, c) * value(r, c);
   } else {
     for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t c = 0; c < cols; ++c) sq[c] += to_double(s[r * ld + c]) * to_double(s[r * ld + c]);
+      for (std::int64_t c = 0; c < cols; ++c) sq[c] += value(r, c) * value(r, c);
   }
-  for (double& x : sq) x = std::sqrt(x);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (std::int64_t l = 0; l < lines; ++l) {
+    if (sq[l] > 0x1p-960 && sq[l] < 0x1p960) {
+      sq[l] = std::sqrt(sq[l]);
+      continue;
+    }
+    Norm2 norm;
+    for (std::int64_t q = 0; q < length; ++q) norm.add(by_rows ? value(l, q) : value(q, l));
+    sq[l] = norm.value();
+  }
   return sq;
 }
 
@@ -524,6 +765,42 @@ double entry_backward_error(const GemmProblem& p, const CT* c0, std::int64_t i, 
   return scale > 0 ? error / scale : (error == 0 ? 0.0 : kInfinity);
 }
 
+// Below the normal range rounding is absolute, not relative: a correct result whose products
+// or entries are subnormal can be further from the exact product than the tolerance's relative
+// bounds allow. So entry (i, j) may also be off by this floor, which is below those bounds
+// wherever nothing underflows (for f32 data, whenever |a_i| |b_j| > k 1e-40): the smallest
+// subnormal of the precision the products are summed in (f32 for every dtype but f64) per
+// product, scaled by |alpha|, and twice more (alpha's and beta's products), the f64
+// reference's own underflow included; the smallest subnormal of a coarser precision the inputs
+// are rounded to (tf32 or bf16 computing on f32 data) per input, times the other factors
+// (Cauchy-Schwarz: sqrt(k) (|a_i| + |b_j|)); and, for an entry in C's subnormal range (below
+// twice its smallest normal), one smallest subnormal of C's dtype for its roundings.
+struct UnderflowFloor {
+  double per_entry = 0, per_input = 0, c_normal = 0, c_subnormal = 0;
+  bool small(double entry) const { return std::fabs(entry) < 2 * c_normal; }
+  double at(double entry, double a_norm, double b_norm) const {
+    return per_entry + per_input * (a_norm + b_norm) + (small(entry) ? c_subnormal : 0);
+  }
+  // A bound on the root sum of squares of the floors of `entries` entries of a row, `small` of
+  // them in C's subnormal range (Minkowski): Freivalds' row bound adds its errors the same way.
+  double row(double entries, double small, double a_norm, double b_frobenius) const {
+    return std::sqrt(entries) * (per_entry + per_input * a_norm) + per_input * b_frobenius +
+           std::sqrt(small) * c_subnormal;
+  }
+};
+
+template <class T, class CT>
+UnderflowFloor underflow_floor(const GemmProblem& p, DType tol_dtype) {
+  UnderflowFloor f;
+  const double sum_subnormal = smallest_subnormal(tol_dtype == DType::f64 ? DType::f64 : DType::f32);
+  f.per_entry = (double(p.k) * std::max(1.0, std::fabs(p.alpha)) + 2) * sum_subnormal;
+  if (p.alpha != 0 && smallest_subnormal(tol_dtype) > range_of<T>().subnormal)
+    f.per_input = std::fabs(p.alpha) * std::sqrt(double(p.k)) * smallest_subnormal(tol_dtype);
+  f.c_normal = range_of<CT>().normal;
+  f.c_subnormal = range_of<CT>().subnormal;
+  return f;
+}
+
 // The full check of a floating-point result, a block of rows at a time.
 template <class T, class CT>
 VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, DType tol_dtype,
@@ -535,23 +812,27 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
   const std::int64_t m = p.m, n = p.n, block = std::min(block_rows(p), std::max<std::int64_t>(m, 1));
   std::vector<double> a_norms(m, 0.0), b_norms(n, 0.0);  // A and B unread if alpha == 0
   if (p.alpha != 0) a_norms = op_a_row_norms<T>(p), b_norms = op_b_column_norms<T>(p);
+  const SpecialValues<T, CT> specials(p, c0);
+  const UnderflowFloor floor = underflow_floor<T, CT>(p, tol_dtype);
+  constexpr Range range = range_of<CT>();
 
-  // Per row: the norms, the entry furthest outside its own bound (or the first non-finite
-  // mismatch), and the largest error.
+  // Per row: the norms (of the errors beyond the underflow floor), the entry furthest outside
+  // its own bound (or the first non-finite mismatch), the first entry whose exact value
+  // overflows C's dtype, and the largest error.
   struct RowStats {
     Norm2 diff, ref;
-    bool mismatch = false;
+    bool mismatch = false, floor_used = false;
     double worst = 0, largest = 0;
-    std::int64_t worst_j = -1, largest_j = -1;
+    std::int64_t worst_j = -1, largest_j = -1, overflow_j = -1;
   };
   bool exact = integer_data;
   std::vector<int128_t> exact_block(exact ? static_cast<std::size_t>(block * n) : 0);
   std::vector<double> hi(static_cast<std::size_t>(block * n)), lo(hi.size());
   std::vector<RowStats> stats(static_cast<std::size_t>(block));
   Norm2 diff, ref;
-  bool mismatch = false;
-  double worst = 0, largest = 0, worst_expected = 0, largest_expected = 0;
-  std::int64_t wi = -1, wj = -1, li = -1, lj = -1;
+  bool mismatch = false, floor_used = false;
+  double worst = 0, largest = 0, worst_expected = 0, largest_expected = 0, overflow_expected = 0;
+  std::int64_t wi = -1, wj = -1, li = -1, lj = -1, oi = -1, oj = -1;
   for (std::int64_t i0 = 0; i0 < m; i0 += block) {
     const std::int64_t i1 = std::min(m, i0 + block), rows = i1 - i0;
     // Beyond 128 bits (integers near 2^63 times many terms): double-double from here on.
@@ -560,7 +841,7 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
 #pragma omp parallel for schedule(static)
       for (std::int64_t e = 0; e < rows * n; ++e) int128_to_dd(exact_block[e], hi[e], lo[e]);
     } else {
-      compensated_rows<T, CT>(p, c0, i0, i1, hi.data(), lo.data());
+      compensated_rows<T, CT>(p, c0, specials, i0, i1, hi.data(), lo.data());
     }
 #pragma omp parallel for schedule(static)
     for (std::int64_t r = 0; r < rows; ++r) {
@@ -568,22 +849,30 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
       const std::int64_t i = i0 + r;
       for (std::int64_t j = 0; j < n; ++j) {
         const double g = to_double(got[i * p.ldc + j]), h = hi[r * n + j], l = lo[r * n + j];
-        if (!std::isfinite(g) || !std::isfinite(h)) {
-          if (!(g == h || (std::isnan(g) && std::isnan(h))) && !s.mismatch) {
-            s.mismatch = true;  // NaN or Inf on one side only, or Infs of opposite sign
+        const bool special = !std::isfinite(h) && specials.special(i, j);
+        if (!special && !(std::fabs(h) < range.overflow)) {  // finite terms, a sum beyond C's dtype
+          if (s.overflow_j < 0) s.overflow_j = j;
+          continue;
+        }
+        if (special || !std::isfinite(g)) {
+          if (!same_value(g, h) && !s.mismatch) {
+            s.mismatch = true;  // NaN or Inf on one side only, or not the one IEEE gives
             s.worst = kInfinity;
             s.worst_j = j;
           }
           continue;
         }
         const double d = (g - h) - l, ad = std::fabs(d);
-        s.diff.add(d);
-        s.ref.add(h);
         const double c0_scale = p.beta != 0 ? std::fabs(p.beta * to_double(c0[i * p.ldc + j])) : 0;
-        const double bound = kEntrySlack * tol * (std::fabs(p.alpha) * a_norms[i] * b_norms[j] + c0_scale);
+        const double relative = kEntrySlack * tol * (std::fabs(p.alpha) * a_norms[i] * b_norms[j] + c0_scale);
+        const double entry_floor = floor.at(h, a_norms[i], b_norms[j]), bound = relative + entry_floor;
+        s.diff.add(std::max(ad - entry_floor, 0.0));
+        s.ref.add(h);
         if (ad > bound) {
           const double excess = bound > 0 ? ad / bound : kInfinity;
           if (excess > s.worst) s.worst = excess, s.worst_j = j;
+        } else if (ad > relative) {
+          s.floor_used = true;
         }
         if (ad > s.largest) s.largest = ad, s.largest_j = j;
       }
@@ -593,6 +882,7 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
     for (std::int64_t r = 0; r < rows; ++r) {
       const RowStats& s = stats[r];
       mismatch = mismatch || s.mismatch;
+      floor_used = floor_used || s.floor_used;
       diff.add(s.diff);
       ref.add(s.ref);
       if (s.worst > worst) {
@@ -603,20 +893,33 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
         largest = s.largest, li = i0 + r, lj = s.largest_j;
         largest_expected = hi[r * n + lj];
       }
+      if (oi < 0 && s.overflow_j >= 0) oi = i0 + r, oj = s.overflow_j, overflow_expected = hi[r * n + oj];
     }
   }
   result.error = mismatch ? std::numeric_limits<double>::quiet_NaN()
                           : (ref.value() > 0 ? diff.value() / ref.value() : diff.value());
   const bool frobenius_ok = result.error <= tol;  // false for NaN
-  result.passed = frobenius_ok && wi < 0;
+  result.passed = frobenius_ok && wi < 0 && oi < 0;
   result.check = exact ? "full, exact integer reference" : "full, double-double reference";
   result.guarantee = "relative Frobenius error against the exact product " + number(result.error) +
                      " <= " + number(tol) + ", and every entry within " + number(kEntrySlack * tol) +
                      " (|alpha| |a_i| |b_j| + |beta| |c0_ij|) of it" +
+                     (floor_used ? " or, where it underflows, within the rounding of subnormals" : "") +
                      (exact ? "" : " (the reference is off by at most (k u)^2 |A||B|, u = 2^-53)");
   if (exact && diff.value() == 0 && !mismatch)
     result.guarantee = "every entry equals the exact product";
+  if (specials.any()) result.guarantee += "; Inf and NaN exactly where IEEE arithmetic puts them";
   if (li >= 0) result.backward_error = entry_backward_error<T, CT>(p, c0, li, lj, largest);
+  if (oi >= 0) {
+    // The exact value beyond the double range too: again with scaling, to name it.
+    std::string expected = number(overflow_expected);
+    if (!std::isfinite(overflow_expected)) {
+      const auto [mh, ml, e] = scaled_entry<T, CT>(p, c0, oi, oj);
+      expected = number(mh + ml, e);
+    }
+    result.detail = overflow_detail(oi, oj, expected, p.c_dtype(), range.largest, to_double(got[oi * p.ldc + oj]));
+    return result;
+  }
   if (!result.passed) {
     if (!frobenius_ok)
       result.detail = "relative Frobenius error " + number(result.error) + " exceeds the " +
@@ -625,9 +928,15 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
       const double g = to_double(got[wi * p.ldc + wj]);
       result.detail += std::string(result.detail.empty() ? "" : "; ") + "entry " +
                        entry_name(wi, wj) + " is " + number(g) + ", expected " + number(worst_expected);
-      if (std::isfinite(worst))
+      if (std::isfinite(worst)) {
         result.detail += " (off by " + number(std::fabs(g - worst_expected)) + ", " + number(worst) +
                          " times what rounding explains)";
+      } else if (std::isfinite(worst_expected) && p.alpha != 0 &&
+                 std::fabs(p.alpha) * a_norms[wi] * b_norms[wj] > range.largest) {
+        // Cauchy-Schwarz: no partial sum of alpha a_i . b_j exceeds |alpha| |a_i| |b_j|.
+        result.detail += " (its partial sums may reach " + number(std::fabs(p.alpha) * a_norms[wi] * b_norms[wj]) +
+                         ", beyond " + std::string(dtype_name(p.c_dtype())) + ": one that overflows gives Inf)";
+      }
     } else if (li >= 0) {
       result.detail += "; the largest error is at " + entry_name(li, lj) + ": " +
                        number(to_double(got[li * p.ldc + lj])) + ", expected " + number(largest_expected);
@@ -698,7 +1007,8 @@ struct DDVectors {
 };
 
 // op(S) X in double-double for an operand stored (rows, cols) with leading dimension ld.
-// Abs: |op(S)| X instead, in plain double (X >= 0: sums without cancellation).
+// Abs: |op(S)| X instead, in plain double (X >= 0: sums without cancellation). Non-finite
+// entries of S count as 0: Freivalds' check leaves their rows and columns out (X is 0 there).
 template <bool Abs, class T>
 DDVectors op_times(const T* s, bool transposed, std::int64_t rows, std::int64_t cols,
                    std::int64_t ld, const DDVectors& x) {
@@ -718,7 +1028,7 @@ DDVectors op_times(const T* s, bool transposed, std::int64_t rows, std::int64_t 
 #pragma omp parallel for schedule(static)
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < cols; ++c)
-        add(&y.hi[r * kVectors], &y.lo[r * kVectors], to_double(s[r * ld + c]), c);
+        add(&y.hi[r * kVectors], &y.lo[r * kVectors], finite_or_zero(to_double(s[r * ld + c])), c);
   } else {
     // Each thread owns a range of columns and reads S row by row.
 #pragma omp parallel
@@ -727,7 +1037,7 @@ DDVectors op_times(const T* s, bool transposed, std::int64_t rows, std::int64_t 
       const std::int64_t c_begin = cols * t / threads, c_end = cols * (t + 1) / threads;
       for (std::int64_t r = 0; r < rows; ++r)
         for (std::int64_t c = c_begin; c < c_end; ++c)
-          add(&y.hi[c * kVectors], &y.lo[c * kVectors], to_double(s[r * ld + c]), r);
+          add(&y.hi[c * kVectors], &y.lo[c * kVectors], finite_or_zero(to_double(s[r * ld + c])), r);
     }
   }
   if constexpr (!Abs)
@@ -744,28 +1054,85 @@ VerifyResult verify_freivalds(const GemmProblem& p, const CT* c0, double tol, DT
   result.check = "freivalds, 4 random sign vectors, double-double residuals";
   const std::int64_t m = p.m, n = p.n, k = p.k;
   const auto* got = static_cast<const CT*>(p.c);
+  auto failed = [&](std::string detail) {
+    result.passed = false;
+    result.error = kInfinity;
+    result.detail = std::move(detail);
+    return result;
+  };
+  const SpecialValues<T, CT> specials(p, c0);
+  const UnderflowFloor floor = underflow_floor<T, CT>(p, tol_dtype);
+  std::vector<double> a_norms(m, 0.0), b_norms(n, 0.0);  // A and B unread if alpha == 0
+  if (p.alpha != 0) a_norms = op_a_row_norms<T>(p), b_norms = op_b_column_norms<T>(p);
+
+  // Entry by entry: Inf and NaN exactly where IEEE arithmetic puts them, every other entry
+  // finite. Per row: the first entry that is not, how many are non-finite, and how many of the
+  // others are in C's subnormal range.
+  std::vector<std::int64_t> bad(static_cast<std::size_t>(m), -1), row_specials(static_cast<std::size_t>(m), 0),
+      row_small(static_cast<std::size_t>(m), 0);
   bool c_integral = true;
+#pragma omp parallel for schedule(static) reduction(&& : c_integral)
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
       const double g = to_double(got[i * p.ldc + j]);
-      if (!std::isfinite(g)) {
-        result.passed = false;
-        result.error = kInfinity;
-        result.detail = "entry " + entry_name(i, j) + " is " + number(g);
-        return result;
+      if (specials.special(i, j)) {
+        if (bad[i] < 0 && !same_value(g, specials.at(i, j))) bad[i] = j;
+        ++row_specials[i];
+      } else if (!std::isfinite(g)) {
+        if (bad[i] < 0) bad[i] = j;
+      } else {
+        c_integral = c_integral && g == std::trunc(g);
+        row_small[i] += floor.small(g);
       }
-      c_integral = c_integral && g == std::trunc(g);
     }
+  for (std::int64_t i = 0; i < m; ++i) {
+    if (bad[i] < 0) continue;
+    const std::int64_t j = bad[i];
+    const double g = to_double(got[i * p.ldc + j]);
+    if (specials.special(i, j))
+      return failed("entry " + entry_name(i, j) + " is " + number(g) + ", expected " + number(specials.at(i, j)) +
+                    " (what IEEE arithmetic makes of the inputs' Inf and NaN)");
+    // Every term finite: an overflow if the exact value is beyond C's dtype, else wrong.
+    const auto [mh, ml, e] = scaled_entry<T, CT>(p, c0, i, j);
+    if (!(std::fabs(std::ldexp(mh, e)) < range_of<CT>().overflow))
+      return failed(overflow_detail(i, j, number(mh + ml, e), p.c_dtype(), range_of<CT>().largest, g));
+    return failed("entry " + entry_name(i, j) + " is " + number(g) + ", expected " + number(mh + ml, e));
+  }
 
+  // The rest is compared as a whole. Rows and columns of C that hold no finite entry are left
+  // out (x is 0 on those columns, those rows are not compared). Another entry that c0 alone
+  // makes non-finite is read as 0 in C x and C0 x, and its alpha a_i . b_j x_j put back into
+  // the residual by hand, in k steps.
+  std::vector<char> skip_row(static_cast<std::size_t>(m)), skip_column(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < m; ++i) skip_row[i] = specials.row(i) || row_specials[i] == n;
+  std::int64_t put_back_entries = 0;
+  if (specials.any()) {
+    std::vector<std::int64_t> column_specials(static_cast<std::size_t>(n), 0);  // in the rows kept
+    for (std::int64_t i = 0; i < m; ++i)
+      if (!skip_row[i] && row_specials[i] > 0)
+        for (std::int64_t j = 0; j < n; ++j) column_specials[j] += specials.special(i, j);
+    const auto kept_rows = std::count(skip_row.begin(), skip_row.end(), 0);
+    for (std::int64_t j = 0; j < n; ++j) skip_column[j] = specials.column(j) || column_specials[j] == kept_rows;
+    for (std::int64_t i = 0; i < m; ++i)
+      if (!skip_row[i] && row_specials[i] > 0)
+        for (std::int64_t j = 0; j < n; ++j) put_back_entries += !skip_column[j] && specials.special(i, j);
+  }
+  if (p.alpha != 0 && double(put_back_entries) * double(k) > kFullVerifyLimit)
+    return failed("inconclusive: " + std::to_string(put_back_entries) + " scattered entries of C0 are Inf or NaN, "
+                  "and leaving each out of Freivalds' check takes k = " + std::to_string(k) +
+                  " steps (use --verify full)");
   DDVectors x(n), ones(std::max(n, k), 1.0);
   std::uint64_t state = seed;
   for (double& v : x.hi) v = (splitmix64_next(state) >> 63) ? 1.0 : -1.0;
+  for (std::int64_t j = 0; j < n; ++j)
+    if (skip_column[j])
+      for (int t = 0; t < kVectors; ++t) x.hi[j * kVectors + t] = ones.hi[j * kVectors + t] = 0;
   const DDVectors cx = op_times<false>(got, false, m, n, p.ldc, x);
   const DDVectors c_abs = op_times<true>(got, false, m, n, p.ldc, ones);
   // A and B are not read when alpha == 0, nor C0 when beta == 0.
-  DDVectors abx(m), ab_abs(m), c0x(m), c0_abs(m);
-  std::vector<double> a_norms(m, 0.0), c0_norms(m, 0.0);
-  double b_frobenius = 0;
+  DDVectors abx(m), ab_abs(m), c0x(m), c0_abs(m), put_back(m);
+  std::vector<double> c0_norms(m, 0.0);
+  Norm2 b_frobenius;
   if (p.alpha != 0) {
     const auto* a = static_cast<const T*>(p.a);
     const auto* b = static_cast<const T*>(p.b);
@@ -773,14 +1140,33 @@ VerifyResult verify_freivalds(const GemmProblem& p, const CT* c0, double tol, DT
                           op_times<false>(b, p.trans_b, p.b_rows(), p.b_cols(), p.ldb, x));
     ab_abs = op_times<true>(a, p.trans_a, p.a_rows(), p.a_cols(), p.lda,
                             op_times<true>(b, p.trans_b, p.b_rows(), p.b_cols(), p.ldb, ones));
-    a_norms = op_a_row_norms<T>(p);
-    for (double b_norm : op_b_column_norms<T>(p)) b_frobenius += b_norm * b_norm;
-    b_frobenius = std::sqrt(b_frobenius);
+    for (std::int64_t j = 0; j < n; ++j)
+      if (!skip_column[j]) b_frobenius.add(b_norms[j]);
   }
   if (p.beta != 0) {
     c0x = op_times<false>(c0, false, m, n, p.ldc, x);
     c0_abs = op_times<true>(c0, false, m, n, p.ldc, ones);
-    c0_norms = line_norms(c0, m, n, p.ldc, true);
+    c0_norms = line_norms(c0, m, n, p.ldc, true, &skip_column);
+  }
+  std::vector<double> row_floor(static_cast<std::size_t>(m), 0.0);
+  for (std::int64_t i = 0; i < m; ++i)
+    row_floor[i] = floor.row(double(n - row_specials[i]), double(row_small[i]), a_norms[i], b_frobenius.value());
+  if (put_back_entries > 0 && p.alpha != 0) {
+    const OpView<T> a = op_view<T>(p.a, p.trans_a, p.lda), b = op_view<T>(p.b, p.trans_b, p.ldb);
+#pragma omp parallel for schedule(dynamic)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n && !skip_row[i] && row_specials[i] > 0; ++j) {
+        if (skip_column[j] || !specials.special(i, j)) continue;
+        double h = 0, l = 0;
+        for (std::int64_t q = 0; q < k; ++q) dd_add_product(h, l, to_double(a(i, q)), to_double(b(q, j)));
+        for (int t = 0; t < kVectors; ++t) {
+          const double alpha_x = p.alpha * x.hi[j * kVectors + t];  // exact: x is +-1
+          double& ph = put_back.hi[i * kVectors + t];
+          double& pl = put_back.lo[i * kVectors + t];
+          dd_add_product(ph, pl, alpha_x, h);
+          pl += alpha_x * l;
+        }
+      }
   }
 
   // The reference side's own error bound (two double-double products in a row).
@@ -790,10 +1176,12 @@ VerifyResult verify_freivalds(const GemmProblem& p, const CT* c0, double tol, DT
   std::int64_t worst_row = -1;
   double worst = 0, worst_residual = 0, worst_allowed = 0, backward = 0;
   for (std::int64_t i = 0; i < m; ++i) {
+    if (skip_row[i]) continue;
     const double magnitude = std::fabs(p.alpha) * ab_abs.hi[i * kVectors] +
                              std::fabs(p.beta) * c0_abs.hi[i * kVectors];
     const double eta = 2 * gamma * gamma * (magnitude + c_abs.hi[i * kVectors]);
-    const double allowed = tol * (std::fabs(p.alpha) * a_norms[i] * b_frobenius + std::fabs(p.beta) * c0_norms[i]);
+    const double allowed =
+        tol * (std::fabs(p.alpha) * a_norms[i] * b_frobenius.value() + std::fabs(p.beta) * c0_norms[i]) + row_floor[i];
     for (int t = 0; t < kVectors; ++t) {
       const std::size_t at = static_cast<std::size_t>(i * kVectors + t);
       double h = cx.hi[at], l = cx.lo[at];
@@ -803,14 +1191,18 @@ VerifyResult verify_freivalds(const GemmProblem& p, const CT* c0, double tol, DT
         dd_add_product(h, l, -p.beta, c0x.hi[at]);
         l -= p.beta * c0x.lo[at];
       }
+      double th, tl;
+      two_sum(h, put_back.hi[at], th, tl);
+      h = th, l += tl + put_back.lo[at];
       double r = h + l, e = eta + 0x1p-52 * std::fabs(r);
       // Integers in, integers out: the residual is an integer, known exactly once e < 1/2.
       if (integer_data && c_integral && e < 0.5) r = std::nearbyint(r), e = 0;
       const double ar = std::fabs(r);
-      residual.add(r);
-      low.add(std::max(ar - e, 0.0));
-      high.add(ar + e);
-      reference.add(p.alpha * abx.hi[at] + p.beta * c0x.hi[at]);
+      // What is left beyond the underflow floor of the row's entries.
+      residual.add(std::max(ar - row_floor[i], 0.0));
+      low.add(std::max(ar - e - row_floor[i], 0.0));
+      high.add(std::max(ar + e - row_floor[i], 0.0));
+      reference.add(p.alpha * abx.hi[at] + p.beta * c0x.hi[at] - put_back.hi[at]);
       backward = std::max(backward, magnitude > 0 ? ar / magnitude : (ar == 0 ? 0.0 : kInfinity));
       double excess = 0;
       if (!std::isfinite(r)) excess = kInfinity;
@@ -830,6 +1222,8 @@ VerifyResult verify_freivalds(const GemmProblem& p, const CT* c0, double tol, DT
       " <= " + number(tol) + " (an estimate of the relative Frobenius error against the exact "
       "product) and every row within " + number(tol) + " (|alpha| |a_i| |B|_F + |beta| |c0_i|); "
       "backward error relative to |A||B| " + number(backward);
+  if (specials.any())
+    result.guarantee += "; Inf and NaN exactly where IEEE arithmetic puts them, checked entry by entry";
   if (fails) {
     if (!(relative(low) <= tol))
       result.detail = "estimated relative Frobenius error " + number(result.error) + " exceeds the " +
@@ -839,7 +1233,7 @@ VerifyResult verify_freivalds(const GemmProblem& p, const CT* c0, double tol, DT
                        std::to_string(worst_row) + " of C x differs from alpha A (B x) + beta C0 x by " +
                        number(std::fabs(worst_residual)) + ", more than the " + number(worst_allowed) +
                        " that rounding explains" +
-                       (std::isfinite(worst_residual) ? "" : " (the inputs hold NaN or Inf)");
+                       (std::isfinite(worst_residual) ? "" : " (its sums leave the double range: use --verify full)");
     if (std::isfinite(backward)) {
       result.detail += "; " + backward_note(backward, tol_dtype, k);
       result.within_rounding = backward <= rounding_allowance(tol_dtype, k);
@@ -979,9 +1373,16 @@ VerifyResult verify_modular(const GemmProblem& p, const CT* c0, std::uint64_t se
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
         const double g = to_double(got[i * p.ldc + j]);
-        if (!std::isfinite(g) || g != std::trunc(g))
-          return failed("entry " + entry_name(i, j) + " is " + number(g) +
-                        ", not an integer (the exact product of integers is one)");
+        if (std::isfinite(g) && g == std::trunc(g)) continue;
+        // Inf where the exact value is beyond C's dtype is an overflow (the inputs are finite).
+        std::vector<int128_t> row(static_cast<std::size_t>(n));
+        const std::int64_t beyond_128_bits = exact_rows<T, CT>(p, c0, i, i + 1, row.data()).second;
+        if (!std::isfinite(g) &&
+            (beyond_128_bits == j || (beyond_128_bits < 0 && !(std::fabs(double(row[j])) < range_of<CT>().overflow))))
+          return failed(overflow_detail(i, j, beyond_128_bits == j ? "at least 2^127" : to_string(row[j]),
+                                        p.c_dtype(), range_of<CT>().largest, g));
+        return failed("entry " + entry_name(i, j) + " is " + number(g) +
+                      ", not an integer (the exact product of integers is one)");
       }
 
   const std::vector<std::uint64_t> x = freivalds_vectors(n, seed);
@@ -1185,7 +1586,12 @@ std::vector<double> reference_gemm(const GemmProblem& problem, const void* c_bef
   check_problem(problem, c_before, "reference GEMM");
   std::vector<double> hi(static_cast<std::size_t>(problem.m * problem.n)), lo(hi.size());
   visit_problem(problem, [&]<class T, class CT>() {
-    compensated_rows<T, CT>(problem, static_cast<const CT*>(c_before), 0, problem.m, hi.data(), lo.data());
+    const auto* c0 = static_cast<const CT*>(c_before);
+    compensated_rows<T, CT>(problem, c0, SpecialValues<T, CT>(problem, c0), 0, problem.m, hi.data(), lo.data());
+    // What IEEE rounding to C's dtype makes of an exact value beyond it: Inf of its sign.
+    if constexpr (!std::is_integral_v<CT>)
+      for (double& x : hi)
+        if (!(std::fabs(x) < range_of<CT>().overflow) && !std::isnan(x)) x = std::copysign(kInfinity, x);
   });
   return hi;
 }

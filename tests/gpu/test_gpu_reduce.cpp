@@ -1,7 +1,9 @@
 // Every reduction kernel (the ladder and CUB) against the CPU reference on seeded random
 // data at many lengths; sums within the stated bound; NaN/Inf; misaligned starts; and the
 // same bits run after run.
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -118,10 +120,31 @@ TEST(GpuReduce, MisalignedStarts) {
   }
 }
 
-// A large f32 sum against the bound: 2^26 + 3 values, every kernel.
+// A large f32 sum, 2^26 + 3 values, every kernel. First integers 1..8 of random signs: every
+// partial sum a reduction forms (blocks, strides, trees of them) is a sum of random signs, of
+// the order of 5 sqrt(its length), 4e4 for the whole, far below 2^24: each is exact in f32, and
+// so is the result. It must equal the exact sum, and a kernel that drops or duplicates one
+// value (or reads one past the end) is off by at least 1; the stated bound, (n - 1) u sum |x|
+// = 1.2e9 here, would let that pass. Then adversarial data against the bound.
 TEST(GpuReduce, LargeF32SumWithinTheStatedBound) {
   SKIP_WITHOUT_DEVICE();
   const std::size_t n = (std::size_t(1) << 26) + 3;
+  std::vector<float> ints(n);
+  std::mt19937_64 gen(76);
+  std::uniform_int_distribution<int> magnitude(1, 8);
+  for (auto& v : ints) v = static_cast<float>((gen() >> 63) ? magnitude(gen) : -magnitude(gen));
+  long double exact = 0, largest_prefix = 0;
+  for (float v : ints) {
+    exact += v;  // exact: integers far below 2^64
+    largest_prefix = std::max(largest_prefix, std::fabs(exact));
+  }
+  ASSERT_LT(largest_prefix, 0x1p24L);  // the sequential order's partial sums are exact in f32
+  ASSERT_EQ(static_cast<long double>(static_cast<float>(exact)), exact);
+  const auto int_device = upload(ints);
+  for (const ReduceKernel* k : cuda_kernels())
+    EXPECT_EQ(static_cast<long double>(reduce_device(int_device.data(), n, ReduceOp::sum, k->name)), exact)
+        << k->name << ": integers whose every partial sum f32 holds must sum exactly";
+
   const auto x = adversarial<float>(n, 77);
   const auto device = upload(x);
   const long double ref = reduce_reference_wide(x.data(), n, ReduceOp::sum);

@@ -5,8 +5,10 @@
 
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "gemmkit/registry.hpp"
@@ -731,6 +733,342 @@ TEST(VerifyReference, DoubleDoubleSurvivesCancellation) {
   const double a2[] = {0.1, -0.3}, b2[] = {3, 1};
   p.k = 2, p.a = a2, p.lda = 2, p.b = b2;
   EXPECT_EQ(reference_gemm(p, nullptr)[0], 2.7755575615628914e-17);
+}
+
+// ---- IEEE values: Inf and NaN from the inputs, overflow, subnormals.
+
+// alpha A B + beta C0 (row-major, no transposes) evaluated plainly in double, term by term:
+// an IEEE evaluation, exact for the small integers these tests use.
+template <class T>
+Matrix<double> ieee_product(const Matrix<T>& a, const Matrix<T>& b, const Matrix<T>& c0, double alpha,
+                            double beta) {
+  Matrix<double> c(a.rows(), b.cols());
+  for (std::int64_t i = 0; i < c.rows(); ++i)
+    for (std::int64_t j = 0; j < c.cols(); ++j) {
+      double sum = 0;
+      for (std::int64_t q = 0; q < a.cols(); ++q) sum += double(a(i, q)) * double(b(q, j));
+      c(i, j) = alpha * sum + (beta != 0 ? beta * double(c0(i, j)) : 0.0);
+    }
+  return c;
+}
+
+bool same_value(double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); }
+
+// 9 x 13 times 13 x 11, integers in [-3, 3] (zeros included; every sum exact in bf16), with
+// Inf and NaN where each of IEEE's cases arises: a NaN row of A (4), an Inf in row 2 meeting a
+// zero and a nonzero, Infs of both signs in row 6, an Inf in column 9 of B meeting zeros and
+// nonzeros of A, -Inf in column 4; and C0 (beta = 2) with NaN at (0, 0), -Inf at (8, 10) and at
+// (1, 4), where alpha = -2 turns the column's -Inf into +Inf.
+template <class T>
+struct IeeeCase {
+  Matrix<T> a{9, 13}, b{13, 11}, c0{9, 11}, c{9, 11};
+  Matrix<double> expected;
+  GemmProblem p;
+  IeeeCase() {
+    std::mt19937 gen(2024);
+    std::uniform_int_distribution<int> value(-3, 3);
+    for (std::int64_t i = 0; i < 9; ++i)
+      for (std::int64_t q = 0; q < 13; ++q) a(i, q) = T(double(value(gen)));
+    for (std::int64_t q = 0; q < 13; ++q)
+      for (std::int64_t j = 0; j < 11; ++j) b(q, j) = T(double(value(gen)));
+    for (std::int64_t i = 0; i < 9; ++i)
+      for (std::int64_t j = 0; j < 11; ++j) c0(i, j) = T(double(value(gen)));
+    a(4, 1) = T(kNaN);
+    a(2, 5) = T(kInf);
+    b(5, 0) = T(0.0), b(5, 1) = T(3.0);  // Inf * 0 and Inf * 3 in row 2
+    a(6, 3) = T(-kInf), a(6, 8) = T(kInf);
+    b(3, 2) = T(2.0), b(8, 2) = T(1.0);  // -Inf + Inf at (6, 2)
+    b(7, 9) = T(kInf);
+    a(0, 7) = T(0.0), a(1, 7) = T(2.0);
+    b(2, 4) = T(-kInf);
+    a(1, 2) = T(1.0);
+    c0(0, 0) = T(kNaN), c0(8, 10) = T(-kInf), c0(1, 4) = T(-kInf);
+    expected = ieee_product(a, b, c0, -2.0, 2.0);
+    for (std::int64_t i = 0; i < 9; ++i)
+      for (std::int64_t j = 0; j < 11; ++j) c(i, j) = T(expected(i, j));
+    p = make_problem<T>(a.view(), false, b.view(), false, c.view(), -2.0, 2.0);
+  }
+};
+
+template <class T>
+void check_ieee_case() {
+  IeeeCase<T> t;
+  SCOPED_TRACE(std::string(dtype_name(t.p.dtype)));
+  // Every case of the rules occurs.
+  EXPECT_TRUE(std::isnan(t.expected(2, 0)) && std::isinf(t.expected(2, 1)));
+  EXPECT_TRUE(std::isnan(t.expected(6, 2)) && std::isnan(t.expected(1, 4)) && std::isnan(t.expected(0, 0)));
+  EXPECT_TRUE(std::isnan(t.expected(0, 9)) && std::isinf(t.expected(1, 9)));
+  EXPECT_EQ(t.expected(8, 10), -kInf);
+  const std::vector<double> ref = reference_gemm(t.p, t.c0.data());
+  for (std::int64_t i = 0; i < 9; ++i)
+    for (std::int64_t j = 0; j < 11; ++j)
+      EXPECT_TRUE(same_value(ref[i * 11 + j], t.expected(i, j)))
+          << "(" << i << ", " << j << "): " << ref[i * 11 + j] << ", IEEE gives " << t.expected(i, j);
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds, VerifyMode::automatic}) {
+    const VerifyResult r = verify(t.p, t.c0.data(), mode);
+    EXPECT_TRUE(r.passed) << verify_mode_name(mode) << ": " << r.detail;
+    EXPECT_TRUE(contains(r.guarantee, "Inf and NaN exactly where IEEE arithmetic puts them")) << r.guarantee;
+  }
+  // Each non-finite entry is checked as itself, and the finite ones still are: full names the
+  // entry, Freivalds too where it is not finite, else its row.
+  const auto fails_at = [&](std::int64_t i, std::int64_t j, double wrong, const std::string& freivalds_names) {
+    const T right = t.c(i, j);
+    t.c(i, j) = T(wrong);
+    ASSERT_FALSE(same_value(double(t.c(i, j)), double(right)));
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+      const VerifyResult r = verify(t.p, t.c0.data(), mode);
+      EXPECT_FALSE(r.passed) << verify_mode_name(mode) << " with " << wrong << " at (" << i << ", " << j << ")";
+      const std::string entry = "entry (" + std::to_string(i) + ", " + std::to_string(j) + ")";
+      EXPECT_TRUE(contains(r.detail, mode == VerifyMode::full ? entry : freivalds_names))
+          << verify_mode_name(mode) << ": " << r.detail;
+    }
+    t.c(i, j) = right;
+  };
+  fails_at(2, 0, kInf, "entry (2, 0) is inf, expected nan");  // NaN expected
+  fails_at(2, 1, -t.expected(2, 1), "entry (2, 1)");            // Inf of the other sign
+  fails_at(8, 10, 7.0, "entry (8, 10) is 7, expected -inf");     // -Inf expected
+  fails_at(3, 3, kNaN, "entry (3, 3) is nan, expected");          // finite expected
+  // Finite entries beside those that C0 alone makes non-finite (which Freivalds leaves out of
+  // its sums and puts back by hand): the row must still add up.
+  fails_at(0, 3, t.expected(0, 3) + 40, "row 0");
+  fails_at(8, 2, t.expected(8, 2) - 40, "row 8");
+}
+
+TEST(VerifyIeee, InfAndNaNInputsGiveWhatIeeeArithmeticGivesInEveryCheck) {
+  // The reference used to turn every Inf into NaN, and Freivalds to reject any Inf or NaN.
+  check_ieee_case<double>();
+  check_ieee_case<float>();
+  check_ieee_case<Half>();
+  check_ieee_case<BFloat16>();
+}
+
+TEST(VerifyIeee, InfTimesOneIsInf) {
+  // The case: "entry (0, 0) is inf, expected -nan".
+  for (double inf : {kInf, -kInf}) {
+    Matrix<float> a(1, 1), b(1, 1), c(1, 1);
+    a(0, 0) = float(inf), b(0, 0) = 1, c(0, 0) = float(inf);
+    const GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
+    EXPECT_EQ(reference_gemm(p, nullptr)[0], inf);
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds, VerifyMode::automatic})
+      EXPECT_TRUE(verify(p, nullptr, mode).passed) << verify_mode_name(mode) << ": " << verify(p, nullptr, mode).detail;
+    c(0, 0) = float(-inf);
+    const VerifyResult r = verify(p, nullptr, VerifyMode::full);
+    EXPECT_FALSE(r.passed);
+    EXPECT_TRUE(contains(r.detail, "expected " + std::string(inf > 0 ? "inf" : "-inf"))) << r.detail;
+  }
+}
+
+TEST(VerifyIeee, AutomaticPastTheLimitPassesProductsWithNaNAndInfInputs) {
+  // 2000 x 501 x 2000: past kFullVerifyLimit, so Freivalds. op(A) holds 0.5 at (0, 0) and NaN
+  // at (7, 3); B holds 1 at (0, 0) and Inf at (4, 9), which meets only zeros of A: row 7 and
+  // column 9 of C are NaN, C(0, 0) is 0.5, the rest 0. Such a product used to fail always.
+  Matrix<float> a(2000, 501), b(501, 2000), c(2000, 2000);
+  a(0, 0) = 0.5f, b(0, 0) = 1;
+  a(7, 3) = std::numeric_limits<float>::quiet_NaN();
+  b(4, 9) = std::numeric_limits<float>::infinity();
+  c(0, 0) = 0.5f;
+  for (std::int64_t j = 0; j < 2000; ++j) c(7, j) = std::numeric_limits<float>::quiet_NaN();
+  for (std::int64_t i = 0; i < 2000; ++i) c(i, 9) = std::numeric_limits<float>::quiet_NaN();
+  const GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
+  ASSERT_GT(p.flops() / 2, kFullVerifyLimit);
+  VerifyResult r = verify(p, nullptr, VerifyMode::automatic);
+  EXPECT_EQ(r.method, VerifyMode::freivalds);
+  EXPECT_TRUE(r.passed) << r.detail;
+  c(3, 9) = std::numeric_limits<float>::infinity();
+  r = verify(p, nullptr, VerifyMode::automatic);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.detail, "entry (3, 9) is inf, expected nan")) << r.detail;
+  c(3, 9) = std::numeric_limits<float>::quiet_NaN();
+  c(0, 0) = 0.25f;
+  r = verify(p, nullptr, VerifyMode::automatic);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.detail, "row 0")) << r.detail;
+}
+
+TEST(VerifyIeee, FreivaldsSaysWhenC0sScatteredNaNsCostTooMuchToLeaveOut) {
+  // C0 NaN in a checkerboard: no row or column of C is all NaN, so each of the 500000 entries
+  // would be taken out of the sums in k = 4001 steps, 2e9 in all: Freivalds says it cannot
+  // decide rather than spend a full product's time.
+  Matrix<float> a(1000, 4001), b(4001, 1000), c0(1000, 1000), c(1000, 1000);
+  a(0, 0) = 1, b(0, 0) = 2;
+  for (std::int64_t i = 0; i < 1000; ++i)
+    for (std::int64_t j = 0; j < 1000; ++j)
+      c0(i, j) = c(i, j) = (i + j) % 2 ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+  c(0, 0) = 2;
+  const GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view(), 1.0, 1.0);
+  const VerifyResult r = verify(p, c0.data(), VerifyMode::freivalds);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(contains(r.detail, "inconclusive: 500000 scattered entries of C0 are Inf or NaN")) << r.detail;
+}
+
+TEST(VerifyIeee, AnExactValueBeyondTheDtypeFailsAsAnOverflowNamingIt) {
+  // f32: 2^127 * 3 - 5 rounds to Inf, as IEEE has it; the reference says so, and the check
+  // fails as an overflow (the result is not the product), naming the exact value.
+  {
+    Matrix<float> a(1, 2), b(2, 1), c(1, 1);
+    a(0, 0) = 0x1p127f, a(0, 1) = -1, b(0, 0) = 3, b(1, 0) = 5;
+    c(0, 0) = std::numeric_limits<float>::infinity();
+    const GemmProblem p = make_problem<float>(a.view(), false, b.view(), false, c.view());
+    EXPECT_EQ(reference_gemm(p, nullptr)[0], kInf);
+    char exact[32];
+    std::snprintf(exact, sizeof exact, "%.9g", 3 * 0x1p127 - 5);
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+      const VerifyResult r = verify(p, nullptr, mode);
+      EXPECT_FALSE(r.passed) << verify_mode_name(mode);
+      EXPECT_TRUE(contains(r.detail, "numeric overflow: the exact result at (0, 0) is " + std::string(exact) +
+                                         ", beyond f32 (largest finite 3.40282347e+38); the result holds inf"))
+          << r.detail;
+    }
+    a(0, 0) = -0x1p127f;
+    EXPECT_EQ(reference_gemm(p, nullptr)[0], -kInf);
+  }
+  // f64 beyond the double range: 1e300 * 1e300 + 1e300 * 2e300 = 3e600 (it was "expected -nan").
+  {
+    Matrix<double> a(1, 2), b(2, 1), c(1, 1);
+    a(0, 0) = a(0, 1) = 1e300, b(0, 0) = 1e300, b(1, 0) = 2e300;
+    c(0, 0) = kInf;
+    const GemmProblem p = make_problem<double>(a.view(), false, b.view(), false, c.view());
+    EXPECT_EQ(reference_gemm(p, nullptr)[0], kInf);
+    for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+      const VerifyResult r = verify(p, nullptr, mode);
+      EXPECT_FALSE(r.passed);
+      EXPECT_TRUE(contains(r.detail, "numeric overflow: the exact result at (0, 0) is 3e+600, beyond f64"))
+          << r.detail;
+    }
+  }
+  // Terms past the range that cancel are exact: 1e600 - 1e600 = 0, not NaN. A kernel summing in
+  // order gets Inf - Inf = NaN: wrong, and the message says why.
+  {
+    Matrix<double> a(1, 2), b(2, 1), c(1, 1);
+    a(0, 0) = 1e300, a(0, 1) = -0.5e300, b(0, 0) = 1e300, b(1, 0) = 2e300;
+    c(0, 0) = 0;
+    const GemmProblem p = make_problem<double>(a.view(), false, b.view(), false, c.view());
+    EXPECT_EQ(reference_gemm(p, nullptr)[0], 0.0);
+    EXPECT_TRUE(verify(p, nullptr, VerifyMode::full).passed) << verify(p, nullptr, VerifyMode::full).detail;
+    c(0, 0) = kNaN;
+    const VerifyResult r = verify(p, nullptr, VerifyMode::full);
+    EXPECT_FALSE(r.passed);
+    EXPECT_TRUE(contains(r.detail, "entry (0, 0) is nan, expected 0 (its partial sums may reach")) << r.detail;
+  }
+  // f16: 250 * 262 = 65500 rounds to 65504, fine; 250 * -300 and 300 * 262 = 78600 are beyond f16.
+  {
+    Matrix<Half> a(1, 1), b(1, 2), c(1, 2);
+    a(0, 0) = Half(250.0), b(0, 0) = Half(262.0), b(0, 1) = Half(-300.0);
+    c(0, 0) = Half(65504.0), c(0, 1) = Half(-kInf);
+    const GemmProblem p = make_problem<Half>(a.view(), false, b.view(), false, c.view());
+    EXPECT_EQ(reference_gemm(p, nullptr), (std::vector<double>{65500, -kInf}));
+    a(0, 0) = Half(300.0);
+    c(0, 0) = Half(kInf);
+    const VerifyResult r = verify(p, nullptr, VerifyMode::full);
+    EXPECT_FALSE(r.passed);
+    EXPECT_TRUE(contains(r.detail, "at (0, 0) is 78600, beyond f16 (largest finite 65504)")) << r.detail;
+    // Integer-valued: --verify exact names it as an overflow too.
+    const VerifyResult exact = verify(p, nullptr, VerifyMode::exact);
+    EXPECT_FALSE(exact.passed);
+    EXPECT_TRUE(contains(exact.detail, "numeric overflow: the exact result at (0, 0) is 78600, beyond f16")) << exact.detail;
+  }
+}
+
+TEST(VerifyIeee, ExactRefusesInfAndNaNAndAutoChecksThemInFull) {
+  ProblemSpec spec = square(DType::f64, 7);
+  spec.distribution = Distribution::parse("ints:-5:5");
+  TestProblem t(spec);
+  t.op_a<double>(2, 3) = kInf;
+  Registry::instance().get("cpu_blocked").run(t.problem(), test::cpu_launch());
+  EXPECT_FALSE(integer_valued(t.problem(), nullptr));
+  try {
+    verify(t.problem(), nullptr, VerifyMode::exact);
+    FAIL() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage);
+    EXPECT_TRUE(contains(e.what(), "integer-valued")) << e.what();
+  }
+  const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::automatic);
+  EXPECT_EQ(r.check, "full, double-double reference");
+  EXPECT_TRUE(r.passed) << r.detail;
+}
+
+// Values of magnitude 2^e, mantissas random in [1, 2) with random signs.
+template <class T>
+void fill_scaled(Matrix<T>& m, int e, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  for (std::int64_t i = 0; i < m.rows(); ++i)
+    for (std::int64_t j = 0; j < m.cols(); ++j)
+      m(i, j) = T(std::ldexp((gen() & 1) ? mantissa(gen) : -mantissa(gen), e));
+}
+
+// C = A B in T's own arithmetic (float for Half), then rounded to T: what a kernel does.
+template <class T, class Acc>
+void multiply_in(const Matrix<T>& a, const Matrix<T>& b, Matrix<T>& c) {
+  for (std::int64_t i = 0; i < c.rows(); ++i)
+    for (std::int64_t j = 0; j < c.cols(); ++j) {
+      Acc sum = 0;
+      for (std::int64_t q = 0; q < a.cols(); ++q) sum += Acc(double(a(i, q))) * Acc(double(b(q, j)));
+      c(i, j) = T(double(sum));
+    }
+}
+
+// A correct product of values of magnitude 2^ea and 2^eb passes both checks; one entry off by
+// `wrong` (far more than rounding there) fails both.
+template <class T, class Acc>
+void check_subnormal(int ea, int eb, double wrong, const char* what) {
+  SCOPED_TRACE(what);
+  Matrix<T> a(20, 30), b(30, 25), c(20, 25);
+  fill_scaled(a, ea, 1), fill_scaled(b, eb, 2);
+  multiply_in<T, Acc>(a, b, c);
+  const GemmProblem p = make_problem<T>(a.view(), false, b.view(), false, c.view());
+  EXPECT_GT(std::fabs(double(c(4, 5))), 0.0);
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
+    const VerifyResult r = verify(p, nullptr, mode);
+    EXPECT_TRUE(r.passed) << verify_mode_name(mode) << ": " << r.detail;
+  }
+  const T right = c(4, 5);
+  c(4, 5) = T(double(right) + wrong);
+  ASSERT_EQ(double(c(4, 5)), double(right) + wrong);
+  for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds})
+    EXPECT_FALSE(verify(p, nullptr, mode).passed) << verify_mode_name(mode);
+}
+
+TEST(VerifyUnderflow, SubnormalProductsAndResultsWithinRoundingPass) {
+  // f64: inputs of 2^-1040 (subnormal) times 2^-2: their squares underflowed to 0, so every
+  // bound relative to |a_i| |b_j| was 0 and a rounding of one unit failed.
+  check_subnormal<double, double>(-1040, -2, 0x1p-1040, "f64 subnormal inputs");
+  // f64 and f32: products below the normal range though the inputs are normal.
+  check_subnormal<double, double>(-520, -515, 0x1p-1034, "f64 subnormal products");
+  check_subnormal<float, float>(-75, -66, 0x1p-139, "f32 subnormal products");
+  check_subnormal<float, float>(-142, 0, 0x1p-139, "f32 subnormal inputs");
+  // f16 and bf16: results of a few units of their subnormal range, summed in f32 and rounded
+  // once; a one-unit rounding is as close as the dtype gets.
+  check_subnormal<Half, float>(-12, -14, 0x1p-19, "f16 subnormal results");
+  check_subnormal<BFloat16, float>(-69, -69, 0x1p-128, "bf16 subnormal results");
+}
+
+template <class T>
+void check_entry_bound_is_as_stated(DType dtype) {
+  SCOPED_TRACE(std::string(dtype_name(dtype)));
+  TestProblem t = computed(square(dtype, 60));
+  const GemmProblem p = t.problem();
+  const std::vector<double> ref = reference_gemm(p, nullptr);
+  double a_norm = 0, b_norm = 0;
+  for (std::int64_t q = 0; q < 60; ++q) {
+    a_norm += double(t.op_a<T>(7, q)) * double(t.op_a<T>(7, q));
+    b_norm += double(t.op_b<T>(q, 8)) * double(t.op_b<T>(q, 8));
+  }
+  const double bound = 2 * tolerance(dtype, 60) * std::sqrt(a_norm) * std::sqrt(b_norm);
+  for (double factor : {0.98, 1.02}) {
+    t.c<T>()(7, 8) = T(ref[7 * 60 + 8] + factor * bound);
+    const VerifyResult r = verify(p, nullptr, VerifyMode::full);
+    EXPECT_EQ(r.passed, factor < 1) << factor << ": " << r.detail;
+    EXPECT_FALSE(contains(r.guarantee, "subnormals")) << r.guarantee;
+  }
+}
+
+TEST(VerifyUnderflow, TheFloorLoosensNothingForNormalValues) {
+  // Data of ordinary size: an entry 2% inside its stated bound 2 t |a_i| |b_j| passes, 2%
+  // outside it fails (the floor is about 1e-42 for f32 there, 1e-321 for f64).
+  check_entry_bound_is_as_stated<float>(DType::f32);
+  check_entry_bound_is_as_stated<double>(DType::f64);
 }
 
 }  // namespace

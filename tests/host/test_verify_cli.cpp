@@ -1,6 +1,7 @@
 // What `multiply` says about its check: the check's name and guarantee, the Pascal exercise,
-// integer overflow reported even with --verify none, --verify exact, and a multiply too big
-// for its memory limit refused with the figures instead of being killed.
+// integer overflow reported even with --verify none, --verify exact, Inf and NaN inputs and
+// float overflow, and a multiply too big for its memory limit refused with the figures instead
+// of being killed.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -105,6 +106,49 @@ TEST_F(VerifyCli, VerifyExactNeedsIntegerValuedInputsAndSaysItsGuarantee) {
   EXPECT_NE(full["verify"]["guarantee"].get<std::string>().find("relative Frobenius error against the exact product"),
             std::string::npos);
   EXPECT_EQ(full["verify"]["of_converted_inputs"], true);  // A is i64, B f64
+}
+
+TEST_F(VerifyCli, InfAndNaNInputsVerifyAsIeeeArithmeticHasThem) {
+  // inf x 1 used to fail: "entry (0, 0) is inf, expected -nan".
+  const std::string c = path("C.npy");
+  CliResult r = run("multiply " + write_file("A.csv", "inf\n") + " " + write_file("B.csv", "1\n") + " -o " + c);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("verified (full, double-double reference)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Inf and NaN exactly where IEEE arithmetic puts them"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(c));
+  // NaN * 1, Inf * 0, Inf - Inf beside finite rows, under every check: Freivalds (auto's check
+  // past 2e9 multiply-adds) rejected any of them.
+  const std::string a = write_file("A5.csv", "nan,1\ninf,2\ninf,-inf\n1,2\n");
+  const std::string b = write_file("B5.csv", "0,1\n1,1\n");
+  for (const char* mode : {"auto", "full", "freivalds"}) {
+    SCOPED_TRACE(mode);
+    const std::string out = path(std::string("C5_") + mode + ".npy");
+    r = run("multiply " + a + " " + b + " -o " + out + " --verify " + mode);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string("verified (") + (std::string(mode) == "auto" ? "full" : mode)),
+              std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Inf and NaN exactly where IEEE arithmetic puts them"), std::string::npos) << r.out;
+  }
+  // --verify exact takes integers only, and Inf is none.
+  expect_error(run("multiply " + a + " " + b + " -o " + path("C5.npy") + " --verify exact"), 2, "integer-valued");
+  EXPECT_FALSE(std::filesystem::exists(path("C5.npy")));
+}
+
+TEST_F(VerifyCli, AProductBeyondTheDtypeFailsAsAnOverflowNamingTheExactValue) {
+  // 2^127 * 3 in f32 is Inf: not the product. It used to say "entry (0, 0) is inf, expected
+  // 5.1042355e+38" as if the kernel were wrong, and "expected -nan" beyond f64.
+  const std::string c = path("C.npy");
+  for (const char* mode : {"full", "freivalds"}) {
+    SCOPED_TRACE(mode);
+    const CliResult r = run("multiply " + write_file("A.csv", "1.7014118346046923e38\n") + " " +
+                            write_file("B.csv", "3\n") + " -o " + c + " --dtype f32 --verify " + mode);
+    expect_error(r, 1, "numeric overflow: the exact result at (0, 0) is 5.1042355e+38, beyond f32");
+    EXPECT_FALSE(std::filesystem::exists(c));
+  }
+  const CliResult r = run("multiply " + write_file("A64.csv", "1e300,1e300\n") + " " +
+                          write_file("B64.csv", "1e300\n2e300\n") + " -o " + c);
+  expect_error(r, 1, "numeric overflow: the exact result at (0, 0) is 3e+600, beyond f64");
+  EXPECT_FALSE(std::filesystem::exists(c));
 }
 
 TEST_F(VerifyCli, AMultiplyTooBigForItsMemoryLimitIsRefusedWithTheFigures) {
