@@ -12,24 +12,6 @@
 namespace gemmkit::cli {
 namespace {
 
-// Every error is one line on stderr whatever it quotes: control characters that reach a
-// message unescaped (an option's value in CLI11's own messages) are shown as \xNN.
-void print_error(const std::string& message) {
-  std::string line;
-  for (const char ch : message) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      line += "\\x";
-      line += kHex[c >> 4];
-      line += kHex[c & 15];
-    } else {
-      line += ch;
-    }
-  }
-  std::fprintf(stderr, "gemmkit: error: %s\n", line.c_str());
-}
-
 // Under mpirun every process parses the same command line: only rank 0 reports its errors.
 bool other_mpi_rank() {
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
@@ -56,6 +38,7 @@ int run(int argc, char** argv) {
   add_spmv(app);
   add_conv1d(app);
   OutputBatch outputs;  // every output of the run, put in place only if it succeeds
+  const RunOutputs current(outputs);
   try {
     app.parse(argc, argv);
     finish_run(outputs);

@@ -84,6 +84,17 @@ void check_outputs(std::initializer_list<std::string> paths);
 // "cannot write to standard output: ...") before any file is replaced where it can.
 void finish_run(OutputBatch& outputs);
 
+// The outputs of the run under way (run() opens them; null outside a run), so that a
+// --distributed run can finish them (finish_run) while MPI is still up: a failure there on
+// rank 0 then ends every rank alike.
+struct RunOutputs {
+  explicit RunOutputs(OutputBatch& batch) { current = &batch; }
+  ~RunOutputs() { current = nullptr; }
+  RunOutputs(const RunOutputs&) = delete;
+  RunOutputs& operator=(const RunOutputs&) = delete;
+  static inline OutputBatch* current = nullptr;
+};
+
 // When the command line names no known subcommand (args: argv without the program name),
 // the error for it: "unknown subcommand 'mutliply' (did you mean 'multiply'?)".
 std::optional<std::string> unknown_subcommand_error(const CLI::App& app,
@@ -104,9 +115,15 @@ class SilentFailure : public Error {
   using Error::Error;
 };
 
+// `gemmkit: error: <message>` on stderr, one line whatever the message holds (control
+// characters shown as \xNN).
+void print_error(const std::string& message);
+
 // --distributed: runs `body` as one process of an MPI job (MPI initialised for it, finalised
-// after), whose agreed errors (dist::RankError) rank 0 alone reports: the other ranks exit
-// with the same status silently. Without MPI in the build, the usage error saying so.
+// after), then finishes the run's outputs (RunOutputs) on every rank, agreed. Its agreed
+// errors (dist::RankError) rank 0 alone prints, before any rank exits; every rank then throws
+// SilentFailure with that status. Any other error (one rank's, which no collective step
+// agreed) ends the job with MPI_Abort. Without MPI in the build, the usage error saying so.
 void run_as_mpi_process(const std::function<void()>& body);
 
 // --grid PxQ and --block N, the process grid and block-cyclic blocks of a --distributed run

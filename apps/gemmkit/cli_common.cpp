@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "cli.hpp"
 #include "gemmkit/device.hpp"
@@ -178,6 +180,24 @@ void add_grid_options(CLI::App* cmd, CLI::Option* distributed, std::string& grid
       ->needs(distributed);
 }
 
+// Every error is one line on stderr whatever it quotes: control characters that reach a
+// message unescaped (an option's value in CLI11's own messages) are shown as \xNN.
+void print_error(const std::string& message) {
+  std::string line;
+  for (const char ch : message) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      line += "\\x";
+      line += kHex[c >> 4];
+      line += kHex[c & 15];
+    } else {
+      line += ch;
+    }
+  }
+  std::fprintf(stderr, "gemmkit: error: %s\n", line.c_str());
+}
+
 void run_as_mpi_process(const std::function<void()>& body) {
 #ifndef GEMMKIT_HAVE_MPI
   (void)body;
@@ -185,13 +205,29 @@ void run_as_mpi_process(const std::function<void()>& body) {
                              "without it (install libopenmpi-dev and rebuild; docs/distributed.md)");
 #else
   dist::Environment mpi;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   try {
     body();
+    // Rank 0's outputs go in place (and its printing is flushed) before MPI ends, so that
+    // every rank exits with the status of that too.
+    dist::collective(MPI_COMM_WORLD, [] {
+      if (RunOutputs::current) finish_run(*RunOutputs::current);
+    });
   } catch (const dist::RankError& e) {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank != 0) throw SilentFailure(e.category(), e.what());  // rank 0 reports it
-    throw;
+    // Rank 0 prints the one line before any rank exits: mpirun ends the job when a process
+    // exits with a failure, and a line not yet printed then is lost.
+    if (rank == 0) print_error(e.what());
+    MPI_Barrier(MPI_COMM_WORLD);
+    throw SilentFailure(e.category(), e.what());
+  } catch (const Error& e) {
+    // An error that no collective step agreed (none should be) leaves the other ranks
+    // waiting for this one: the job ends rather than hangs.
+    print_error("rank " + std::to_string(rank) + ": " + e.what());
+    MPI_Abort(MPI_COMM_WORLD, exit_status(e.category()));
+  } catch (const std::exception& e) {
+    print_error("rank " + std::to_string(rank) + ": internal: " + e.what());
+    MPI_Abort(MPI_COMM_WORLD, exit_status(ErrorCategory::internal));
   }
 #endif
 }

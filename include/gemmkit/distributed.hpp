@@ -201,20 +201,22 @@ DistMatrix scatter(const GpuGrid& gpus, const AnyMatrix* whole, std::int64_t mb,
 // device blocks (device: i8 is not gathered, no host matrix holds it). Collective.
 AnyMatrix gather(const DistMatrix& m);
 
-// A matrix .npy file read in parallel straight into mb x nb blocks in host memory: rank 0 reads
-// and checks the header (gemmkit::read_npy_layout), then every rank reads only its own blocks
+// A matrix .npy file read in parallel straight into mb x nb blocks in host memory: every rank
+// reads and checks the header of the file it sees (gemmkit::read_npy_layout), which must be
+// rank 0's (shape, dtype, order, data offset), then every rank reads only its own blocks
 // with one collective MPI-IO read (MPI_File_read_all through a view of MPI_Type_create_darray,
 // which is exactly this block-cyclic layout). C and Fortran order; transpose: distributes the
 // file's matrix transposed. The file's dtype must be one a host distributed matrix holds, stored
 // as it is (<f8 <f4 <i8 <i4); others are input errors (read them on rank 0 and scatter). Every
-// rank must see the same file (a shared file system). Collective: a missing or bad file is one
-// RankError on every rank.
+// rank must see the same file (a shared file system). Collective: a missing, bad or different
+// file on any rank is one RankError on every rank, naming that rank.
 DistMatrix read_npy(const ProcessGrid& grid, const std::string& path, std::int64_t mb, std::int64_t nb,
                     bool transpose = false);
 
 // Writes the whole matrix as a C-ordered .npy file with no whole matrix anywhere: rank 0 opens
 // `path` through gemmkit::AtomicFile (a temporary file next to it) and writes the header, every
-// rank writes its own blocks into that temporary file with one collective MPI_File_write_all
+// rank writes its own blocks into that temporary file (named from the root, so that a relative
+// `path` is rank 0's whatever folder the others work in) with one collective MPI_File_write_all
 // through the block-cyclic view, and once every rank's write has succeeded rank 0 commits it
 // (renamed onto `path`, or handed to the OutputBatch open on rank 0). On any failure the
 // temporary file is removed and `path` left as it was. `path` must name a file, not "-" or a

@@ -2,11 +2,15 @@
 // written through AtomicFile), and every rank transfers only its own blocks through an MPI-IO
 // file view made by MPI_Type_create_darray, which describes exactly the 2-D block-cyclic
 // layout (block (I, J) on process (I mod P, J mod Q), processes numbered row-major).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <vector>
 
@@ -24,17 +28,27 @@ std::string mpi_error_text(int code) {
   return std::string(text, std::size_t(length));
 }
 
+// The hint of every error where a rank does not see the file that rank 0 does.
+constexpr const char* kSameFile = "every rank must see the same file (one machine or a shared file system)";
+
 // A file opened by every rank of a communicator, closed by all of them together. Every step
 // on it is agreed (collective()), so that all ranks reach the close. Failures are `category`
-// errors: input for a read, output for a write.
+// errors: input for a read, output for a write; `shown` names the file in them.
 class MpiFile {
  public:
-  MpiFile(MPI_Comm comm, const std::string& path, int mode, ErrorCategory category) : category_(category) {
+  MpiFile(MPI_Comm comm, const std::string& path, const std::string& shown, int mode, ErrorCategory category)
+      : category_(category) {
+    const std::string doing = std::string(" for parallel ") + (category_ == ErrorCategory::input ? "reading" : "writing");
+    // Each rank opens it by itself first, agreed: MPI_File_open (Open MPI's OMPIO) waits for
+    // ever on the ranks that opened the file when another rank could not.
+    collective(comm, [&] {
+      const int fd = ::open(path.c_str(), ((mode & MPI_MODE_RDONLY) ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+      if (fd < 0) fail(category_, "cannot open " + shown + doing + ": " + std::strerror(errno) + "; " + kSameFile);
+      ::close(fd);
+    });
     const int code = MPI_File_open(comm, path.c_str(), mode, MPI_INFO_NULL, &file_);
     collective(comm, [&] {
-      if (code != MPI_SUCCESS)
-        fail(category_, "cannot open " + quoted_path(path) + " for parallel " +
-                            (category_ == ErrorCategory::input ? "reading: " : "writing: ") + mpi_error_text(code));
+      if (code != MPI_SUCCESS) fail(category_, "cannot open " + shown + doing + ": " + mpi_error_text(code));
     });
   }
   ~MpiFile() {
@@ -96,11 +110,14 @@ void check_view_extent(const std::string& path, std::int64_t rows, std::int64_t 
 
 DistMatrix read_npy(const ProcessGrid& grid, const std::string& path, std::int64_t mb, std::int64_t nb,
                     bool transpose) {
-  // Rank 0's look at the header: rows, cols, dtype, Fortran order, data offset.
+  // Every rank reads the header of the file it sees (a missing or bad file on any rank is
+  // agreed here, before any MPI-IO); rank 0's says the rows, cols, dtype, Fortran order and
+  // data offset, and every other rank's must say the same.
   long long header[5] = {0, 0, 0, 0, 0};
+  NpyLayout layout;
   collective(grid.comm(), [&] {
+    layout = read_npy_layout(path);
     if (grid.rank() != 0) return;
-    const NpyLayout layout = read_npy_layout(path);
     const bool held = layout.dtype == DType::f64 || layout.dtype == DType::f32 || layout.dtype == DType::i32 ||
                       layout.dtype == DType::i64;
     if (!held || layout.widened)
@@ -114,6 +131,18 @@ DistMatrix read_npy(const ProcessGrid& grid, const std::string& path, std::int64
     header[3] = layout.fortran_order, header[4] = layout.data_offset;
   });
   MPI_Bcast(header, 5, MPI_LONG_LONG, 0, grid.comm());
+  collective(grid.comm(), [&] {
+    const long long mine[5] = {layout.rows, layout.cols, static_cast<long long>(layout.dtype), layout.fortran_order,
+                               layout.data_offset};
+    if (std::equal(mine, mine + 5, header) && !layout.widened) return;
+    const auto describe = [](const long long* h, bool widened) {
+      return std::to_string(h[0]) + "x" + std::to_string(h[1]) + " " + (widened ? "a narrower type read as " : "") +
+             std::string(dtype_name(static_cast<DType>(h[2]))) + (h[3] ? " in Fortran order" : "") + ", data from byte " +
+             std::to_string(h[4]);
+    };
+    fail(ErrorCategory::input, quoted_path(path) + " is " + describe(mine, layout.widened) + " here but " +
+                                   describe(header, false) + " on rank 0: " + kSameFile);
+  });
   const DType dtype = static_cast<DType>(header[2]);
   DistMatrix m(grid, dtype, transpose ? header[1] : header[0], transpose ? header[0] : header[1], mb, nb);
   if (m.rows() == 0 || m.cols() == 0) return m;
@@ -128,7 +157,7 @@ DistMatrix read_npy(const ProcessGrid& grid, const std::string& path, std::int64
     if (column_major) columns.resize(std::size_t(lr * lc) * dtype_size(dtype));
   });
   {
-    const MpiFile file(grid.comm(), path, MPI_MODE_RDONLY, ErrorCategory::input);
+    const MpiFile file(grid.comm(), path, quoted_path(path), MPI_MODE_RDONLY, ErrorCategory::input);
     transfer_blocks(grid, file, path, header[4], dtype, m.rows(), m.cols(), mb, nb,
                     column_major ? MPI_ORDER_FORTRAN : MPI_ORDER_C, column_major ? columns.data() : local, lr * lc,
                     false);
@@ -167,7 +196,9 @@ void write_npy(const DistMatrix& m, const std::string& path) {
     out->write(header);
     if (std::fflush(out->stream()) != 0)
       fail(ErrorCategory::output, "cannot write " + quoted_path(path) + ": " + std::strerror(errno));
+    // Named from the root, so that a rank working in another folder reaches this file.
     temp = out->temporary_path();
+    if (temp.front() != '/') temp = std::filesystem::current_path().string() + "/" + temp;
     header_bytes = static_cast<long long>(header.size());
   });
   long long sizes[2] = {header_bytes, static_cast<long long>(temp.size())};
@@ -175,7 +206,8 @@ void write_npy(const DistMatrix& m, const std::string& path) {
   temp.resize(std::size_t(sizes[1]));
   MPI_Bcast(temp.data(), int(sizes[1]), MPI_CHAR, 0, grid.comm());
   if (m.rows() > 0 && m.cols() > 0) {
-    const MpiFile file(grid.comm(), temp, MPI_MODE_WRONLY, ErrorCategory::output);
+    const MpiFile file(grid.comm(), temp, "rank 0's temporary file " + quoted_path(temp) + " of " + quoted_path(path),
+                       MPI_MODE_WRONLY, ErrorCategory::output);
     const std::int64_t count = std::visit([](const auto& x) { return x.size(); }, m.local());
     void* local = const_cast<void*>(std::visit([](const auto& x) -> const void* { return x.data(); }, m.local()));
     transfer_blocks(grid, file, path, sizes[0], m.dtype(), m.rows(), m.cols(), m.distribution().mb,

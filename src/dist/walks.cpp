@@ -72,6 +72,14 @@ std::vector<std::vector<std::uint32_t>> power_residues(const Graph& g, int lengt
 
 constexpr int kTagResidues = 7301;
 
+// Rank 0's table, made before any residue moves: every source and target of n vertices, and
+// room for the words of each of its lengths.
+void all_pairs(WalkCounts& out, std::int64_t n) {
+  out.words.resize(std::size_t(std::int64_t(out.lengths.size()) * n * n * out.limbs));
+  for (std::int64_t v = 0; v < n; ++v) out.sources.push_back(v);
+  out.targets = out.sources;
+}
+
 }  // namespace
 
 WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const DistWalkOptions& options) {
@@ -158,14 +166,10 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
         require_cuda_device();
         own_context.emplace(Backend::cuda, default_device(local, int(query_devices().devices.size())));
       }
-      if (rank == 0) out.words.resize(std::size_t(n * n * out.limbs));
+      if (rank == 0) all_pairs(out, n);
     });
     gpu_walk_counts(comm, options.context ? *options.context : *own_context, g, length, by_rank, first, out.limbs,
                     out.words.data(), options.gather_rows);
-    if (rank == 0) {
-      for (std::int64_t v = 0; v < n; ++v) out.sources.push_back(v);
-      out.targets = out.sources;
-    }
     return out;
   }
   // Each of this rank's primes with a table per length.
@@ -174,15 +178,19 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
     for (const std::uint32_t p : own) mine.push_back(power_residues(g, length, all_lengths, p));
   });
   // Rank 0 rebuilds one length at a time: entry e's residues at e * nq, prime by prime.
+  // Everything rank 0 allocates is agreed first: the others then send without waiting on a
+  // rank that has given up.
   std::vector<std::uint32_t> residues, received;
+  std::optional<wd::CrtRebuilder> rebuilder;
   collective(comm, [&] {
     if (rank != 0) return;
     residues.resize(std::size_t(n * n * nq));
     received.resize(std::size_t(n * n));
-    out.words.resize(std::size_t(lengths * n * n * out.limbs));
+    all_pairs(out, n);
+    rebuilder.emplace(primes, out.limbs);
   });
   if (rank == 0) {
-    const wd::CrtRebuilder crt(primes, out.limbs);
+    const wd::CrtRebuilder& crt = *rebuilder;
     for (std::int64_t li = 0; li < lengths; ++li) {
       for (int q = 0; q < nq; ++q) {
         const std::uint32_t* from = nullptr;
@@ -199,8 +207,6 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
       for (std::int64_t e = 0; e < n * n; ++e)
         crt.rebuild(&residues[std::size_t(e * nq)], &words[std::size_t(e * out.limbs)]);
     }
-    for (std::int64_t v = 0; v < n; ++v) out.sources.push_back(v);
-    out.targets = out.sources;
   } else {
     // In the order rank 0 receives them: length by length, prime by prime.
     for (std::int64_t li = 0; li < lengths; ++li)

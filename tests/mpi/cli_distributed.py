@@ -4,12 +4,17 @@ Frobenius error; the tolerances of src/core/verify.cpp for these K), .npy inputs
 parallel (C and Fortran order) and other inputs scattered from rank 0; and a bad input on rank
 0 gives one error line naming the rank, exit 2 from mpirun, and no output file.
 `walks --distributed` against the single-process `walks`: the output files byte for byte.
-`bench --distributed`: its JSON rows and fields.
+`bench --distributed`: its JSON rows and fields. With a working folder per rank, where one
+rank's input is missing, malformed or of another shape: no hang (each run under a hard
+timeout), the same exit status on every rank, one error line naming that rank, and no output
+or temporary file left in any folder.
 
     cli_distributed.py GEMMKIT MPIEXEC
 """
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -230,6 +235,166 @@ with tempfile.TemporaryDirectory() as work:
         r = run(["bench", "--distributed", "--backend", "cuda", "--sizes", "64"], np_=2)
         check(r.returncode in (1, 2) and r.stderr.count("\n") == 1 and r.stderr.startswith("gemmkit: error: rank 0: ")
               and r.stdout == "", "bench --backend cuda without a GPU", r)
+
+
+# ---- one working folder per rank ----------------------------------------------------------
+# rank R of `mpirun -np 4` works in ROOT/rankR (a wrapper changes into it); each rank's exit
+# status lands in ROOT/statusR, and the wrapper exits 0, since mpirun would end the others as
+# soon as one exits with a failure, before they write theirs. A run past its timeout counts as
+# hung: its whole process group is ended (mpirun passes SIGTERM on to the ranks).
+PER_RANK = 'cd "$0/rank$OMPI_COMM_WORLD_RANK" && "$@"; echo $? > "$0/status$OMPI_COMM_WORLD_RANK"'
+
+
+def run_per_rank(root, args, np_=4, timeout=60):
+    for r in range(np_):
+        if os.path.exists(os.path.join(root, f"status{r}")):
+            os.remove(os.path.join(root, f"status{r}"))
+    command = [mpiexec, "-q", "--oversubscribe", "-np", str(np_), "sh", "-c", PER_RANK, root, gemmkit] + args
+    p = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+        return subprocess.CompletedProcess(command, None, out, err)
+    return subprocess.CompletedProcess(command, p.returncode, out, err)
+
+
+def rank_statuses(root, np_=4):
+    statuses = []
+    for r in range(np_):
+        path = os.path.join(root, f"status{r}")
+        statuses.append(int(open(path).read()) if os.path.exists(path) else None)
+    return statuses
+
+
+def per_rank_folders(files, np_=4):
+    """A fresh ROOT with rank0..rank{np-1}, each holding a copy of `files` (names in the
+    test's folder); returns ROOT."""
+    root = os.path.abspath(tempfile.mkdtemp(dir="."))
+    for r in range(np_):
+        os.mkdir(os.path.join(root, f"rank{r}"))
+        for name in files:
+            shutil.copy(name, os.path.join(root, f"rank{r}", name))
+    return root
+
+
+def folder_listing(root, np_=4):
+    return [sorted(os.listdir(os.path.join(root, f"rank{r}"))) for r in range(np_)]
+
+
+def check_agreed_failure(name, root, args, rank, says, status=2):
+    """A run that must fail on `rank`: no hang, `status` on every rank, one error line from
+    rank 0 naming `rank` and saying `says`, no file added or changed in any folder."""
+    before = folder_listing(root)
+    kept = open(os.path.join(root, "rank0", "keep.csv"), "rb").read() if os.path.exists(
+        os.path.join(root, "rank0", "keep.csv")) else None
+    r = run_per_rank(root, args)
+    check(r.returncode is not None, f"{name}: hung (killed after the timeout)", r)
+    statuses = rank_statuses(root)
+    check(statuses == [status] * 4, f"{name}: exit statuses {statuses}, not {status} on every rank", r)
+    errors = r.stderr.splitlines()
+    says = [says] if isinstance(says, str) else says
+    check(len(errors) == 1 and errors[0].startswith(f"gemmkit: error: rank {rank}: ") and
+          all(x in errors[0] for x in says), f"{name}: not one error line naming rank {rank} and saying {says!r}", r)
+    check(r.stdout == "", f"{name}: something on stdout", r)
+    check(folder_listing(root) == before, f"{name}: files changed: {folder_listing(root)} (before: {before})")
+    if kept is not None:
+        check(open(os.path.join(root, "rank0", "keep.csv"), "rb").read() == kept, f"{name}: keep.csv was changed")
+
+
+with tempfile.TemporaryDirectory() as work:
+    os.chdir(work)
+    for name, rows, cols, seed in [("a.npy", 20, 30, 1), ("b.npy", 30, 25, 2)]:
+        r = run(["gen", str(rows), str(cols), "--dtype", "f64", "--seed", str(seed), "-o", name])
+        assert r.returncode == 0, r.stderr
+    with open("keep.csv", "w") as f:
+        f.write("keep\n")
+    np.save("other.npy", np.ones((20, 31)))  # a.npy's name, another shape
+    with open("bad.npy", "w") as f:
+        f.write("not a matrix\n")
+
+    # multiply --distributed reads .npy inputs in parallel: every rank opens its own. A missing,
+    # malformed or different file on rank 2 (or 1) is an agreed input error, gathered or
+    # written in parallel (--verify none), with any block size; an existing output stays.
+    root = per_rank_folders(["a.npy", "b.npy", "keep.csv"])
+    os.remove(os.path.join(root, "rank2", "a.npy"))
+    for extra in [[], ["--block", "1"], ["--verify", "none"]]:
+        check_agreed_failure(f"multiply, a.npy missing on rank 2 {extra}", root,
+                             ["multiply", "a.npy", "b.npy", "-o", "keep.csv", "--distributed"] + extra, 2,
+                             "cannot open 'a.npy'")
+        check_agreed_failure(f"multiply, a.npy missing on rank 2, a new output {extra}", root,
+                             ["multiply", "a.npy", "b.npy", "-o", "c.npy", "--distributed"] + extra, 2,
+                             "cannot open 'a.npy'")
+    shutil.copy("other.npy", os.path.join(root, "rank2", "a.npy"))
+    check_agreed_failure("multiply, another a.npy on rank 2", root,
+                         ["multiply", "a.npy", "b.npy", "-o", "c.npy", "--distributed", "--verify", "none"], 2,
+                         ["'a.npy' is 20x31 f64", "here but 20x30 f64", "on rank 0"])
+    shutil.copy("a.npy", os.path.join(root, "rank2", "a.npy"))
+    shutil.copy("bad.npy", os.path.join(root, "rank1", "b.npy"))
+    check_agreed_failure("multiply, a malformed b.npy on rank 1", root,
+                         ["multiply", "a.npy", "b.npy", "-o", "c.npy", "--distributed"], 1,
+                         "'b.npy' at byte 0: not a .npy file")
+    # Every rank sees a copy of the inputs: C is rank 0's output, in rank 0's folder (written
+    # in parallel with --verify none: the other ranks reach rank 0's temporary file).
+    shutil.copy("b.npy", os.path.join(root, "rank1", "b.npy"))
+    expected = np.load("a.npy") @ np.load("b.npy")
+    for extra in [[], ["--verify", "none"]]:
+        r = run_per_rank(root, ["multiply", "a.npy", "b.npy", "-o", "c.npy", "--distributed", "--json", "c.json"] + extra)
+        check(r.returncode == 0 and rank_statuses(root) == [0] * 4, f"multiply, one folder per rank {extra}: failed", r)
+        listing = folder_listing(root)
+        check(listing[0] == ["a.npy", "b.npy", "c.json", "c.npy", "keep.csv"] and
+              all(x == ["a.npy", "b.npy", "keep.csv"] for x in listing[1:]),
+              f"multiply, one folder per rank {extra}: files {listing}")
+        if r.returncode == 0:
+            c = np.load(os.path.join(root, "rank0", "c.npy"))
+            check(np.abs(c - expected).max() <= 1e-12 * np.abs(expected).max() * 30,
+                  f"multiply, one folder per rank {extra}: C is wrong")
+            report = json.load(open(os.path.join(root, "rank0", "c.json")))
+            check(report["distributed"]["parallel_write"] == ("none" in extra),
+                  f"multiply, one folder per rank {extra}: parallel_write {report['distributed']}")
+        for name in ["c.npy", "c.json"]:
+            if os.path.exists(os.path.join(root, "rank0", name)):
+                os.remove(os.path.join(root, "rank0", name))
+
+    # walks --distributed: rank 0 reads the graph. Missing or malformed there: an agreed error;
+    # missing elsewhere: no matter, the table is rank 0's, in its folder.
+    with open("g.txt", "w") as f:
+        f.write("0 1\n1 2\n2 0\n2 3\n3 0\n")
+    single = run(["walks", "g.txt", "--length", "6", "-o", "single.csv"])
+    check(single.returncode == 0, "walks: single-process walks failed", single)
+    root = per_rank_folders(["g.txt", "keep.csv"])
+    walks = ["walks", "g.txt", "--length", "6", "-o", "keep.csv", "--distributed"]
+    os.remove(os.path.join(root, "rank0", "g.txt"))
+    check_agreed_failure("walks, g.txt missing on rank 0", root, walks, 0, "cannot open 'g.txt'")
+    shutil.copy("bad.npy", os.path.join(root, "rank0", "g.txt"))
+    check_agreed_failure("walks, a malformed g.txt on rank 0", root, walks, 0, "'g.txt'")
+    shutil.copy("g.txt", os.path.join(root, "rank0", "g.txt"))
+    os.remove(os.path.join(root, "rank2", "g.txt"))
+    r = run_per_rank(root, walks)
+    check(r.returncode == 0 and rank_statuses(root) == [0] * 4, "walks, g.txt missing on rank 2 only: failed", r)
+    check(open(os.path.join(root, "rank0", "keep.csv")).read() == open("single.csv").read(),
+          "walks, g.txt missing on rank 2 only: not the single-process table")
+
+    # bench --distributed reads nothing; its JSON is rank 0's: a folder missing there is an
+    # agreed usage error before any timing, and missing elsewhere no matter.
+    root = per_rank_folders(["keep.csv"])
+    for r_ in range(1, 4):
+        os.mkdir(os.path.join(root, f"rank{r_}", "out"))
+    bench = ["bench", "--distributed", "--sizes", "24", "--block", "8", "--reps", "1", "--json", "out/b.json"]
+    check_agreed_failure("bench, out/ missing on rank 0", root, bench, 0, "'out'", status=2)
+    os.mkdir(os.path.join(root, "rank0", "out"))
+    os.rmdir(os.path.join(root, "rank2", "out"))
+    r = run_per_rank(root, bench)
+    check(r.returncode == 0 and rank_statuses(root) == [0] * 4, "bench, out/ missing on rank 2 only: failed", r)
+    check(os.listdir(os.path.join(root, "rank0", "out")) == ["b.json"] and
+          all(os.listdir(os.path.join(root, f"rank{r_}", "out")) == [] for r_ in (1, 3)),
+          "bench, out/ missing on rank 2 only: the JSON is not rank 0's alone")
+    os.chdir("/")
 
 if failures:
     print(f"{len(failures)} failure(s)")

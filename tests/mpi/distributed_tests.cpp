@@ -6,6 +6,7 @@
 // for floats, the library's verify(); for walks, the single-process engine (count_walks).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -370,6 +371,75 @@ TEST(DistributedRead, BadFilesAreAgreedErrors) {
     }
   }
   if (world_rank() == 0) std::remove(bad.c_str()), std::remove(half.c_str());
+}
+
+// Every rank reads the file it is given. One missing, not a .npy or of another shape on the
+// last rank alone is an agreed error naming that rank (before the fix, MPI_File_open waited
+// for ever on the others, or the rank read another file's bytes).
+TEST(DistributedRead, AFileOnlyOneRankLacksIsAgreed) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1) GTEST_SKIP() << "needs two ranks or more";
+  const int last = size - 1;
+  const std::string good = shared_temp_path("good.npy"), other = shared_temp_path("other.npy"),
+                    bad = shared_temp_path("notnpy.npy");
+  if (world_rank() == 0) {
+    write_npy(good, random_data(9, 7, DType::f64, 51));
+    write_npy(other, random_data(9, 8, DType::f64, 52));
+    std::ofstream(bad) << "not a matrix\n";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  ProcessGrid grid(MPI_COMM_WORLD);
+  const std::string on_last = "rank " + std::to_string(last) + ": ";
+  const struct {
+    std::string path, starts, says;
+  } cases[] = {{good + ".missing", on_last + "cannot open '" + good + ".missing'", ""},
+               {bad, on_last + "'" + bad + "' at byte 0: not a .npy file", ""},
+               {other, on_last + "'" + other + "' is 9x8 f64", "here but 9x7 f64, data from byte"}};
+  for (const auto& c : cases) {
+    try {
+      read_npy(grid, world_rank() == last ? c.path : good, 4, 4);
+      ADD_FAILURE() << "no error for " << c.path << " on rank " << last;
+    } catch (const RankError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.failed_rank(), last) << what;
+      EXPECT_EQ(e.category(), ErrorCategory::input) << what;
+      EXPECT_EQ(what.rfind(c.starts, 0), 0u) << what << "\n does not start with " << c.starts;
+      EXPECT_NE(what.find(c.says), std::string::npos) << what;
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) std::remove(good.c_str()), std::remove(other.c_str()), std::remove(bad.c_str());
+}
+
+// Ranks working in another folder than rank 0 write into rank 0's file: a relative target is
+// rank 0's, and its temporary file is named from the root for the others (before the fix
+// they looked for it in their own folder, and MPI_File_open waited for ever).
+TEST(DistributedWrite, RanksInOtherFoldersWriteRankZerosFile) {
+  const std::string mine = shared_temp_path("folder0"), theirs = shared_temp_path("folder1");
+  char start[4096];
+  ASSERT_NE(getcwd(start, sizeof start), nullptr);
+  if (world_rank() == 0) ::mkdir(mine.c_str(), 0755), ::mkdir(theirs.c_str(), 0755);
+  MPI_Barrier(MPI_COMM_WORLD);
+  ProcessGrid grid(MPI_COMM_WORLD);
+  const AnyMatrix whole = random_data(11, 13, DType::i64, 61);
+  const DistMatrix m = scatter(grid, &whole, 3, 5);
+  const bool moved = ::chdir((world_rank() == 0 ? mine : theirs).c_str()) == 0;
+  try {
+    write_npy(m, "w.npy");
+  } catch (const RankError& e) {
+    ADD_FAILURE() << e.what();
+  }
+  EXPECT_TRUE(moved && ::chdir(start) == 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    const std::string reference = mine + "/r.npy";
+    write_npy(reference, whole);
+    EXPECT_TRUE(file_bytes(mine + "/w.npy") == file_bytes(reference));
+    EXPECT_EQ(::access((theirs + "/w.npy").c_str(), F_OK), -1) << "a file in the other ranks' folder";
+    std::remove(reference.c_str()), std::remove((mine + "/w.npy").c_str());
+    ::rmdir(mine.c_str()), ::rmdir(theirs.c_str());
+  }
 }
 
 struct Case {
