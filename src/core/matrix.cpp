@@ -130,6 +130,7 @@ bool same_integer(std::int64_t x, double y) {
 template <class To, class From>
 Matrix<To> convert_reporting(MatrixView<const From> from, ConversionReport* report) {
   Matrix<To> to(from.rows(), from.cols());
+  if (to.size() == 0) return to;  // no loop over the rows of an empty (2^63 - 1) x 0 matrix
   for (std::int64_t i = 0; i < from.rows(); ++i)
     for (std::int64_t j = 0; j < from.cols(); ++j) {
       const From x = from(i, j);
