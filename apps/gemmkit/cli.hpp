@@ -35,6 +35,13 @@ void add_explain(CLI::App& app);
 // For unsigned options (seeds): refuses a negative number, which CLI11 would wrap to 2^64 - k.
 CLI::Validator non_negative_integer();
 
+// --format FMT (also spelled --output-format; walks, whose --format is its graph's, has only
+// that spelling): the format of the matrix output, for names without an extension (/dev/null,
+// a FIFO) or instead of it.
+void add_output_format_option(CLI::App* cmd, std::string& format, bool input_has_format = false);
+// Its value: npy, mtx or csv; nullopt when not given (the path decides, see output_format).
+std::optional<FileFormat> parse_output_format(const std::string& text);
+
 // For --bench sizes (after require_cuda_device): an out-of-memory error with the figures when
 // `bytes` of buffers cannot fit the device, before anything is allocated.
 void check_fits_device(const std::string& what, double bytes);
@@ -76,8 +83,9 @@ std::vector<T> vector_values(const VectorFile& v) {
 void write_json(const std::string& path, const nlohmann::json& value);
 
 // Before any work: every output path given can be written (gemmkit::check_output; empty
-// ones, options not given, are skipped). Matrix outputs also need output_format(path).
-void check_outputs(std::initializer_list<std::string> paths);
+// ones, options not given, are skipped), and none is the same file as another output or as
+// an input (check_distinct_files). Matrix outputs also need output_format(path, format).
+void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
 
 // After a successful run: flushes what was printed to stdout, commits every output of the
 // run, and closes stdout, so that a full disk or /dev/full fails the run (an output error,

@@ -29,6 +29,18 @@ CLI::Validator non_negative_integer() {
       "", "NON-NEGATIVE");
 }
 
+void add_output_format_option(CLI::App* cmd, std::string& format, bool input_has_format) {
+  cmd->add_option(input_has_format ? "--output-format" : "--format,--output-format", format,
+                  "Format of -o: npy, mtx or csv (default: by its extension; CSV for '-', a device "
+                  "or a FIFO without one, e.g. -o /dev/null)");
+}
+
+std::optional<FileFormat> parse_output_format(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (const auto format = parse_file_format(text)) return format;
+  fail(ErrorCategory::usage, "unknown output format " + quoted_path(text) + " (expected npy, mtx or csv)");
+}
+
 void check_fits_device(const std::string& what, double bytes) {
   const DeviceQuery q = query_devices();
   if (q.devices.empty()) return;
@@ -102,9 +114,10 @@ void write_json(const std::string& path, const nlohmann::json& value) {
   file.commit();
 }
 
-void check_outputs(std::initializer_list<std::string> paths) {
-  for (const std::string& path : paths)
-    if (!path.empty()) check_output(path);
+void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  for (const NamedPath& output : outputs)
+    if (!output.path.empty()) check_output(output.path);
+  check_distinct_files(outputs, inputs);
 }
 
 void finish_run(OutputBatch& outputs) {

@@ -302,7 +302,7 @@ void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused wit
         for (std::int64_t s : parse_sizes(o.sizes.empty() ? kDefaultCpuSizes : o.sizes)) shapes.push_back({s, s, s});
       if (o.block < 1) fail(ErrorCategory::usage, "--block must be at least 1, not " + std::to_string(o.block));
       if (!o.grid.empty()) shape = dist::parse_grid(o.grid);
-      if (rank == 0) check_outputs({o.json_path});
+      if (rank == 0) check_outputs({{"--json", o.json_path}});
       options.warmup = o.warmup;
       options.reps = o.reps;
       options.max_seconds = o.max_seconds;
@@ -389,7 +389,10 @@ void run_bench(const BenchArgs& o) {
   if (backend == Backend::cuda) require_cuda_device();
   if (o.plot_path == "-")
     fail(ErrorCategory::usage, "--plot - : a PNG does not go to standard output; name a file");
-  check_outputs({o.json_path, o.csv_path, o.plot_path});
+  // A suite named by its path is an input (find_suite's rule).
+  const bool suite_file = o.suite.find('/') != std::string::npos || o.suite.ends_with(".txt");
+  check_outputs({{"--json", o.json_path}, {"--csv", o.csv_path}, {"--plot", o.plot_path}},
+                {{"--suite", suite_file ? o.suite : ""}});
 
   std::vector<Shape> shapes;
   std::optional<ShapeSuite> suite;

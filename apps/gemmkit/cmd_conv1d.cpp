@@ -15,7 +15,7 @@ namespace gemmkit::cli {
 namespace {
 
 struct Conv1dCliOptions {
-  std::string x_path, mask_path, output, backend = "auto", kernel = "auto", dtype, json_path;
+  std::string x_path, mask_path, output, backend = "auto", kernel = "auto", dtype, json_path, format;
   bool bench = false, list = false;
   std::int64_t n = std::int64_t(1) << 28, width = 7;
   int reps = 20, warmup = 3;
@@ -48,7 +48,7 @@ void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const V
   if (!o.output.empty()) {
     Matrix<T> out(x_file.row ? 1 : n, x_file.row ? n : 1);
     for (std::int64_t i = 0; i < n; ++i) out.data()[i] = y[std::size_t(i)];
-    write_matrix(o.output, AnyMatrix(std::move(out)));
+    write_matrix(o.output, AnyMatrix(std::move(out)), parse_output_format(o.format));
     std::printf("%s: %lld values, %s, mask width %lld (%s, %s)\n", quoted_path(o.output).c_str(),
                 static_cast<long long>(n), std::string(dtype_name(dtype_of<T>)).c_str(),
                 static_cast<long long>(width), std::string(backend_name(ran.backend)).c_str(),
@@ -137,8 +137,8 @@ void run_conv1d(const Conv1dCliOptions& o) {
     list_kernels();
     return;
   }
-  if (!o.output.empty()) output_format(o.output);  // reject a bad extension before any work
-  check_outputs({o.output, o.json_path});
+  if (!o.output.empty()) output_format(o.output, parse_output_format(o.format));  // a bad extension: before any work
+  check_outputs({{"-o", o.output}, {"--json", o.json_path}}, {{"input X", o.x_path}, {"input MASK", o.mask_path}});
   if (o.bench) {
     if (!o.x_path.empty() || !o.output.empty())
       fail(ErrorCategory::usage, "conv1d --bench makes its own random data: give no X, MASK or -o");
@@ -188,6 +188,7 @@ void add_conv1d(CLI::App& app) {
   cmd->add_option("--dtype", o->dtype,
                   "f32 or f64 (default: f32 when both files hold f32, else f64; --bench: f32)");
   cmd->add_option("--json", o->json_path, "Write the run (or the benchmark table) as JSON");
+  add_output_format_option(cmd, o->format);
   cmd->add_flag("--list", o->list, "List the GPU kernels and exit");
   cmd->add_flag("--bench", o->bench,
                 "Time every GPU rung and the device-to-device copy on random data (needs a GPU)");
