@@ -32,8 +32,15 @@ void add_spmv(CLI::App& app);
 void add_conv1d(CLI::App& app);
 void add_explain(CLI::App& app);
 
-// For unsigned options (seeds): refuses a negative number, which CLI11 would wrap to 2^64 - k.
+// For unsigned options (seeds): refuses a negative number, which CLI11 would wrap to 2^64 - k,
+// and one past 2^64 - 1, which it would silently make 2^64 - 1.
 CLI::Validator non_negative_integer();
+
+// For counts (--reps, --warmup, --batch): an integer of at least `min`, else "must be at least
+// 1, not 0" (CLI11's own ranges print their double bounds in full, 309 digits).
+CLI::Validator at_least(std::int64_t min);
+// For times (--max-seconds): a finite number above 0.
+CLI::Validator positive_number();
 
 // --format FMT (also spelled --output-format; walks, whose --format is its graph's, has only
 // that spelling): the format of the matrix output, for names without an extension (/dev/null,
@@ -63,8 +70,9 @@ VectorFile read_vector_file(const std::string& path, const std::string& what);
 
 // Converts a matrix read from `path` to `dtype`. A value the dtype cannot hold is an input
 // error naming the file, the position and the value; integers that a floating-point dtype
-// rounds (above 2^53 for f64, 2^24 for f32) and finite values that overflow f16 (65504)
-// get one warning each, with the count and the first position.
+// rounds (above 2^53 for f64, 2^24 for f32) and finite values that overflow the dtype and
+// become infinite (f32 past 3.4e38, f16 past 65504) get one warning each, with the count and
+// the first position.
 AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path);
 
 // A vector file's values in order, converted to T as convert_input does.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "cli.hpp"
@@ -23,10 +25,34 @@ std::optional<Backend> parse_backend(const std::string& text) {
 CLI::Validator non_negative_integer() {
   return CLI::Validator(
       [](std::string& text) {
-        return text.find('-') == std::string::npos ? std::string()
-                                                   : "must be a non-negative integer, not " + text;
+        if (text.find('-') != std::string::npos) return "must be a non-negative integer, not " + text;
+        // Parsed as CLI11 parses it (strtoull, base prefixes too), which saturates past 2^64 - 1.
+        errno = 0;
+        std::strtoull(text.c_str(), nullptr, 0);
+        if (errno == ERANGE) return "must be at most 2^64 - 1 = 18446744073709551615, not " + text;
+        return std::string();
       },
       "", "NON-NEGATIVE");
+}
+
+CLI::Validator at_least(std::int64_t min) {
+  return CLI::Validator(
+      [min](std::string& text) {
+        std::int64_t value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return std::string();  // CLI11 says it is no integer
+        return value < min ? "must be at least " + std::to_string(min) + ", not " + text : std::string();
+      },
+      "", ">= " + std::to_string(min));
+}
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return std::string();  // CLI11 says it is no number
+        return value > 0 && std::isfinite(value) ? std::string() : "must be a finite number above 0, not " + text;
+      },
+      "", "POSITIVE");
 }
 
 void add_output_format_option(CLI::App* cmd, std::string& format, bool input_has_format) {
@@ -63,24 +89,6 @@ VectorFile read_vector_file(const std::string& path, const std::string& what) {
   return {path, std::move(m), rows == 1 && cols > 1};
 }
 
-namespace {
-
-std::int64_t count_infinite(const AnyMatrix& m) {
-  return std::visit(
-      [](const auto& x) {
-        using T = typename std::decay_t<decltype(x)>::value_type;
-        std::int64_t count = 0;
-        if constexpr (is_float_storage_v<T>)
-          for (std::int64_t i = 0; i < x.rows(); ++i)
-            for (std::int64_t j = 0; j < x.cols(); ++j)
-              count += std::isinf(static_cast<double>(x(i, j)));
-        return count;
-      },
-      m);
-}
-
-}  // namespace
-
 AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path) {
   ConversionReport rounded;
   AnyMatrix converted;
@@ -97,14 +105,13 @@ AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path
                  static_cast<long long>(rounded.rounded), quoted_path(path).c_str(),
                  name.c_str(), static_cast<long long>(rounded.row + 1),
                  static_cast<long long>(rounded.col + 1), rounded.from.c_str(), rounded.to.c_str());
-  if (dtype == DType::f16 || dtype == DType::bf16) {
-    const std::int64_t overflowed = count_infinite(converted) - count_infinite(m);
-    if (overflowed > 0)
-      std::fprintf(stderr, "gemmkit: warning: %lld entries of %s are too large for %s and "
-                           "became infinite\n",
-                   static_cast<long long>(overflowed), quoted_path(path).c_str(),
-                   name.c_str());
-  }
+  if (rounded.overflowed > 0)
+    std::fprintf(stderr,
+                 "gemmkit: warning: %lld entries of %s are too large for %s and became infinite, "
+                 "the first at row %lld, column %lld: %s\n",
+                 static_cast<long long>(rounded.overflowed), quoted_path(path).c_str(), name.c_str(),
+                 static_cast<long long>(rounded.overflow_row + 1),
+                 static_cast<long long>(rounded.overflow_col + 1), rounded.overflow_from.c_str());
   return converted;
 }
 

@@ -78,8 +78,6 @@ void run_bench(const Conv1dCliOptions& o) {
     fail(ErrorCategory::usage, "conv1d --dtype must be f32 or f64, not '" + o.dtype + "'");
   if (o.n < 1) fail(ErrorCategory::usage, "conv1d --bench: --n must be at least 1");
   if (o.width < 1) fail(ErrorCategory::usage, "conv1d --bench: --width must be at least 1");
-  if (o.reps < 1 || o.warmup < 0)
-    fail(ErrorCategory::usage, "conv1d --bench: --reps must be at least 1 and --warmup at least 0");
   require_cuda_device();
   // The input, the output and the mask, on the device.
   check_fits_device("conv1d --bench --n " + std::to_string(o.n) + " --width " + std::to_string(o.width),
@@ -195,8 +193,8 @@ void add_conv1d(CLI::App& app) {
   cmd->add_option("--n", o->n, "--bench: input length")->capture_default_str();
   cmd->add_option("--width", o->width, "--bench: mask width")->capture_default_str();
   cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel (the median is reported)")
-      ->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();
+      ->capture_default_str()->check(at_least(1));
+  cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str()->check(at_least(0));
   cmd->add_option("--seed", o->seed, "--bench: random seed")->capture_default_str()->check(non_negative_integer());
   cmd->callback([o] { run_conv1d(*o); });
 }

@@ -64,7 +64,6 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
 }
 
 void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
-  if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "reduce --bench: --reps must be >= 1 and --warmup >= 0");
   require_cuda_device();
   // The input and the copy's output, on the device.
   check_fits_device("reduce --bench --n " + std::to_string(o.n), 2.0 * double(o.n) * double(dtype_size(dtype)));
@@ -145,8 +144,8 @@ void add_reduce(CLI::App& app) {
   cmd->add_flag("--list", o->list, "List the kernels and exit");
   cmd->add_flag("--bench", o->bench, "Time every GPU kernel, CUB and the D2D copy on random data (needs a GPU)");
   cmd->add_option("--n", o->n, "--bench: number of values (default 2^28)")->check(non_negative_integer());
-  cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel")->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();
+  cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel")->capture_default_str()->check(at_least(1));
+  cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str()->check(at_least(0));
   cmd->add_option("--seed", o->seed, "--bench: seed of the random values")->capture_default_str()->check(non_negative_integer());
   cmd->callback([o] {
     if (o->list) {

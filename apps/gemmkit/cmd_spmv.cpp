@@ -93,7 +93,6 @@ void run_bench(const SpmvOptions& o) {
   for (const auto& name : split_list(o.matrices)) patterns.push_back(parse_sparse_pattern(name));
   if (patterns.empty()) fail(ErrorCategory::usage, "--matrices names no matrix");
   if (o.rows < 1) fail(ErrorCategory::usage, "--rows must be at least 1");
-  if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "--reps must be at least 1 and --warmup at least 0");
   require_cuda_device();
   const std::string dtype(dtype_name(dtype_of<T>));
   nlohmann::json report = {{"benchmark", "spmv"}, {"dtype", dtype}, {"rows", o.rows}, {"reps", o.reps},
@@ -239,8 +238,9 @@ void add_spmv(CLI::App& app) {
   cmd->add_option("--rows", opt->rows, "--bench: rows (and columns) of each matrix")->capture_default_str();
   cmd->add_option("--matrices", opt->matrices, "--bench: uniform, banded, powerlaw (comma-separated)")
       ->capture_default_str();
-  cmd->add_option("--reps", opt->reps, "--bench: timed runs per kernel (median reported)")->capture_default_str();
-  cmd->add_option("--warmup", opt->warmup, "--bench: untimed runs first")->capture_default_str();
+  cmd->add_option("--reps", opt->reps, "--bench: timed runs per kernel (median reported)")
+      ->capture_default_str()->check(at_least(1));
+  cmd->add_option("--warmup", opt->warmup, "--bench: untimed runs first")->capture_default_str()->check(at_least(0));
   cmd->add_option("--seed", opt->seed, "--bench: seed of the generated matrices")->capture_default_str()->check(non_negative_integer());
   cmd->add_flag("--tune", opt->tune, "--bench: also time every group size and merge-path tile variant");
   cmd->callback([opt] { run_spmv(*opt); });

@@ -136,8 +136,16 @@ Matrix<To> convert_reporting(MatrixView<const From> from, ConversionReport* repo
       const From x = from(i, j);
       const To y = convert_value<To>(x, i, j);
       to(i, j) = y;
+      if constexpr (!std::is_integral_v<To>) {
+        if (report && std::isinf(static_cast<double>(y)) && std::isfinite(static_cast<double>(x)) &&
+            report->overflowed++ == 0) {
+          report->overflow_row = i;
+          report->overflow_col = j;
+          report->overflow_from = value_text(x);
+        }
+      }
       if constexpr (std::is_integral_v<From> && !std::is_integral_v<To>) {
-        // Overflows to infinity (f16) show as infinities; they are not counted here.
+        // Overflows to infinity (f16) are counted above, not as rounded.
         const auto wide = static_cast<double>(y);
         if (report && std::isfinite(wide) && !same_integer(x, wide) && report->rounded++ == 0) {
           report->row = i;
