@@ -12,8 +12,10 @@ readme=$1 bin_dir=$(cd "$2" && pwd) examples=$3
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
 cp -R "$examples"/. "$work"/ || exit 1
-# The lines between "```sh" and "```", one per line.
-awk '/^```sh$/ { inside = 1; next } /^```/ { inside = 0 } inside && NF' "$readme" > "$work/lines.txt" || exit 1
+# The lines between "```sh" and "```", one per line; fences indented inside a list item too
+# (their lines without the indent).
+awk '/^ *```sh$/ { inside = 1; next } /^ *```/ { inside = 0 } inside && NF { sub(/^ +/, ""); print }' \
+  "$readme" > "$work/lines.txt" || exit 1
 cd "$work" || exit 1
 PATH="$bin_dir:$PATH"
 export PATH

@@ -32,8 +32,22 @@ void add_spmv(CLI::App& app);
 void add_conv1d(CLI::App& app);
 void add_explain(CLI::App& app);
 
-// For unsigned options (seeds): refuses a negative number, which CLI11 would wrap to 2^64 - k.
+// For unsigned options (seeds): refuses a negative number, which CLI11 would wrap to 2^64 - k,
+// and one past 2^64 - 1, which it would silently make 2^64 - 1.
 CLI::Validator non_negative_integer();
+
+// For counts (--reps, --warmup, --batch): an integer of at least `min`, else "must be at least
+// 1, not 0" (CLI11's own ranges print their double bounds in full, 309 digits).
+CLI::Validator at_least(std::int64_t min);
+// For times (--max-seconds): a finite number above 0.
+CLI::Validator positive_number();
+
+// --format FMT (also spelled --output-format; walks, whose --format is its graph's, has only
+// that spelling): the format of the matrix output, for names without an extension (/dev/null,
+// a FIFO) or instead of it.
+void add_output_format_option(CLI::App* cmd, std::string& format, bool input_has_format = false);
+// Its value: npy, mtx or csv; nullopt when not given (the path decides, see output_format).
+std::optional<FileFormat> parse_output_format(const std::string& text);
 
 // For --bench sizes (after require_cuda_device): an out-of-memory error with the figures when
 // `bytes` of buffers cannot fit the device, before anything is allocated.
@@ -56,8 +70,9 @@ VectorFile read_vector_file(const std::string& path, const std::string& what);
 
 // Converts a matrix read from `path` to `dtype`. A value the dtype cannot hold is an input
 // error naming the file, the position and the value; integers that a floating-point dtype
-// rounds (above 2^53 for f64, 2^24 for f32) and finite values that overflow f16 (65504)
-// get one warning each, with the count and the first position.
+// rounds (above 2^53 for f64, 2^24 for f32) and finite values that overflow the dtype and
+// become infinite (f32 past 3.4e38, f16 past 65504) get one warning each, with the count and
+// the first position.
 AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path);
 
 // A vector file's values in order, converted to T as convert_input does.
@@ -76,8 +91,9 @@ std::vector<T> vector_values(const VectorFile& v) {
 void write_json(const std::string& path, const nlohmann::json& value);
 
 // Before any work: every output path given can be written (gemmkit::check_output; empty
-// ones, options not given, are skipped). Matrix outputs also need output_format(path).
-void check_outputs(std::initializer_list<std::string> paths);
+// ones, options not given, are skipped), and none is the same file as another output or as
+// an input (check_distinct_files). Matrix outputs also need output_format(path, format).
+void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
 
 // After a successful run: flushes what was printed to stdout, commits every output of the
 // run, and closes stdout, so that a full disk or /dev/full fails the run (an output error,

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -25,10 +27,46 @@ std::optional<Backend> parse_backend(const std::string& text) {
 CLI::Validator non_negative_integer() {
   return CLI::Validator(
       [](std::string& text) {
-        return text.find('-') == std::string::npos ? std::string()
-                                                   : "must be a non-negative integer, not " + text;
+        if (text.find('-') != std::string::npos) return "must be a non-negative integer, not " + text;
+        // Parsed as CLI11 parses it (strtoull, base prefixes too), which saturates past 2^64 - 1.
+        errno = 0;
+        std::strtoull(text.c_str(), nullptr, 0);
+        if (errno == ERANGE) return "must be at most 2^64 - 1 = 18446744073709551615, not " + text;
+        return std::string();
       },
       "", "NON-NEGATIVE");
+}
+
+CLI::Validator at_least(std::int64_t min) {
+  return CLI::Validator(
+      [min](std::string& text) {
+        std::int64_t value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return std::string();  // CLI11 says it is no integer
+        return value < min ? "must be at least " + std::to_string(min) + ", not " + text : std::string();
+      },
+      "", ">= " + std::to_string(min));
+}
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return std::string();  // CLI11 says it is no number
+        return value > 0 && std::isfinite(value) ? std::string() : "must be a finite number above 0, not " + text;
+      },
+      "", "POSITIVE");
+}
+
+void add_output_format_option(CLI::App* cmd, std::string& format, bool input_has_format) {
+  cmd->add_option(input_has_format ? "--output-format" : "--format,--output-format", format,
+                  "Format of -o: npy, mtx or csv (default: by its extension; CSV for '-', a device "
+                  "or a FIFO without one, e.g. -o /dev/null)");
+}
+
+std::optional<FileFormat> parse_output_format(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (const auto format = parse_file_format(text)) return format;
+  fail(ErrorCategory::usage, "unknown output format " + quoted_path(text) + " (expected npy, mtx or csv)");
 }
 
 void check_fits_device(const std::string& what, double bytes) {
@@ -53,24 +91,6 @@ VectorFile read_vector_file(const std::string& path, const std::string& what) {
   return {path, std::move(m), rows == 1 && cols > 1};
 }
 
-namespace {
-
-std::int64_t count_infinite(const AnyMatrix& m) {
-  return std::visit(
-      [](const auto& x) {
-        using T = typename std::decay_t<decltype(x)>::value_type;
-        std::int64_t count = 0;
-        if constexpr (is_float_storage_v<T>)
-          for (std::int64_t i = 0; i < x.rows(); ++i)
-            for (std::int64_t j = 0; j < x.cols(); ++j)
-              count += std::isinf(static_cast<double>(x(i, j)));
-        return count;
-      },
-      m);
-}
-
-}  // namespace
-
 AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path) {
   ConversionReport rounded;
   AnyMatrix converted;
@@ -87,14 +107,13 @@ AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path
                  static_cast<long long>(rounded.rounded), quoted_path(path).c_str(),
                  name.c_str(), static_cast<long long>(rounded.row + 1),
                  static_cast<long long>(rounded.col + 1), rounded.from.c_str(), rounded.to.c_str());
-  if (dtype == DType::f16 || dtype == DType::bf16) {
-    const std::int64_t overflowed = count_infinite(converted) - count_infinite(m);
-    if (overflowed > 0)
-      std::fprintf(stderr, "gemmkit: warning: %lld entries of %s are too large for %s and "
-                           "became infinite\n",
-                   static_cast<long long>(overflowed), quoted_path(path).c_str(),
-                   name.c_str());
-  }
+  if (rounded.overflowed > 0)
+    std::fprintf(stderr,
+                 "gemmkit: warning: %lld entries of %s are too large for %s and became infinite, "
+                 "the first at row %lld, column %lld: %s\n",
+                 static_cast<long long>(rounded.overflowed), quoted_path(path).c_str(), name.c_str(),
+                 static_cast<long long>(rounded.overflow_row + 1),
+                 static_cast<long long>(rounded.overflow_col + 1), rounded.overflow_from.c_str());
   return converted;
 }
 
@@ -104,9 +123,10 @@ void write_json(const std::string& path, const nlohmann::json& value) {
   file.commit();
 }
 
-void check_outputs(std::initializer_list<std::string> paths) {
-  for (const std::string& path : paths)
-    if (!path.empty()) check_output(path);
+void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  for (const NamedPath& output : outputs)
+    if (!output.path.empty()) check_output(output.path);
+  check_distinct_files(outputs, inputs);
 }
 
 void finish_run(OutputBatch& outputs) {

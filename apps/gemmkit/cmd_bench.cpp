@@ -302,7 +302,7 @@ void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused wit
         for (std::int64_t s : parse_sizes(o.sizes.empty() ? kDefaultCpuSizes : o.sizes)) shapes.push_back({s, s, s});
       if (o.block < 1) fail(ErrorCategory::usage, "--block must be at least 1, not " + std::to_string(o.block));
       if (!o.grid.empty()) shape = dist::parse_grid(o.grid);
-      if (rank == 0) check_outputs({o.json_path});
+      if (rank == 0) check_outputs({{"--json", o.json_path}});
       options.warmup = o.warmup;
       options.reps = o.reps;
       options.max_seconds = o.max_seconds;
@@ -389,7 +389,10 @@ void run_bench(const BenchArgs& o) {
   if (backend == Backend::cuda) require_cuda_device();
   if (o.plot_path == "-")
     fail(ErrorCategory::usage, "--plot - : a PNG does not go to standard output; name a file");
-  check_outputs({o.json_path, o.csv_path, o.plot_path});
+  // A suite named by its path is an input (find_suite's rule).
+  const bool suite_file = o.suite.find('/') != std::string::npos || o.suite.ends_with(".txt");
+  check_outputs({{"--json", o.json_path}, {"--csv", o.csv_path}, {"--plot", o.plot_path}},
+                {{"--suite", suite_file ? o.suite : ""}});
 
   std::vector<Shape> shapes;
   std::optional<ShapeSuite> suite;
@@ -561,17 +564,17 @@ void add_bench(CLI::App& app) {
                   "f32, f64, i32, i64, or bf16, f16, tf32 (tensor-core kernels)")
       ->capture_default_str();
   cmd->add_option("--warmup", o->warmup, "Untimed runs before timing")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(at_least(0));
   cmd->add_option("--reps", o->reps, "Timed runs (the median is reported)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(at_least(1));
   cmd->add_option("--max-seconds", o->max_seconds,
                   "Stop timing a kernel at a shape after this many seconds (at least one run)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(positive_number());
   cmd->add_option("--max-run-seconds", o->max_run_seconds,
                   "Skip a kernel at a shape when its best rate at a smaller shape of this run "
                   "predicts one run takes longer than this (shapes run smallest first; a large "
                   "first shape is estimated from probe runs on smaller ones)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(positive_number());
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str()->check(non_negative_integer());
   cmd->add_flag("--transpose-a", o->trans_a, "Store A transposed (k x m) in every shape");
   cmd->add_flag("--transpose-b", o->trans_b, "Store B transposed (n x k) in every shape");
@@ -582,7 +585,7 @@ void add_bench(CLI::App& app) {
                   "Time a strided batch of this many products per shape, stored one after "
                   "another; kernels without a batched launch (see gemmkit list) run them one "
                   "after another. GFLOP/s count every product; every product is verified")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(at_least(1));
   cmd->add_option("--json", o->json_path, "Write results (with GPU, date, commit) as JSON");
   cmd->add_option("--csv", o->csv_path, "Write results as CSV");
   cmd->add_option("--plot", o->plot_path,

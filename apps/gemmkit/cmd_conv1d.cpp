@@ -15,7 +15,7 @@ namespace gemmkit::cli {
 namespace {
 
 struct Conv1dCliOptions {
-  std::string x_path, mask_path, output, backend = "auto", kernel = "auto", dtype, json_path;
+  std::string x_path, mask_path, output, backend = "auto", kernel = "auto", dtype, json_path, format;
   bool bench = false, list = false;
   std::int64_t n = std::int64_t(1) << 28, width = 7;
   int reps = 20, warmup = 3;
@@ -48,7 +48,7 @@ void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const V
   if (!o.output.empty()) {
     Matrix<T> out(x_file.row ? 1 : n, x_file.row ? n : 1);
     for (std::int64_t i = 0; i < n; ++i) out.data()[i] = y[std::size_t(i)];
-    write_matrix(o.output, AnyMatrix(std::move(out)));
+    write_matrix(o.output, AnyMatrix(std::move(out)), parse_output_format(o.format));
     std::printf("%s: %lld values, %s, mask width %lld (%s, %s)\n", quoted_path(o.output).c_str(),
                 static_cast<long long>(n), std::string(dtype_name(dtype_of<T>)).c_str(),
                 static_cast<long long>(width), std::string(backend_name(ran.backend)).c_str(),
@@ -78,8 +78,6 @@ void run_bench(const Conv1dCliOptions& o) {
     fail(ErrorCategory::usage, "conv1d --dtype must be f32 or f64, not '" + o.dtype + "'");
   if (o.n < 1) fail(ErrorCategory::usage, "conv1d --bench: --n must be at least 1");
   if (o.width < 1) fail(ErrorCategory::usage, "conv1d --bench: --width must be at least 1");
-  if (o.reps < 1 || o.warmup < 0)
-    fail(ErrorCategory::usage, "conv1d --bench: --reps must be at least 1 and --warmup at least 0");
   require_cuda_device();
   // The input, the output and the mask, on the device.
   check_fits_device("conv1d --bench --n " + std::to_string(o.n) + " --width " + std::to_string(o.width),
@@ -137,8 +135,8 @@ void run_conv1d(const Conv1dCliOptions& o) {
     list_kernels();
     return;
   }
-  if (!o.output.empty()) output_format(o.output);  // reject a bad extension before any work
-  check_outputs({o.output, o.json_path});
+  if (!o.output.empty()) output_format(o.output, parse_output_format(o.format));  // a bad extension: before any work
+  check_outputs({{"-o", o.output}, {"--json", o.json_path}}, {{"input X", o.x_path}, {"input MASK", o.mask_path}});
   if (o.bench) {
     if (!o.x_path.empty() || !o.output.empty())
       fail(ErrorCategory::usage, "conv1d --bench makes its own random data: give no X, MASK or -o");
@@ -188,14 +186,15 @@ void add_conv1d(CLI::App& app) {
   cmd->add_option("--dtype", o->dtype,
                   "f32 or f64 (default: f32 when both files hold f32, else f64; --bench: f32)");
   cmd->add_option("--json", o->json_path, "Write the run (or the benchmark table) as JSON");
+  add_output_format_option(cmd, o->format);
   cmd->add_flag("--list", o->list, "List the GPU kernels and exit");
   cmd->add_flag("--bench", o->bench,
                 "Time every GPU rung and the device-to-device copy on random data (needs a GPU)");
   cmd->add_option("--n", o->n, "--bench: input length")->capture_default_str();
   cmd->add_option("--width", o->width, "--bench: mask width")->capture_default_str();
   cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel (the median is reported)")
-      ->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();
+      ->capture_default_str()->check(at_least(1));
+  cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str()->check(at_least(0));
   cmd->add_option("--seed", o->seed, "--bench: random seed")->capture_default_str()->check(non_negative_integer());
   cmd->callback([o] { run_conv1d(*o); });
 }

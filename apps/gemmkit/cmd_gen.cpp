@@ -12,7 +12,7 @@ namespace gemmkit::cli {
 void add_gen(CLI::App& app) {
   struct Options {
     std::int64_t rows = 0, cols = 0;
-    std::string output, dist, dtype = "f32", kind = "random";
+    std::string output, dist, dtype = "f32", kind = "random", format;
     std::uint64_t seed = 0;
   };
   auto opt = std::make_shared<Options>();
@@ -36,6 +36,7 @@ void add_gen(CLI::App& app) {
                   "f32, f64, f16, bf16, i32 or i64 (f16/bf16: drawn in double, rounded once; "
                   ".npy keeps them as <f2 and bfloat16, text formats as decimals)")
       ->capture_default_str();
+  add_output_format_option(cmd, opt->format);
   cmd->callback([opt, cmd] {
     if (opt->rows < 1 || opt->cols < 1)
       fail(ErrorCategory::usage, "gen: ROWS and COLS must be at least 1, not " +
@@ -44,15 +45,16 @@ void add_gen(CLI::App& app) {
     if (!dtype) fail(ErrorCategory::usage, "unknown dtype '" + opt->dtype + "'");
     const std::optional<MatrixKind> kind = parse_matrix_kind(opt->kind);
     if (!kind) fail(ErrorCategory::usage, "gen: unknown --kind '" + opt->kind + "' (see gemmkit gen --help)");
-    output_format(opt->output);  // reject an unknown extension before any work
-    check_outputs({opt->output});
+    const std::optional<FileFormat> format = parse_output_format(opt->format);
+    output_format(opt->output, format);  // reject an unknown extension before any work
+    check_outputs({{"-o", opt->output}});
     if (*kind != MatrixKind::random) {
       for (const char* flag : {"--dist", "--seed"})
         if (cmd->count(flag) > 0)
           fail(ErrorCategory::usage, std::string("gen: ") + flag + " applies to --kind random only, not " +
                                          opt->kind);
       const AnyMatrix m = generate_matrix(*kind, opt->rows, opt->cols, *dtype);
-      write_matrix(opt->output, m);
+      write_matrix(opt->output, m, format);
       std::printf("wrote %s: %lld x %lld %s, %s (entry (i, j) = %s)\n", quoted_path(opt->output).c_str(),
                   static_cast<long long>(opt->rows), static_cast<long long>(opt->cols),
                   std::string(dtype_name(*dtype)).c_str(), opt->kind.c_str(),
@@ -64,7 +66,7 @@ void add_gen(CLI::App& app) {
     const Distribution dist = Distribution::parse(dist_text);
     checked_element_count(opt->rows, opt->cols, "gen");
     const AnyMatrix m = random_matrix(opt->rows, opt->cols, *dtype, dist, opt->seed);
-    write_matrix(opt->output, m);
+    write_matrix(opt->output, m, format);
     std::printf("wrote %s: %lld x %lld %s, %s, seed %llu\n", quoted_path(opt->output).c_str(),
                 static_cast<long long>(opt->rows), static_cast<long long>(opt->cols),
                 std::string(dtype_name(*dtype)).c_str(), dist.to_string().c_str(),

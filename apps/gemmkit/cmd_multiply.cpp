@@ -26,7 +26,7 @@ namespace {
 
 struct MultiplyOptions {
   std::string a_path, b_path, c_path, c0_path, json_path;
-  std::string backend = "auto", kernel = "auto", dtype, out_dtype, verify = "auto";
+  std::string backend = "auto", kernel = "auto", dtype, out_dtype, verify = "auto", format;
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 0.0;
   bool distributed = false;
@@ -131,8 +131,9 @@ struct Outcome {
 
 Prepared prepare_multiply(const MultiplyOptions& o) {
   // Cheap checks first, so a typo costs no computation.
-  output_format(o.c_path);
-  check_outputs({o.c_path, o.json_path});
+  output_format(o.c_path, parse_output_format(o.format));
+  check_outputs({{"-o", o.c_path}, {"--json", o.json_path}},
+                {{"input A", o.a_path}, {"input B", o.b_path}, {"--c", o.c0_path}});
   const std::optional<Backend> backend = parse_backend(o.backend);
   const VerifyMode verify_mode = parse_verify_mode(o.verify);
   if (o.beta != 0.0 && o.c0_path.empty())
@@ -172,7 +173,7 @@ Prepared prepare_multiply(const MultiplyOptions& o) {
   if (exact_out && !is_integer(dtype))
     fail(ErrorCategory::usage, "--out-dtype exact takes integer inputs (--dtype i32 or i64), not " +
                                    std::string(dtype_name(dtype)));
-  if (exact_out && output_format(o.c_path) == FileFormat::mtx)
+  if (exact_out && output_format(o.c_path, parse_output_format(o.format)) == FileFormat::mtx)
     fail(ErrorCategory::usage, "--out-dtype exact writes .csv (decimal integers) or .npy (uint64 limbs), not " +
                                    quoted_path(o.c_path));
   // Integer GEMM on the GPU is the exact one (cuda_exact_residues); results wider than the
@@ -265,8 +266,9 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
                        {"bound", plan->bound}};
     if (exact_out) report["exact"]["limbs"] = limb_count;
   }
-  if (exact_out) write_limb_table(o.c_path, LimbTableView{r.limbs.data(), m, n, limb_count});
-  else if (!r.c_written) write_matrix(o.c_path, w.c);
+  const std::optional<FileFormat> format = parse_output_format(o.format);
+  if (exact_out) write_limb_table(o.c_path, LimbTableView{r.limbs.data(), m, n, limb_count}, nullptr, format);
+  else if (!r.c_written) write_matrix(o.c_path, w.c, format);
   if (!o.json_path.empty()) write_json(o.json_path, report);
 
   const std::string dtypes = std::string(dtype_name(dtype)) +
@@ -306,7 +308,7 @@ bool parallel_npy_inputs(const MultiplyOptions& o) {
   std::vector<std::string> paths = {o.a_path, o.b_path};
   if (!o.c0_path.empty()) paths.push_back(o.c0_path);
   std::optional<DType> dtype;
-  output_format(o.c_path);  // the cheap check first, as the single-process path makes it
+  output_format(o.c_path, parse_output_format(o.format));  // the cheap check first, as the single-process path makes it
   for (const std::string& path : paths) {
     std::error_code error;
     if (format_from_path(path) != FileFormat::npy || !std::filesystem::is_regular_file(path, error)) return false;
@@ -329,10 +331,11 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
   VerifyMode verify_mode = VerifyMode::automatic;
   dist::collective(grid.comm(), [&] {
     // The single-process path's checks, on the headers.
-    output_format(o.c_path);
+    output_format(o.c_path, parse_output_format(o.format));
     verify_mode = parse_verify_mode(o.verify);
     if (rank != 0) return;
-    check_outputs({o.c_path, o.json_path});
+    check_outputs({{"-o", o.c_path}, {"--json", o.json_path}},
+                  {{"input A", o.a_path}, {"input B", o.b_path}, {"--c", o.c0_path}});
     if (o.beta != 0.0 && o.c0_path.empty())
       fail(ErrorCategory::usage, "--beta needs --c FILE, the matrix C0 in alpha*A*B + beta*C0");
     const NpyLayout a = read_npy_layout(o.a_path), b = read_npy_layout(o.b_path);
@@ -356,7 +359,7 @@ void multiply_npy_in_parallel(const MultiplyOptions& o, const dist::ProcessGrid&
     if (rank == 0) {
       std::error_code error;
       const auto kind = std::filesystem::status(o.c_path, error).type();
-      write_in_parallel = output_format(o.c_path) == FileFormat::npy &&
+      write_in_parallel = output_format(o.c_path, parse_output_format(o.format)) == FileFormat::npy &&
                           (kind == std::filesystem::file_type::regular || kind == std::filesystem::file_type::not_found);
     }
     MPI_Bcast(&write_in_parallel, 1, MPI_CXX_BOOL, 0, grid.comm());
@@ -589,6 +592,7 @@ void add_multiply(CLI::App& app) {
                   "gives them")
       ->capture_default_str();
   cmd->add_option("--json", o->json_path, "Also write the run's details as JSON");
+  add_output_format_option(cmd, o->format);
   CLI::Option* distributed = cmd->add_flag(
       "--distributed", o->distributed,
       "Be one of the processes of 'mpirun -np P gemmkit multiply ... --distributed' (a build with "

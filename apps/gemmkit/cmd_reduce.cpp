@@ -14,7 +14,7 @@ namespace gemmkit::cli {
 namespace {
 
 struct ReduceOptions {
-  std::string input, op = "sum", backend = "auto", kernel = "auto", dtype, json_path, output;
+  std::string input, op = "sum", backend = "auto", kernel = "auto", dtype, json_path, output, format;
   bool bench = false, list = false;
   std::uint64_t n = std::uint64_t(1) << 28, seed = 1;
   int reps = 20, warmup = 3;
@@ -49,7 +49,7 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
   if (!o.output.empty()) {
     Matrix<T> out(1, 1);
     out(0, 0) = value;
-    write_matrix(o.output, AnyMatrix(std::move(out)));
+    write_matrix(o.output, AnyMatrix(std::move(out)), parse_output_format(o.format));
   }
   if (!o.json_path.empty())
     write_json(o.json_path, {{"op", reduce_op_name(op)},
@@ -64,7 +64,6 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
 }
 
 void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
-  if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "reduce --bench: --reps must be >= 1 and --warmup >= 0");
   require_cuda_device();
   // The input and the copy's output, on the device.
   check_fits_device("reduce --bench --n " + std::to_string(o.n), 2.0 * double(o.n) * double(dtype_size(dtype)));
@@ -141,11 +140,12 @@ void add_reduce(CLI::App& app) {
                                        "--bench: f32)");
   cmd->add_option("-o,--output", o->output, "Also write the result as a 1x1 matrix file");
   cmd->add_option("--json", o->json_path, "Write the result (or the benchmark) as JSON");
+  add_output_format_option(cmd, o->format);
   cmd->add_flag("--list", o->list, "List the kernels and exit");
   cmd->add_flag("--bench", o->bench, "Time every GPU kernel, CUB and the D2D copy on random data (needs a GPU)");
   cmd->add_option("--n", o->n, "--bench: number of values (default 2^28)")->check(non_negative_integer());
-  cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel")->capture_default_str();
-  cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str();
+  cmd->add_option("--reps", o->reps, "--bench: timed runs per kernel")->capture_default_str()->check(at_least(1));
+  cmd->add_option("--warmup", o->warmup, "--bench: untimed runs first")->capture_default_str()->check(at_least(0));
   cmd->add_option("--seed", o->seed, "--bench: seed of the random values")->capture_default_str()->check(non_negative_integer());
   cmd->callback([o] {
     if (o->list) {
@@ -160,8 +160,8 @@ void add_reduce(CLI::App& app) {
       if (!dtype || (*dtype != DType::f32 && *dtype != DType::f64))
         fail(ErrorCategory::usage, "reduce: --dtype must be f32 or f64, not '" + o->dtype + "'");
     }
-    if (!o->output.empty()) output_format(o->output);  // reject a bad extension before any work
-    check_outputs({o->output, o->json_path});
+    if (!o->output.empty()) output_format(o->output, parse_output_format(o->format));  // a bad extension: before any work
+    check_outputs({{"-o", o->output}, {"--json", o->json_path}}, {{"input X", o->input}});
     if (o->bench) {
       if (!o->input.empty()) fail(ErrorCategory::usage, "reduce --bench takes no input file (it makes random data)");
       run_bench(*o, *op, dtype.value_or(DType::f32));

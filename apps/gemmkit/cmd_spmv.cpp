@@ -17,7 +17,7 @@ namespace {
 
 struct SpmvOptions {
   std::string matrix_path, x_path, output, json_path;
-  std::string backend = "auto", kernel = "auto", dtype;
+  std::string backend = "auto", kernel = "auto", dtype, format;
   bool bench = false, list = false, tune = false;
   std::int64_t rows = 1 << 22;
   std::string matrices = "uniform,banded,powerlaw";
@@ -61,7 +61,7 @@ void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
   if (!o.output.empty()) {
     Matrix<T> out(a.rows, 1);
     std::copy(y.begin(), y.end(), out.data());
-    write_matrix(o.output, AnyMatrix(std::move(out)));
+    write_matrix(o.output, AnyMatrix(std::move(out)), parse_output_format(o.format));
     std::printf("y = A x: %s is %lld x %lld with %lld nonzeros; %s (%s, %s), %.3f ms; wrote %s\n",
                 quoted_path(o.matrix_path).c_str(), static_cast<long long>(a.rows), static_cast<long long>(a.cols),
                 static_cast<long long>(a.nnz()), kernel.c_str(), gpu ? "cuda" : "cpu",
@@ -93,7 +93,6 @@ void run_bench(const SpmvOptions& o) {
   for (const auto& name : split_list(o.matrices)) patterns.push_back(parse_sparse_pattern(name));
   if (patterns.empty()) fail(ErrorCategory::usage, "--matrices names no matrix");
   if (o.rows < 1) fail(ErrorCategory::usage, "--rows must be at least 1");
-  if (o.reps < 1 || o.warmup < 0) fail(ErrorCategory::usage, "--reps must be at least 1 and --warmup at least 0");
   require_cuda_device();
   const std::string dtype(dtype_name(dtype_of<T>));
   nlohmann::json report = {{"benchmark", "spmv"}, {"dtype", dtype}, {"rows", o.rows}, {"reps", o.reps},
@@ -201,8 +200,8 @@ void run_spmv(const SpmvOptions& o) {
                                  "and leave --kernel auto");
   }
   const std::optional<Backend> backend = parse_backend(o.backend);
-  if (!o.output.empty()) output_format(o.output);  // an unknown extension fails before any work
-  check_outputs({o.output, o.json_path});
+  if (!o.output.empty()) output_format(o.output, parse_output_format(o.format));  // fails before any work
+  check_outputs({{"-o", o.output}, {"--json", o.json_path}}, {{"input MATRIX", o.matrix_path}, {"input X", o.x_path}});
   // --backend cuda, or a GPU kernel by name, needs the device.
   if (backend == Backend::cuda || (o.kernel != "auto" && backend != Backend::cpu)) require_cuda_device();
   if (o.bench) {
@@ -232,14 +231,16 @@ void add_spmv(CLI::App& app) {
   cmd->add_option("--kernel", opt->kernel, kKernelHelp)->capture_default_str();
   cmd->add_option("--dtype", opt->dtype, "f32 or f64 (default f64; f32 with --bench)");
   cmd->add_option("--json", opt->json_path, "Write the results as JSON here");
+  add_output_format_option(cmd, opt->format);
   cmd->add_flag("--list", opt->list, "List the kernels and exit");
   cmd->add_flag("--bench", opt->bench,
                 "Generate the benchmark matrices and time every GPU kernel, cuSPARSE and the copy (needs a GPU)");
   cmd->add_option("--rows", opt->rows, "--bench: rows (and columns) of each matrix")->capture_default_str();
   cmd->add_option("--matrices", opt->matrices, "--bench: uniform, banded, powerlaw (comma-separated)")
       ->capture_default_str();
-  cmd->add_option("--reps", opt->reps, "--bench: timed runs per kernel (median reported)")->capture_default_str();
-  cmd->add_option("--warmup", opt->warmup, "--bench: untimed runs first")->capture_default_str();
+  cmd->add_option("--reps", opt->reps, "--bench: timed runs per kernel (median reported)")
+      ->capture_default_str()->check(at_least(1));
+  cmd->add_option("--warmup", opt->warmup, "--bench: untimed runs first")->capture_default_str()->check(at_least(0));
   cmd->add_option("--seed", opt->seed, "--bench: seed of the generated matrices")->capture_default_str()->check(non_negative_integer());
   cmd->add_flag("--tune", opt->tune, "--bench: also time every group size and merge-path tile variant");
   cmd->callback([opt] { run_spmv(*opt); });

@@ -19,7 +19,7 @@ namespace {
 
 struct WalksOptions {
   std::string graph_path, output, from, to, mode = "exact", method = "auto", format = "auto";
-  std::string backend = "auto", json_path;
+  std::string backend = "auto", json_path, output_format;
   int length = 0;
   bool all_lengths = false, undirected = false, bench = false, distributed = false;
   std::vector<std::string> labels;
@@ -208,7 +208,8 @@ void write_csv_counts(const std::string& path, const Graph& g, const WalkCounts&
       labels.rows.back().push_back(g.label(v));
     }
   const auto lengths = static_cast<std::int64_t>(w.lengths.size());
-  write_limb_tables(path, LimbTableView{w.words.data(), w.rows(), w.cols(), w.limbs}, lengths, &labels);
+  write_limb_tables(path, LimbTableView{w.words.data(), w.rows(), w.cols(), w.limbs}, lengths, &labels,
+                    FileFormat::csv);
 }
 
 // The counts as they are in memory, with a leading axis of lengths for --all-lengths:
@@ -222,8 +223,8 @@ void write_npy_counts(const std::string& path, WalkCounts& w, bool all_lengths) 
   if (w.mode == WalkMode::float64) return write_npy_array(path, DType::f64, shape, w.reals.data());
   const LimbTableView first{w.words.data(), w.rows(), w.cols(), w.limbs};
   if (!w.fits_int64()) {
-    if (all_lengths) return write_limb_tables(path, first, shape[0]);
-    return write_limb_table(path, first);
+    if (all_lengths) return write_limb_tables(path, first, shape[0], nullptr, FileFormat::npy);
+    return write_limb_table(path, first, nullptr, FileFormat::npy);
   }
   if (w.limbs > 1) {
     const std::size_t entries = w.words.size() / static_cast<std::size_t>(w.limbs);
@@ -333,10 +334,11 @@ WalksPlan prepare_walks(const WalksOptions& o) {
   read.undirected = o.undirected;
   read.labels = o.labels;
   WalksPlan plan;
-  check_outputs({o.output, o.json_path});
+  check_outputs({{"-o", o.output}, {"--json", o.json_path}}, {{"input GRAPH", o.graph_path}});
   if (!o.output.empty()) {
-    plan.npy_out = output_format(o.output) == FileFormat::npy;
-    if (output_format(o.output) == FileFormat::mtx)
+    const FileFormat format = output_format(o.output, parse_output_format(o.output_format));
+    plan.npy_out = format == FileFormat::npy;
+    if (format == FileFormat::mtx)
       fail(ErrorCategory::usage, "walk counts are written as .csv (with labels) or .npy, not .mtx");
   }
 
@@ -460,8 +462,9 @@ void add_walks(CLI::App& app) {
   cmd->add_option("--json", o->json_path, "Write the run's method, timings and references as JSON");
   cmd->add_flag("--undirected", o->undirected, "Edge lists: each line is an edge both ways");
   cmd->add_option("--labels", o->labels, "Vertex names, comma-separated (matrix files)")->delimiter(',');
-  cmd->add_option("--format", o->format, "auto (by extension), edges, mtx, npy or csv")
+  cmd->add_option("--format", o->format, "Format of GRAPH: auto (by extension), edges, mtx, npy or csv")
       ->capture_default_str();
+  add_output_format_option(cmd, o->output_format, true);
   cmd->add_option("-o,--output", o->output,
                   "Write the table: .csv with labels, or .npy (int64 when every count fits, else "
                   "exact 64-bit limbs; with --all-lengths a leading axis of lengths: see docs/walks.md)");

@@ -39,8 +39,9 @@ const MatrixKindInfo& matrix_kind_info(MatrixKind kind);
 std::optional<MatrixKind> parse_matrix_kind(std::string_view name);
 
 // A rows x cols matrix of `kind` (not random) in `dtype` (f64, f32, tf32 as f32, f16, bf16,
-// i32, i64). Exact kinds fail with a numeric error naming the first entry the dtype cannot
-// hold exactly, and the largest square size that fits; sin_rows and cos_cols are rounded
+// i32, i64). Exact kinds fail with a usage error (a request the dtype cannot hold is bad
+// input) naming the first entry the dtype cannot hold exactly, and the largest square size
+// that fits; sin_rows and cos_cols are rounded
 // once from double and refuse integer dtypes.
 AnyMatrix generate_matrix(MatrixKind kind, std::int64_t rows, std::int64_t cols, DType dtype);
 

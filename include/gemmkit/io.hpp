@@ -33,6 +33,8 @@ enum class FileFormat { npy, mtx, csv };
 
 // From the extension (case-insensitive); usage error for anything else.
 FileFormat format_from_path(const std::string& path);
+// "npy", "mtx" or "csv" (an output's --format); nullopt for anything else.
+std::optional<FileFormat> parse_file_format(std::string_view name);
 
 // What the caller means to compute in. Readers of text use it where the text leaves a choice:
 // a floating-point dtype lets a CSV file of integers hold integers too large for int64 (the
@@ -43,7 +45,9 @@ struct ReadOptions {
 
 // Every reader reads its file once, from the start, so pipes, FIFOs and /dev/stdin work.
 AnyMatrix read_matrix(const std::string& path, const ReadOptions& options = {});
-void write_matrix(const std::string& path, const AnyMatrix& matrix);  // by output_format
+// In output_format(path, format): `format` when given, else by the path.
+void write_matrix(const std::string& path, const AnyMatrix& matrix,
+                  std::optional<FileFormat> format = std::nullopt);
 
 // NumPy .npy, versions 1.0, 2.0 and 3.0. Reads <f8 <f4 <i8 <i4 as themselves, and widens
 // <f2, bfloat16, |i1 |u1 |b1 <i2 <u2 (to f32 / i32) and <u4 (to i64); fortran_order is
@@ -111,14 +115,15 @@ struct LimbTableLabels {
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;
 };
-// By output_format(path):
+// By output_format(path, format):
 //   .csv  decimal integers, comma-separated, a line per row, with the labels if given;
 //         streamed in blocks of rows formatted in parallel (no whole-table text in memory);
 //   .npy  the words themselves: a '<u8' array of shape (rows, cols, limbs), C order, read
 //         back by read_limb_table (labels are not stored).
 // Through AtomicFile: nothing partial is left on failure. .mtx is a usage error.
 void write_limb_table(const std::string& path, const LimbTableView& t,
-                      const LimbTableLabels* labels = nullptr);
+                      const LimbTableLabels* labels = nullptr,
+                      std::optional<FileFormat> format = std::nullopt);
 struct LimbTable {
   std::vector<std::uint64_t> words;
   std::int64_t rows = 0, cols = 0;
@@ -129,13 +134,14 @@ struct LimbTable {
 LimbTable read_limb_table(const std::string& path);
 
 // A sequence of `tables` tables of one shape stored one after another from first.words
-// (walk counts of every length 1..K: first is length 1's table), by output_format(path):
+// (walk counts of every length 1..K: first is length 1's table), by output_format(path, format):
 //   .csv  the tables' rows one after another, as write_limb_table writes one table of
 //         tables * rows rows (labels->rows: one entry per row of every table, or none);
 //   .npy  one '<u8' array of shape (tables, rows, cols, limbs), C order: table i is
 //         [i, :, :, :]. Read back by read_limb_tables.
 void write_limb_tables(const std::string& path, const LimbTableView& first, std::int64_t tables,
-                       const LimbTableLabels* labels = nullptr);
+                       const LimbTableLabels* labels = nullptr,
+                       std::optional<FileFormat> format = std::nullopt);
 struct LimbTables {
   std::vector<std::uint64_t> words;
   std::int64_t tables = 1, rows = 0, cols = 0;
@@ -163,15 +169,31 @@ LimbTables read_limb_tables(const std::string& path);
 // Folders, sockets, block devices and links that lead nowhere are refused (usage errors).
 // A failed write (full disk, file-size limit, closed device) is an `output` error.
 
-// The format of a matrix output: by extension (format_from_path), CSV text for "-" and the
-// other descriptors.
-FileFormat output_format(const std::string& path);
+// The format of a matrix output: `requested` when given (the command line's --format);
+// else by extension (format_from_path); a stream ("-", a descriptor, a character device
+// such as /dev/null, a FIFO) whose name has no known extension gets CSV text.
+FileFormat output_format(const std::string& path, std::optional<FileFormat> requested = std::nullopt);
 
 // Checks, before any work, that `path` can be written as above (its kind; a file's folder
 // exists and is writable), throwing the error writing it would. With an OutputBatch open,
 // "-" also claims standard output for the data: text printed to stdout from then on goes to
 // stderr, so that the two do not mix. Two outputs cannot both be "-".
 void check_output(const std::string& path);
+
+// A path as a run names it, for messages: {"--json", "r.json"}, {"input A", "A.npy"}.
+struct NamedPath {
+  std::string name;
+  std::string path;  // empty: not given, skipped
+};
+
+// Before any work (after check_output of each output): a usage error when an output is the
+// same file as another output or as an input, however it is named: "--json 'x' is the same
+// file as -o 'x'". Existing files are compared by device and inode (links, hard links,
+// other spellings); names that do not exist yet by their folder's real path and their own
+// name. "-" and /dev/fd/N count as the file they are open on, where that is a regular file;
+// two such descriptors may share one (both are written through, in turn, nothing replaced).
+// Character devices (/dev/null) and FIFOs replace no file and may be named any number of times.
+void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
 
 // One output being written. commit() finishes it: renames the temporary file onto the
 // target (or writes a stream's data), or, while an OutputBatch is open, hands it to the

@@ -74,18 +74,24 @@ std::int64_t rows_of(const AnyMatrix& m);
 std::int64_t cols_of(const AnyMatrix& m);
 
 // What a conversion from an integer dtype to a floating-point one rounded: how many entries
-// changed value, and the first of them (0-based position, the value before and after).
+// changed value, and the first of them (0-based position, the value before and after); and
+// what a conversion to a floating-point dtype overflowed: finite values past its range (f64
+// to f32 beyond 3.4e38, to f16 beyond 65504) that became infinite, and the first of them.
 struct ConversionReport {
   std::int64_t rounded = 0;
   std::int64_t row = -1, col = -1;
   std::string from, to;
+  std::int64_t overflowed = 0;
+  std::int64_t overflow_row = -1, overflow_col = -1;
+  std::string overflow_from;
 };
 
 // Element-wise conversion to another dtype (tf32 converts to f32 storage). Converting to an
 // integer type fails with a numeric error "row R, column C: VALUE ..." (1-based, the value as
 // its dtype writes it) for the first entry that is not an integer or does not fit;
-// converting to a floating-point type rounds to nearest (f16 overflows to infinity), and
-// `report`, if given, counts the integers that rounded to another finite value.
+// converting to a floating-point type rounds to nearest (past its range to infinity), and
+// `report`, if given, counts the integers that rounded to another finite value and the finite
+// values that became infinite.
 AnyMatrix convert(const AnyMatrix& m, DType to, ConversionReport* report = nullptr);
 template <class To, class From>
 Matrix<To> convert_matrix(MatrixView<const From> from);

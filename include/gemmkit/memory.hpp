@@ -32,7 +32,7 @@ std::optional<DeviceMemory> device_memory();
 
 // What running and verifying `problem` needs beyond its operands in host memory (the
 // verification's working set, a few MiB plus O(m + n + k)), and on the device (A, B and C
-// copied there) when it runs there.
+// copied there) when it runs there. An empty C (m or n 0) needs nothing, whatever k is.
 struct GemmMemory {
   std::uint64_t host = 0, device = 0;
 };

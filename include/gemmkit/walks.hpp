@@ -90,7 +90,8 @@ struct GraphReadOptions {
 // Vertices that are all non-negative integers are indices (0..max); otherwise tokens are
 // names, numbered in order of first appearance. Matrix Market (pattern, integer, or real
 // with integer values; general or symmetric), .npy and CSV adjacency matrices must be
-// square. Malformed input throws an input error naming the file and line.
+// square. Malformed input throws an input error naming the file and line; so does a file
+// with no graph in it (an edge list without edges, a 0 x 0 matrix).
 Graph read_graph(const std::string& path, const GraphReadOptions& options = {});
 
 enum class WalkMode {

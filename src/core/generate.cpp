@@ -151,7 +151,7 @@ AnyMatrix make_exact(MatrixKind kind, std::int64_t rows, std::int64_t cols, DTyp
   what += misfit->beyond_128 ? "beyond 2^127" : i128_text(misfit->value);
   what += ", which " + dt + " cannot hold exactly";
   const std::int64_t n = largest_square<T>(kind, tf32);
-  fail(ErrorCategory::numeric, "gen: " + name + " " + std::to_string(rows) + " x " + std::to_string(cols) +
+  fail(ErrorCategory::usage, "gen: " + name + " " + std::to_string(rows) + " x " + std::to_string(cols) +
                                    " does not fit " + dt + " exactly: " + what +
                                    " (0-based; the largest square " + name + " exact in " + dt + " is " +
                                    std::to_string(n) + " x " + std::to_string(n) + ")");

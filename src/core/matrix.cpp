@@ -130,13 +130,22 @@ bool same_integer(std::int64_t x, double y) {
 template <class To, class From>
 Matrix<To> convert_reporting(MatrixView<const From> from, ConversionReport* report) {
   Matrix<To> to(from.rows(), from.cols());
+  if (to.size() == 0) return to;  // no loop over the rows of an empty (2^63 - 1) x 0 matrix
   for (std::int64_t i = 0; i < from.rows(); ++i)
     for (std::int64_t j = 0; j < from.cols(); ++j) {
       const From x = from(i, j);
       const To y = convert_value<To>(x, i, j);
       to(i, j) = y;
+      if constexpr (!std::is_integral_v<To>) {
+        if (report && std::isinf(static_cast<double>(y)) && std::isfinite(static_cast<double>(x)) &&
+            report->overflowed++ == 0) {
+          report->overflow_row = i;
+          report->overflow_col = j;
+          report->overflow_from = value_text(x);
+        }
+      }
       if constexpr (std::is_integral_v<From> && !std::is_integral_v<To>) {
-        // Overflows to infinity (f16) show as infinities; they are not counted here.
+        // Overflows to infinity (f16) are counted above, not as rounded.
         const auto wide = static_cast<double>(y);
         if (report && std::isfinite(wide) && !same_integer(x, wide) && report->rounded++ == 0) {
           report->row = i;

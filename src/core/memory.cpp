@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gemmkit/error.hpp"
+#include "gemmkit/registry.hpp"
 #include "gemmkit/verify.hpp"
 
 namespace gemmkit {
@@ -85,6 +86,7 @@ HostMemory host_memory() {
 
 GemmMemory estimate_gemm_memory(const GemmProblem& p, VerifyMode mode) {
   GemmMemory result;
+  if (writes_nothing(p)) return result;  // an empty C: nothing to copy, compute or check, whatever K is
   // Spans of the stored operands, the whole batch (a row-major problem's matrices).
   const std::uint64_t a = matrix_bytes(1, p.a_span(), p.dtype);
   const std::uint64_t b = matrix_bytes(1, p.b_span(), p.dtype);

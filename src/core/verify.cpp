@@ -447,6 +447,7 @@ std::int64_t to_int64(T x) {
 template <class T>
 bool all_integral(const T* s, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
   if constexpr (std::is_integral_v<T>) return true;
+  if (rows == 0 || cols == 0) return true;  // no entries (a loop over 2^63 empty rows would not end)
   bool all = true;
 #pragma omp parallel for schedule(static) reduction(&& : all)
   for (std::int64_t r = 0; r < rows; ++r)
@@ -1620,6 +1621,7 @@ VerifyResult verify_limbs(const GemmProblem& problem, const void* c_before, cons
   check_problem(problem, c_before, "verify_limbs");
   if (!is_integer(problem.dtype) || problem.layout != Layout::row_major || limbs < 1 || ld < problem.n)
     fail(ErrorCategory::usage, "verify_limbs: a row-major integer problem and limbs >= 1, ld >= n");
+  if (problem.m == 0 || problem.n == 0) return verify(problem, c_before, VerifyMode::full, seed);  // nothing to compare
   return visit_problem(problem, [&]<class T, class CT>() {
     if constexpr (std::is_integral_v<T>)
       return verify_limbs_typed<T, CT>(problem, static_cast<const CT*>(c_before), words, ld, limbs, seed);
@@ -1653,6 +1655,16 @@ VerifyResult verify(const GemmProblem& problem, const void* c_before, VerifyMode
                     std::uint64_t seed, std::optional<DType> accuracy) {
   if (mode == VerifyMode::none && !is_integer(problem.dtype)) return {};
   check_problem(problem, c_before, "verify");
+  // An empty C has no entry to check, and no work should scale with K (which may be 2^63 - 1).
+  if (problem.m == 0 || problem.n == 0) {
+    VerifyResult empty;
+    if (mode == VerifyMode::none) return empty;
+    empty.method = mode == VerifyMode::automatic ? VerifyMode::full : mode;
+    empty.check = "empty result";
+    empty.guarantee = "C is " + std::to_string(problem.m) + " x " + std::to_string(problem.n) +
+                      ": it has no entries, so there is nothing to compare";
+    return empty;
+  }
   return visit_problem(problem, [&]<class T, class CT>() {
     return verify_typed<T, CT>(problem, c_before, mode, seed, accuracy);
   });

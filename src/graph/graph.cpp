@@ -224,6 +224,9 @@ Graph read_edge_list(const std::string& path, const GraphReadOptions& options) {
     edges.add(u, v, w);
     if (options.undirected && u != v) edges.add(v, u, w);
   }
+  // No vertex and no edge: walks of such a "graph" would be an empty table, never an answer.
+  if (lines == 0)
+    io::input_error(path, "", "no edges (the edge list is empty or holds only comments and blank lines)");
   if (names) {
     if (!options.labels.empty())
       fail(ErrorCategory::usage, "--labels applies to matrix files and edge lists of vertex "
@@ -243,6 +246,7 @@ Graph read_mtx_graph(const std::string& path, const GraphReadOptions& options) {
     io::input_error(path, "", "an adjacency matrix must be square, not " +
                                   std::to_string(entries.rows) + "x" + std::to_string(entries.cols));
   if (entries.rows > kMaxVertices) io::input_error(path, "", "more than 2^31 - 1 vertices");
+  if (entries.rows == 0) io::input_error(path, "", "the adjacency matrix is 0 x 0: the graph has no vertices");
   check_labels(options.labels, entries.rows, io::quoted_path(path));
   EdgeArrays edges;
   edges.from.reserve(entries.size());
@@ -273,6 +277,7 @@ Graph read_dense_graph(const std::string& path, GraphFormat format, const GraphR
     io::input_error(path, "", "an adjacency matrix must be square, not " + std::to_string(n) +
                                   "x" + std::to_string(cols_of(matrix)));
   if (n > kMaxVertices) io::input_error(path, "", "more than 2^31 - 1 vertices");
+  if (n == 0) io::input_error(path, "", "the adjacency matrix is 0 x 0: the graph has no vertices");
   check_labels(options.labels, n, io::quoted_path(path));
   EdgeArrays edges;
   std::visit(

@@ -188,8 +188,27 @@ std::string format_double(double value) {
 
 // ---- format dispatch -------------------------------------------------------------------
 
+std::optional<FileFormat> parse_file_format(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "npy") return FileFormat::npy;
+  if (lower == "mtx") return FileFormat::mtx;
+  if (lower == "csv" || lower == "txt") return FileFormat::csv;
+  return std::nullopt;
+}
+
+std::optional<FileFormat> io::format_of_extension(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::size_t dot = name.find_last_of('.');
+  if (dot == std::string::npos) return std::nullopt;
+  return parse_file_format(std::string_view(name).substr(dot + 1));
+}
+
 FileFormat format_from_path(const std::string& path) {
   constexpr const char* kSupported = "supported: .npy, .mtx, .csv, .txt";
+  if (const auto format = io::format_of_extension(path)) return *format;
   const std::size_t slash = path.find_last_of('/');
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   const std::size_t dot = name.find_last_of('.');
@@ -197,14 +216,9 @@ FileFormat format_from_path(const std::string& path) {
     fail(ErrorCategory::usage, io::quoted_path(path) +
                                    " has no file extension to choose a format by (" + kSupported +
                                    ")");
-  std::string ext = name.substr(dot + 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (ext == "npy") return FileFormat::npy;
-  if (ext == "mtx") return FileFormat::mtx;
-  if (ext == "csv" || ext == "txt") return FileFormat::csv;
-  fail(ErrorCategory::usage, "unsupported file extension " +
-                                 io::quoted("." + name.substr(dot + 1)) + " of " +
+  std::string extension = ".";  // built in place: "." + substr trips GCC 12's -Wrestrict
+  extension.append(name, dot + 1);
+  fail(ErrorCategory::usage, "unsupported file extension " + io::quoted(extension) + " of " +
                                  io::quoted_path(path) + " (" + kSupported + ")");
 }
 
@@ -220,8 +234,8 @@ AnyMatrix read_matrix(const std::string& path, const ReadOptions& options) {
   fail(ErrorCategory::internal, "unhandled file format");
 }
 
-void write_matrix(const std::string& path, const AnyMatrix& matrix) {
-  switch (output_format(path)) {
+void write_matrix(const std::string& path, const AnyMatrix& matrix, std::optional<FileFormat> format) {
+  switch (output_format(path, format)) {
     case FileFormat::npy:
       return write_npy(path, matrix);
     case FileFormat::mtx:

@@ -18,6 +18,9 @@ namespace gemmkit::io {
 
 // quoted() and quoted_path() are declared in gemmkit/io.hpp.
 
+// The format a path's extension names (case-insensitive), nullopt for none or an unknown one.
+std::optional<FileFormat> format_of_extension(const std::string& path);
+
 // Throws an input error "'path' <where>: <what>"; `where` may be empty.
 [[noreturn]] void input_error(const std::string& path, const std::string& where,
                               const std::string& what);

@@ -281,12 +281,12 @@ LimbTables read_npy_words(const std::string& path, bool stack_allowed) {
   return t;
 }
 
-// By output_format(path): t's CSV, or its words as they are in memory in the .npy shape
-// `npy_shape` (one table's, or a sequence's).
+// By output_format(path, format): t's CSV, or its words as they are in memory in the .npy
+// shape `npy_shape` (one table's, or a sequence's).
 void write_words(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels,
-                 const std::vector<std::int64_t>& npy_shape) {
+                 const std::vector<std::int64_t>& npy_shape, std::optional<FileFormat> format) {
   check_table(t, path);
-  switch (output_format(path)) {
+  switch (output_format(path, format)) {
     case FileFormat::csv:
       write_csv_table(path, t, labels);
       return;
@@ -318,18 +318,19 @@ std::string io::csv_field(std::string_view text) {
   return out + "\"";
 }
 
-void write_limb_table(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels) {
-  write_words(path, t, labels, {t.rows, t.cols, t.limbs});
+void write_limb_table(const std::string& path, const LimbTableView& t, const LimbTableLabels* labels,
+                      std::optional<FileFormat> format) {
+  write_words(path, t, labels, {t.rows, t.cols, t.limbs}, format);
 }
 
 void write_limb_tables(const std::string& path, const LimbTableView& first, std::int64_t tables,
-                       const LimbTableLabels* labels) {
+                       const LimbTableLabels* labels, std::optional<FileFormat> format) {
   // As one table of tables * rows rows, which is what the words are in memory.
   LimbTableView all = first;
   if (tables < 0 || __builtin_mul_overflow(first.rows, tables, &all.rows))
     fail(ErrorCategory::usage, "writing " + quoted_path(path) + ": " + std::to_string(tables) +
                                    " tables of " + std::to_string(first.rows) + " rows is not valid");
-  write_words(path, all, labels, {tables, first.rows, first.cols, first.limbs});
+  write_words(path, all, labels, {tables, first.rows, first.cols, first.limbs}, format);
 }
 
 LimbTable read_limb_table(const std::string& path) {

@@ -1,5 +1,6 @@
-// Output files: what an output path is (see "Output" in gemmkit/io.hpp), AtomicFile, the
-// batch that commits every output of a run together, and removing temporary files on signals.
+// Output files: what an output path is (see "Output" in gemmkit/io.hpp), which outputs are one
+// file, AtomicFile, the batch that commits every output of a run together, and removing
+// temporary files on signals.
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -93,6 +95,13 @@ std::string shown(const std::string& target) {
 
 [[noreturn]] void write_failed(const std::string& target, int err) {
   fail(ErrorCategory::output, "cannot write " + shown(target) + ": " + std::strerror(err));
+}
+
+// A stream output: a descriptor, or a name for a character device or a FIFO (links followed).
+bool is_stream(const std::string& path) {
+  if (descriptor_of(path) >= 0) return true;
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
 }
 
 struct Resolved {
@@ -260,12 +269,78 @@ void claim_stdout(BatchState& b) {
   ::dup2(STDERR_FILENO, STDOUT_FILENO);
 }
 
+// Which file a path names, to tell when two names are one file: a regular file's device and
+// inode, or for a name not yet created (`output`) its folder's real path and its own name.
+// Devices, FIFOs and descriptors open on anything but a regular file have none.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::string new_name;     // a file to be created: "/real/folder/name"
+  bool descriptor = false;  // "-" or /dev/fd/N: written through at its offset
+  bool same_as(const FileIdentity& o) const {
+    return new_name.empty() ? o.new_name.empty() && device == o.device && inode == o.inode : new_name == o.new_name;
+  }
+};
+
+std::optional<FileIdentity> identity_of(const std::string& path, bool output) {
+  FileIdentity id;
+  struct stat st {};
+  int fd = output ? descriptor_of(path) : -1;  // an input named "-" is a file of that name
+  id.descriptor = fd >= 0;
+  if (fd == STDOUT_FILENO && g_batch && g_batch->stdout_fd >= 0) fd = g_batch->stdout_fd;  // claimed by "-"
+  if (fd >= 0 ? ::fstat(fd, &st) == 0 : ::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) return std::nullopt;
+    id.device = st.st_dev;
+    id.inode = st.st_ino;
+    return id;
+  }
+  if (fd >= 0 || errno != ENOENT || !output) return std::nullopt;
+  const std::size_t slash = path.find_last_of('/');
+  char* folder = ::realpath(folder_of(path).c_str(), nullptr);
+  if (!folder) return std::nullopt;  // check_output reports a missing folder
+  id.new_name = folder;
+  if (id.new_name.back() != '/') id.new_name += '/';
+  id.new_name += slash == std::string::npos ? path : path.substr(slash + 1);
+  std::free(folder);
+  return id;
+}
+
 }  // namespace
 
 // ---- public ------------------------------------------------------------------------------
 
-FileFormat output_format(const std::string& path) {
-  return descriptor_of(path) >= 0 ? FileFormat::csv : format_from_path(path);
+FileFormat output_format(const std::string& path, std::optional<FileFormat> requested) {
+  if (requested) return *requested;
+  if (is_stream(path)) return io::format_of_extension(path).value_or(FileFormat::csv);
+  return format_from_path(path);
+}
+
+void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  struct Named {
+    const NamedPath* named;
+    FileIdentity id;
+  };
+  std::vector<Named> seen;  // the outputs so far
+  const auto describe = [](const NamedPath& p) { return p.name + " " + io::quoted_path(p.path); };
+  for (const NamedPath& output : outputs) {
+    if (output.path.empty()) continue;
+    const std::optional<FileIdentity> id = identity_of(output.path, true);
+    if (!id) continue;
+    for (const Named& other : seen)
+      if (id->same_as(other.id) && !(id->descriptor && other.id.descriptor))
+        fail(ErrorCategory::usage, describe(output) + " is the same file as " + describe(*other.named) +
+                                       " (each output needs a file of its own)");
+    seen.push_back({&output, *id});
+  }
+  for (const NamedPath& input : inputs) {
+    if (input.path.empty()) continue;
+    const std::optional<FileIdentity> id = identity_of(input.path, false);
+    if (!id) continue;
+    for (const Named& output : seen)
+      if (id->same_as(output.id))
+        fail(ErrorCategory::usage, describe(*output.named) + " is the same file as " + describe(input) +
+                                       " (an output may not replace an input of the run)");
+  }
 }
 
 void check_output(const std::string& path) {

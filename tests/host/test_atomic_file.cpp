@@ -254,6 +254,39 @@ TEST_F(FormatDispatchTest, ChoosesFormatByExtension) {
   EXPECT_EQ(output_format("r.npy"), FileFormat::npy);
 }
 
+// Issue 39: -o /dev/null was refused for having no extension. A stream takes the format asked
+// for, else CSV as "-" does; a regular file takes the one asked for over its extension.
+TEST_F(FormatDispatchTest, StreamsAndRequestedFormats) {
+  EXPECT_EQ(output_format("/dev/null"), FileFormat::csv);
+  EXPECT_EQ(output_format("/dev/null", FileFormat::npy), FileFormat::npy);
+  EXPECT_EQ(output_format("-", FileFormat::mtx), FileFormat::mtx);
+  EXPECT_EQ(output_format(path("m.dat"), FileFormat::mtx), FileFormat::mtx);
+  EXPECT_EQ(output_format(path("m.csv"), FileFormat::npy), FileFormat::npy);
+  expect_error([&] { output_format(path("m.dat")); }, ErrorCategory::usage, "unsupported file extension '.dat'");
+  EXPECT_EQ(parse_file_format("NPY"), FileFormat::npy);
+  EXPECT_EQ(parse_file_format("txt"), FileFormat::csv);
+  EXPECT_EQ(parse_file_format("xls"), std::nullopt);
+  EXPECT_NO_THROW(write_matrix("/dev/null", Matrix<double>(2, 2), FileFormat::npy));
+  write_matrix(path("m.dat"), Matrix<std::int64_t>(1, 2), FileFormat::csv);
+  EXPECT_EQ(read_file(path("m.dat")), "0,0\n");
+}
+
+// Issue 39: outputs that are one file, or an output that is an input, are refused by name.
+TEST_F(AtomicFileTest, OneFileForTwoOutputsOrAnOutputAndAnInputIsRefused) {
+  write_file("a.csv", "1\n");
+  ASSERT_EQ(::symlink("a.csv", path("link").c_str()), 0);
+  expect_error([&] { check_distinct_files({{"-o", path("a.csv")}, {"--json", path("link")}}, {}); },
+               ErrorCategory::usage, "--json '" + path("link") + "' is the same file as -o '" + path("a.csv") + "'");
+  expect_error([&] { check_distinct_files({{"-o", path("./new")}, {"--csv", path("new")}}, {}); },
+               ErrorCategory::usage, "--csv '" + path("new") + "' is the same file as -o");
+  expect_error([&] { check_distinct_files({{"-o", path("link")}}, {{"input A", path("a.csv")}}); },
+               ErrorCategory::usage, "is the same file as input A '" + path("a.csv") + "'");
+  // Distinct files, devices named twice, inputs named twice, options not given: fine.
+  EXPECT_NO_THROW(check_distinct_files({{"-o", path("b.csv")}, {"--json", "/dev/null"}, {"--csv", "/dev/null"},
+                                        {"--plot", ""}},
+                                       {{"input A", path("a.csv")}, {"input B", path("a.csv")}}));
+}
+
 TEST_F(FormatDispatchTest, UnknownExtensionIsUsageError) {
   expect_error([] { format_from_path("m.dat"); }, ErrorCategory::usage,
                "unsupported file extension '.dat'");

@@ -177,6 +177,27 @@ TEST_F(Cli, HalfPrecisionFilesMultiplyInTheirDtypeOrIntoF32) {
       << r.err;
 }
 
+// Issue 39: f64 values past f32's range became infinite with no word, where f16 and bf16
+// overflow was reported. Every conversion to a floating-point dtype that overflows says so,
+// in each command that converts its inputs, with the count and the first entry.
+TEST_F(Cli, OverflowToInfinityIsReportedForF32Too) {
+  const std::string big = write_file("big.csv", "1,1e300\n2,-3e39\n");
+  const std::string prefix = "gemmkit: warning: 2 entries of '" + big + "' are too large for f32 and became "
+                             "infinite, the first at row 1, column 2: 1e+300\n";
+  CliResult r = run("multiply " + big + " " + big + " -o " + path("C.npy") + " --dtype f32 --verify none");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find(prefix), std::string::npos) << r.err;
+  r = run("reduce " + big + " --dtype f32 --op max --backend cpu");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find(prefix), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("max = inf"), std::string::npos) << r.out;
+  // In range: no warning; already infinite in the file: not an overflow of the conversion.
+  const std::string fine = write_file("fine.csv", "1,3e38\n2,inf\n");
+  r = run("reduce " + fine + " --dtype f32 --backend cpu");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
 TEST_F(Cli, UnsupportedKernelForDtypeIsAUsageError) {
   const std::string a = path("A.npy");
   ASSERT_EQ(run("gen 4 4 -o " + a + " --dtype i32").status, 0);

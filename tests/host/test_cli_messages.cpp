@@ -3,7 +3,10 @@
 // the refusals of gen (ranges beyond the dtype, negative seeds) and of sizes that overflow.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <regex>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -173,6 +176,73 @@ TEST_F(CliMessages, GenRefusesRangesBeyondTheDtypeAndNegativeSeeds) {
   const CliResult r = run("gen 2 2 -o " + out + " --seed 18446744073709551615");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("seed 18446744073709551615"), std::string::npos) << r.out;
+}
+
+// Issue 39: --seed 18446744073709551616 silently became 2^64 - 1; every --seed refuses what
+// is past 2^64 - 1, decimal or hexadecimal, before any work.
+TEST_F(CliMessages, SeedsPastTwoToTheSixtyFourAreRefused) {
+  const std::string out = path("g.npy");
+  for (const std::string& sub : {"gen 2 2 -o " + out, std::string("reduce --bench"), std::string("spmv --bench"),
+                                 std::string("conv1d --bench"), std::string("bench --backend cpu --sizes 8")})
+    for (const char* seed : {"18446744073709551616", "99999999999999999999999", "0x10000000000000000"}) {
+      SCOPED_TRACE(sub + " --seed " + seed);
+      expect_error(run(sub + " --seed " + seed), 2,
+                   std::string("--seed: must be at most 2^64 - 1 = 18446744073709551615, not ") + seed);
+    }
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const CliResult r = run("gen 2 2 -o " + out + " --seed 0xffffffffffffffff");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("seed 18446744073709551615"), std::string::npos) << r.out;
+}
+
+// Issue 39: bench --reps 0 was refused with the double range in full (309 digits). Counts
+// and times below their least are one short line, exit 2, in every subcommand that times.
+TEST_F(CliMessages, RepsWarmupAndTimesBelowTheirLeastSaySoBriefly) {
+  const std::string bench = "bench --backend cpu --sizes 8 --kernels cpu_naive";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {bench + " --reps 0", "--reps: must be at least 1, not 0"},
+      {bench + " --warmup -1", "--warmup: must be at least 0, not -1"},
+      {bench + " --batch 0", "--batch: must be at least 1, not 0"},
+      {bench + " --max-seconds 0", "--max-seconds: must be a finite number above 0, not 0"},
+      {bench + " --max-run-seconds -2.5", "--max-run-seconds: must be a finite number above 0, not -2.5"},
+      {"reduce --bench --reps 0", "--reps: must be at least 1, not 0"},
+      {"spmv --bench --warmup -3", "--warmup: must be at least 0, not -3"},
+      {"conv1d --bench --reps -1", "--reps: must be at least 1, not -1"}};
+  for (const auto& [args, needle] : cases) {
+    SCOPED_TRACE(args);
+    const CliResult r = run(args);
+    expect_error(r, 2, needle);
+    EXPECT_LT(r.err.size(), 120u) << r.err;
+  }
+}
+
+// Issue 39: gen 80 80 --kind pascal --dtype i64 exited 1, as if the computation had failed: a
+// request the dtype cannot hold is bad input, exit 2, and nothing is written.
+TEST_F(CliMessages, GenOfAnExactKindTheDtypeCannotHoldIsBadInput) {
+  for (const char* dtype : {"i64", "i32", "f64", "f16"}) {
+    SCOPED_TRACE(dtype);
+    expect_error(run("gen 80 80 --kind pascal --dtype " + std::string(dtype) + " -o " + path("L.csv")), 2,
+                 std::string("does not fit ") + dtype + " exactly");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("L.csv")));
+}
+
+// Issue 39: docs/reduce.md and docs/conv1d.md said --bench without a GPU exits 2; every
+// command exits 1 then (NoDeviceIsTheSameSentenceAndExitOneEverywhere). The pages say so.
+TEST_F(CliMessages, DocsGiveExitOneForNoDevice) {
+  const std::regex claim(R"(without (a|one|any) (CUDA )?(device|GPU)[^.]{0,100}?exits? ([0-9]))", std::regex::icase);
+  int claims = 0;
+  for (const std::string page : {"README.md", "docs/reduce.md", "docs/conv1d.md", "docs/spmv.md", "docs/walks.md",
+                                 "docs/tutorial.md"}) {
+    std::string text = read_file(std::string(GEMMKIT_SOURCE_DIR) + "/" + page);
+    ASSERT_FALSE(text.empty()) << page;
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), claim); it != std::sregex_iterator(); ++it) {
+      ++claims;
+      EXPECT_EQ((*it)[4].str(), "1") << page << ": " << it->str();
+    }
+  }
+  EXPECT_GE(claims, 4);  // reduce, conv1d, spmv and the tutorial at least
 }
 
 // A size that cannot run (here: operands of 400 TB) loses nothing that finished: the table,

@@ -96,7 +96,7 @@ TEST(Generate, EachDtypeTakesPascalUpToItsLimitAndRefusesBeyond) {
       generate_matrix(c.kind, c.largest + 1, c.largest + 1, c.dtype);
       ADD_FAILURE() << "n = " << c.largest + 1 << " accepted";
     } catch (const Error& e) {
-      EXPECT_EQ(e.category(), ErrorCategory::numeric);
+      EXPECT_EQ(e.category(), ErrorCategory::usage);  // bad input, exit 2 (issue 39)
       const std::string what = e.what(), size = std::to_string(c.largest);
       EXPECT_NE(what.find(c.entry), std::string::npos) << what;
       EXPECT_NE(what.find("is " + size + " x " + size), std::string::npos) << what;
@@ -148,7 +148,7 @@ TEST_F(GenKindCli, WritesExactlyOrNothing) {
   ASSERT_EQ(ok.status, 0) << ok.err;
   EXPECT_EQ(read_file(path("l.csv")), "1,0,0,0,0\n1,1,0,0,0\n1,2,1,0,0\n1,3,3,1,0\n1,4,6,4,1\n");
   const test::CliResult big = run("gen 68 68 --kind pascal --dtype i64 -o " + path("big.npy"));
-  expect_error(big, 1, "the largest square pascal exact in i64 is 67 x 67");
+  expect_error(big, 2, "the largest square pascal exact in i64 is 67 x 67");  // bad input (issue 39)
   EXPECT_FALSE(std::filesystem::exists(path("big.npy")));
   expect_error(run("gen 3 3 --kind pascal --seed 4 -o " + path("s.npy")), 2, "--seed applies to --kind random only");
   expect_error(run("gen 3 3 --kind pascals -o " + path("s.npy")), 2, "unknown --kind 'pascals'");

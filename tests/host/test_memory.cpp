@@ -1,7 +1,10 @@
 // Memory estimates and the refusal that names the figures (gemmkit/memory.hpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "gemmkit/error.hpp"
 #include "gemmkit/memory.hpp"
@@ -37,6 +40,21 @@ TEST(Memory, GemmEstimateCountsTheDeviceCopiesAndTheCheck) {
   EXPECT_GT(estimate_gemm_memory(p, VerifyMode::full).host, 0u);
   p.dtype = DType::i64;  // integers are screened for overflow even with none
   EXPECT_GT(estimate_gemm_memory(p, VerifyMode::none).host, 0u);
+}
+
+// Issue 39: a 0 x 0 result with K = 10^9 was refused as needing 89 GiB for its check.
+TEST(Memory, AnEmptyResultNeedsNothingWhateverK) {
+  for (const std::int64_t k : {std::int64_t{1000000000}, INT64_MAX})
+    for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{0, 0}, {0, 7}, {7, 0}}) {
+      GemmProblem p;
+      p.dtype = DType::i64, p.m = m, p.n = n, p.k = k;
+      p.lda = std::max<std::int64_t>(1, k), p.ldb = std::max<std::int64_t>(1, n), p.ldc = std::max<std::int64_t>(1, n);
+      for (const VerifyMode mode : {VerifyMode::none, VerifyMode::automatic, VerifyMode::full}) {
+        const GemmMemory need = estimate_gemm_memory(p, mode);
+        EXPECT_EQ(need.host, 0u) << m << "x" << n << "x" << k;
+        EXPECT_EQ(need.device, 0u) << m << "x" << n << "x" << k;
+      }
+    }
 }
 
 TEST(Memory, TooMuchIsRefusedWithTheFigures) {

@@ -295,5 +295,95 @@ TEST_F(OutputCli, FileSizeLimitIsAnErrorAndLeavesNoTemporary) {
   EXPECT_TRUE(temporaries().empty());
 }
 
+// Issue 39: two outputs of a run, or an output and an input, that are one file are refused
+// before any work, naming both, however the second name reaches it.
+TEST_F(OutputCli, OutputsThatAreOneFileAreRefused) {
+  const std::string before = "existing bytes\n";
+  const std::string mul = "multiply " + path("A.csv") + " " + path("B.csv");
+  const auto refused = [&](const std::string& args, const std::string& needle) {
+    SCOPED_TRACE(args);
+    const CliResult r = run(args);
+    expect_error(r, 2, needle);
+    EXPECT_TRUE(temporaries().empty());
+  };
+  // The same name twice: -o and --json (issue 39's data loss), and bench's --json and --csv.
+  refused(mul + " -o " + path("same.npy") + " --json " + path("same.npy"),
+          "--json '" + path("same.npy") + "' is the same file as -o '" + path("same.npy") + "'");
+  EXPECT_FALSE(std::filesystem::exists(path("same.npy")));
+  refused("bench --sizes 8 --kernels cpu_naive --reps 1 --warmup 0 --json " + path("x.json") + " --csv " +
+              path("x.json"),
+          "--csv '" + path("x.json") + "' is the same file as --json '" + path("x.json") + "'");
+  // An existing file through a symbolic link, a hard link and another spelling: unchanged.
+  write_file("C.csv", before);
+  ASSERT_EQ(::symlink("C.csv", path("soft.json").c_str()), 0);
+  ASSERT_EQ(::link(path("C.csv").c_str(), path("hard.json").c_str()), 0);
+  std::filesystem::create_directory(path("sub"));
+  for (const std::string& other : {path("soft.json"), path("hard.json"), path("sub/../C.csv")})
+    refused(mul + " -o " + path("C.csv") + " --json " + other, "--json '" + other + "' is the same file as -o");
+  EXPECT_EQ(read_file(path("C.csv")), before);
+  // A name that does not exist yet, through '..' and through a link to its folder.
+  ASSERT_EQ(::symlink(dir_.c_str(), path("alias").c_str()), 0);
+  for (const std::string& other : {path("sub/../new.csv"), path("alias/new.csv")})
+    refused(mul + " -o " + path("new.csv") + " --json " + other, "is the same file as -o '" + path("new.csv") + "'");
+  EXPECT_FALSE(std::filesystem::exists(path("new.csv")));
+  // Standard output redirected to the file -o names (here the test's capture of stdout).
+  refused(mul + " -o " + path(".stdout") + " --format csv --json -",
+          "--json '-' is the same file as -o '" + path(".stdout") + "'");
+  // An output that is an input, in every subcommand that reads one.
+  const std::vector<std::pair<std::string, std::string>> inputs = {
+      {mul + " -o " + path("A.csv"), "input A"},
+      {mul + " --beta 1 --c " + path("C.csv") + " -o " + path("C.csv"), "--c"},
+      {"walks " + path("graph.txt") + " --length 2 -o " + path("graph.txt"), "input GRAPH"},
+      {"spmv " + path("sparse.mtx") + " " + path("x.csv") + " --backend cpu -o " + path("x.csv"), "input X"},
+      {"conv1d " + path("x.csv") + " " + path("mask.csv") + " --backend cpu --json " + path("mask.csv"), "input MASK"},
+      {"reduce " + path("A.csv") + " --backend cpu -o " + path("sub/../A.csv"), "input X"}};
+  for (const auto& [args, input] : inputs) refused(args, "is the same file as " + input);
+  EXPECT_EQ(read_file(path("A.csv")), "1,2\n3,4\n");
+  EXPECT_EQ(read_file(path("mask.csv")), "1\n1\n1\n");
+  // Devices replace no file: /dev/null may take every output.
+  const CliResult r = run(mul + " -o /dev/null --json /dev/null");
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// Issue 39: a device or FIFO takes its format from --format (--output-format in walks),
+// else CSV as '-' does; /dev/null works, /dev/full is the full-disk error.
+TEST_F(OutputCli, DevicesAndFifosTakeTheFormatOption) {
+  for (const std::string& format : std::vector<std::string>{"", " --format npy", " --output-format mtx"})
+    for (const std::string& command : commands("C.csv", "")) {
+      std::string args = command.substr(0, command.find(" -o ")) + " -o /dev/null" + format;
+      if (command.rfind("walks", 0) == 0 && !format.empty()) args = command.substr(0, command.find(" -o ")) +
+                                                                    " -o /dev/null --output-format npy";
+      SCOPED_TRACE(args);
+      const CliResult r = run(args);
+      EXPECT_EQ(r.status, 0) << r.err;
+      const CliResult full = run(args.substr(0, args.find("/dev/null")) + "/dev/full" +
+                                 args.substr(args.find("/dev/null") + 9));
+      expect_error(full, 1, "cannot write '/dev/full': No space left on device");
+    }
+  // What a FIFO receives: CSV by default, the format named otherwise.
+  ASSERT_EQ(::mkfifo(path("pipe").c_str(), 0600), 0);
+  for (const std::string& format : std::vector<std::string>{"", " --format npy"}) {
+    std::string received;
+    std::thread reader([&] {
+      const int fd = ::open(path("pipe").c_str(), O_RDONLY);
+      char buf[4096];
+      for (ssize_t n; fd >= 0 && (n = ::read(fd, buf, sizeof buf)) > 0;) received.append(buf, std::size_t(n));
+      if (fd >= 0) ::close(fd);
+    });
+    const CliResult r = run("multiply " + path("A.csv") + " " + path("B.csv") + " -o " + path("pipe") + format);
+    const int fd = ::open(path("pipe").c_str(), O_WRONLY | O_NONBLOCK);  // frees the reader on failure
+    if (fd >= 0) ::close(fd);
+    reader.join();
+    EXPECT_EQ(r.status, 0) << r.err;
+    if (format.empty()) EXPECT_EQ(received, "19,22\n43,50\n");
+    else EXPECT_EQ(received.rfind("\x93NUMPY", 0), 0u) << received;
+  }
+  // A regular file: --format instead of the extension; an unknown format is a usage error.
+  ASSERT_EQ(run("gen 2 3 --kind index --dtype i64 -o " + path("m.dat") + " --format csv").status, 0);
+  EXPECT_EQ(read_file(path("m.dat")), "0,1,2\n3,4,5\n");
+  expect_error(run("gen 2 2 -o /dev/null --format xls"), 2, "unknown output format 'xls'");
+  expect_error(run("gen 2 2 -o " + path("m.dat")), 2, "unsupported file extension '.dat'");
+}
+
 }  // namespace
 }  // namespace gemmkit::test

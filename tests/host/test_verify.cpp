@@ -9,6 +9,8 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gemmkit/registry.hpp"
@@ -466,6 +468,31 @@ TEST(VerifyAccuracy, IntegersStayExactWhateverTheOverride) {
   const VerifyResult r = verify(t.problem(), t.c_before(), VerifyMode::full, 0x5eed, DType::tf32);
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.tolerance, 0.0);
+}
+
+// Issue 39: an empty C has nothing to check, and the check must not walk K (which can be
+// 2^63 - 1 for 0 x K times K x 0: VerifyCli.EmptyProductsWithAHugeKEndAtOnce): it passes at
+// once, saying why, in every mode.
+TEST(Verify, AnEmptyResultPassesAtOnceSayingWhy) {
+  const std::int64_t k = 1000000;
+  std::vector<double> data(std::size_t(3 * k), 1.0);
+  for (const DType dtype : {DType::f64, DType::i64})
+    for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{0, 0}, {0, 3}, {3, 0}}) {
+      GemmProblem p;
+      p.dtype = dtype, p.m = m, p.n = n, p.k = k;
+      p.a = data.data(), p.b = data.data();
+      p.lda = k, p.ldb = std::max<std::int64_t>(1, n), p.ldc = std::max<std::int64_t>(1, n);
+      for (const VerifyMode mode : {VerifyMode::automatic, VerifyMode::full, VerifyMode::freivalds,
+                                    VerifyMode::exact}) {
+        SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + std::to_string(m) + "x" + std::to_string(n) + " " +
+                     std::string(verify_mode_name(mode)));
+        const VerifyResult r = verify(p, nullptr, mode);
+        EXPECT_TRUE(r.passed) << r.detail;
+        EXPECT_EQ(r.check, "empty result");
+        EXPECT_NE(r.guarantee.find("no entries"), std::string::npos) << r.guarantee;
+      }
+      EXPECT_EQ(verify(p, nullptr, VerifyMode::none).method, VerifyMode::none);
+    }
 }
 
 TEST(Verify, NoneChecksNothing) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "gemmkit/io.hpp"
 #include "host/cli_test_support.hpp"
 
 namespace {
@@ -182,6 +183,60 @@ TEST_F(VerifyCli, AMultiplyTooBigForItsMemoryLimitIsRefusedWithTheFigures) {
   expect_error(r, 1, "multiply 20000x20000x1 needs 3.00 GiB of host memory");
   EXPECT_NE(r.err.find("GiB available (limit from ulimit -v)"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(c));
+}
+
+// A .npy file of `descr` and `shape` ("(0, 9223372036854775807)") holding `data` (no bytes
+// for an empty shape), written as NumPy would: version 1.0, header padded to 64 bytes.
+std::string npy_bytes(const std::string& descr, const std::string& shape, const std::string& data = "") {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  const auto size = static_cast<unsigned short>(header.size());
+  return std::string("\x93NUMPY\x01\x00", 8) + char(size & 0xff) + char(size >> 8) + header + data;
+}
+
+// Issue 39: (0 x 2^63-1) x (2^63-1 x 0) ran for over 300 s under the default check, and at
+// K = 10^9 a 0 x 0 result was refused as needing 89 GiB. An empty C needs no memory and no
+// check: the run ends at once (a 60 s CPU limit stops the old loop), exit 0, writing C with its
+// empty shape; K = 0 gives beta C0 (or zeros).
+TEST_F(VerifyCli, EmptyProductsWithAHugeKEndAtOnce) {
+  const auto run_limited = [&](const std::string& args) {
+    const std::string out = path(".stdout"), err = path(".stderr");
+    const int raw = std::system(("ulimit -t 60; " + std::string(GEMMKIT_CLI_PATH) + " " + args + " >" + out +
+                                 " 2>" + err).c_str());
+    CliResult r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = read_file(out);
+    r.err = read_file(err);
+    return r;
+  };
+  for (const std::string k : {"9223372036854775807", "1000000000"})
+    for (const std::string descr : {"<f8", "<i8"}) {
+      const std::string a = write_file("A.npy", npy_bytes(descr, "(0, " + k + ")"));
+      const std::string b = write_file("B.npy", npy_bytes(descr, "(" + k + ", 0)"));
+      for (const std::string verify : {"auto", "full", "freivalds", "exact", "none"}) {
+        SCOPED_TRACE(descr + " K = " + k + " --verify " + verify);
+        std::filesystem::remove(path("C.npy"));
+        const CliResult r = run_limited("multiply " + a + " " + b + " -o " + path("C.npy") + " --verify " + verify);
+        ASSERT_EQ(r.status, 0) << r.err;
+        if (verify != "none") {
+          EXPECT_NE(r.out.find("verified (empty result)"), std::string::npos) << r.out;
+        }
+        const gemmkit::AnyMatrix c = gemmkit::read_matrix(path("C.npy"));
+        EXPECT_EQ(gemmkit::rows_of(c), 0);
+        EXPECT_EQ(gemmkit::cols_of(c), 0);
+      }
+    }
+  // K = 0: C = beta C0, or zeros without C0 (3 x 0 times 0 x 2).
+  const std::string a = write_file("A0.npy", npy_bytes("<f8", "(3, 0)"));
+  const std::string b = write_file("B0.npy", npy_bytes("<f8", "(0, 2)"));
+  const std::string c0 = write_file("C0.csv", "1.5,-2\n3,4.25\n-5,6\n");
+  CliResult r = run_limited("multiply " + a + " " + b + " -o " + path("C.csv") + " --beta 2 --c " + c0);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(path("C.csv")), "3.0,-4.0\n6.0,8.5\n-10.0,12.0\n");
+  r = run_limited("multiply " + a + " " + b + " -o " + path("Z.csv"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(path("Z.csv")), "0.0,0.0\n0.0,0.0\n0.0,0.0\n");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -310,12 +311,29 @@ TEST_F(WalksCli, BadInputsExitTwoWithOneLine) {
   EXPECT_EQ(r.out, "1\n");
 }
 
-TEST_F(WalksCli, EmptyGraph) {
-  write("empty.txt", "# no edges\n");
-  CliResult r = run(path("empty.txt") + " -k 5");
+// Issue 39: an empty or comment-only edge list gave exit 0, "(exact, )" and a header-only
+// file. There is no graph in it: exit 2 naming the file, and no output.
+TEST_F(WalksCli, FilesWithNoGraphAreInputErrors) {
+  write("empty.txt", "");
+  write("comments.txt", "# no edges\n\n   \n# still none\n");
+  write("empty.mtx", "%%MatrixMarket matrix coordinate pattern general\n0 0 0\n");
+  for (const char* name : {"empty.txt", "comments.txt"})
+    for (const std::string& extra : std::vector<std::string>{"", " -o " + path("w.csv"),
+                                                             " -o " + path("w.npy") + " --json " + path("w.json"),
+                                                             " --from 0"}) {
+      SCOPED_TRACE(name + extra);
+      expect_error(run(path(name) + " -k 5" + extra), 2, quoted_path(path(name)) + ": no edges");
+      EXPECT_FALSE(fs::exists(path("w.csv")));
+      EXPECT_FALSE(fs::exists(path("w.npy")));
+      EXPECT_FALSE(fs::exists(path("w.json")));
+    }
+  expect_error(run(path("empty.mtx") + " -k 2 -o " + path("w.csv")), 2, quoted_path(path("empty.mtx")) + ": the adjacency matrix is 0 x 0");
+  EXPECT_FALSE(fs::exists(path("w.csv")));
+  // One edge is a graph.
+  write("one.txt", "# a loop\n0 0\n");
+  const CliResult r = run(path("one.txt") + " -k 5");
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "from/to\n");
-  expect_error(run(path("empty.txt") + " -k 5 --from 0"), 2, "no vertex");
+  EXPECT_EQ(r.out, "from/to 0\n0       1\n");
 }
 
 TEST_F(WalksCli, Help) {
