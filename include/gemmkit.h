@@ -74,8 +74,11 @@ typedef enum gk_op {
 
 /* Element types. Storage: f32 float, f64 double, f16 IEEE binary16 and bf16 bfloat16 as
  * uint16_t bit patterns, tf32 as float (the tensor cores read 19 of its bits: f32 data,
- * computed at tf32 precision), i32 int32_t, i64 int64_t (integer products wrap in the
- * element type; alpha and beta must be integers). A kernel supports a subset (gemmkit list). */
+ * computed at tf32 precision), i32 int32_t, i64 int64_t (alpha and beta must then be
+ * integers). Integer results are exact: on the CPU context an entry whose exact value does not
+ * fit C is a GK_ERROR_NUMERIC naming it, whatever the kernel (a cheap bound first, the modular
+ * check only where the bound cannot prove it fits); on a CUDA context the exact integer GEMM
+ * (cuda_exact_residues) reports it the same way. A kernel supports a subset (gemmkit list). */
 typedef enum gk_dtype {
   GK_F32 = 0,
   GK_F64 = 1,
@@ -109,7 +112,8 @@ GK_API gk_status gk_context_device(gk_context ctx, int* out);
 
 /* C = alpha * op(A) * op(B) + beta * C, with op(A) m x k, op(B) k x n, C m x n, all of
  * `dtype`, stored in `layout` with leading dimensions lda, ldb, ldc (in elements).
- * m, n, k >= 0 (an empty product scales C by beta; k = 0 with beta = 0 zeroes C).
+ * m, n, k >= 0 (an empty product scales C by beta; k = 0 with beta = 0 zeroes C); sizes and
+ * leading dimensions whose operands would span more than 2^63 bytes are a GK_ERROR_USAGE.
  * beta = 0 makes C write-only: NaNs already in C do not propagate. alpha and beta are
  * given as double whatever the dtype. The auto-chosen kernel of the context's backend runs. */
 GK_API gk_status gk_gemm(gk_context ctx, gk_layout layout, gk_op op_a, gk_op op_b, int64_t m,
@@ -134,8 +138,9 @@ GK_API gk_status gk_gemm_strided_batched(gk_context ctx, gk_layout layout, gk_op
  *   c_dtype     C's element type: `dtype`, or GK_F32 for GK_F16/GK_BF16 inputs (C in f32,
  *               the tensor cores' accumulator type);
  *   kernel      the registry name of the kernel to run (see `gemmkit list`), or NULL or
- *               "auto" for the automatic choice; a kernel of another backend, or one that
- *               refuses the problem, is a GK_ERROR_USAGE saying why;
+ *               "auto" for the automatic choice; any other name (the empty one too), a
+ *               kernel of another backend, or one that refuses the problem, is a
+ *               GK_ERROR_USAGE saying why;
  *   workspace   device memory for the call's scratch, at least gk_gemm_workspace_bytes()
  *               bytes, 256-byte aligned, used by no other stream meanwhile; NULL: the
  *               context's pool (one buffer per stream, grown when needed);

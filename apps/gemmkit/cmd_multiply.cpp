@@ -176,14 +176,14 @@ Prepared prepare_multiply(const MultiplyOptions& o) {
   if (exact_out && output_format(o.c_path, parse_output_format(o.format)) == FileFormat::mtx)
     fail(ErrorCategory::usage, "--out-dtype exact writes .csv (decimal integers) or .npy (uint64 limbs), not " +
                                    quoted_path(o.c_path));
-  // Integer GEMM on the GPU is the exact one (cuda_exact_residues); results wider than the
-  // inputs exist only there.
+  // Integer GEMM on the GPU is the exact one (cuda_exact_residues); big-integer results exist
+  // only there (i32 inputs with C in i64 run on the CPU too: cpu_blocked).
   const bool on_gpu = backend ? *backend == Backend::cuda : (o.kernel == "auto" && cuda_device_available());
   const bool exact_gpu = is_integer(dtype) && (o.kernel == "cuda_exact_residues" || (o.kernel == "auto" && on_gpu));
-  if ((exact_out || out != storage) && is_integer(dtype)) {
-    const std::string gpu_only = "--out-dtype " + o.out_dtype + " is computed by cuda_exact_residues on the CUDA backend";
+  if (exact_out) {
+    const std::string gpu_only = "--out-dtype exact is computed by cuda_exact_residues on the CUDA backend";
     if (backend == Backend::cpu || (o.kernel != "auto" && o.kernel != "cuda_exact_residues"))
-      fail(ErrorCategory::usage, gpu_only + "; the CPU kernels write C in the inputs' dtype");
+      fail(ErrorCategory::usage, gpu_only + "; the CPU kernels write C as i32 or i64");
     if (!cuda_device_available())
       fail(ErrorCategory::device, gpu_only + ", and this machine has none: " + no_device_message());
   }
@@ -577,7 +577,7 @@ void add_multiply(CLI::App& app) {
                   "common dtype); inputs are converted to it, rounding to nearest");
   cmd->add_option("--out-dtype", o->out_dtype,
                   "dtype of C: the compute dtype (default; tf32 writes f32), f32 for f16 and "
-                  "bf16 (their FP32 sums unrounded), i64 for i32 (exact, GPU), or exact for i32 "
+                  "bf16 (their FP32 sums unrounded), i64 for i32 (exact), or exact for i32 "
                   "and i64: big integers as a .csv of decimal integers or a .npy of uint64 "
                   "limbs shaped (rows, cols, limbs) (GPU)");
   cmd->add_flag("--transpose-a", o->trans_a, "Use A^T");

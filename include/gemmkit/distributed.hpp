@@ -267,8 +267,11 @@ std::vector<SummaStep> summa_steps(const std::vector<SummaPanel>& panels, std::i
 // stream). Needs one grid and one backend for all three, A (M x K, mb x kb blocks), B (K x N,
 // kb x nb) and C (M x N, mb x nb), A and B of one dtype, C of that dtype or (CUDA) the wider
 // output the kernels write: f32 for f16/bf16, i32 for i8. beta == 0: C is write-only. Integer
-// results are those of the single-process GEMM (two's-complement wrap-around included);
-// floats differ by rounding only. Returns the local kernel's name (CUDA: every kernel used,
+// results are taken modulo 2^32 or 2^64 (the panels' partial sums may leave the dtype and come
+// back), so they are exact wherever the exact result fits; unlike the single-process gemm(),
+// summa() does not screen them (that needs whole rows of A and columns of B): gather C and
+// call check_integer_result (gemmkit/verify.hpp), as `gemmkit multiply` does. Floats differ
+// from the single-process GEMM's by rounding only. Returns the local kernel's name (CUDA: every kernel used,
 // e.g. for a last, narrower panel). The CUDA backend returns once C is complete.
 // Collective; usage errors (on every rank) for mismatched shapes, blocks, grids or dtypes.
 std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double beta, DistMatrix& c,

@@ -76,9 +76,16 @@ GemmProblem as_row_major(const GemmProblem& problem);
 // Matrix i of a strided batch as a problem of its own (batch 1).
 GemmProblem batch_item(const GemmProblem& problem, std::int64_t i);
 
+// The dtypes C may have for inputs of `dtype`, the one a caller gets by default first: the
+// input dtype, f32 too for f16 and bf16 (their FP32 sums), i32 alone for i8, i64 too for i32
+// (the exact product, wider). tf32 is f32 storage, so C is "tf32" (f32) too.
+std::vector<DType> output_dtypes(DType dtype);
+// Why C cannot be c_dtype for inputs of `dtype` (what validate says), or "" when it can.
+std::string output_dtype_refusal(DType dtype, DType c_dtype);
+
 // Throws a usage error if the problem is inconsistent (negative sizes, leading dimension
-// smaller than a stored width, null pointer for a non-empty operand, non-integer alpha/beta
-// for an integer dtype, an output dtype other than f32 for f16/bf16 inputs or i64 for i32).
+// smaller than a stored width, spans beyond 2^63 bytes, null pointer for a non-empty operand,
+// non-integer alpha/beta for an integer dtype, a C dtype that output_dtypes does not offer).
 void validate(const GemmProblem& problem);
 
 // Build a problem from typed views. a is op(A)'s storage (M x K, or K x M if trans_a).
@@ -115,13 +122,14 @@ GemmProblem make_problem(MatrixView<const T> a, bool trans_a, MatrixView<const T
 GemmProblem make_problem(const AnyMatrix& a, bool trans_a, const AnyMatrix& b, bool trans_b,
                          AnyMatrix& c, double alpha = 1.0, double beta = 0.0);
 
-// What the high-level entry point should use. An empty kernel name means "auto": the
-// fastest kernel of the backend that accepts the problem.
+// What the high-level entry point should use.
 struct GemmOptions {
   // Host API: nullopt is CUDA when a device is present, else CPU. Device API: must be the
   // context's backend or nullopt.
   std::optional<Backend> backend{};
-  std::string kernel{};  // "" or "auto": chosen by the dispatcher
+  // A kernel name (Registry), or "auto": the fastest kernel of the backend that accepts the
+  // problem. Any other name, the empty one included, is a usage error.
+  std::string kernel = "auto";
   // Host API only: the context to run in (nullptr: one made for the call, which costs a
   // cuBLAS handle; pass one to reuse its handles and workspaces across calls).
   Context* context = nullptr;
@@ -132,6 +140,12 @@ struct GemmOptions {
 // validates the problem, checks the kernel's dtype, preconditions and the device's compute
 // capability, and queues the work on `stream` without waiting for it (CPU: runs it). Usage
 // errors (exit 2) for an invalid problem or a kernel that refuses it; nothing is queued then.
+// Integer results: on the CPU context (host memory) exact or a numeric error naming the entry,
+// as the host API's (below). On a CUDA context, i32/i64 (cuda_exact_residues) are exact or an
+// OverflowError; i8 with C in i32 (cuda_wgmma_i8, cuda_cublas_i8) is computed modulo 2^32:
+// exact whenever the exact result fits int32 (always when alpha = 1, beta = 0 and k <=
+// 131071), wrapped where it does not. The library reads no device memory to screen that;
+// the host API does, and so does check_integer_result (verify.hpp) on host copies.
 
 // The kernel a call with these options runs: options.kernel, or the auto choice.
 const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& problem,
@@ -187,6 +201,11 @@ AutoChoice explain_auto_choice(Backend backend, std::optional<int> compute_capab
 // ---- host API: operands in host memory --------------------------------------------------
 // Runs a host-memory problem on the chosen backend and kernel (copying to and from the
 // device for CUDA kernels, and waiting for it). Returns the name of the kernel that ran.
+// Integer dtypes (i8 with C in i32, i32, i64): every entry of C is the exact result, or the
+// call fails with a numeric error naming the entry (an OverflowError where the exact value
+// does not fit C), whatever the kernel: a bound on each row first (O(mk + kn + mn)), and only
+// where it cannot prove that nothing overflows, the modular check of verify.hpp's `exact`
+// after the product (C0 is kept for it when beta != 0). C then holds what the kernel wrote.
 std::string gemm(const GemmProblem& host_problem, const GemmOptions& options = {});
 
 }  // namespace gemmkit

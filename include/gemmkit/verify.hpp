@@ -92,6 +92,19 @@ struct VerifyResult {
 VerifyResult verify(const GemmProblem& problem, const void* c_before, VerifyMode mode,
                     std::uint64_t seed = 0x5eed, std::optional<DType> accuracy = std::nullopt);
 
+// The integer rule of the library (gemm.hpp): a host-memory GEMM of i8 (C in i32), i32 or
+// i64 inputs returns the exact alpha op(A) op(B) + beta C0 or fails naming the entry. gemm()
+// applies it with these two; they take one product (batch 1) of any layout in host memory.
+// integer_result_bounded: whether |alpha| sum_q |a_iq| max_j |b_qj| + |beta| max_j |c0_ij|
+// stays below C's range for every row i, which proves that no entry can leave it; O(mk + kn +
+// mn), reading A, B and C0 (c_before; may be null when beta == 0).
+bool integer_result_bounded(const GemmProblem& problem, const void* c_before);
+// check_integer_result: the modular check of `exact` on the finished problem.c; returns when C
+// is the exact result (except with probability below 2^-92), else throws an OverflowError
+// naming the first entry, in the caller's layout, of the first wrong row whose exact value does
+// not fit C's dtype, or a numeric Error naming a wrong entry that would have fit.
+void check_integer_result(const GemmProblem& problem, const void* c_before, std::uint64_t seed = 0x5eed);
+
 // Relative Frobenius error of `got` (rows x cols with leading dimension ld, any host
 // dtype) against a row-major double reference. If the reference is all zero, the absolute
 // Frobenius norm of the difference. NaN if `got` holds NaN or Inf where the reference does not.

@@ -9,6 +9,7 @@ from ._arrays import ArrayView, view
 from ._context import _contexts, default_context, resolve_context
 from ._gemmkit import Context, UsageError
 from ._gemmkit import gemm as _gemm
+from ._gemmkit import gemm_output_dtypes as _gemm_output_dtypes
 from ._gemmkit import gemm_verify as _gemm_verify
 
 _FLOATS = ("f64", "f32", "f16", "bf16")
@@ -93,10 +94,13 @@ def _plan(va: ArrayView, vb: ArrayView, transpose_a: bool, transpose_b: bool):
     return va, vb, pa, pb, m, n, k, batch
 
 
-def _problem(pa: tuple, pb: tuple, vc: ArrayView, m: int, n: int, batch: int) -> tuple:
-    """The row-major problem's (trans_a, trans_b, m, n, a, lda, b, ldb, c, ldc, batch,
-    stride_a, stride_b, stride_c) for C stored in ``vc``. A column-major C is written as the
-    row-major C^T = op(B)^T op(A)^T on the same memory (A and B swap, transposes flip)."""
+def _problem(pa: tuple, pb: tuple, vc: ArrayView, m: int, n: int, batch: int,
+             col_major: bool = True) -> tuple:
+    """The library's problem (trans_a, trans_b, m, n, a, lda, b, ldb, c, ldc, batch,
+    stride_a, stride_b, stride_c, col_major) for C stored in ``vc``. A C stored by columns
+    is given as the column-major problem (so that an entry the library names is c's), or,
+    with ``col_major=False``, as the row-major C^T = op(B)^T op(A)^T on the same memory (A
+    and B swap, transposes flip), which verification takes."""
     if len(vc.shape) == 3:
         sc, s0, s1 = vc.strides
         if batch <= 1:
@@ -109,11 +113,15 @@ def _problem(pa: tuple, pb: tuple, vc: ArrayView, m: int, n: int, batch: int) ->
             ((s1 == 1 or n == 1) and (m == 1 or s0 >= n)):
         ldc = s0 if m > 1 and n > 0 else max(n, 1)
         return (pa[2], pb[2], m, n, pa[0], pa[1], pb[0], pb[1], vc.ptr, ldc, batch,
-                stride_a, stride_b, sc)
+                stride_a, stride_b, sc, False)
     if (s0 == 1 or m == 1) and (n == 1 or s1 >= m):
         ldc = s1 if n > 1 else m
+        # A stored row-major is, read by columns, its own transpose: the flags flip.
+        if col_major:
+            return (not pa[2], not pb[2], m, n, pa[0], pa[1], pb[0], pb[1], vc.ptr, ldc, batch,
+                    stride_a, stride_b, sc, True)
         return (not pb[2], not pa[2], n, m, pb[0], pb[1], pa[0], pa[1], vc.ptr, ldc, batch,
-                stride_b, stride_a, sc)
+                stride_b, stride_a, sc, False)
     raise UsageError(f"c has strides {tuple(vc.strides)} (elements): matmul writes c in place, "
                      "which needs unit stride along its rows or its columns")
 
@@ -129,7 +137,8 @@ def _torch_fast_path(a: Any, b: Any, alpha: float, kernel: str) -> Any:
         return None
     dtype = a.dtype
     name = _arrays._TORCH_DTYPES.get(dtype)
-    if name is None or b.dtype is not dtype or not (a.is_cuda and b.is_cuda) or a.dim() != 2 \
+    # int8 is left to the general path: its result is int32 (gemm_output_dtypes).
+    if name is None or name == "i8" or b.dtype is not dtype or not (a.is_cuda and b.is_cuda) or a.dim() != 2 \
             or b.dim() != 2 or not a.is_contiguous() or not b.is_contiguous():
         return None
     m, k = a.shape
@@ -180,8 +189,7 @@ def matmul(
 
     c: the output, written in place and returned (C-contiguous or F-contiguous, or with unit
     stride along rows or columns), of the result's shape; beta != 0 needs it (beta * c is
-    added). Its dtype is the inputs' (or f32 for f16/bf16 inputs: the tensor cores' sums
-    kept in f32).
+    added). Its dtype is one the library offers for the inputs (out_dtype below).
 
     On the GPU the work is queued on ``stream`` (an int cudaStream_t, a torch.cuda.Stream or
     a CuPy stream), by default the producer's current stream (torch's current stream of the
@@ -195,9 +203,14 @@ def matmul(
     dtype: None (the inputs' dtype, which must agree), 'tf32' (f32 inputs computed on the
     TF32 tensor cores, f32 result), or 'f64', 'f32', 'f16', 'bf16' (float inputs converted
     to it first: a copy, rounded to nearest; numpy bf16 needs ml_dtypes). Integer dtypes
-    (i32, i64; i8 on the GPU where the catalogue says) are exact modulo their width: a
-    product that overflows wraps, as numpy's does (verify='auto' catches it).
-    out_dtype: 'f32' for f16/bf16 inputs gives an f32 result; None: the inputs' dtype.
+    (i8, i32, i64) are exact: with host arrays, an entry whose exact value does not fit the
+    result raises NumericError naming it, whatever ``verify`` says (unlike numpy, nothing
+    wraps; the library's rule, as the CLI's and the C API's). On CUDA tensors i32 and i64
+    are exact the same way; i8 is computed modulo 2^32 there (exact whenever the result
+    fits int32), unscreened: pass verify='exact' to check it.
+    out_dtype: None, the default for the inputs (their dtype; i32 for i8), or another that
+    the library offers: 'f32' for f16/bf16 (their FP32 sums), 'i64' for i32 (the exact
+    product, wider). Others are a UsageError with the library's reason.
 
     kernel: 'auto' (the fastest kernel of the backend that accepts the problem) or any name
     of ``gemmkit.kernels('gemm')``; an unknown name, one of another backend or one that
@@ -259,17 +272,13 @@ def matmul(
     va, vb, pa, pb, m, n, k, batch = _plan(va, vb, transpose_a, transpose_b)
     shape = (batch, m, n) if len(va.shape) == 3 or len(vb.shape) == 3 else (m, n)
 
-    # The output: c in place, or a new array of the inputs' framework.
+    # The output: c in place, or a new array of the inputs' framework. Its dtypes are the
+    # library's (gemm_output_dtypes, which refuses others with the library's reason).
     if c is None:
         if beta != 0:
             raise UsageError("beta != 0 adds beta * c: pass c=")
-        result_dtype = storage
-        if out_dtype is not None and out_dtype != storage:
-            if out_dtype != "f32" or storage not in ("f16", "bf16"):
-                raise UsageError(f"out_dtype='{out_dtype}' for {storage} inputs: only f16 and bf16 "
-                                 "inputs give an f32 result")
-            result_dtype = "f32"
-        vc = _arrays.empty_like(va, shape, result_dtype)
+        offered = _gemm_output_dtypes(storage, out_dtype or "")
+        vc = _arrays.empty_like(va, shape, out_dtype or offered[0])
     else:
         vc = view(c, stream_given)
         if vc.device != device:
@@ -278,12 +287,10 @@ def matmul(
             raise UsageError("c is read-only: matmul writes it in place")
         if tuple(vc.shape) != shape:
             raise UsageError(f"c has shape {tuple(vc.shape)}, the result's is {shape}")
-        if vc.dtype != storage and not (vc.dtype == "f32" and storage in ("f16", "bf16")):
-            raise UsageError(f"c is {vc.dtype} but the inputs are {storage}: c must be {storage}"
-                             + (" or f32" if storage in ("f16", "bf16") else ""))
+        _gemm_output_dtypes(storage, vc.dtype)
         if out_dtype is not None and out_dtype != vc.dtype:
             raise UsageError(f"out_dtype='{out_dtype}' but c is {vc.dtype}")
-    out = "f32" if vc.dtype != storage else ""
+    out = vc.dtype if vc.dtype != storage else ""
 
     problem = _problem(pa, pb, vc, m, n, batch)
     if device is None:
@@ -308,9 +315,9 @@ def matmul(
     check = verify != "none"
     before = _arrays.to_host(vc, copy=True) if check and beta != 0 else None
 
-    ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc = problem
+    ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc, col_major = problem
     ran = _gemm(context, compute, out, ta, tb, pm, pn, k, alpha, a_ptr, lda, b_ptr, ldb, beta,
-                c_ptr, ldc, batch, sa, sb, sc, kernel, stream_int, host, moduli)
+                c_ptr, ldc, batch, sa, sb, sc, kernel, stream_int, host, moduli, col_major)
     if c is None and stream_given is not None and vc.framework == "torch" and not host:
         # Allocated from the current stream's pool but written on another: torch must not
         # hand the memory out again before that stream's work is done.
@@ -334,7 +341,8 @@ def _verify(va: ArrayView, vb: ArrayView, vc: ArrayView, before: Optional[ArrayV
     if before is not None and before.strides != vc.strides:
         # C before was copied C-contiguous: compare it with a C-contiguous C.
         vc = _arrays.contiguous(vc)
-    ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc = _problem(pa, pb, vc, m, n, batch)
+    ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc, _ = \
+        _problem(pa, pb, vc, m, n, batch, col_major=False)
     before_ptr = 0 if before is None else before.ptr
     _gemm_verify(compute, out, ta, tb, pm, pn, k, alpha, a_ptr, lda, b_ptr, ldb, beta, c_ptr,
                  ldc, batch, sa, sb, sc, before_ptr, mode, ran)

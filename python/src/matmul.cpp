@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bindings.hpp"
 #include "gemmkit/error.hpp"
@@ -34,9 +35,11 @@ struct ProblemArgs {
   std::uintptr_t c;
   std::int64_t ldc;
   std::int64_t batch, stride_a, stride_b, stride_c;
+  bool col_major = false;
 
   GemmProblem problem() const {
     GemmProblem p;
+    p.layout = col_major ? Layout::col_major : Layout::row_major;
     p.dtype = dtype_from_name(dtype);
     if (!out_dtype.empty()) p.out_dtype = dtype_from_name(out_dtype);
     p.trans_a = trans_a;
@@ -55,7 +58,7 @@ struct ProblemArgs {
 GemmOptions options_for(Context& ctx, std::string_view kernel) {
   GemmOptions options;
   options.backend = ctx.backend();
-  if (kernel != "auto") options.kernel = std::string(kernel);
+  options.kernel = std::string(kernel);  // the library's lookup: "auto" or a name
   return options;
 }
 
@@ -102,27 +105,46 @@ std::string run(Context& ctx, const GemmProblem& p, std::string_view kernel, Str
 
 void bind_matmul(nb::module_& m) {
   m.def(
+      "gemm_output_dtypes",
+      [](std::string_view dtype, std::string_view c_dtype) {
+        const DType in = dtype_from_name(dtype);
+        if (!c_dtype.empty())
+          if (const std::string why = output_dtype_refusal(in, dtype_from_name(c_dtype)); !why.empty())
+            fail(ErrorCategory::usage, why);
+        std::vector<std::string> names;
+        for (const DType d : output_dtypes(in)) names.emplace_back(dtype_name(d));
+        return names;
+      },
+      nb::arg("dtype"), nb::arg("c_dtype") = "",
+      "The dtypes C may have for inputs of `dtype`, the default first (the library's rule: "
+      "f32 too for f16 and bf16, i32 for i8, i64 too for i32). With c_dtype: a UsageError "
+      "with the library's reason when C cannot be that.");
+
+  m.def(
       "gemm",
       [](Context& ctx, std::string_view dtype, std::string_view out_dtype, bool trans_a, bool trans_b,
          std::int64_t m_, std::int64_t n, std::int64_t k, double alpha, std::uintptr_t a, std::int64_t lda,
          std::uintptr_t b, std::int64_t ldb, double beta, std::uintptr_t c, std::int64_t ldc,
          std::int64_t batch, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
-         std::string_view kernel, std::uintptr_t stream, bool host, int moduli) {
+         std::string_view kernel, std::uintptr_t stream, bool host, int moduli, bool col_major) {
         const ProblemArgs args{dtype, out_dtype, trans_a, trans_b, m_, n, k, alpha, a, lda, b,
-                               ldb, beta, c, ldc, batch, stride_a, stride_b, stride_c};
+                               ldb, beta, c, ldc, batch, stride_a, stride_b, stride_c, col_major};
         return run(ctx, args.problem(), kernel, stream_from_int(stream), host, moduli);
       },
       nb::arg("context"), GEMMKIT_PROBLEM_ARGS, nb::arg("kernel") = "auto", nb::arg("stream") = 0,
-      nb::arg("host") = false, nb::arg("moduli") = 0, nb::call_guard<nb::gil_scoped_release>(),
+      nb::arg("host") = false, nb::arg("moduli") = 0, nb::arg("col_major") = false,
+      nb::call_guard<nb::gil_scoped_release>(),
       "C = alpha op(A) op(B) + beta C, row-major, on pointers (ints). dtype: 'f64', 'f32', "
       "'tf32' (f32 storage), 'f16', 'bf16', 'i8', 'i32', 'i64'; out_dtype: '' (C of the input "
-      "dtype) or 'f32' for f16/bf16 inputs. Sizes, leading dimensions and batch strides in "
+      "dtype) or one of gemm_output_dtypes(dtype) (i32 for i8). Integer results in host memory "
+      "are exact or a NumericError naming the entry. Sizes, leading dimensions and batch strides in "
       "elements. The CPU context: host pointers, run now. A CUDA context: device pointers of "
       "its device, queued on `stream` (a cudaStream_t as an int; 0 the legacy default stream) "
       "without waiting; with host=True host pointers, copied to the device and back (the host "
       "API, which waits). kernel: a catalogue name or 'auto'. moduli: for kernel "
       "'cuda_ozaki_f64' or 'cuda_ozaki_f32', the count of int8 moduli (0: the default plan). "
-      "Returns the kernel that ran.");
+      "col_major: every matrix stored by columns (the arguments as BLAS takes them), "
+      "else by rows. Returns the kernel that ran.");
 
   m.def(
       "gemm_verify",

@@ -213,12 +213,68 @@ def test_verify_modes_pass():
         gemmkit.matmul(a, b, verify="sometimes")
 
 
-def test_verify_catches_integer_overflow():
-    big = np.full((2, 2), 2**31 - 1, dtype=np.int32)
-    wrapped = gemmkit.matmul(big, big)  # verify='none': wraps as numpy does
-    assert wrapped.tolist() == (big.astype(np.int64) @ big.astype(np.int64)).astype(np.int32).tolist()
-    with pytest.raises(gemmkit.NumericError):
-        gemmkit.matmul(big, big, verify="auto")
+@pytest.mark.parametrize("verify", ["none", "auto", "exact"])
+def test_integer_results_never_wrap(verify):
+    # The case: 4 * 2^80 is 0 modulo 2^64, and was returned as 0 with verify='none'.
+    big = np.full((4, 4), 2**40, np.int64)
+    with pytest.raises(gemmkit.NumericError, match=r"the exact result at \(0, 0\) is 4835703278458516698824704, "
+                                                   r"which does not fit i64"):
+        gemmkit.matmul(big, big, verify=verify)
+    # Only the entry past the range: row 1 of A is 2^62 + 2^62 in row 1 of C.
+    a = np.array([[1, 1], [2**62, 2**62]], np.int64)
+    with pytest.raises(gemmkit.NumericError, match=r"at \(1, 0\) is 9223372036854775808"):
+        gemmkit.matmul(a, np.ones((2, 3), np.int64), verify=verify)
+    # An F-ordered c: the entry is named as c holds it; alpha, beta and C0 count:
+    # 3 * 2^30 + (2^31 - 1) at (0, 1) only.
+    a = np.array([[0, 2**15], [0, 0]], np.int32)
+    b = np.array([[0, 0], [0, 2**15]], np.int32)
+    c = np.asfortranarray(np.array([[5, 2**31 - 1], [7, 9]], np.int32))
+    with pytest.raises(gemmkit.NumericError, match=r"at \(0, 1\) is 5368709119, which does not fit i32"):
+        gemmkit.matmul(a, b, c=c, alpha=3, beta=1, verify=verify)
+    # Terms past the range that cancel are exact and fine, also where the bound cannot tell.
+    cancel = np.array([[2**62, -(2**62), 2**62, -(2**62)]], np.int64)
+    assert gemmkit.matmul(cancel, np.ones((4, 2), np.int64), verify=verify).tolist() == [[0, 0]]
+
+
+def test_int8_inputs_give_exact_int32_on_the_cpu():
+    a = rng.integers(-128, 128, (37, 300)).astype(np.int8)
+    b = rng.integers(-128, 128, (300, 29)).astype(np.int8)
+    c = gemmkit.matmul(a, b)
+    assert c.dtype == np.int32 and c.tolist() == exact(a, b)
+    assert gemmkit.matmul(a, b, out_dtype="i32", verify="full").tolist() == exact(a, b)
+    # In place, with alpha and beta; and the batched form.
+    c0 = rng.integers(-1000, 1000, (37, 29)).astype(np.int32)
+    c1 = c0.copy()
+    gemmkit.matmul(a, b, c=c1, alpha=-2, beta=3)
+    assert c1.tolist() == [[-2 * x + 3 * y for x, y in zip(r, r0)] for r, r0 in zip(exact(a, b), c0.tolist())]
+    ab = rng.integers(-128, 128, (3, 5, 7)).astype(np.int8)
+    bb = rng.integers(-128, 128, (3, 7, 4)).astype(np.int8)
+    assert gemmkit.matmul(ab, bb).tolist() == [exact(x, y) for x, y in zip(ab, bb)]
+    # An int8 product past int32 is refused like any other.
+    full = np.full((1, 140000), -128, np.int8)
+    with pytest.raises(gemmkit.NumericError, match=r"\(0, 0\) is 2293760000, which does not fit i32"):
+        gemmkit.matmul(full, full.T.copy())
+
+
+def test_output_dtypes_are_the_librarys():
+    # Two terms below 2^62 each: the sums leave i32 and fit i64.
+    i32 = rng.integers(-2**31 + 1, 2**31, (6, 2), dtype=np.int64).astype(np.int32)
+    wide = gemmkit.matmul(i32, i32.T.copy(), out_dtype="i64")
+    assert wide.dtype == np.int64 and wide.tolist() == exact(i32, i32.T)
+    with pytest.raises(gemmkit.UsageError, match="C in f32 for i8 inputs: C is i32"):
+        gemmkit.matmul(np.ones((2, 2), np.int8), np.ones((2, 2), np.int8), out_dtype="f32")
+    with pytest.raises(gemmkit.UsageError, match="C in i64 for f64 inputs: C is f64"):
+        gemmkit.matmul(np.ones((2, 2)), np.ones((2, 2)), out_dtype="i64")
+    with pytest.raises(gemmkit.UsageError, match="C in i8 for i8 inputs: C is i32"):
+        gemmkit.matmul(np.ones((2, 2), np.int8), np.ones((2, 2), np.int8), c=np.zeros((2, 2), np.int8))
+    c = np.zeros((6, 6), np.int64)
+    assert gemmkit.matmul(i32, i32.T.copy(), c=c) is c and c.tolist() == exact(i32, i32.T)
+
+
+def test_an_empty_kernel_name_is_unknown():
+    a = rng.standard_normal((3, 3))
+    with pytest.raises(gemmkit.UsageError, match="unknown kernel ''"):
+        gemmkit.matmul(a, a, kernel="")
 
 
 def test_verify_fails_on_a_result_f16_cannot_hold():
@@ -282,7 +338,7 @@ def test_errors():
         gemmkit.matmul(np.ones((2, 2), bool), np.ones((2, 2), bool))
     with pytest.raises(gemmkit.UsageError, match=r"c has shape \(4, 4\), the result's is \(4, 3\)"):
         gemmkit.matmul(a, rng.standard_normal((5, 3)), c=np.zeros((4, 4)))
-    with pytest.raises(gemmkit.UsageError, match="c is f32 but the inputs are f64"):
+    with pytest.raises(gemmkit.UsageError, match="C in f32 for f64 inputs: C is f64"):
         gemmkit.matmul(a, rng.standard_normal((5, 3)), c=np.zeros((4, 3), np.float32))
     with pytest.raises(gemmkit.UsageError, match="read-only"):
         ro = np.zeros((4, 3))

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <variant>
+#include <vector>
 
 #include "core/auto_table.hpp"
 #include "core/dispatch.hpp"
@@ -83,6 +84,26 @@ GemmProblem batch_item(const GemmProblem& p, std::int64_t i) {
   return q;
 }
 
+std::vector<DType> output_dtypes(DType dtype) {
+  switch (dtype) {
+    case DType::f16: return {DType::f16, DType::f32};
+    case DType::bf16: return {DType::bf16, DType::f32};
+    case DType::i8: return {DType::i32};  // int8 sums need 32 bits
+    case DType::i32: return {DType::i32, DType::i64};
+    default: return {dtype};
+  }
+}
+
+std::string output_dtype_refusal(DType dtype, DType c_dtype) {
+  const std::vector<DType> offered = output_dtypes(dtype);
+  if (std::find(offered.begin(), offered.end(), c_dtype) != offered.end()) return "";
+  std::string list;
+  for (std::size_t i = 0; i < offered.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == offered.size() ? " or " : ", ") + std::string(dtype_name(offered[i]));
+  return "C in " + std::string(dtype_name(c_dtype)) + " for " + std::string(dtype_name(dtype)) +
+         " inputs: C is " + list + (dtype == DType::i8 ? " (int8 sums overflow int8)" : "");
+}
+
 void validate(const GemmProblem& problem) {
   auto bad = [&](const std::string& what) {
     fail(ErrorCategory::usage, "invalid GEMM " + problem.shape_string() + ": " + what);
@@ -105,6 +126,24 @@ void validate(const GemmProblem& problem) {
   check_ld("lda", problem.lda, "stored ", "A", problem.a_rows(), problem.a_cols());
   check_ld("ldb", problem.ldb, "stored ", "B", problem.b_rows(), problem.b_cols());
   check_ld("ldc", problem.ldc, "", "C", problem.m, problem.n);
+  // What each operand spans, in bytes, must be a number: kernels and copies index with it.
+  auto check_span = [&](const char* matrix, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                        std::int64_t stride, DType dtype) {
+    if (rows == 0 || cols == 0 || p.batch == 0) return;
+    std::int64_t span = 0, batch_extent = 0, bytes = 0;
+    if (__builtin_mul_overflow(rows - 1, ld, &span) || __builtin_add_overflow(span, cols, &span) ||
+        __builtin_mul_overflow(p.batch - 1, stride, &batch_extent) ||
+        __builtin_add_overflow(span, batch_extent, &span) ||
+        __builtin_mul_overflow(span, std::int64_t(dtype_size(dtype)), &bytes))
+      bad(std::string(matrix) + " would span more than 2^63 bytes (" + std::to_string(row ? rows : cols) + " x " +
+          std::to_string(row ? cols : rows) + " stored with leading dimension " + std::to_string(ld) +
+          (p.batch > 1 ? ", " + std::to_string(p.batch) + " of them " + std::to_string(stride) + " apart" : "") +
+          ")");
+  };
+  // In the row-major form A and B of a column-major problem trade places.
+  check_span(row ? "A" : "B", p.a_rows(), p.a_cols(), p.lda, p.stride_a, p.dtype);
+  check_span(row ? "B" : "A", p.b_rows(), p.b_cols(), p.ldb, p.stride_b, p.dtype);
+  check_span("C", p.m, p.n, p.ldc, p.stride_c, p.c_dtype());
   if (p.batch > 1 && p.m > 0 && p.n > 0 && p.stride_c < matrix_span(p.m, p.n, p.ldc))
     bad("stride_c " + std::to_string(p.stride_c) + " < the " +
         std::to_string(matrix_span(p.m, p.n, p.ldc)) +
@@ -112,13 +151,7 @@ void validate(const GemmProblem& problem) {
   if (p.m > 0 && p.n > 0 && p.c == nullptr) bad("C is null");
   if (p.m > 0 && p.n > 0 && p.k > 0 && (p.a == nullptr || p.b == nullptr)) bad("A or B is null");
   if (!std::isfinite(p.alpha) || !std::isfinite(p.beta)) bad("alpha and beta must be finite");
-  if (p.dtype == DType::i8 && p.c_dtype() != DType::i32)
-    bad("int8 inputs need C in i32 (out_dtype = i32): int8 sums overflow int8");
-  if (p.out_dtype && *p.out_dtype != p.dtype && p.dtype != DType::i8 &&
-      !(*p.out_dtype == DType::f32 && (p.dtype == DType::f16 || p.dtype == DType::bf16)) &&
-      !(*p.out_dtype == DType::i64 && p.dtype == DType::i32))
-    bad("C in " + std::string(dtype_name(*p.out_dtype)) +
-        " is only offered for f16 and bf16 inputs (as f32) and i32 inputs (as i64)");
+  if (const std::string why = output_dtype_refusal(p.dtype, p.c_dtype()); !why.empty()) bad(why);
   if (is_integer(p.dtype)) {
     // Integer kernels convert alpha/beta to the element type; they must be exact integers.
     for (double x : {p.alpha, p.beta})
@@ -288,7 +321,7 @@ const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& pro
     fail(ErrorCategory::usage, "the " + std::string(backend_name(*options.backend)) +
                                    " backend was asked of a " +
                                    std::string(backend_name(ctx.backend())) + " context");
-  if (options.kernel.empty() || options.kernel == "auto") {
+  if (options.kernel == "auto") {
     if (const KernelEntry* e = auto_kernel(ctx, p)) return *e;
     fail(ErrorCategory::usage, "no " + std::string(backend_name(ctx.backend())) +
                                    " kernel in this build accepts a " + dtype_text(p) +
@@ -352,6 +385,39 @@ void in_caller_layout(const GemmProblem& problem, F&& f) {
   }
 }
 
+// Runs `run`, which computes the host-memory `problem` (any layout, any batch), under the
+// integer rule (gemm.hpp): the bound first; for the products it cannot prove safe, C0 is kept
+// (when beta != 0) and the modular check follows the run.
+template <class F>
+void with_integer_rule(const GemmProblem& problem, F&& run) {
+  if (!is_integer(problem.dtype) || writes_nothing(problem)) return run();
+  struct Unproven {
+    std::int64_t item;
+    std::vector<unsigned char> c0;  // C before the run (beta != 0)
+  };
+  std::vector<Unproven> unproven;
+  const std::size_t c_bytes = dtype_size(problem.c_dtype());
+  for (std::int64_t i = 0; i < problem.batch; ++i) {
+    const GemmProblem item = batch_item(problem, i);
+    if (integer_result_bounded(item, item.c)) continue;  // C holds C0 until the run
+    Unproven u{i, {}};
+    if (problem.beta != 0) {
+      const auto* c = static_cast<const unsigned char*>(item.c);
+      u.c0.assign(c, c + std::size_t(item.c_span()) * c_bytes);
+    }
+    unproven.push_back(std::move(u));
+  }
+  run();
+  for (const Unproven& u : unproven) {
+    try {
+      check_integer_result(batch_item(problem, u.item), u.c0.empty() ? nullptr : u.c0.data());
+    } catch (const Error& e) {
+      if (problem.batch == 1) throw;
+      fail(e.category(), std::string(e.what()) + " (product " + std::to_string(u.item) + " of the batch)");
+    }
+  }
+}
+
 }  // namespace
 
 namespace detail {
@@ -381,7 +447,9 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
   if (needed > 0 && reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
     fail(ErrorCategory::usage, "the workspace must start on a " +
                                    std::to_string(kWorkspaceAlignment) + "-byte boundary");
-  in_caller_layout(problem, [&] { detail::launch_gemm(ctx, entry, p, stream, workspace); });
+  const auto launch = [&] { in_caller_layout(problem, [&] { detail::launch_gemm(ctx, entry, p, stream, workspace); }); };
+  if (ctx.backend() == Backend::cpu) with_integer_rule(problem, launch);  // host memory
+  else launch();
   return entry;
 }
 
@@ -392,14 +460,16 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
   const KernelEntry& entry = choose_gemm_kernel(ctx, p, options);
   const std::size_t needed = entry.workspace_for(p, ctx);
   const Workspace workspace = needed > 0 ? ctx.workspace(stream, needed) : Workspace{};
-  in_caller_layout(problem, [&] { detail::launch_gemm(ctx, entry, p, stream, workspace); });
+  const auto launch = [&] { in_caller_layout(problem, [&] { detail::launch_gemm(ctx, entry, p, stream, workspace); }); };
+  if (ctx.backend() == Backend::cpu) with_integer_rule(problem, launch);  // host memory
+  else launch();
   return entry;
 }
 
 std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
   validate(problem);
   const GemmProblem p = as_row_major(problem);
-  const bool explicit_kernel = !options.kernel.empty() && options.kernel != "auto";
+  const bool explicit_kernel = options.kernel != "auto";  // "" too: Registry::get refuses it
   // The backend: the kernel's, the one asked for, or CUDA when a device takes the problem.
   Backend backend = Backend::cpu;
   std::optional<Context> own;  // the call's context when the caller lends none
@@ -428,12 +498,12 @@ std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
     // The device copies of A, B and C (DeviceProblem in src/cuda/device.cu).
     require_device_memory(estimate_gemm_memory(p, VerifyMode::none).device,
                           "kernel '" + entry.name + "' on " + problem.shape_string());
-    in_caller_layout(problem, [&] { detail::run_on_device(*ctx, entry, p); });
+    with_integer_rule(problem, [&] { in_caller_layout(problem, [&] { detail::run_on_device(*ctx, entry, p); }); });
   } else {
     const std::size_t needed = entry.workspace_for(p, *ctx);
     if (needed > 0)
       fail(ErrorCategory::internal, "CPU kernel '" + entry.name + "' asks for device workspace");
-    in_caller_layout(problem, [&] { detail::launch_gemm(*ctx, entry, p, nullptr, {}); });
+    with_integer_rule(problem, [&] { in_caller_layout(problem, [&] { detail::launch_gemm(*ctx, entry, p, nullptr, {}); }); });
   }
   return entry.name;
 }

@@ -1468,6 +1468,14 @@ VerifyResult verify_limbs_typed(const GemmProblem& p, const CT* c0, const std::u
   return result;
 }
 
+// Whether the row bounds prove that no entry of the exact result leaves C's dtype.
+template <class T, class CT>
+bool bounded_typed(const GemmProblem& p, const CT* c0) {
+  const double limit = static_cast<double>(std::numeric_limits<CT>::max());
+  const std::vector<double> bound = row_bounds<T, CT>(p, c0);
+  return std::all_of(bound.begin(), bound.end(), [&](double b) { return b < limit; });
+}
+
 // With no verification asked for, integer products are still screened for overflow: a cheap
 // bound on each row, and where it reaches the dtype's range, the exact modular check.
 template <class T, class CT = T>
@@ -1475,13 +1483,42 @@ VerifyResult screen_overflow(const GemmProblem& p, const CT* c0, std::uint64_t s
   VerifyResult result;
   result.check = "none (integer overflow screened)";
   result.guarantee = "not verified; no entry of the exact product exceeds " + std::string(dtype_name(p.c_dtype()));
-  const double limit = static_cast<double>(std::numeric_limits<CT>::max());
-  const std::vector<double> bound = row_bounds<T, CT>(p, c0);
-  if (std::all_of(bound.begin(), bound.end(), [&](double b) { return b < limit; })) return result;
+  if (bounded_typed<T, CT>(p, c0)) return result;
   VerifyResult exact = verify_modular<T, CT>(p, c0, seed);
   if (exact.passed) return result;
   exact.method = VerifyMode::none;
   return exact;
+}
+
+// ---- The integer rule of every host-memory GEMM (check_integer_result in verify.hpp).
+
+// The first wrong row of C by the modular check, and in it the first entry whose exact value
+// does not fit C (an OverflowError), else the first wrong entry (a kernel's fault). Entries
+// are named in the caller's layout: (j, i) when p is the row-major form of a column-major C.
+template <class T, class CT>
+void check_integer_typed(const GemmProblem& p, const CT* c0, std::uint64_t seed, bool col_major) {
+  const auto* got = static_cast<const CT*>(p.c);
+  const std::vector<std::uint64_t> x = freivalds_vectors(p.n, seed);
+  const WrongRows wrong_rows = freivalds_compare<T, CT>(p, c0, x, op_times_mod(got, false, p.m, p.n, p.ldc, x));
+  const std::int64_t first = wrong_rows.first;
+  if (first < 0) return;
+  const auto at = [&](std::int64_t j) { return col_major ? std::pair{j, first} : std::pair{first, j}; };
+  const std::string dtype(dtype_name(p.c_dtype()));
+  std::vector<int128_t> row(static_cast<std::size_t>(p.n));
+  if (const std::int64_t j = exact_rows<T, CT>(p, c0, first, first + 1, row.data()).second; j >= 0)
+    throw OverflowError(at(j).first, at(j).second, "beyond +-2^127", dtype);
+  std::int64_t wrong = -1;
+  for (std::int64_t j = 0; j < p.n; ++j) {
+    if (row[j] < std::numeric_limits<CT>::min() || row[j] > std::numeric_limits<CT>::max())
+      throw OverflowError(at(j).first, at(j).second, to_string(row[j]), dtype);
+    if (wrong < 0 && got[first * p.ldc + j] != row[j]) wrong = j;
+  }
+  if (wrong < 0)  // every entry of the row is right: the modular check cannot say this
+    fail(ErrorCategory::internal, "the modular check flagged row " + std::to_string(first) + ", which is exact");
+  fail(ErrorCategory::numeric, "the kernel's result is wrong: entry " + entry_name(at(wrong).first, at(wrong).second) +
+                                   " is " + to_string(got[first * p.ldc + wrong]) + ", the exact result is " +
+                                   to_string(row[wrong]) + " (" + std::to_string(wrong_rows.count) + " of " +
+                                   std::to_string(p.m) + " rows differ)");
 }
 
 // Whether a floating-point kernel must get integer inputs' product exactly: every partial sum
@@ -1627,6 +1664,33 @@ VerifyResult verify_limbs(const GemmProblem& problem, const void* c_before, cons
       return verify_limbs_typed<T, CT>(problem, static_cast<const CT*>(c_before), words, ld, limbs, seed);
     else
       return VerifyResult{};
+  });
+}
+
+namespace {
+// The row-major form of one integer product, for the two functions below.
+GemmProblem integer_product(const GemmProblem& problem, const void* c_before, const char* what) {
+  check_problem(problem, c_before, what);
+  if (!is_integer(problem.dtype) || problem.batch > 1)
+    fail(ErrorCategory::usage, std::string(what) + " takes one product of an integer dtype, not " +
+                                   std::to_string(problem.batch) + " of " + std::string(dtype_name(problem.dtype)));
+  return as_row_major(problem);
+}
+}  // namespace
+
+bool integer_result_bounded(const GemmProblem& problem, const void* c_before) {
+  const GemmProblem p = integer_product(problem, c_before, "integer_result_bounded");
+  return visit_problem(p, [&]<class T, class CT>() {
+    if constexpr (std::is_integral_v<T>) return bounded_typed<T, CT>(p, static_cast<const CT*>(c_before));
+    else return false;
+  });
+}
+
+void check_integer_result(const GemmProblem& problem, const void* c_before, std::uint64_t seed) {
+  const GemmProblem p = integer_product(problem, c_before, "check_integer_result");
+  visit_problem(p, [&]<class T, class CT>() {
+    if constexpr (std::is_integral_v<T>)
+      check_integer_typed<T, CT>(p, static_cast<const CT*>(c_before), seed, problem.layout == Layout::col_major);
   });
 }
 

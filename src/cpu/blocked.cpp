@@ -12,7 +12,8 @@
 //    and the write-back keeps the part inside C, applying alpha and beta there.
 //  - OpenMP threads split the blocks of rows of C (and the slivers of a panel when there are
 //    fewer blocks than threads).
-// Integers compute in the unsigned type of their width, so overflow wraps without UB.
+// Integers compute in the unsigned type of their width, so overflow wraps without UB; int8
+// inputs (C in int32) and int32 inputs with C in int64 are widened as they are packed.
 #include <omp.h>
 
 #if defined(__AVX2__)
@@ -157,15 +158,16 @@ void write_back(const U* __restrict tile, U* __restrict c, std::int64_t ldc, std
 }
 
 // Rows [i0, i0 + mc) x columns [p0, p0 + kc) of op(A) into MR-row slivers: sliver s is
-// (kc, MR), rows i0 + s*MR ..., zero past row i0 + mc.
-template <class U, int MR>
-void pack_a(const Operand<U>& a, std::int64_t i0, std::int64_t mc, std::int64_t p0,
+// (kc, MR), rows i0 + s*MR ..., zero past row i0 + mc. S: the stored element type, widened
+// to U (int8 to 32 bits, int32 to 64: sign-extended, so the products are the exact ones).
+template <class U, int MR, class S>
+void pack_a(const Operand<S>& a, std::int64_t i0, std::int64_t mc, std::int64_t p0,
             std::int64_t kc, U* __restrict dst) {
   for (std::int64_t s = 0; s < ceil_div(mc, MR); ++s) {
     const std::int64_t rows = std::min<std::int64_t>(MR, mc - s * MR);
     U* __restrict sliver = dst + s * MR * kc;
     for (std::int64_t p = 0; p < kc; ++p) {
-      for (std::int64_t r = 0; r < rows; ++r) sliver[p * MR + r] = a(i0 + s * MR + r, p0 + p);
+      for (std::int64_t r = 0; r < rows; ++r) sliver[p * MR + r] = static_cast<U>(a(i0 + s * MR + r, p0 + p));
       for (std::int64_t r = rows; r < MR; ++r) sliver[p * MR + r] = U{0};
     }
   }
@@ -173,11 +175,11 @@ void pack_a(const Operand<U>& a, std::int64_t i0, std::int64_t mc, std::int64_t 
 
 // One NR-column sliver of op(B): rows [p0, p0 + kc) x columns [j0, j0 + cols), as (kc, NR),
 // zero past column j0 + cols.
-template <class U, int NR>
-void pack_b_sliver(const Operand<U>& b, std::int64_t p0, std::int64_t kc, std::int64_t j0,
+template <class U, int NR, class S>
+void pack_b_sliver(const Operand<S>& b, std::int64_t p0, std::int64_t kc, std::int64_t j0,
                    std::int64_t cols, U* __restrict sliver) {
   for (std::int64_t p = 0; p < kc; ++p) {
-    for (std::int64_t j = 0; j < cols; ++j) sliver[p * NR + j] = b(p0 + p, j0 + j);
+    for (std::int64_t j = 0; j < cols; ++j) sliver[p * NR + j] = static_cast<U>(b(p0 + p, j0 + j));
     for (std::int64_t j = cols; j < NR; ++j) sliver[p * NR + j] = U{0};
   }
 }
@@ -190,7 +192,9 @@ void scale_c(const GemmProblem& p, U beta) {
     for (std::int64_t j = 0; j < p.n; ++j) c[i * p.ldc + j] = p.beta == 0 ? U{0} : beta * c[i * p.ldc + j];
 }
 
-template <class U>
+// S: the inputs' stored type; U: the compute type, which C holds (S = U but for int8 inputs
+// with C in int32 and int32 inputs with C in int64).
+template <class S, class U>
 void blocked(const GemmProblem& p) {
   using Tiles = Blocking<U>;
   constexpr int MR = Tiles::mr, NR = Tiles::nr;
@@ -199,7 +203,7 @@ void blocked(const GemmProblem& p) {
   if (m == 0 || n == 0) return;
   const U alpha = scalar_as<U>(p.alpha), beta = scalar_as<U>(p.beta);
   if (k == 0 || p.alpha == 0) return scale_c<U>(p, beta);
-  const Operand<U> a = op_a<U>(p), b = op_b<U>(p);
+  const Operand<S> a = op_a<S>(p), b = op_b<S>(p);
   U* const c = static_cast<U*>(p.c);
 
   // Small problems are not worth waking a second thread for; a matrix of a batch run side by
@@ -245,7 +249,7 @@ void blocked(const GemmProblem& p) {
         // (kc, nc) panel of op(B) as NR-wide slivers, packed by all threads.
 #pragma omp for schedule(static)
         for (std::int64_t s = 0; s < slivers; ++s)
-          pack_b_sliver<U, NR>(b, pc, kc, jc + s * NR, std::min<std::int64_t>(NR, nc - s * NR),
+          pack_b_sliver<U, NR, S>(b, pc, kc, jc + s * NR, std::min<std::int64_t>(NR, nc - s * NR),
                                b_pack + s * NR * kc);
 
         // Dynamic: a thread that loses its core to another process holds nobody up.
@@ -255,7 +259,7 @@ void blocked(const GemmProblem& p) {
           const std::int64_t ic = item / jr_groups * mc, group = item % jr_groups;
           const std::int64_t rows = std::min<std::int64_t>(mc, m - ic);
           if (packed_ic != ic) {
-            pack_a<U, MR>(a, ic, rows, pc, kc, a_block);
+            pack_a<U, MR, S>(a, ic, rows, pc, kc, a_block);
             packed_ic = ic;
           }
           const std::int64_t per_group = ceil_div(slivers, jr_groups);
@@ -279,9 +283,11 @@ void blocked(const GemmProblem& p) {
 }  // namespace
 
 void blocked_gemm(const GemmProblem& problem) {
-  with_compute_type(problem.dtype, "cpu_blocked", [&]<class U>() {
-    run_batch(problem, batch_side_by_side(problem), blocked<U>);
-  });
+  const bool side_by_side = batch_side_by_side(problem);
+  if (problem.dtype == DType::i8) return run_batch(problem, side_by_side, blocked<std::int8_t, std::uint32_t>);
+  if (problem.dtype == DType::i32 && problem.c_dtype() == DType::i64)
+    return run_batch(problem, side_by_side, blocked<std::int32_t, std::uint64_t>);
+  with_compute_type(problem.dtype, "cpu_blocked", [&]<class U>() { run_batch(problem, side_by_side, blocked<U, U>); });
 }
 
 }  // namespace gemmkit::cpu

@@ -48,10 +48,15 @@ void register_cpu_kernels(Registry& registry) {
   registry.add(cpu_entry("cpu_restrict", 2,
                          "rung 1's loops with __restrict pointers and a register accumulator (the teaching texts' hostmult1)",
                          all, 20, cpu::restrict_gemm));
+  // cpu_blocked is also the CPU's exact int8 GEMM (C in i32) and its i32 GEMM with C in i64:
+  // the integer dtypes the GPU offers, with the same results.
+  std::vector<DType> blocked_dtypes = all;
+  blocked_dtypes.push_back(DType::i8);
   KernelEntry blocked = cpu_entry("cpu_blocked", 3,
                                   "cache-blocked GEMM in the BLIS style",
-                                  all, 30, cpu::blocked_gemm);
+                                  blocked_dtypes, 30, cpu::blocked_gemm);
   blocked.batched = true;
+  blocked.wider_integer_output = true;
   registry.add(std::move(blocked));
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/dispatch.hpp"
 #include "dist/dist_common.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/registry.hpp"
@@ -99,6 +100,10 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
   GemmOptions gemm_options;
   gemm_options.backend = Backend::cpu;
   gemm_options.kernel = options.kernel;
+  // The local products run on the kernel itself, not through gemm(): a panel's integer sums
+  // are partial (they may leave the dtype and come back), taken modulo 2^bits as the whole
+  // product's are; the caller screens the gathered C (check_integer_result, as multiply does).
+  const KernelEntry* entry = nullptr;
   std::vector<unsigned char> a_panel[2], b_panel[2];
   // The local product of a panel of width w into this rank's C.
   const auto local_problem = [&](int buffer, std::int64_t w, double beta_now) {
@@ -124,7 +129,8 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
     // One kernel for every panel, chosen and checked once (it refuses nothing later).
     const GemmProblem first = local_problem(0, w, beta);
     validate(first);
-    gemm_options.kernel = choose_gemm_kernel(context, first, gemm_options).name;
+    entry = &choose_gemm_kernel(context, first, gemm_options);
+    gemm_options.kernel = entry->name;
   });
 
   const MPI_Datatype type = mpi_type(dtype);
@@ -149,7 +155,7 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
   // Nothing here fails for a valid problem (checked above on every rank); should it, the
   // other ranks would wait in a broadcast for ever, so the job is ended instead.
   try {
-    if (panels == 0 && lm > 0 && ln > 0) gemm(context, local_problem(0, 0, beta), nullptr, gemm_options);
+    if (panels == 0 && lm > 0 && ln > 0) detail::launch_gemm(context, *entry, local_problem(0, 0, beta), nullptr, {});
     if (panels > 0) post(0);
     for (std::int64_t t = 0; t < panels; ++t) {
       const int buffer = int(t % 2);
@@ -167,7 +173,7 @@ std::string summa(double alpha, const DistMatrix& a, const DistMatrix& b, double
         part.m = std::min(slice, lm - row);
         part.a = static_cast<const unsigned char*>(whole.a) + std::size_t(row * whole.lda) * size;
         part.c = static_cast<unsigned char*>(whole.c) + std::size_t(row * whole.ldc) * size;
-        gemm(context, part, nullptr, gemm_options);
+        detail::launch_gemm(context, *entry, part, nullptr, {});
         if (t + 1 < panels && row + slice < lm) {
           int done = 0;
           MPI_Testall(2, requests[1 - buffer], &done, MPI_STATUSES_IGNORE);

@@ -337,6 +337,48 @@ static void test_errors(gk_context ctx) {
   }
 }
 
+/* Integer results never wrap, whatever the kernel or the call; the kernel name "" is no kernel;
+ * sizes whose spans overflow are refused before anything is read or written. */
+static void test_integer_rule_and_sizes(gk_context ctx) {
+  int64_t big[16], c[16];
+  int32_t a32[2] = {46341, 46341}, c32[1] = {5}; /* 2 * 46341^2 = 4294976562 > 2^31 - 1 */
+  size_t bytes = 0;
+  const char* kernels[3] = {NULL, "cpu_naive", "cpu_blocked"};
+  int i, kernel;
+  for (i = 0; i < 16; ++i) big[i] = (int64_t)1 << 40; /* each entry of big^2 is 4 * 2^80: 0 mod 2^64 */
+  for (kernel = 0; kernel < 3; ++kernel) {
+    for (i = 0; i < 16; ++i) c[i] = 7;
+    CHECK_STATUS(gk_gemm_ex(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 4, 4, 4, 1.0, GK_I64, big, 4, 0, big, 4, 0, 0.0,
+                            GK_I64, c, 4, 0, 1, kernels[kernel], NULL, 0, NULL, NULL),
+                 GK_ERROR_NUMERIC, "the exact result at (0, 0) is 4835703278458516698824704, which does not fit i64");
+  }
+  CHECK_STATUS(gk_gemm(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 4, 4, 4, 1.0, GK_I64, big, 4, big, 4, 0.0, c, 4, NULL),
+               GK_ERROR_NUMERIC, "gk_gemm: numeric overflow: the exact result at (0, 0)");
+  /* column-major, 1 x 1 x 2: the entry is named as the caller stores C */
+  CHECK_STATUS(gk_gemm(ctx, GK_COL_MAJOR, GK_OP_N, GK_OP_N, 1, 1, 2, 1.0, GK_I32, a32, 1, a32, 2, 0.0, c32, 1, NULL),
+               GK_ERROR_NUMERIC, "(0, 0) is 4294976562, which does not fit i32");
+  CHECK_STATUS(gk_gemm_strided_batched(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_T, 1, 1, 4, 1.0, GK_I64, big, 4, 4, big,
+                                       4, 4, 0.0, c, 1, 1, 4, NULL),
+               GK_ERROR_NUMERIC, "(product 0 of the batch)");
+  /* the empty kernel name is unknown, not auto */
+  CHECK_STATUS(gk_gemm_ex(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 1, 1, 2, 1.0, GK_I32, a32, 2, 0, a32, 1, 0, 0.0, GK_I32,
+                          c32, 1, 0, 1, "", NULL, 0, NULL, NULL),
+               GK_ERROR_USAGE, "unknown kernel ''");
+  CHECK_STATUS(gk_gemm_workspace_bytes(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 1, 1, 2, GK_I32, 2, 0, 1, 0, GK_I32, 1,
+                                       0, 1, "", &bytes),
+               GK_ERROR_USAGE, "unknown kernel ''");
+  /* m = n = 2^40 over a 16-element buffer: C would span 2^80 elements (it used to crash) */
+  CHECK_STATUS(gk_gemm(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, (int64_t)1 << 40, (int64_t)1 << 40, 1, 1.0, GK_I64, big,
+                       1, big, (int64_t)1 << 40, 0.0, c, (int64_t)1 << 40, NULL),
+               GK_ERROR_USAGE, "C would span more than 2^63 bytes");
+  CHECK_STATUS(gk_gemm(ctx, GK_COL_MAJOR, GK_OP_N, GK_OP_N, (int64_t)1 << 40, (int64_t)1 << 40, 1, 1.0, GK_F64, big,
+                       (int64_t)1 << 40, big, 1, 0.0, c, (int64_t)1 << 40, NULL),
+               GK_ERROR_USAGE, "C would span more than 2^63 bytes");
+  CHECK_STATUS(gk_gemm(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 2, 1.0, GK_F64, big, (int64_t)1 << 62, big, 2, 0.0,
+                       c, 2, NULL),
+               GK_ERROR_USAGE, "A would span more than 2^63 bytes");
+}
+
 /* The modular GEMM: its checks run on any context, and a CPU context is told it needs CUDA;
  * nothing is written by a failing call. (Results are checked on a GPU by the GPU tests.) */
 static void test_modular_errors(gk_context ctx) {
@@ -401,6 +443,7 @@ int main(void) {
   test_empty_products(ctx);
   test_gemm_ex(ctx);
   test_errors(ctx);
+  test_integer_rule_and_sizes(ctx);
   test_modular_errors(ctx);
   test_status_names();
   CHECK_OK(gk_context_destroy(ctx));

@@ -35,6 +35,7 @@ void run_cases(const KernelEntry& e, const std::vector<DType>& dtypes) {
   std::uint64_t seed = 0x5eed;
   for (DType dtype : dtypes)
     for (const BatchCase& bc : test::batch_cases()) {
+      if (dtype == DType::i8) continue;  // C in int32, which BatchData does not hold: test_integer_rule.cpp
       BatchData data(bc, dtype, ++seed);
       ASSERT_FALSE(e.rejects(as_row_major(data.problem))) << e.name;
       gemm(ctx, data.problem, nullptr, options);

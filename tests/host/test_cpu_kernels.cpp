@@ -29,9 +29,10 @@ void PrintTo(const KernelCase& c, std::ostream* os) { *os << c.kernel << " " << 
 
 std::vector<KernelCase> cpu_cases(bool integers_only) {
   std::vector<KernelCase> cases;
+  // int8 (C in int32) has no host matrix type of TestProblem's: test_integer_rule.cpp tests it.
   for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu))
     for (DType d : e->dtypes)
-      if (!integers_only || is_integer(d)) cases.push_back({e->name, d});
+      if ((!integers_only || is_integer(d)) && d != DType::i8) cases.push_back({e->name, d});
   return cases;
 }
 

@@ -13,6 +13,9 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "gemmkit/device.hpp"
@@ -42,7 +45,7 @@ AnyMatrix random_data(std::int64_t rows, std::int64_t cols, DType dtype, std::ui
   Distribution d;
   if (is_integer(dtype)) {
     d.kind = Distribution::Kind::ints;
-    // Full range makes the products wrap: the single-process result wraps too.
+    // Full range makes the products leave the dtype (SUMMA's sums wrap; gemm() refuses them).
     const double limit = full_range ? (dtype == DType::i32 ? 2147483647.0 : 4.0e18) : 1000.0;
     d.lo = -limit, d.hi = limit;
   }
@@ -447,8 +450,26 @@ struct Case {
   int mb, nb, kb;
 };
 
-// SUMMA against the single-process CPU GEMM: integers byte for byte (wrap-around included),
-// floats within verify()'s tolerance of it and passing verify() against the exact product.
+// alpha A B + beta C0 modulo 2^bits, in the unsigned type of C's width: what SUMMA's sums are.
+template <class T>
+Matrix<T> wrapped_product(const Matrix<T>& a, const Matrix<T>& b, const Matrix<T>& c0, double alpha, double beta) {
+  using U = std::make_unsigned_t<T>;
+  Matrix<T> c(a.rows(), b.cols());
+  const U al = U(std::int64_t(alpha)), be = U(std::int64_t(beta));
+  for (std::int64_t i = 0; i < a.rows(); ++i)
+    for (std::int64_t j = 0; j < b.cols(); ++j) {
+      U sum = 0;
+      for (std::int64_t l = 0; l < a.cols(); ++l) sum += U(a(i, l)) * U(b(l, j));
+      c(i, j) = T(al * sum + (beta != 0 ? be * U(c0(i, j)) : U(0)));
+    }
+  return c;
+}
+
+// SUMMA against the single-process CPU GEMM: integers byte for byte where the exact result
+// fits (the single-process GEMM refuses the others, and so does check_integer_result on
+// SUMMA's gathered C, naming the same entry), and SUMMA's sums are the exact ones modulo
+// 2^bits everywhere; floats within verify()'s tolerance of the single-process result and
+// passing verify() against the exact product.
 void check_summa(GridShape shape, DType dtype, const Case& s, double alpha, double beta, bool full_range) {
   ProcessGrid grid(MPI_COMM_WORLD, shape);
   const AnyMatrix a = random_data(s.m, s.k, dtype, 1, full_range);
@@ -468,12 +489,37 @@ void check_summa(GridShape shape, DType dtype, const Case& s, double alpha, doub
   GemmOptions options;
   options.backend = Backend::cpu;
   options.kernel = kernel;
-  gemm(make_problem(a, false, b, false, single, alpha, beta), options);
+  const GemmProblem p = make_problem(a, false, b, false, got, alpha, beta);
   if (is_integer(dtype)) {
+    std::visit(
+        [&](const auto& x) {
+          using M = std::decay_t<decltype(x)>;
+          if constexpr (std::is_integral_v<typename M::value_type>) {
+            const AnyMatrix want = wrapped_product(x, std::get<M>(b), std::get<M>(c0), alpha, beta);
+            EXPECT_TRUE(same_bytes(got, want)) << what;
+          }
+        },
+        a);
+    std::optional<OverflowError> summa_overflow, single_overflow;
+    try {
+      check_integer_result(p, data_of(c0));
+    } catch (const OverflowError& e) {
+      summa_overflow = e;
+    }
+    try {
+      gemm(make_problem(a, false, b, false, single, alpha, beta), options);
+    } catch (const OverflowError& e) {
+      single_overflow = e;
+    }
+    ASSERT_EQ(summa_overflow.has_value(), single_overflow.has_value()) << what;
+    if (summa_overflow) {
+      EXPECT_STREQ(summa_overflow->what(), single_overflow->what()) << what;
+      return;
+    }
     EXPECT_TRUE(same_bytes(got, single)) << what;
     return;
   }
-  const GemmProblem p = make_problem(a, false, b, false, got, alpha, beta);
+  gemm(make_problem(a, false, b, false, single, alpha, beta), options);
   const VerifyResult check = verify(p, data_of(c0), VerifyMode::full);
   EXPECT_TRUE(check.passed) << what << ": " << check.detail;
   std::vector<double> reference(std::size_t(s.m * s.n));
@@ -499,7 +545,9 @@ TEST(DistributedSumma, OddShapesEveryGridAndDtype) {
       }
 }
 
-TEST(DistributedSumma, IntegersWrapAsTheSingleProcessGemm) {
+// Full-range data: SUMMA's sums are the exact ones modulo 2^bits, and the entries that do not
+// fit are refused by the single-process GEMM and by the screen of the gathered C alike.
+TEST(DistributedSumma, IntegersPastTheRangeAreScreenedAsTheSingleProcessGemm) {
   for (const GridShape shape : all_grids())
     for (const DType dtype : {DType::i32, DType::i64})
       check_summa(shape, dtype, {37, 53, 41, 5, 7, 4}, 7.0, 3.0, /*full_range=*/true);

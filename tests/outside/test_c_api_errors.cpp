@@ -2,6 +2,7 @@
 // escapes), and gk_last_error() is per thread. The C program tests/c_api covers the rest.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -100,4 +101,61 @@ TEST(CApiErrors, LastErrorIsPerThread) {
   EXPECT_EQ(other_status, GK_ERROR_USAGE);
   EXPECT_EQ(seen_by_other, "|gk_context_backend: ctx is NULL");
   EXPECT_EQ(gk_last_error(), mine);  // the other thread's failure did not touch this one
+}
+
+namespace {
+
+std::int64_t wrap_a[2] = {std::int64_t{1} << 62, std::int64_t{1} << 62}, wrap_b[2] = {3, 1}, fits_b[2] = {1, -1};
+
+// An outside i64 kernel that wraps, as plain machine arithmetic does (for this test's operands).
+void register_wrapping_kernel() {
+  static const bool done = [] {
+    KernelEntry e;
+    e.name = "test_capi_wraps_i64";
+    e.summary = "i64 dot products modulo 2^64 (a test of the integer rule)";
+    e.dtypes = {DType::i64};
+    e.precondition = [](const GemmProblem& p) -> std::optional<std::string> {
+      if (p.a == wrap_a || p.a == wrap_b) return std::nullopt;
+      return "only the integer rule test's operands";
+    };
+    e.run = [](const GemmProblem& p, const KernelLaunch&) {
+      const auto* a = static_cast<const std::uint64_t*>(p.a);
+      const auto* b = static_cast<const std::uint64_t*>(p.b);
+      auto* c = static_cast<std::uint64_t*>(p.c);
+      for (std::int64_t i = 0; i < p.m; ++i)
+        for (std::int64_t j = 0; j < p.n; ++j) {
+          std::uint64_t sum = 0;
+          for (std::int64_t l = 0; l < p.k; ++l) sum += a[i * p.lda + l] * b[l * p.ldb + j];
+          c[i * p.ldc + j] = sum;
+        }
+    };
+    register_kernel(std::move(e));
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace
+
+// The library's integer rule holds for a kernel registered from outside: its wrapped result
+// (2^62 * 3 + 2^62 * 1 = 2^64, 0 modulo 2^64) is a numeric error naming the entry.
+TEST(CApiErrors, AnOutsideKernelsWrappedIntegersAreANumericError) {
+  register_wrapping_kernel();
+  CpuContext context;
+  std::int64_t c[1] = {5};
+  EXPECT_EQ(gk_gemm_ex(context.ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 1, 1, 2, 1.0, GK_I64, wrap_a, 2, 0, wrap_b, 1,
+                       0, 0.0, GK_I64, c, 1, 0, 1, "test_capi_wraps_i64", nullptr, 0, nullptr, nullptr),
+            GK_ERROR_NUMERIC);
+  EXPECT_STREQ(gk_last_error(), "gk_gemm_ex: numeric overflow: the exact result at (0, 0) is 18446744073709551616, "
+                                "which does not fit i64");
+  // Column-major, the same storage: C^T = B^T A^T, a 1 x 1 product whose A is wrap_b.
+  EXPECT_EQ(gk_gemm_ex(context.ctx, GK_COL_MAJOR, GK_OP_N, GK_OP_N, 1, 1, 2, 1.0, GK_I64, wrap_b, 1, 0, wrap_a, 2,
+                       0, 0.0, GK_I64, c, 1, 0, 1, "test_capi_wraps_i64", nullptr, 0, nullptr, nullptr),
+            GK_ERROR_NUMERIC);
+  // Where the exact result fits (2^62 - 2^62, though the bound cannot tell), the kernel's stands.
+  EXPECT_EQ(gk_gemm_ex(context.ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 1, 1, 2, 1.0, GK_I64, wrap_a, 2, 0, fits_b, 1,
+                       0, 0.0, GK_I64, c, 1, 0, 1, "test_capi_wraps_i64", nullptr, 0, nullptr, nullptr),
+            GK_SUCCESS)
+      << gk_last_error();
+  EXPECT_EQ(c[0], 0);
 }
