@@ -15,7 +15,7 @@ std::string cuda_version(int v) {
 }  // namespace
 
 std::string version_text() {
-  const RunMeta meta = run_meta();
+  const RunMeta meta = build_meta();  // loads no library, so --version starts under a small ulimit -v
   std::string text = std::string("gemmkit ") + GEMMKIT_VERSION + "\ncommit " + meta.commit +
                      (meta.dirty ? "-dirty" : "") + "\n";
   if (!cuda_compiled()) return text + "CUDA: none (this gemmkit was built without the CUDA backend)";

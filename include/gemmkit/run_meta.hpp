@@ -39,6 +39,9 @@ struct RunMeta {
 };
 
 // Describes this process now. With a CUDA context, its device; else device 0 if any.
+// Loads OpenBLAS (and, with a GPU, cuBLAS) to ask their versions.
 RunMeta run_meta(const Context* context = nullptr);
+// The build alone (version, commit, dirty), asking nothing of the machine or its libraries.
+RunMeta build_meta();
 
 }  // namespace gemmkit

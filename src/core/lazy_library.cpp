@@ -6,7 +6,9 @@
 #include "core/lazy_library.hpp"
 
 #include <dlfcn.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 
@@ -36,9 +38,13 @@ Candidates candidates(LazyLibrary library) {
   fail(ErrorCategory::internal, "a CUDA library was asked for in a build without CUDA");
 }
 
-// OpenBLAS maps its 128 MiB buffer as it loads and, when that fails, tries again forever;
-// so the address space is checked first (library and buffer, measured at 0.3.21 on x86-64).
-constexpr std::uint64_t kOpenBlasLoadBytes = std::uint64_t{200} << 20;
+// OpenBLAS's OpenMP build maps a 128 MiB buffer for each OpenMP thread as it loads and, when
+// a map fails, tries again forever; so the address space is checked first: the library and
+// its own dependencies (about 40 MiB), then the buffers (measured with 0.3.21 on x86-64:
+// one thread loads under a limit 168 MiB above the process's size, two under 296).
+std::uint64_t openblas_load_bytes() {
+  return (std::uint64_t{48} + std::uint64_t{130} * std::uint64_t(std::max(1, omp_get_max_threads()))) << 20;
+}
 
 std::mutex mutex;
 void* handles[3] = {};  // opened once per process and never closed: call sites keep entries
@@ -48,7 +54,10 @@ void* handle_of(LazyLibrary library) {
   void*& handle = handles[int(library)];
   if (handle) return handle;  // a failed load is tried again at the next call
   const Candidates c = candidates(library);
-  if (library == LazyLibrary::openblas) require_host_memory(kOpenBlasLoadBytes, "loading OpenBLAS");
+  if (library == LazyLibrary::openblas)
+    require_host_memory(openblas_load_bytes(), "loading OpenBLAS (a 128 MiB buffer for each of its " +
+                                                   std::to_string(omp_get_max_threads()) +
+                                                   " threads; OMP_NUM_THREADS sets them)");
   handle = dlopen(c.path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const std::string first = dlerror();

@@ -40,7 +40,7 @@ std::string utc_now() {
 
 }  // namespace
 
-RunMeta run_meta(const Context* context) {
+RunMeta build_meta() {
   RunMeta meta;
   meta.gemmkit_version = GEMMKIT_VERSION;
   // `git describe --dirty` marks a tree with uncommitted changes by a suffix.
@@ -51,6 +51,11 @@ RunMeta run_meta(const Context* context) {
     meta.dirty = true;
   }
   meta.commit = commit;
+  return meta;
+}
+
+RunMeta run_meta(const Context* context) {
+  RunMeta meta = build_meta();
   meta.date_utc = utc_now();
   char host[256] = "unknown";
   gethostname(host, sizeof host - 1);

@@ -69,6 +69,7 @@ TEST(CpuBatched, CatchesPlantedFaults) {
     const KernelEntry& e = Registry::instance().get(name);
     for (DType dtype : e.dtypes)
       for (const BatchCase& bc : cases) {
+        if (dtype == DType::i8) continue;  // C in int32, which BatchData does not hold: test_integer_rule.cpp
         if (&bc != &cases[0] && dtype != DType::i32) continue;  // column-major once: each check costs
         SCOPED_TRACE(std::string(name) + " " + bc.describe(dtype));
         BatchData data(bc, dtype, 99);

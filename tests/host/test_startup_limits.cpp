@@ -48,8 +48,8 @@ class StartupLimits : public test::CliTest {
     int status = 0;
     CliResult r;
     if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) r.status = WEXITSTATUS(status);
-    r.out = test::read_file(out);
-    r.err = test::read_file(err);
+    r.out = read_file(out);
+    r.err = read_file(err);
     return r;
   }
 };
@@ -62,7 +62,7 @@ TEST_F(StartupLimits, VersionAndHelpStart) {
   }
 }
 
-// A CPU product that needs OpenBLAS either runs or says that loading OpenBLAS needs more
+// A CPU product that needs OpenBLAS either runs or says that loading it needs more
 // than the limit leaves: one line, exit 1, no output. Never a hang, a crash or exit 127.
 TEST_F(StartupLimits, OpenBlasIsLoadedOrRefusedWithTheFigures) {
   const std::string a = path("A.npy"), c = path("C.npy");
@@ -76,7 +76,7 @@ TEST_F(StartupLimits, OpenBlasIsLoadedOrRefusedWithTheFigures) {
       std::filesystem::remove(c);
       continue;
     }
-    expect_error(r, 1, "loading OpenBLAS needs");
+    expect_error(r, 1, "loading OpenBLAS (a 128 MiB buffer for each of its");
     EXPECT_NE(r.err.find("(limit from ulimit -v)"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(c));
   }
