@@ -1,4 +1,4 @@
-// Loads OpenBLAS, cuBLAS and cuSPARSE when first called (see lazy_library.hpp for why). Each
+// Loads OpenBLAS, cuBLAS, cuSPARSE and NCCL when first called (see lazy_library.hpp for why). Each
 // is looked for at the path CMake found it at (the build's own: for OpenBLAS the OpenMP
 // build, which a search by name may not find first), then by its file name through the
 // loader's usual search (LD_LIBRARY_PATH, the run path, the system's libraries), for a
@@ -34,8 +34,13 @@ Candidates candidates(LazyLibrary library) {
     case LazyLibrary::cublas:
     case LazyLibrary::cusparse: break;
 #endif
+#if GEMMKIT_HAVE_NCCL
+    case LazyLibrary::nccl: return {"NCCL", GEMMKIT_NCCL_NAME, GEMMKIT_NCCL_PATH};
+#else
+    case LazyLibrary::nccl: break;
+#endif
   }
-  fail(ErrorCategory::internal, "a CUDA library was asked for in a build without CUDA");
+  fail(ErrorCategory::internal, "a CUDA library was asked for in a build without it");
 }
 
 // OpenBLAS's OpenMP build maps a 128 MiB buffer for each OpenMP thread as it loads and, when
@@ -47,7 +52,7 @@ std::uint64_t openblas_load_bytes() {
 }
 
 std::mutex mutex;
-void* handles[3] = {};  // opened once per process and never closed: call sites keep entries
+void* handles[4] = {};  // opened once per process and never closed: call sites keep entries
 
 void* handle_of(LazyLibrary library) {
   const std::lock_guard lock(mutex);

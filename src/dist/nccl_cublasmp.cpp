@@ -52,7 +52,7 @@ struct CublasMp {
   ~CublasMp() {
     if (grid) grid_destroy(grid);
     if (handle) destroy(handle);
-    if (world) ncclCommDestroy(world);
+    if (world) GEMMKIT_NCCL(ncclCommDestroy)(world);
     if (library) dlclose(library);
   }
 };
@@ -107,12 +107,12 @@ CublasMp& cublasmp_of(const GpuGrid& gpus) {
     load(mp->library, mp->matmul_set, "cublasMpMatmulDescriptorAttributeSet");
     load(mp->library, mp->buffer_size, "cublasMpMatmul_bufferSize");
     load(mp->library, mp->matmul, "cublasMpMatmul");
-    if (grid.rank() == 0) GEMMKIT_NCCL_CHECK(ncclGetUniqueId(&id));
+    if (grid.rank() == 0) GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclGetUniqueId)(&id));
   });
   MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, grid.comm());
   collective(grid.comm(), [&] {
     GEMMKIT_CUDA_CHECK(cudaSetDevice(gpus.device()));
-    GEMMKIT_NCCL_CHECK(ncclCommInitRank(&mp->world, grid.size(), id, grid.rank()));
+    GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclCommInitRank)(&mp->world, grid.size(), id, grid.rank()));
   });
   collective(grid.comm(), [&] {
     GEMMKIT_CUBLASMP_CHECK(mp->create(&mp->handle, g.compute));

@@ -11,9 +11,9 @@ namespace gemmkit::dist {
 bool nccl_available() { return true; }
 
 void throw_nccl_error(ncclResult_t status, const char* call, const char* file, int line) {
-  const char* last = ncclGetLastError(nullptr);
+  const char* last = GEMMKIT_NCCL(ncclGetLastError)(nullptr);
   throw Error(ErrorCategory::device, std::string(call) + " failed at " + file + ":" + std::to_string(line) +
-                                         ": " + ncclGetErrorString(status) +
+                                         ": " + GEMMKIT_NCCL(ncclGetErrorString)(status) +
                                          (last && *last ? std::string(" (") + last + ")" : std::string()));
 }
 
@@ -24,14 +24,14 @@ WorldComm::WorldComm(MPI_Comm comm) {
   ncclUniqueId id;
   std::memset(&id, 0, sizeof id);
   collective(comm, [&] {
-    if (rank == 0) GEMMKIT_NCCL_CHECK(ncclGetUniqueId(&id));
+    if (rank == 0) GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclGetUniqueId)(&id));
   });
   MPI_Bcast(&id, int(sizeof id), MPI_BYTE, 0, comm);
-  collective(comm, [&] { GEMMKIT_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank)); });
+  collective(comm, [&] { GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclCommInitRank)(&comm_, size, id, rank)); });
 }
 
 WorldComm::~WorldComm() {
-  if (comm_) ncclCommDestroy(comm_);
+  if (comm_) GEMMKIT_NCCL(ncclCommDestroy)(comm_);
 }
 
 ncclComm_t world_comm(const GpuGrid& gpus) {
@@ -46,8 +46,8 @@ GpuGrid::Impl::~Impl() {
   if (comm) cudaStreamSynchronize(comm);
   cublasmp.reset();
   world.reset();
-  if (row) ncclCommDestroy(row);
-  if (col) ncclCommDestroy(col);
+  if (row) GEMMKIT_NCCL(ncclCommDestroy)(row);
+  if (col) GEMMKIT_NCCL(ncclCommDestroy)(col);
   if (compute) cudaStreamDestroy(compute);
   if (comm) cudaStreamDestroy(comm);
 }
@@ -74,18 +74,18 @@ GpuGrid::GpuGrid(const ProcessGrid& grid, int device) : grid_(&grid), impl_(std:
   std::memset(&row_id, 0, sizeof row_id);
   std::memset(&col_id, 0, sizeof col_id);
   collective(grid.comm(), [&] {
-    if (grid.col() == 0) GEMMKIT_NCCL_CHECK(ncclGetUniqueId(&row_id));
-    if (grid.row() == 0) GEMMKIT_NCCL_CHECK(ncclGetUniqueId(&col_id));
+    if (grid.col() == 0) GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclGetUniqueId)(&row_id));
+    if (grid.row() == 0) GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclGetUniqueId)(&col_id));
   });
   MPI_Bcast(&row_id, int(sizeof row_id), MPI_BYTE, 0, grid.row_comm());
   MPI_Bcast(&col_id, int(sizeof col_id), MPI_BYTE, 0, grid.col_comm());
   // Every rank joins its row's communicator, then its column's: no rank waits for one that
   // is still in the other.
   collective(grid.comm(), [&] {
-    GEMMKIT_NCCL_CHECK(ncclCommInitRank(&impl_->row, grid.shape().cols, row_id, grid.col()));
+    GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclCommInitRank)(&impl_->row, grid.shape().cols, row_id, grid.col()));
   });
   collective(grid.comm(), [&] {
-    GEMMKIT_NCCL_CHECK(ncclCommInitRank(&impl_->col, grid.shape().rows, col_id, grid.row()));
+    GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclCommInitRank)(&impl_->col, grid.shape().rows, col_id, grid.row()));
   });
 }
 

@@ -23,7 +23,7 @@ class NcclExchange final : public ozaki_detail::OzakiExchange {
     collective(comm_, [&] {
       step();
       ncclResult_t async = ncclSuccess;  // a transfer that failed since the last step
-      if (world_) GEMMKIT_NCCL_CHECK(ncclCommGetAsyncError(world_, &async));
+      if (world_) GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclCommGetAsyncError)(world_, &async));
       GEMMKIT_NCCL_CHECK(async);
     });
   }
@@ -37,21 +37,21 @@ class NcclExchange final : public ozaki_detail::OzakiExchange {
   }
   void share(std::int64_t* values, int count) override { MPI_Bcast(values, count, MPI_INT64_T, 0, comm_); }
   void broadcast(void* data, std::size_t bytes, Stream stream) override {
-    if (world_ && bytes > 0) GEMMKIT_NCCL_CHECK(ncclBroadcast(data, data, bytes, ncclInt8, 0, world_, stream));
+    if (world_ && bytes > 0) GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclBroadcast)(data, data, bytes, ncclInt8, 0, world_, stream));
   }
   void gather(const void* own, void* all, const std::vector<std::size_t>& offset,
               const std::vector<std::size_t>& bytes, Stream stream) override {
     if (!world_) return;
-    GEMMKIT_NCCL_CHECK(ncclGroupStart());
+    GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclGroupStart)());
     if (rank_ == 0) {
       for (int r = 1; r < size_; ++r)
         if (bytes[std::size_t(r)] > 0)
-          GEMMKIT_NCCL_CHECK(ncclRecv(static_cast<char*>(all) + offset[std::size_t(r)], bytes[std::size_t(r)],
+          GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclRecv)(static_cast<char*>(all) + offset[std::size_t(r)], bytes[std::size_t(r)],
                                       ncclInt8, r, world_, stream));
     } else if (bytes[std::size_t(rank_)] > 0) {
-      GEMMKIT_NCCL_CHECK(ncclSend(own, bytes[std::size_t(rank_)], ncclInt8, 0, world_, stream));
+      GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclSend)(own, bytes[std::size_t(rank_)], ncclInt8, 0, world_, stream));
     }
-    GEMMKIT_NCCL_CHECK(ncclGroupEnd());
+    GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclGroupEnd)());
   }
 
  private:

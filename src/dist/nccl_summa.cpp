@@ -115,7 +115,7 @@ std::string summa_cuda(double alpha, const DistMatrix& a, const DistMatrix& b, d
                                                a_blocks + std::size_t(panel.a_offset) * size,
                                                std::size_t(a.device_ld()) * size, std::size_t(w) * size,
                                                std::size_t(lm), cudaMemcpyDeviceToDevice, g.comm));
-        GEMMKIT_NCCL_CHECK(ncclBroadcast(a_stage.data(), a_stage.data(), std::size_t(lm * w) * size, ncclUint8,
+        GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclBroadcast)(a_stage.data(), a_stage.data(), std::size_t(lm * w) * size, ncclUint8,
                                          panel.a_root, g.row, g.comm));
         GEMMKIT_CUDA_CHECK(cudaMemcpy2DAsync(a_step[buffer].data() + std::size_t(at) * size,
                                              std::size_t(lda) * size, a_stage.data(), std::size_t(w) * size,
@@ -129,7 +129,7 @@ std::string summa_cuda(double alpha, const DistMatrix& a, const DistMatrix& b, d
                                                b_blocks + std::size_t(panel.b_offset * b.device_ld()) * size,
                                                std::size_t(b.device_ld()) * size, std::size_t(ln) * size,
                                                std::size_t(w), cudaMemcpyDeviceToDevice, g.comm));
-        GEMMKIT_NCCL_CHECK(ncclBroadcast(rows, rows, std::size_t(w * ldb) * size, ncclUint8, panel.b_root, g.col,
+        GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclBroadcast)(rows, rows, std::size_t(w * ldb) * size, ncclUint8, panel.b_root, g.col,
                                          g.comm));
       }
       at += w;
@@ -167,7 +167,7 @@ std::string summa_cuda(double alpha, const DistMatrix& a, const DistMatrix& b, d
     GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(g.comm));
     for (ncclComm_t comm : {g.row, g.col}) {
       ncclResult_t async = ncclSuccess;
-      GEMMKIT_NCCL_CHECK(ncclCommGetAsyncError(comm, &async));
+      GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclCommGetAsyncError)(comm, &async));
       GEMMKIT_NCCL_CHECK(async);
     }
   });

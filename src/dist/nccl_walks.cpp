@@ -66,17 +66,17 @@ void gpu_walk_counts(MPI_Comm comm, Context& ctx, const Graph& g, int length,
       if (rank == 0 && !own.empty())
         GEMMKIT_CUDA_CHECK(cudaMemcpy2DAsync(rows_of_all.data(), bytes, planes.data() + r0 * n, plane, bytes,
                                              own.size(), cudaMemcpyDeviceToDevice, s));
-      GEMMKIT_NCCL_CHECK(ncclGroupStart());
+      GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclGroupStart)());
       if (rank == 0) {
         for (int r = 1; r < size; ++r)
           for (int q = first[r]; q < first[r + 1]; ++q)
             GEMMKIT_NCCL_CHECK(
-                ncclRecv(rows_of_all.data() + std::size_t(q) * bytes, bytes, ncclInt8, r, world.get(), s));
+                GEMMKIT_NCCL(ncclRecv)(rows_of_all.data() + std::size_t(q) * bytes, bytes, ncclInt8, r, world.get(), s));
       } else {
         for (std::size_t j = 0; j < own.size(); ++j)
-          GEMMKIT_NCCL_CHECK(ncclSend(planes.data() + j * plane + r0 * n, bytes, ncclInt8, 0, world.get(), s));
+          GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclSend)(planes.data() + j * plane + r0 * n, bytes, ncclInt8, 0, world.get(), s));
       }
-      GEMMKIT_NCCL_CHECK(ncclGroupEnd());
+      GEMMKIT_NCCL_CHECK(GEMMKIT_NCCL(ncclGroupEnd)());
       GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(s));
     });
     collective(comm, [&] {
