@@ -52,6 +52,21 @@ Graph random_graph(std::int64_t n, int degree, int max_weight, std::uint64_t see
   return ::testing::AssertionSuccess();
 }
 
+// A count as gpu_int8_powers writes it: `limbs` words of two's complement, least first.
+BigInt from_words(const std::uint64_t* w, int limbs) {
+  const bool negative = w[limbs - 1] >> 63;
+  std::vector<std::uint64_t> magnitude(w, w + limbs);
+  if (negative) {
+    std::uint64_t carry = 1;
+    for (auto& x : magnitude) {
+      x = ~x + carry;
+      carry = carry && x == 0;
+    }
+  }
+  while (!magnitude.empty() && magnitude.back() == 0) magnitude.pop_back();
+  return BigInt::from_limbs(magnitude, negative);
+}
+
 void expect_same_counts(const Graph& g, WalkQuery q, Context* ctx = nullptr) {
   q.method = WalkMethod::dense;
   q.backend = WalkBackend::cuda;
@@ -203,18 +218,7 @@ TEST(GpuWalks, ModuliInSeveralBatches) {
       for (std::size_t r = 0; r < rows.size(); ++r)
         for (std::size_t c = 0; c < cols.size(); ++c) {
           const std::uint64_t* w = &out[((li * rows.size() + r) * cols.size() + c) * limbs];
-          // Two's complement words to a BigInt.
-          const bool negative = w[limbs - 1] >> 63;
-          std::vector<std::uint64_t> magnitude(w, w + limbs);
-          if (negative) {
-            std::uint64_t carry = 1;
-            for (auto& x : magnitude) {
-              x = ~x + carry;
-              carry = carry && x == 0;
-            }
-          }
-          while (!magnitude.empty() && magnitude.back() == 0) magnitude.pop_back();
-          ASSERT_EQ(BigInt::from_limbs(magnitude, negative), cpu.at(li, rows[r], cols[c]))
+          ASSERT_EQ(from_words(w, limbs), cpu.at(li, rows[r], cols[c]))
               << "max_batch " << max_batch << ", length " << li + 1 << ", (" << rows[r] << ", " << cols[c] << ")";
         }
   }
@@ -258,18 +262,7 @@ TEST(GpuWalks, EveryBatchSizeOfTheModuli) {
     int errors = 0;
     for (std::size_t r = 0; r < rows.size(); ++r)
       for (std::size_t c = 0; c < cols.size(); ++c) {
-        const std::uint64_t* w = &out[(r * cols.size() + c) * limbs];
-        const bool negative = w[limbs - 1] >> 63;  // two's complement words
-        std::vector<std::uint64_t> magnitude(w, w + limbs);
-        if (negative) {
-          std::uint64_t carry = 1;
-          for (auto& x : magnitude) {
-            x = ~x + carry;
-            carry = carry && x == 0;
-          }
-        }
-        while (!magnitude.empty() && magnitude.back() == 0) magnitude.pop_back();
-        if (BigInt::from_limbs(magnitude, negative) != cpu.at(0, rows[r], cols[c]) && ++errors <= 3)
+        if (from_words(&out[(r * cols.size() + c) * limbs], limbs) != cpu.at(0, rows[r], cols[c]) && ++errors <= 3)
           ADD_FAILURE() << "(" << rows[r] << ", " << cols[c] << ") differs from the CPU engine's count";
       }
   }

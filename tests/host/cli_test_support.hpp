@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "host/io_test_support.hpp"
 
@@ -58,6 +59,35 @@ class CliTest : public ScratchDirTest {
     const int raw = std::system(cmd.c_str());
     CliResult r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = read_file(out);
+    r.err = read_file(err);
+    std::filesystem::remove(out);
+    std::filesystem::remove(err);
+    return r;
+  }
+
+  // gemmkit `args` under an address-space limit (RLIMIT_AS = `limit`), cut off by SIGALRM
+  // after `seconds` (status -1 then, as for any signal).
+  CliResult run_limited(rlim_t limit, const std::vector<std::string>& args, unsigned seconds = 60) const {
+    const std::string out = path(".stdout"), err = path(".stderr");
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const rlimit lim{limit, limit};
+      const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (setrlimit(RLIMIT_AS, &lim) != 0 || out_fd < 0 || err_fd < 0 || dup2(out_fd, 1) < 0 ||
+          dup2(err_fd, 2) < 0)
+        _exit(99);
+      std::vector<char*> argv{const_cast<char*>(GEMMKIT_CLI_PATH)};
+      for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      alarm(seconds);  // survives exec: a run that hangs ends by SIGALRM
+      execv(GEMMKIT_CLI_PATH, argv.data());
+      _exit(98);
+    }
+    int status = 0;
+    CliResult r;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) r.status = WEXITSTATUS(status);
     r.out = read_file(out);
     r.err = read_file(err);
     std::filesystem::remove(out);

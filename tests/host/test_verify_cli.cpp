@@ -159,27 +159,10 @@ TEST_F(VerifyCli, AMultiplyTooBigForItsMemoryLimitIsRefusedWithTheFigures) {
   std::string column, row;
   for (int i = 0; i < 20000; ++i) column += "1.5\n", row += (i ? ",2" : "2");
   const std::string a = write_file("A.csv", column), b = write_file("B.csv", row + "\n");
-  const std::string c = path("C.npy"), out = path("out.txt"), err = path("err.txt");
+  const std::string c = path("C.npy");
   const rlim_t limit_as = gemmkit::test::cli_address_space_limit(rlim_t{1} << 30);
   if (limit_as == RLIM_INFINITY) GTEST_SKIP() << "the CLI starts under no address-space limit (a sanitizer build)";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const rlimit limit{limit_as, limit_as};
-    const int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (setrlimit(RLIMIT_AS, &limit) != 0 || out_fd < 0 || err_fd < 0 || dup2(out_fd, 1) < 0 ||
-        dup2(err_fd, 2) < 0)
-      _exit(99);
-    execl(GEMMKIT_CLI_PATH, GEMMKIT_CLI_PATH, "multiply", a.c_str(), b.c_str(), "-o", c.c_str(),
-          "--backend", "cpu", static_cast<char*>(nullptr));
-    _exit(98);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  CliResult r;
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = read_file(err);
+  const CliResult r = run_limited(limit_as, {"multiply", a, b, "-o", c, "--backend", "cpu"});
   expect_error(r, 1, "multiply 20000x20000x1 needs 3.00 GiB of host memory");
   EXPECT_NE(r.err.find("GiB available (limit from ulimit -v)"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(c));
@@ -200,7 +183,7 @@ std::string npy_bytes(const std::string& descr, const std::string& shape, const 
 // check: the run ends at once (a 60 s CPU limit stops the old loop), exit 0, writing C with its
 // empty shape; K = 0 gives beta C0 (or zeros).
 TEST_F(VerifyCli, EmptyProductsWithAHugeKEndAtOnce) {
-  const auto run_limited = [&](const std::string& args) {
+  const auto run_with_cpu_limit = [&](const std::string& args) {
     const std::string out = path(".stdout"), err = path(".stderr");
     const int raw = std::system(("ulimit -t 60; " + std::string(GEMMKIT_CLI_PATH) + " " + args + " >" + out +
                                  " 2>" + err).c_str());
@@ -217,7 +200,7 @@ TEST_F(VerifyCli, EmptyProductsWithAHugeKEndAtOnce) {
       for (const std::string verify : {"auto", "full", "freivalds", "exact", "none"}) {
         SCOPED_TRACE(descr + " K = " + k + " --verify " + verify);
         std::filesystem::remove(path("C.npy"));
-        const CliResult r = run_limited("multiply " + a + " " + b + " -o " + path("C.npy") + " --verify " + verify);
+        const CliResult r = run_with_cpu_limit("multiply " + a + " " + b + " -o " + path("C.npy") + " --verify " + verify);
         ASSERT_EQ(r.status, 0) << r.err;
         if (verify != "none") {
           EXPECT_NE(r.out.find("verified (empty result)"), std::string::npos) << r.out;
@@ -231,10 +214,10 @@ TEST_F(VerifyCli, EmptyProductsWithAHugeKEndAtOnce) {
   const std::string a = write_file("A0.npy", npy_bytes("<f8", "(3, 0)"));
   const std::string b = write_file("B0.npy", npy_bytes("<f8", "(0, 2)"));
   const std::string c0 = write_file("C0.csv", "1.5,-2\n3,4.25\n-5,6\n");
-  CliResult r = run_limited("multiply " + a + " " + b + " -o " + path("C.csv") + " --beta 2 --c " + c0);
+  CliResult r = run_with_cpu_limit("multiply " + a + " " + b + " -o " + path("C.csv") + " --beta 2 --c " + c0);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(read_file(path("C.csv")), "3.0,-4.0\n6.0,8.5\n-10.0,12.0\n");
-  r = run_limited("multiply " + a + " " + b + " -o " + path("Z.csv"));
+  r = run_with_cpu_limit("multiply " + a + " " + b + " -o " + path("Z.csv"));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(read_file(path("Z.csv")), "0.0,0.0\n0.0,0.0\n0.0,0.0\n");
 }
