@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -28,6 +29,17 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// `call` fails with a usage error whose message names every one of `parts`.
+void expect_usage_error(const std::function<void()>& call, const std::vector<std::string>& parts = {}) {
+  try {
+    call();
+    ADD_FAILURE() << "expected a usage error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage) << e.what();
+    for (const std::string& part : parts) EXPECT_TRUE(contains(e.what(), part)) << e.what();
+  }
 }
 
 ProblemSpec square(DType dtype, std::int64_t size) {
@@ -63,14 +75,7 @@ TEST(VerifyMode, ParsesAndNamesEveryMode) {
 }
 
 TEST(VerifyMode, RejectsUnknownModes) {
-  try {
-    parse_verify_mode("fast");
-    FAIL() << "expected a usage error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.category(), ErrorCategory::usage);
-    EXPECT_TRUE(contains(e.what(), "'fast'")) << e.what();
-    EXPECT_TRUE(contains(e.what(), "freivalds")) << e.what();
-  }
+  expect_usage_error([] { parse_verify_mode("fast"); }, {"'fast'", "freivalds"});
 }
 
 TEST(Tolerance, PerDtypeGrowingLikeSqrtKPast1024) {
@@ -165,12 +170,7 @@ TEST(VerifyReference, ExactReportsOverflowOf128Bits) {
 
 TEST(VerifyReference, ExactRejectsFloatDtypes) {
   TestProblem t(square(DType::f32, 2));
-  try {
-    reference_gemm_exact(t.problem(), nullptr);
-    FAIL() << "expected a usage error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.category(), ErrorCategory::usage);
-  }
+  expect_usage_error([&] { reference_gemm_exact(t.problem(), nullptr); });
 }
 
 TEST(VerifyReference, BetaNeedsTheOriginalC) {
@@ -657,13 +657,7 @@ TEST(Verify, ExactRefusesInputsThatAreNotIntegerValued) {
   ProblemSpec spec = square(DType::f64, 6);
   TestProblem t = computed(spec);  // uniform [-1, 1)
   EXPECT_FALSE(integer_valued(t.problem(), nullptr));
-  try {
-    verify(t.problem(), nullptr, VerifyMode::exact);
-    FAIL() << "expected a usage error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.category(), ErrorCategory::usage);
-    EXPECT_TRUE(contains(e.what(), "integer-valued")) << e.what();
-  }
+  expect_usage_error([&] { verify(t.problem(), nullptr, VerifyMode::exact); }, {"integer-valued"});
   spec.distribution = Distribution::parse("ints:-3:3");
   TestProblem ints = computed(spec);
   EXPECT_TRUE(integer_valued(ints.problem(), nullptr));
@@ -1003,13 +997,7 @@ TEST(VerifyIeee, ExactRefusesInfAndNaNAndAutoChecksThemInFull) {
   t.op_a<double>(2, 3) = kInf;
   Registry::instance().get("cpu_blocked").run(t.problem(), test::cpu_launch());
   EXPECT_FALSE(integer_valued(t.problem(), nullptr));
-  try {
-    verify(t.problem(), nullptr, VerifyMode::exact);
-    FAIL() << "expected a usage error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.category(), ErrorCategory::usage);
-    EXPECT_TRUE(contains(e.what(), "integer-valued")) << e.what();
-  }
+  expect_usage_error([&] { verify(t.problem(), nullptr, VerifyMode::exact); }, {"integer-valued"});
   const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::automatic);
   EXPECT_EQ(r.check, "full, double-double reference");
   EXPECT_TRUE(r.passed) << r.detail;
