@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "gemmkit/context.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/dtype.hpp"
 
@@ -19,6 +20,15 @@
   } while (0)
 
 namespace gpu_test {
+
+// The CUDA context of the edge-case sweeps. A host call without one makes its own, which
+// costs a device query (and a cuBLAS handle for the cuBLAS entries) per call, far more than
+// a small case's kernel. Never destroyed, so that no CUDA call runs after the runtime's own
+// teardown at exit.
+inline gemmkit::Context& sweep_context() {
+  static gemmkit::Context* const context = new gemmkit::Context(gemmkit::Backend::cuda);
+  return *context;
+}
 
 // Elements of the tensor-core dtypes (and f32) in host memory, as the kernels store them.
 inline std::size_t element_bytes(gemmkit::DType d) {

@@ -190,6 +190,7 @@ Outcome check_case(const KernelEntry& e, const Case& c) {
   if (e.rejects(p)) return Outcome::rejected;  // the kernel declares it does not take this problem
   GemmOptions o;
   o.kernel = e.name;
+  o.context = &gpu_test::sweep_context();
   gemm(p, o);
   const std::string what = e.name + " " + c.describe(dt, alpha, beta);
   const ::testing::AssertionResult right = result_is_right<T>(e, p, cm, c_before, c.seed);
@@ -546,6 +547,7 @@ TEST_P(GpuKernel, MisalignedOperands) {
           if (!e.rejects(p)) {
             GemmOptions o;
             o.kernel = e.name;
+            o.context = &gpu_test::sweep_context();
             gemm(p, o);
             const VerifyResult r = verify(p, c0.data(), VerifyMode::full, seed, e.accuracy);
             EXPECT_TRUE(r.passed) << e.name << " " << p.shape_string() << " via gemm() with host "

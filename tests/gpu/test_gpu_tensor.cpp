@@ -127,6 +127,7 @@ Outcome run_case(const KernelEntry& e, const Case& c, std::uint64_t seed) {
   const std::string what = e.name + " " + c.describe();
   GemmOptions o;
   o.kernel = e.name;
+  o.context = &gpu_test::sweep_context();
   try {
     gemm(p, o);
   } catch (const std::exception& x) {
