@@ -164,6 +164,42 @@ GK_API gk_status gk_gemm_workspace_bytes(gk_context ctx, gk_layout layout, gk_op
                                          int64_t ldc, int64_t stride_c, int64_t batch,
                                          const char* kernel, size_t* bytes);
 
+/* ---- plans: a problem planned once and run many times ------------------------------- */
+
+/* A GEMM plan (gemmkit/plan.hpp): the kernel and workspace of one problem, chosen once.
+ * It holds a pointer to its context: destroy it first. Thread-safe to run concurrently. */
+typedef struct gk_plan_s* gk_plan;
+
+/* Plans the problem gk_gemm_ex describes, without alpha and beta: everything else must be
+ * the same at every gk_plan_run. a, b and c may be NULL; given, they stand for the alignment
+ * the operands will have (NULL: as aligned as any kernel asks), and a kernel that needs
+ * aligned rows is chosen only when they are. A problem no kernel (or not the kernel named)
+ * takes is a GK_ERROR_USAGE saying why, as gk_gemm_ex's. *out is NULL on failure. */
+GK_API gk_status gk_plan_create(gk_context ctx, gk_layout layout, gk_op op_a, gk_op op_b,
+                                int64_t m, int64_t n, int64_t k, gk_dtype dtype, const void* a,
+                                int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
+                                int64_t stride_b, gk_dtype c_dtype, const void* c, int64_t ldc,
+                                int64_t stride_c, int64_t batch, const char* kernel,
+                                gk_plan* out);
+
+/* Frees a plan. NULL is accepted and does nothing. */
+GK_API void gk_plan_destroy(gk_plan plan);
+
+/* Bytes of workspace each gk_plan_run needs, in *bytes (0 for most kernels). */
+GK_API gk_status gk_plan_workspace_bytes(gk_plan plan, size_t* bytes);
+
+/* The registry name of the plan's kernel, owned by gemmkit and valid until the process
+ * exits; NULL for a NULL plan. */
+GK_API const char* gk_plan_kernel(gk_plan plan);
+
+/* Runs the plan on these operands, as gk_gemm_ex would: asynchronous on `stream` for a CUDA
+ * context. Operands the plan's kernel cannot take (their alignment) are a GK_ERROR_USAGE
+ * and nothing runs. workspace: NULL for the context's pool, else at least
+ * gk_plan_workspace_bytes() bytes, 256-byte aligned. */
+GK_API gk_status gk_plan_run(gk_plan plan, double alpha, const void* a, const void* b,
+                             double beta, void* c, void* workspace, size_t workspace_bytes,
+                             void* stream);
+
 /* Waits until the work queued on `stream` (NULL: the legacy default stream of the context's
  * device) is done; a GK_ERROR_DEVICE carries an asynchronous kernel failure. Does nothing
  * for the CPU context. */

@@ -62,7 +62,8 @@ struct GemmProblem {
   std::int64_t b_cols() const { return trans_b ? k : n; }
   // "MxNxK" with transposes, layout and batch, e.g. "300x100x200 (A^T)", "64 x 512x512x512"
   std::string shape_string() const;
-  // Elements of memory each stored operand spans (one matrix, then the whole batch).
+  // Elements of memory each of the caller's stored operands spans, in its layout (one
+  // matrix, then the whole batch).
   std::int64_t a_span() const;
   std::int64_t b_span() const;
   std::int64_t c_span() const;
@@ -146,6 +147,9 @@ struct GemmOptions {
 // exact whenever the exact result fits int32 (always when alpha = 1, beta = 0 and k <=
 // 131071), wrapped where it does not. The library reads no device memory to screen that;
 // the host API does, and so does check_integer_result (verify.hpp) on host copies.
+
+// Each call below is a GemmPlan (gemmkit/plan.hpp) made and run once: a caller that runs one
+// problem many times makes the plan itself.
 
 // The kernel a call with these options runs: options.kernel, or the auto choice.
 const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& problem,

@@ -12,6 +12,7 @@
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/modular.hpp"
+#include "gemmkit/plan.hpp"
 #include "gemmkit/registry.hpp"
 
 #if __has_include("gemmkit/version.hpp")
@@ -24,6 +25,10 @@
 
 struct gk_context_s {
   gemmkit::Context context;
+};
+
+struct gk_plan_s {
+  gemmkit::GemmPlan plan;
 };
 
 namespace {
@@ -269,6 +274,52 @@ gk_status gk_gemm_workspace_bytes(gk_context ctx, gk_layout layout, gk_op op_a, 
         {layout, op_a, op_b, m, n, k, dtype, c_dtype, lda, stride_a, ldb, stride_b, ldc, stride_c, batch},
         1.0, &placeholder, &placeholder, 0.0, &placeholder);
     *bytes = gemmkit::gemm_workspace_bytes(context, p, options_of(kernel));
+  });
+}
+
+gk_status gk_plan_create(gk_context ctx, gk_layout layout, gk_op op_a, gk_op op_b, int64_t m,
+                         int64_t n, int64_t k, gk_dtype dtype, const void* a, int64_t lda,
+                         int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
+                         gk_dtype c_dtype, const void* c, int64_t ldc, int64_t stride_c,
+                         int64_t batch, const char* kernel, gk_plan* out) {
+  return guarded("gk_plan_create", [&] {
+    require(out, "out");
+    *out = nullptr;
+    gemmkit::Context& context = context_of(ctx);
+    const gemmkit::GemmProblem p = problem_of(
+        {layout, op_a, op_b, m, n, k, dtype, c_dtype, lda, stride_a, ldb, stride_b, ldc, stride_c, batch},
+        1.0, a, b, 0.0, const_cast<void*>(c));
+    gk_plan_s made{gemmkit::GemmPlan(context, p, options_of(kernel))};
+    made.plan.kernel();  // a plan that cannot run is the usage error saying why
+    *out = new gk_plan_s(std::move(made));
+  });
+}
+
+void gk_plan_destroy(gk_plan plan) { delete plan; }
+
+gk_status gk_plan_workspace_bytes(gk_plan plan, size_t* bytes) {
+  return guarded("gk_plan_workspace_bytes", [&] {
+    require(plan, "plan");
+    require(bytes, "bytes");
+    *bytes = plan->plan.workspace_bytes();
+  });
+}
+
+const char* gk_plan_kernel(gk_plan plan) {
+  // Registry entries are never removed or moved: the name outlives the plan.
+  return plan && plan->plan.can_run() ? plan->plan.kernel().name.c_str() : nullptr;
+}
+
+gk_status gk_plan_run(gk_plan plan, double alpha, const void* a, const void* b, double beta, void* c,
+                      void* workspace, size_t workspace_bytes, void* stream) {
+  return guarded("gk_plan_run", [&] {
+    require(plan, "plan");
+    gemmkit::GemmProblem p = plan->plan.problem();
+    p.alpha = alpha, p.beta = beta;
+    p.a = a, p.b = b, p.c = c;
+    const auto s = static_cast<gemmkit::Stream>(stream);
+    if (workspace) plan->plan.run(p, s, gemmkit::Workspace{workspace, workspace_bytes});
+    else plan->plan.run(p, s);
   });
 }
 

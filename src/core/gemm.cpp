@@ -1,10 +1,12 @@
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/plan.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -38,17 +40,19 @@ std::int64_t batch_span(std::int64_t one, std::int64_t batch, std::int64_t strid
 }
 }  // namespace
 
+// A stored rows x cols matrix spans (rows - 1) ld + cols elements row-major and
+// (cols - 1) ld + rows column-major; then the batch, `stride` apart.
 std::int64_t GemmProblem::a_span() const {
-  const GemmProblem p = as_row_major(*this);
-  return batch_span(matrix_span(p.a_rows(), p.a_cols(), p.lda), batch, stride_a);
+  const bool row = layout == Layout::row_major;
+  return batch_span(row ? matrix_span(a_rows(), a_cols(), lda) : matrix_span(a_cols(), a_rows(), lda), batch, stride_a);
 }
 std::int64_t GemmProblem::b_span() const {
-  const GemmProblem p = as_row_major(*this);
-  return batch_span(matrix_span(p.b_rows(), p.b_cols(), p.ldb), batch, stride_b);
+  const bool row = layout == Layout::row_major;
+  return batch_span(row ? matrix_span(b_rows(), b_cols(), ldb) : matrix_span(b_cols(), b_rows(), ldb), batch, stride_b);
 }
 std::int64_t GemmProblem::c_span() const {
-  const GemmProblem p = as_row_major(*this);
-  return batch_span(matrix_span(p.m, p.n, p.ldc), batch, stride_c);
+  const bool row = layout == Layout::row_major;
+  return batch_span(row ? matrix_span(m, n, ldc) : matrix_span(n, m, ldc), batch, stride_c);
 }
 
 // Column-major C (M x N) read row-major is the N x M matrix C^T, and C^T = op(B)^T op(A)^T.
@@ -434,36 +438,110 @@ void launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& p, S
 
 }  // namespace detail
 
-const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
-                        Workspace workspace, const GemmOptions& options) {
-  validate(problem);
-  const GemmProblem p = as_row_major(problem);
-  const KernelEntry& entry = choose_gemm_kernel(ctx, p, options);
-  const std::size_t needed = entry.workspace_for(p, ctx);
-  if (workspace.bytes < needed)
-    fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs " + std::to_string(needed) +
-                                   " bytes of workspace for " + problem.shape_string() + ", " +
+namespace {
+
+// The problem a plan chooses for: null operands stand in as addresses aligned to 2^32 (never
+// dereferenced), so that alignment preconditions hold and validation passes.
+GemmProblem with_stand_in_operands(GemmProblem p) {
+  if (!p.a) p.a = reinterpret_cast<const void*>(std::uintptr_t(1) << 32);
+  if (!p.b) p.b = reinterpret_cast<const void*>(std::uintptr_t(2) << 32);
+  if (!p.c) p.c = reinterpret_cast<void*>(std::uintptr_t(3) << 32);
+  return p;
+}
+
+}  // namespace
+
+GemmPlan::GemmPlan(Context& ctx, const GemmProblem& problem, const GemmOptions& options)
+    : ctx_(&ctx), problem_(problem) {
+  const GemmProblem planned = with_stand_in_operands(problem);
+  validate(planned);
+  if (options.backend && *options.backend != ctx.backend())
+    fail(ErrorCategory::usage, "the " + std::string(backend_name(*options.backend)) +
+                                   " backend was asked of a " +
+                                   std::string(backend_name(ctx.backend())) + " context");
+  if (options.kernel != "auto") Registry::instance().get(options.kernel);  // unknown: usage error
+  const GemmProblem p = as_row_major(planned);
+  try {
+    entry_ = &choose_gemm_kernel(ctx, p, options);
+  } catch (const Error& e) {
+    if (e.category() != ErrorCategory::usage) throw;
+    why_not_ = e.what();  // refused by the kernel named, or by every kernel: the plan cannot run
+    return;
+  }
+  workspace_bytes_ = entry_->workspace_for(p, ctx);
+}
+
+const KernelEntry& GemmPlan::kernel() const {
+  if (!entry_) fail(ErrorCategory::usage, why_not_);
+  return *entry_;
+}
+
+std::optional<std::string> GemmPlan::mismatch(const GemmProblem& operands) const {
+  const GemmProblem& planned = problem_;
+  const auto differs = [](const std::string& what, const auto& given, const auto& plan) -> std::optional<std::string> {
+    if (given == plan) return std::nullopt;
+    const auto text = [](const auto& v) {
+      using V = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<V, DType>) return std::string(dtype_name(v));
+      else if constexpr (std::is_same_v<V, Layout>) return std::string(layout_name(v));
+      else if constexpr (std::is_same_v<V, bool>) return std::string(v ? "yes" : "no");
+      else return std::to_string(v);
+    };
+    return what + " " + text(given) + ", the plan's " + text(plan);
+  };
+  for (const auto& why :
+       {differs("dtype", operands.dtype, planned.dtype), differs("C dtype", operands.c_dtype(), planned.c_dtype()),
+        differs("layout", operands.layout, planned.layout), differs("transposed A", operands.trans_a, planned.trans_a),
+        differs("transposed B", operands.trans_b, planned.trans_b), differs("M", operands.m, planned.m),
+        differs("N", operands.n, planned.n), differs("K", operands.k, planned.k),
+        differs("lda", operands.lda, planned.lda), differs("ldb", operands.ldb, planned.ldb),
+        differs("ldc", operands.ldc, planned.ldc), differs("batch", operands.batch, planned.batch),
+        differs("stride_a", operands.stride_a, planned.stride_a), differs("stride_b", operands.stride_b, planned.stride_b),
+        differs("stride_c", operands.stride_c, planned.stride_c)})
+    if (why) return "operands of another problem than the plan's: " + *why;
+  return std::nullopt;
+}
+
+void GemmPlan::run(const GemmProblem& operands, Stream stream, Workspace workspace) const {
+  validate(operands);
+  const KernelEntry& entry = kernel();
+  if (auto why = mismatch(operands)) fail(ErrorCategory::usage, *why);
+  const GemmProblem p = as_row_major(operands);
+  if (auto why = entry.rejects(p))  // their alignment, or alpha and beta
+    fail(ErrorCategory::usage, "the plan's kernel '" + entry.name + "' cannot run these operands: " + *why +
+                                   " (make a plan for them)");
+  if (workspace.bytes < workspace_bytes_)
+    fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs " + std::to_string(workspace_bytes_) +
+                                   " bytes of workspace for " + operands.shape_string() + ", " +
                                    std::to_string(workspace.bytes) + " were given");
-  if (needed > 0 && reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
+  if (workspace_bytes_ > 0 && reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
     fail(ErrorCategory::usage, "the workspace must start on a " +
                                    std::to_string(kWorkspaceAlignment) + "-byte boundary");
-  const auto launch = [&] { in_caller_layout(problem, [&] { detail::launch_gemm(ctx, entry, p, stream, workspace); }); };
-  if (ctx.backend() == Backend::cpu) with_integer_rule(problem, launch);  // host memory
+  const auto launch = [&] { in_caller_layout(operands, [&] { detail::launch_gemm(*ctx_, entry, p, stream, workspace); }); };
+  if (ctx_->backend() == Backend::cpu) with_integer_rule(operands, launch);  // host memory
   else launch();
-  return entry;
+}
+
+void GemmPlan::run(const GemmProblem& operands, Stream stream) const {
+  // What would refuse the run, before the pool is asked for anything.
+  validate(operands);
+  kernel();
+  if (auto why = mismatch(operands)) fail(ErrorCategory::usage, *why);
+  run(operands, stream, workspace_bytes_ > 0 ? ctx_->workspace(stream, workspace_bytes_) : Workspace{});
+}
+
+const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
+                        Workspace workspace, const GemmOptions& options) {
+  const GemmPlan plan(ctx, problem, options);
+  plan.run(problem, stream, workspace);
+  return plan.kernel();
 }
 
 const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
                         const GemmOptions& options) {
-  validate(problem);
-  const GemmProblem p = as_row_major(problem);
-  const KernelEntry& entry = choose_gemm_kernel(ctx, p, options);
-  const std::size_t needed = entry.workspace_for(p, ctx);
-  const Workspace workspace = needed > 0 ? ctx.workspace(stream, needed) : Workspace{};
-  const auto launch = [&] { in_caller_layout(problem, [&] { detail::launch_gemm(ctx, entry, p, stream, workspace); }); };
-  if (ctx.backend() == Backend::cpu) with_integer_rule(problem, launch);  // host memory
-  else launch();
-  return entry;
+  const GemmPlan plan(ctx, problem, options);
+  plan.run(problem, stream);
+  return plan.kernel();
 }
 
 std::string gemm(const GemmProblem& problem, const GemmOptions& options) {

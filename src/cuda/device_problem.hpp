@@ -17,12 +17,8 @@ class DeviceProblem {
  public:
   explicit DeviceProblem(const GemmProblem& host, bool with_c = true)
       : host_(host),
-        // a_span() and b_span() are of the row-major form's operands: a column-major
-        // problem's A is its row-major form's B.
-        a_(copy(host.a, std::size_t(host.layout == Layout::col_major ? host.b_span() : host.a_span()) *
-                            dtype_size(host.dtype))),
-        b_(copy(host.b, std::size_t(host.layout == Layout::col_major ? host.a_span() : host.b_span()) *
-                            dtype_size(host.dtype))),
+        a_(copy(host.a, std::size_t(host.a_span()) * dtype_size(host.dtype))),
+        b_(copy(host.b, std::size_t(host.b_span()) * dtype_size(host.dtype))),
         c_(copy(host.c, with_c ? std::size_t(host.c_span()) * dtype_size(host.c_dtype()) : 0)) {
     problem_ = host;
     problem_.a = a_.data();

@@ -418,6 +418,53 @@ static void test_status_names(void) {
   CHECK(strcmp(gk_status_name((gk_status)42), "GK_STATUS_UNKNOWN") == 0);
 }
 
+/* ---- plans ------------------------------------------------------------------------------- */
+
+/* A plan made once (no operands yet) runs three operand sets as gk_gemm_ex does; a plan no
+ * kernel can run is not made; operands, sizes and NULLs are checked. */
+static void test_plans(gk_context ctx) {
+  enum { M = 5, N = 4, K = 3, LDA = 4, LDB = 6, LDC = 5 }; /* col-major, A^T stored K x M */
+  double a[M * LDA], b[N * LDB], c[N * LDC], expected[N * LDC];
+  gk_plan plan = NULL, refused = (gk_plan)1;
+  size_t bytes = 99;
+  unsigned seed;
+  CHECK_OK(gk_plan_create(ctx, GK_COL_MAJOR, GK_OP_T, GK_OP_N, M, N, K, GK_F64, NULL, LDA, 0, NULL,
+                          LDB, 0, GK_F64, NULL, LDC, 0, 1, "cpu_restrict", &plan));
+  if (plan == NULL) return;
+  CHECK(strcmp(gk_plan_kernel(plan), "cpu_restrict") == 0);
+  CHECK_OK(gk_plan_workspace_bytes(plan, &bytes));
+  CHECK(bytes == 0);
+  for (seed = 1; seed <= 3; ++seed) {
+    const double alpha = 0.5 * seed, beta = seed == 2 ? 0.0 : -1.0;
+    fill(a, M * LDA, seed);
+    fill(b, N * LDB, seed + 10);
+    fill(c, N * LDC, seed + 20);
+    memcpy(expected, c, sizeof c);
+    CHECK_OK(gk_plan_run(plan, alpha, a, b, beta, c, NULL, 0, NULL));
+    CHECK_OK(gk_gemm_ex(ctx, GK_COL_MAJOR, GK_OP_T, GK_OP_N, M, N, K, alpha, GK_F64, a, LDA, 0, b, LDB,
+                        0, beta, GK_F64, expected, LDC, 0, 1, "cpu_restrict", NULL, 0, NULL, NULL));
+    CHECK(memcmp(c, expected, sizeof c) == 0);
+  }
+  CHECK_STATUS(gk_plan_run(plan, 1.0, a, NULL, 0.0, c, NULL, 0, NULL), GK_ERROR_USAGE, "null");
+  CHECK_STATUS(gk_plan_run(NULL, 1.0, a, b, 0.0, c, NULL, 0, NULL), GK_ERROR_USAGE, "plan is NULL");
+  CHECK_STATUS(gk_plan_workspace_bytes(plan, NULL), GK_ERROR_USAGE, "bytes is NULL");
+  gk_plan_destroy(plan);
+  gk_plan_destroy(NULL);
+  CHECK(gk_plan_kernel(NULL) == NULL);
+
+  /* OpenBLAS takes no integers: no plan, and the reason. */
+  CHECK_STATUS(gk_plan_create(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 2, GK_I32, NULL, 2, 0, NULL,
+                              2, 0, GK_I32, NULL, 2, 0, 1, "cpu_openblas", &refused),
+               GK_ERROR_USAGE, "cpu_openblas");
+  CHECK(refused == NULL);
+  CHECK_STATUS(gk_plan_create(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 2, GK_F64, NULL, 1, 0, NULL,
+                              2, 0, GK_F64, NULL, 2, 0, 1, NULL, &refused),
+               GK_ERROR_USAGE, "lda 1");
+  CHECK_STATUS(gk_plan_create(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 2, GK_F64, NULL, 2, 0, NULL,
+                              2, 0, GK_F64, NULL, 2, 0, 1, NULL, NULL),
+               GK_ERROR_USAGE, "out is NULL");
+}
+
 int main(void) {
   gk_context ctx = NULL;
   gk_backend backend = GK_BACKEND_AUTO;
@@ -446,6 +493,7 @@ int main(void) {
   test_integer_rule_and_sizes(ctx);
   test_modular_errors(ctx);
   test_status_names();
+  test_plans(ctx);
   CHECK_OK(gk_context_destroy(ctx));
 
   if (failures) {

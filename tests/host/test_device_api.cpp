@@ -201,5 +201,26 @@ TEST(DeviceApi, CudaContextWithoutADeviceIsADeviceError) {
   EXPECT_EQ(automatic.compute_capability(), 0);
 }
 
+// a_span(), b_span() and c_span() are the caller's own operands in their layout (the copies
+// to the device and the memory estimate take them): a column-major A^T stored 7 x 9 with
+// lda 9 spans 8 * 9 + 7 elements, and the batch adds its own stride, not B's.
+TEST(DeviceApi, SpansAreTheCallersOperandsInTheirLayout) {
+  GemmProblem p;
+  p.layout = Layout::col_major;
+  p.m = 9, p.n = 11, p.k = 7;
+  p.trans_a = true;
+  p.lda = 9, p.ldb = 8, p.ldc = 13;
+  p.batch = 3;
+  p.stride_a = 81, p.stride_b = 88, p.stride_c = 148;
+  EXPECT_EQ(p.a_span(), 2 * 81 + (8 * 9 + 7));
+  EXPECT_EQ(p.b_span(), 2 * 88 + (10 * 8 + 7));
+  EXPECT_EQ(p.c_span(), 2 * 148 + (10 * 13 + 9));
+  p.layout = Layout::row_major;  // A^T stored 7 x 9 row-major, B 7 x 11, C 9 x 11
+  p.lda = 10, p.ldb = 12, p.ldc = 11;
+  EXPECT_EQ(p.a_span(), 2 * 81 + (6 * 10 + 9));
+  EXPECT_EQ(p.b_span(), 2 * 88 + (6 * 12 + 11));
+  EXPECT_EQ(p.c_span(), 2 * 148 + (8 * 11 + 11));
+}
+
 }  // namespace
 }  // namespace gemmkit
