@@ -23,6 +23,9 @@ struct HostMemory {
   std::string limited_by;  // "ulimit -v", "MemAvailable", "cgroup memory.max", or empty
 };
 HostMemory host_memory();
+// The address space alone: what RLIMIT_AS (`ulimit -v`) leaves beyond what the process maps
+// now (limited_by "ulimit -v"), for maps that are mostly never touched (a library's buffers).
+HostMemory address_space();
 
 // Free and total memory of the current CUDA device; nullopt without one.
 struct DeviceMemory {
@@ -39,8 +42,15 @@ struct GemmMemory {
 GemmMemory estimate_gemm_memory(const GemmProblem& problem, VerifyMode mode);
 
 // Fail with ErrorCategory::out_of_memory, "WHAT needs X GiB of host memory, Y GiB available
-// (limit from ...)", when `bytes` exceed what host_memory() says is available.
+// (limit from ...)", when `bytes` exceed what host_memory() says is available. MemAvailable
+// alone refuses only requests above kMemAvailableFloor: it is the kernel's estimate, and in
+// a sandboxed container (gVisor, seen on the GPU machine with PyTorch loaded) it can read
+// near 0 while memory is plentiful; the hard limits (ulimit -v, cgroup) always apply.
+inline constexpr std::uint64_t kMemAvailableFloor = std::uint64_t{256} << 20;
 void require_host_memory(std::uint64_t bytes, const std::string& what);
+// The same against address_space(): "WHAT needs X GiB of address space, Y GiB left (limit
+// from ulimit -v)".
+void require_address_space(std::uint64_t bytes, const std::string& what);
 // The same against the device's free memory; nothing when there is no device.
 void require_device_memory(std::uint64_t bytes, const std::string& what);
 

@@ -60,7 +60,7 @@ void* handle_of(LazyLibrary library) {
   if (handle) return handle;  // a failed load is tried again at the next call
   const Candidates c = candidates(library);
   if (library == LazyLibrary::openblas)
-    require_host_memory(openblas_load_bytes(), "loading OpenBLAS (a 128 MiB buffer for each of its " +
+    require_address_space(openblas_load_bytes(), "loading OpenBLAS (a 128 MiB buffer for each of its " +
                                                    std::to_string(omp_get_max_threads()) +
                                                    " threads; OMP_NUM_THREADS sets them)");
   handle = dlopen(c.path, RTLD_NOW | RTLD_LOCAL);

@@ -65,7 +65,7 @@ std::uint64_t matrix_bytes(std::int64_t rows, std::int64_t cols, DType dtype) {
   return bytes;
 }
 
-HostMemory host_memory() {
+HostMemory address_space() {
   HostMemory result;
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
@@ -73,6 +73,11 @@ HostMemory host_memory() {
     result.available = limit.rlim_cur > used ? limit.rlim_cur - used : 0;
     result.limited_by = "ulimit -v";
   }
+  return result;
+}
+
+HostMemory host_memory() {
+  HostMemory result = address_space();
   if (const auto free = mem_available(); free && *free < result.available) {
     result.available = *free;
     result.limited_by = "MemAvailable";
@@ -104,10 +109,19 @@ GemmMemory estimate_gemm_memory(const GemmProblem& p, VerifyMode mode) {
 
 void require_host_memory(std::uint64_t bytes, const std::string& what) {
   const HostMemory host = host_memory();
-  if (bytes > host.available)
-    fail(ErrorCategory::out_of_memory, what + " needs " + gib(bytes) + " GiB of host memory, " +
-                                           gib(host.available) + " GiB available (limit from " +
-                                           host.limited_by + ")");
+  if (bytes <= host.available) return;
+  if (host.limited_by == "MemAvailable" && bytes <= kMemAvailableFloor) return;
+  fail(ErrorCategory::out_of_memory, what + " needs " + gib(bytes) + " GiB of host memory, " +
+                                         gib(host.available) + " GiB available (limit from " +
+                                         host.limited_by + ")");
+}
+
+void require_address_space(std::uint64_t bytes, const std::string& what) {
+  const HostMemory space = address_space();
+  if (bytes > space.available)
+    fail(ErrorCategory::out_of_memory, what + " needs " + gib(bytes) + " GiB of address space, " +
+                                           gib(space.available) + " GiB left (limit from " +
+                                           space.limited_by + ")");
 }
 
 void require_device_memory(std::uint64_t bytes, const std::string& what) {

@@ -71,6 +71,14 @@ TEST(Memory, TooMuchIsRefusedWithTheFigures) {
     EXPECT_NE(what.find(" GiB of host memory, "), std::string::npos) << what;
     EXPECT_NE(what.find("GiB available (limit from " + host.limited_by + ")"), std::string::npos) << what;
   }
+  // Without a hard limit, MemAvailable alone does not refuse a small request, whatever it
+  // reads (a sandbox's can read 0).
+  if (host.limited_by == "MemAvailable")
+    EXPECT_NO_THROW(require_host_memory(kMemAvailableFloor, "a small thing"));
+  // The address space alone: unlimited here unless the test runs under ulimit -v.
+  const HostMemory space = address_space();
+  EXPECT_TRUE(space.limited_by.empty() || space.limited_by == "ulimit -v") << space.limited_by;
+  if (space.limited_by.empty()) EXPECT_NO_THROW(require_address_space(std::uint64_t{1} << 50, "a map"));
   // No device in the CPU build: nothing to refuse.
   if (!device_memory()) {
     EXPECT_NO_THROW(require_device_memory(UINT64_MAX, "anything"));
