@@ -41,17 +41,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "arith/double_double.hpp"
+#include "arith/int128.hpp"
 #include "core/host_matrix_type.hpp"
 #include "core/splitmix.hpp"
 #include "gemmkit/error.hpp"
-
-// Error-free transformations (TwoSum, TwoProd) need every sum and product rounded as
-// written: no contraction into fused multiply-adds.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
 
 namespace gemmkit {
 namespace {
@@ -111,19 +105,6 @@ std::string entry_name(std::int64_t i, std::int64_t j) {
   name += std::to_string(j);
   name += ")";
   return name;
-}
-
-std::string to_string(int128_t x) {
-  if (x == 0) return "0";
-  const bool negative = x < 0;
-  std::string digits;
-  while (x != 0) {
-    const int digit = static_cast<int>(x % 10);  // in (-10, 10), sign of x
-    digits.push_back(static_cast<char>('0' + (digit < 0 ? -digit : digit)));
-    x /= 10;
-  }
-  if (negative) digits.push_back('-');
-  return {digits.rbegin(), digits.rend()};
 }
 
 std::string number(double x) {
@@ -210,75 +191,6 @@ std::int64_t panel_rows(const GemmProblem& p) {
 // few MiB beside the problem whatever its size.
 std::int64_t block_rows(const GemmProblem& p) {
   return std::max<std::int64_t>(1, (std::int64_t{1} << 18) / std::max<std::int64_t>(p.n, 1));
-}
-
-// ---- Double-double arithmetic: hi + lo carries about 106 bits.
-
-// s + e == a + b exactly (Knuth's TwoSum).
-inline void two_sum(double a, double b, double& s, double& e) {
-  s = a + b;
-  const double z = s - a;
-  e = (a - (s - z)) + (b - z);
-}
-
-// p + e == a * b exactly (TwoProd): one FMA where the target has it, else Dekker's splitting.
-inline void two_prod(double a, double b, double& p, double& e) {
-  p = a * b;
-#ifdef __FMA__
-  e = std::fma(a, b, -p);
-#else
-  constexpr double kSplit = 134217729.0;  // 2^27 + 1
-  const double ta = kSplit * a, tb = kSplit * b;
-  const double ah = ta - (ta - a), al = a - ah, bh = tb - (tb - b), bl = b - bh;
-  e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
-#endif
-}
-
-// (hi, lo) += a * b.
-inline void dd_add_product(double& hi, double& lo, double a, double b) {
-  double p, pe, s, e;
-  two_prod(a, b, p, pe);
-  two_sum(hi, p, s, e);
-  hi = s;
-  lo += e + pe;
-}
-
-// (h, l) += a * b for n entries: the inner loop of the double-double reference. Where the
-// build has no FMA but the x86-64 CPU has (the CPU kernels need it anyway), a copy compiled
-// for it is used: TwoProd in one instruction, 4 doubles a step.
-inline void dd_axpy_portable(double* __restrict h, double* __restrict l, double a,
-                             const double* __restrict b, std::int64_t n) {
-  for (std::int64_t j = 0; j < n; ++j) dd_add_product(h[j], l[j], a, b[j]);
-}
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__FMA__)
-__attribute__((target("avx2,fma"))) void dd_axpy_fma(double* __restrict h, double* __restrict l,
-                                                     double a, const double* __restrict b,
-                                                     std::int64_t n) {
-  for (std::int64_t j = 0; j < n; ++j) {
-    const double p = a * b[j], pe = __builtin_fma(a, b[j], -p);
-    double s, e;
-    two_sum(h[j], p, s, e);
-    h[j] = s;
-    l[j] += e + pe;
-  }
-}
-void dd_axpy(double* h, double* l, double a, const double* b, std::int64_t n) {
-  static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (fma) dd_axpy_fma(h, l, a, b, n);
-  else dd_axpy_portable(h, l, a, b, n);
-}
-#else
-void dd_axpy(double* h, double* l, double a, const double* b, std::int64_t n) {
-  dd_axpy_portable(h, l, a, b, n);
-}
-#endif
-
-// Normalised: hi is hi + lo rounded, lo what rounding left.
-inline void dd_normalise(double& hi, double& lo) {
-  double s, e;
-  two_sum(hi, lo, s, e);
-  hi = s;
-  lo = e;
 }
 
 // ---- IEEE special values.
@@ -506,10 +418,10 @@ std::vector<double> row_bounds(const GemmProblem& p, const CT* c0) {
 // bits, or (-1, -1). Nothing may be thrown out of an OpenMP region, hence the return value.
 template <class T, class CT>
 std::pair<std::int64_t, std::int64_t> exact_rows(const GemmProblem& p, const CT* c0,
-                                                 std::int64_t i0, std::int64_t i1, int128_t* out) {
+                                                 std::int64_t i0, std::int64_t i1, i128* out) {
   const std::int64_t n = p.n, k = p.k, rows = i1 - i0;
-  const auto alpha = static_cast<int128_t>(p.alpha), beta = static_cast<int128_t>(p.beta);
-  std::fill(out, out + rows * n, int128_t{0});
+  const auto alpha = static_cast<i128>(p.alpha), beta = static_cast<i128>(p.beta);
+  std::fill(out, out + rows * n, i128{0});
   std::vector<std::int64_t> overflow_at(static_cast<std::size_t>(rows), -1);
   if (alpha != 0 && k > 0 && n > 0) {
     const OpView<T> a = op_view<T>(p.a, p.trans_a, p.lda), b = op_view<T>(p.b, p.trans_b, p.ldb);
@@ -522,14 +434,14 @@ std::pair<std::int64_t, std::int64_t> exact_rows(const GemmProblem& p, const CT*
         for (std::int64_t j = 0; j < n; ++j) panel[q * n + j] = to_int64(b(p0 + q, j));
 #pragma omp parallel for schedule(static)
       for (std::int64_t r = 0; r < rows; ++r) {
-        int128_t* acc = out + r * n;
+        i128* acc = out + r * n;
         for (std::int64_t q = 0; q < prows && overflow_at[r] < 0; ++q) {
           const std::int64_t aiq = to_int64(a(i0 + r, p0 + q));
           if (aiq == 0) continue;  // adjacency matrices are mostly zeros
           const std::int64_t* brow = panel.data() + q * n;
           // |aiq * brow[j]| <= 2^126: the product cannot overflow, the sum is checked.
           for (std::int64_t j = 0; j < n; ++j)
-            if (__builtin_add_overflow(acc[j], int128_t{aiq} * brow[j], &acc[j])) {
+            if (__builtin_add_overflow(acc[j], i128{aiq} * brow[j], &acc[j])) {
               overflow_at[r] = j;
               break;
             }
@@ -540,11 +452,11 @@ std::pair<std::int64_t, std::int64_t> exact_rows(const GemmProblem& p, const CT*
 #pragma omp parallel for schedule(static)
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t j = 0; j < n && overflow_at[r] < 0; ++j) {
-      int128_t& x = out[r * n + j];
-      int128_t scaled_c0 = 0;
+      i128& x = out[r * n + j];
+      i128 scaled_c0 = 0;
       if (__builtin_mul_overflow(x, alpha, &x) ||
           (beta != 0 &&
-           __builtin_mul_overflow(int128_t{to_int64(c0[(i0 + r) * p.ldc + j])}, beta, &scaled_c0)) ||
+           __builtin_mul_overflow(i128{to_int64(c0[(i0 + r) * p.ldc + j])}, beta, &scaled_c0)) ||
           __builtin_add_overflow(x, scaled_c0, &x))
         overflow_at[r] = j;
     }
@@ -608,18 +520,6 @@ void compensated_rows(const GemmProblem& p, const CT* c0, const SpecialValues<T,
         h = std::ldexp(mh, e), l = std::isfinite(h) ? std::ldexp(ml, e) : 0;
       }
     }
-}
-
-// The double-double nearest an exact 128-bit integer (exact below 2^106).
-inline void int128_to_dd(int128_t x, double& hi, double& lo) {
-  hi = static_cast<double>(x);
-  // x - hi in 128 bits; hi may be 2^127, one past the range, and is then taken in halves.
-  if (std::fabs(hi) < 0x1p126) {
-    lo = static_cast<double>(x - static_cast<int128_t>(hi));
-  } else {
-    const auto half = static_cast<int128_t>(hi / 2);
-    lo = static_cast<double>(x - half - half);
-  }
 }
 
 // The Euclidean norm, accumulated with scaling (LAPACK's lassq) so that it neither overflows
@@ -827,7 +727,7 @@ VerifyResult verify_full_float(const GemmProblem& p, const CT* c0, double tol, D
     std::int64_t worst_j = -1, largest_j = -1, overflow_j = -1;
   };
   bool exact = integer_data;
-  std::vector<int128_t> exact_block(exact ? static_cast<std::size_t>(block * n) : 0);
+  std::vector<i128> exact_block(exact ? static_cast<std::size_t>(block * n) : 0);
   std::vector<double> hi(static_cast<std::size_t>(block * n)), lo(hi.size());
   std::vector<RowStats> stats(static_cast<std::size_t>(block));
   Norm2 diff, ref;
@@ -960,10 +860,10 @@ VerifyResult verify_full_integer(const GemmProblem& p, const CT* c0) {
   result.guarantee = "every entry equals the exact product";
   const auto* got = static_cast<const CT*>(p.c);
   const std::int64_t m = p.m, n = p.n, block = std::min(block_rows(p), std::max<std::int64_t>(m, 1));
-  std::vector<int128_t> exact(static_cast<std::size_t>(block * n));
+  std::vector<i128> exact(static_cast<std::size_t>(block * n));
   Norm2 diff, ref;
   std::int64_t mismatches = 0, fi = -1, fj = -1;
-  int128_t first_expected = 0;
+  i128 first_expected = 0;
   auto overflow = [&](const std::string& what) {
     result.passed = false;
     result.error = kInfinity;
@@ -976,9 +876,9 @@ VerifyResult verify_full_integer(const GemmProblem& p, const CT* c0) {
     if (oi >= 0) return overflow(entry_name(oi, oj) + " overflows 128-bit integers");
     for (std::int64_t i = i0; i < i1; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
-        const int128_t x = exact[(i - i0) * n + j], g = got[i * p.ldc + j];
+        const i128 x = exact[(i - i0) * n + j], g = got[i * p.ldc + j];
         if (x < std::numeric_limits<CT>::min() || x > std::numeric_limits<CT>::max())
-          return overflow(entry_name(i, j) + " is " + to_string(x) + ", which does not fit " +
+          return overflow(entry_name(i, j) + " is " + i128_text(x) + ", which does not fit " +
                           std::string(dtype_name(p.c_dtype())));
         diff.add(static_cast<double>(g - x));
         ref.add(static_cast<double>(x));
@@ -988,8 +888,8 @@ VerifyResult verify_full_integer(const GemmProblem& p, const CT* c0) {
   result.error = ref.value() > 0 ? diff.value() / ref.value() : diff.value();
   result.passed = mismatches == 0;
   if (!result.passed)
-    result.detail = "entry " + entry_name(fi, fj) + " is " + to_string(got[fi * p.ldc + fj]) +
-                    ", expected " + to_string(first_expected) + " (" + std::to_string(mismatches) +
+    result.detail = "entry " + entry_name(fi, fj) + " is " + i128_text(got[fi * p.ldc + fj]) +
+                    ", expected " + i128_text(first_expected) + " (" + std::to_string(mismatches) +
                     " of " + std::to_string(m * n) + " entries differ)";
   return result;
 }
@@ -1256,16 +1156,15 @@ VerifyResult verify_freivalds(const GemmProblem& p, const CT* c0, double tol, DT
 constexpr int kRounds = 3;
 constexpr int kLanes = 2 * kRounds;
 constexpr int lane_bits(int lane) { return lane < kRounds ? 61 : 31; }
-__extension__ typedef unsigned __int128 uint128_t;
 
 // x mod 2^bits - 1.
-inline std::uint64_t mersenne_reduce(uint128_t x, int bits) {
-  const uint128_t mask = (uint128_t{1} << bits) - 1;
+inline std::uint64_t mersenne_reduce(u128 x, int bits) {
+  const u128 mask = (u128{1} << bits) - 1;
   while (x > mask) x = (x & mask) + (x >> bits);
   return x == mask ? 0 : static_cast<std::uint64_t>(x);
 }
 inline std::uint64_t residue(std::int64_t v, int bits) {
-  const std::uint64_t r = mersenne_reduce(v < 0 ? -static_cast<uint128_t>(v) : uint128_t(v), bits);
+  const std::uint64_t r = mersenne_reduce(v < 0 ? -static_cast<u128>(v) : u128(v), bits);
   return v < 0 && r != 0 ? ((std::uint64_t{1} << bits) - 1) - r : r;
 }
 // An integer-valued entry modulo 2^bits - 1, of any magnitude: 2^e is 2^(e mod bits) there.
@@ -1278,7 +1177,7 @@ std::uint64_t residue_of(T x, int bits) {
     if (std::fabs(d) < 0x1p63) return residue(static_cast<std::int64_t>(d), bits);
     int e = 0;
     const auto mantissa = static_cast<std::int64_t>(std::ldexp(std::frexp(d, &e), 53));
-    return mersenne_reduce(uint128_t(residue(mantissa, bits)) << ((e - 53) % bits), bits);
+    return mersenne_reduce(u128(residue(mantissa, bits)) << ((e - 53) % bits), bits);
   }
 }
 
@@ -1292,10 +1191,10 @@ std::vector<std::uint64_t> op_times_mod(const T* s, bool transposed, std::int64_
   if (!transposed) {
 #pragma omp parallel for schedule(static)
     for (std::int64_t r = 0; r < rows; ++r) {
-      uint128_t acc[kLanes] = {};
+      u128 acc[kLanes] = {};
       for (std::int64_t c = 0; c < cols; ++c) {
         const std::uint64_t r61 = residue_of(s[r * ld + c], 61), r31 = residue_of(s[r * ld + c], 31);
-        for (int t = 0; t < kLanes; ++t) acc[t] += uint128_t(t < kRounds ? r61 : r31) * x[c * kLanes + t];
+        for (int t = 0; t < kLanes; ++t) acc[t] += u128(t < kRounds ? r61 : r31) * x[c * kLanes + t];
         if (c % 32 == 31)  // 32 products of 122 bits fit 127
           for (int t = 0; t < kLanes; ++t) acc[t] = mersenne_reduce(acc[t], lane_bits(t));
       }
@@ -1311,7 +1210,7 @@ std::vector<std::uint64_t> op_times_mod(const T* s, bool transposed, std::int64_
           const std::uint64_t r61 = residue_of(s[r * ld + c], 61), r31 = residue_of(s[r * ld + c], 31);
           for (int t = 0; t < kLanes; ++t) {
             std::uint64_t& out = y[c * kLanes + t];
-            out = mersenne_reduce(out + uint128_t(t < kRounds ? r61 : r31) * x[r * kLanes + t], lane_bits(t));
+            out = mersenne_reduce(out + u128(t < kRounds ? r61 : r31) * x[r * kLanes + t], lane_bits(t));
           }
         }
     }
@@ -1347,7 +1246,7 @@ WrongRows freivalds_compare(const GemmProblem& p, const CT* c0, const std::vecto
       const int bits = lane_bits(t);
       const auto at = static_cast<std::size_t>(i * kLanes + t);
       const std::uint64_t expected = mersenne_reduce(
-          uint128_t(residue_of(p.alpha, bits)) * abx[at] + uint128_t(residue_of(p.beta, bits)) * c0x[at], bits);
+          u128(residue_of(p.alpha, bits)) * abx[at] + u128(residue_of(p.beta, bits)) * c0x[at], bits);
       if (cx[at] != expected) {
         if (wrong.count++ == 0) wrong.first = i;
         break;
@@ -1376,11 +1275,11 @@ VerifyResult verify_modular(const GemmProblem& p, const CT* c0, std::uint64_t se
         const double g = to_double(got[i * p.ldc + j]);
         if (std::isfinite(g) && g == std::trunc(g)) continue;
         // Inf where the exact value is beyond C's dtype is an overflow (the inputs are finite).
-        std::vector<int128_t> row(static_cast<std::size_t>(n));
+        std::vector<i128> row(static_cast<std::size_t>(n));
         const std::int64_t beyond_128_bits = exact_rows<T, CT>(p, c0, i, i + 1, row.data()).second;
         if (!std::isfinite(g) &&
             (beyond_128_bits == j || (beyond_128_bits < 0 && !(std::fabs(double(row[j])) < range_of<CT>().overflow))))
-          return failed(overflow_detail(i, j, beyond_128_bits == j ? "at least 2^127" : to_string(row[j]),
+          return failed(overflow_detail(i, j, beyond_128_bits == j ? "at least 2^127" : i128_text(row[j]),
                                         p.c_dtype(), range_of<CT>().largest, g));
         return failed("entry " + entry_name(i, j) + " is " + number(g) +
                       ", not an integer (the exact product of integers is one)");
@@ -1392,27 +1291,27 @@ VerifyResult verify_modular(const GemmProblem& p, const CT* c0, std::uint64_t se
   if (first < 0) return result;
 
   // Name the first wrong entry of the first wrong row from its exact values.
-  std::vector<int128_t> row(static_cast<std::size_t>(n));
+  std::vector<i128> row(static_cast<std::size_t>(n));
   const std::int64_t overflow_at = exact_rows<T, CT>(p, c0, first, first + 1, row.data()).second;
   const std::string rows_differ = " (" + std::to_string(wrong_rows) + " of " + std::to_string(m) + " rows differ)";
   for (std::int64_t j = 0; j < n; ++j) {
     if (j == overflow_at)
       return failed("numeric overflow: the exact result at " + entry_name(first, j) +
                     " overflows 128-bit integers" + rows_differ);
-    const int128_t expected = row[j];
+    const i128 expected = row[j];
     if constexpr (std::is_integral_v<CT>) {
       if (expected < std::numeric_limits<CT>::min() || expected > std::numeric_limits<CT>::max())
         return failed("numeric overflow: the exact result at " + entry_name(first, j) + " is " +
-                      to_string(expected) + ", which does not fit " + std::string(dtype_name(p.c_dtype())) +
+                      i128_text(expected) + ", which does not fit " + std::string(dtype_name(p.c_dtype())) +
                       rows_differ);
       if (got[first * p.ldc + j] != expected)
-        return failed("entry " + entry_name(first, j) + " is " + to_string(got[first * p.ldc + j]) +
-                      ", expected " + to_string(expected) + rows_differ);
+        return failed("entry " + entry_name(first, j) + " is " + i128_text(got[first * p.ldc + j]) +
+                      ", expected " + i128_text(expected) + rows_differ);
     } else {
       const double g = to_double(got[first * p.ldc + j]);
-      if (!(std::fabs(g) < 0x1p127) || static_cast<int128_t>(g) != expected)
+      if (!(std::fabs(g) < 0x1p127) || static_cast<i128>(g) != expected)
         return failed("entry " + entry_name(first, j) + " is " + number(g) + ", expected " +
-                      to_string(expected) +
+                      i128_text(expected) +
                       (std::fabs(double(expected)) > 0x1p53 ? " (not representable: the exact product "
                                                               "needs more bits than the dtype has)"
                                                             : "") + rows_differ);
@@ -1425,13 +1324,13 @@ VerifyResult verify_modular(const GemmProblem& p, const CT* c0, std::uint64_t se
 // An exact result held as `limbs` words of two's complement per entry, modulo 2^bits - 1:
 // 2^(64 w) is 2^(64 w mod bits) there, and a negative value is its words' value minus 2^(64 limbs).
 std::uint64_t residue_of_limbs(const std::uint64_t* x, int limbs, int bits) {
-  uint128_t acc = 0;
+  u128 acc = 0;
   for (int w = 0; w < limbs; ++w)
-    acc += uint128_t(mersenne_reduce(x[w], bits)) << ((64 * w) % bits);  // < limbs 2^122
+    acc += u128(mersenne_reduce(x[w], bits)) << ((64 * w) % bits);  // < limbs 2^122
   std::uint64_t r = mersenne_reduce(acc, bits);
   if (std::int64_t(x[limbs - 1]) < 0) {
     const std::uint64_t m = (std::uint64_t{1} << bits) - 1, wrap = std::uint64_t{1} << ((64 * limbs) % bits);
-    r = mersenne_reduce(uint128_t(r) + m - wrap, bits);
+    r = mersenne_reduce(u128(r) + m - wrap, bits);
   }
   return r;
 }
@@ -1448,11 +1347,11 @@ VerifyResult verify_limbs_typed(const GemmProblem& p, const CT* c0, const std::u
   std::vector<std::uint64_t> cx(static_cast<std::size_t>(m * kLanes));
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < m; ++i) {
-    uint128_t acc[kLanes] = {};
+    u128 acc[kLanes] = {};
     for (std::int64_t j = 0; j < n; ++j) {
       const std::uint64_t* e = words + (i * ld + j) * limbs;
       const std::uint64_t r61 = residue_of_limbs(e, limbs, 61), r31 = residue_of_limbs(e, limbs, 31);
-      for (int t = 0; t < kLanes; ++t) acc[t] += uint128_t(t < kRounds ? r61 : r31) * x[j * kLanes + t];
+      for (int t = 0; t < kLanes; ++t) acc[t] += u128(t < kRounds ? r61 : r31) * x[j * kLanes + t];
       if (j % 32 == 31)
         for (int t = 0; t < kLanes; ++t) acc[t] = mersenne_reduce(acc[t], lane_bits(t));
     }
@@ -1504,20 +1403,20 @@ void check_integer_typed(const GemmProblem& p, const CT* c0, std::uint64_t seed,
   if (first < 0) return;
   const auto at = [&](std::int64_t j) { return col_major ? std::pair{j, first} : std::pair{first, j}; };
   const std::string dtype(dtype_name(p.c_dtype()));
-  std::vector<int128_t> row(static_cast<std::size_t>(p.n));
+  std::vector<i128> row(static_cast<std::size_t>(p.n));
   if (const std::int64_t j = exact_rows<T, CT>(p, c0, first, first + 1, row.data()).second; j >= 0)
     throw OverflowError(at(j).first, at(j).second, "beyond +-2^127", dtype);
   std::int64_t wrong = -1;
   for (std::int64_t j = 0; j < p.n; ++j) {
     if (row[j] < std::numeric_limits<CT>::min() || row[j] > std::numeric_limits<CT>::max())
-      throw OverflowError(at(j).first, at(j).second, to_string(row[j]), dtype);
+      throw OverflowError(at(j).first, at(j).second, i128_text(row[j]), dtype);
     if (wrong < 0 && got[first * p.ldc + j] != row[j]) wrong = j;
   }
   if (wrong < 0)  // every entry of the row is right: the modular check cannot say this
     fail(ErrorCategory::internal, "the modular check flagged row " + std::to_string(first) + ", which is exact");
   fail(ErrorCategory::numeric, "the kernel's result is wrong: entry " + entry_name(at(wrong).first, at(wrong).second) +
-                                   " is " + to_string(got[first * p.ldc + wrong]) + ", the exact result is " +
-                                   to_string(row[wrong]) + " (" + std::to_string(wrong_rows.count) + " of " +
+                                   " is " + i128_text(got[first * p.ldc + wrong]) + ", the exact result is " +
+                                   i128_text(row[wrong]) + " (" + std::to_string(wrong_rows.count) + " of " +
                                    std::to_string(p.m) + " rows differ)");
 }
 
@@ -1639,7 +1538,7 @@ std::vector<int128_t> reference_gemm_exact(const GemmProblem& problem, const voi
   if (!is_integer(problem.dtype))
     fail(ErrorCategory::usage, "the exact reference takes integer dtypes, not " +
                                    std::string(dtype_name(problem.dtype)));
-  std::vector<int128_t> out(static_cast<std::size_t>(problem.m * problem.n));
+  std::vector<i128> out(static_cast<std::size_t>(problem.m * problem.n));
   visit_problem(problem, [&]<class T, class CT>() {
     if constexpr (std::is_integral_v<T>) {
       if (!integral_scalar(problem.alpha) || !integral_scalar(problem.beta))
