@@ -43,8 +43,8 @@
 
 #include "arith/double_double.hpp"
 #include "arith/int128.hpp"
+#include "arith/splitmix.hpp"
 #include "core/host_matrix_type.hpp"
-#include "core/splitmix.hpp"
 #include "gemmkit/error.hpp"
 
 namespace gemmkit {
