@@ -6,6 +6,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "arith/int128.hpp"
 #include "cli.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
@@ -25,20 +26,8 @@ struct WalksOptions {
   std::vector<std::string> labels;
 };
 
-__extension__ typedef unsigned __int128 u128;  // -Wpedantic: a GCC/Clang extension
-
 // Largest table printed whole on stdout; bigger ones are summarised (write them with -o).
 constexpr std::int64_t kPrintLimit = 100;
-
-std::string u128_to_string(u128 x) {
-  char buf[48];
-  int i = sizeof buf;
-  do {
-    buf[--i] = static_cast<char>('0' + static_cast<int>(x % 10));
-    x /= 10;
-  } while (x != 0);
-  return std::string(buf + i, buf + sizeof buf);
-}
 
 // One count as text: exact integers in full; doubles as integers below 2^53, else in
 // shortest round-trip notation.
@@ -55,7 +44,7 @@ std::string count_text(const WalkCounts& w, std::size_t li, std::int64_t r, std:
   const std::uint64_t* words = &w.words[i * w.limbs];
   if (w.limbs == 1) return std::to_string(static_cast<std::int64_t>(words[0]));
   if (w.limbs == 2 && (words[1] >> 63) == 0)
-    return u128_to_string((static_cast<u128>(words[1]) << 64) | words[0]);
+    return u128_text((static_cast<u128>(words[1]) << 64) | words[0]);
   return w.at(li, r, c).to_string();
 }
 

@@ -10,8 +10,8 @@
 #include <map>
 #include <memory>
 
+#include "arith/splitmix.hpp"
 #include "core/bench_device.hpp"
-#include "core/splitmix.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/registry.hpp"
 

@@ -2,7 +2,7 @@
 // src/cuda/crt.cu in a CUDA build, src/cuda_absent/crt_absent.cpp without nvcc.
 #pragma once
 
-#include "core/crt_math.hpp"
+#include "arith/crt_math.hpp"
 #include "gemmkit/exact.hpp"
 
 namespace gemmkit::crt_detail {

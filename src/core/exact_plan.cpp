@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "arith/int128.hpp"
 #include "core/exact_text.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/io.hpp"
@@ -14,8 +15,6 @@
 namespace gemmkit {
 namespace {
 
-__extension__ typedef unsigned __int128 uint128_t;
-
 // Unsigned integers of any size as 64-bit words, least significant first: the bound
 // (up to 2^63 * 2^63 * 2^31) and products of primes (up to 2^417) need more than 128 bits.
 using Words = std::vector<std::uint64_t>;
@@ -23,7 +22,7 @@ using Words = std::vector<std::uint64_t>;
 Words times(Words x, std::uint64_t f) {
   std::uint64_t carry = 0;
   for (std::uint64_t& w : x) {
-    const uint128_t t = uint128_t(w) * f + carry;
+    const u128 t = u128(w) * f + carry;
     w = std::uint64_t(t);
     carry = std::uint64_t(t >> 64);
   }
@@ -53,7 +52,7 @@ bool greater(Words a, Words b) {
 // 127 (256^t - 1) / 255 >= v.
 int balanced_digits(std::uint64_t v) {
   int t = 1;
-  uint128_t top = 127;  // 127 (256^t - 1) / 255
+  u128 top = 127;  // 127 (256^t - 1) / 255
   while (top < v) top = top * 256 + 127, ++t;
   return t;
 }
@@ -89,7 +88,7 @@ std::string exact_value_text(const std::uint64_t* x, int limbs, std::int64_t alp
   c.resize(size);
   std::uint64_t carry = 0;
   for (std::size_t w = 0; w < size; ++w) {
-    const uint128_t s = uint128_t(v[w]) + c[w] + carry;
+    const u128 s = u128(v[w]) + c[w] + carry;
     v[w] = std::uint64_t(s);
     carry = std::uint64_t(s >> 64);
   }

@@ -7,13 +7,11 @@
 #include <limits>
 #include <type_traits>
 
+#include "arith/int128.hpp"
 #include "core/host_matrix_type.hpp"
 
 namespace gemmkit {
 namespace {
-
-__extension__ typedef __int128 i128;  // -Wpedantic: a GCC/Clang extension
-__extension__ typedef unsigned __int128 u128;
 
 const std::vector<MatrixKindInfo> kKinds = {
     {MatrixKind::random, "random", "seeded random (--dist, --seed)", false},
@@ -27,17 +25,6 @@ const std::vector<MatrixKindInfo> kKinds = {
     {MatrixKind::ones, "ones", "1", true},
     {MatrixKind::index, "index", "i * cols + j: the entry's row-major offset", true},
 };
-
-std::string i128_text(i128 v) {
-  const bool negative = v < 0;
-  u128 u = negative ? -static_cast<u128>(v) : static_cast<u128>(v);
-  std::string digits;
-  do {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
-    u /= 10;
-  } while (u != 0);
-  return negative ? "-" + digits : digits;
-}
 
 // Whether T holds v exactly; if so, stores it.
 template <class T>

@@ -8,8 +8,8 @@
 #include <numbers>
 #include <type_traits>
 
+#include "arith/splitmix.hpp"
 #include "core/host_matrix_type.hpp"
-#include "core/splitmix.hpp"
 
 namespace gemmkit {
 namespace {

@@ -13,10 +13,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "arith/splitmix.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
-#include "core/splitmix.hpp"
 #include "cuda/device_timing.hpp"
 #include "cuda/kernels/conv1d/01_basic.cuh"
 #include "cuda/kernels/conv1d/02_constant_mask.cuh"

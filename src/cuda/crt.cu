@@ -1,5 +1,5 @@
 // The Chinese remainder rebuild on the device (gemmkit/exact.hpp; the arithmetic is
-// src/core/crt_math.hpp): one thread per entry. A warp reads 32 consecutive residues of a
+// src/arith/crt_math.hpp): one thread per entry. A warp reads 32 consecutive residues of a
 // plane (one 32-byte sector) per modulus and writes 32 consecutive entries' words, so the
 // kernel streams at memory speed while its q (W + 3) multiply-adds per entry keep the
 // integer units busy: about 50 x 15 for a 50-modulus table.

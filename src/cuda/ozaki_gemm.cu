@@ -29,7 +29,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/crt_math.hpp"
+#include "arith/crt_math.hpp"
 #include "core/ozaki_ranks.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <cstring>
 
+#include "arith/splitmix.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
-#include "core/splitmix.hpp"
 #include "cuda/device_timing.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/kernels/reduce/00_fold.cuh"

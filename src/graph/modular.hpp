@@ -13,14 +13,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "arith/int128.hpp"
 #include "gemmkit/matrix.hpp"
 #include "gemmkit/walks.hpp"
 
 namespace gemmkit::walks_detail {
-
-// 128-bit integers (a GCC/Clang extension; __extension__ keeps -Wpedantic quiet).
-__extension__ typedef __int128 i128;
-__extension__ typedef unsigned __int128 u128;
 
 inline constexpr std::uint32_t kPrimeLimit = 1u << 21;  // every prime is below this
 inline constexpr std::size_t kMaxPrimes = 4096;        // covers bounds up to 2^80,000

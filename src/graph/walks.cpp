@@ -34,8 +34,6 @@ namespace {
 using walks_detail::CrtRebuilder;
 using walks_detail::PowerStep;
 using walks_detail::gpu_primes_for;
-using walks_detail::i128;
-using walks_detail::u128;
 
 // Which vertices label the rows and columns of the answer, and which lengths to keep.
 struct Plan {

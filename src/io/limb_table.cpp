@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "arith/int128.hpp"
 #include "gemmkit/io.hpp"
 #include "io/io_common.hpp"
 
@@ -30,7 +31,6 @@ inline std::uint64_t divide_wide(std::uint64_t hi, std::uint64_t lo, std::uint64
   __asm__("divq %4" : "=a"(q), "=d"(rem) : "a"(lo), "d"(hi), "r"(d));  // one instruction
   return q;
 #else
-  __extension__ typedef unsigned __int128 u128;
   const u128 n = (u128(hi) << 64) | lo;
   rem = std::uint64_t(n % d);
   return std::uint64_t(n / d);

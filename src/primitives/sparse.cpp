@@ -12,7 +12,7 @@
 #include <limits>
 #include <numeric>
 
-#include "core/splitmix.hpp"
+#include "arith/splitmix.hpp"
 #include "io/io_common.hpp"
 
 namespace gemmkit {
@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::int64_t kMaxColumns = std::numeric_limits<std::int32_t>::max();
 
-// splitmix64 (core/splitmix.hpp), one stream per row keeps generation independent
+// splitmix64 (arith/splitmix.hpp), one stream per row keeps generation independent
 // of the thread count.
 struct RowRng {
   std::uint64_t state;

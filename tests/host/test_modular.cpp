@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "core/centred_residue.hpp"
+#include "arith/centred_residue.hpp"
+#include "arith/splitmix.hpp"
 #include "core/modular_validate.hpp"
-#include "core/splitmix.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/modular.hpp"
 
@@ -133,7 +133,7 @@ TEST(Modular, PathNames) {
   EXPECT_EQ(modular_gemm_path_name(ModularGemmPath::cublas), "cublas");
 }
 
-// The kernels' division-free centred residue (core/centred_residue.hpp) against %, for every
+// The kernels' division-free centred residue (arith/centred_residue.hpp) against %, for every
 // odd modulus up to 255: the int32 extremes, everything near zero, values around multiples
 // of p and of 2^31 / p boundaries near both ends, and random sums.
 TEST(Modular, CentredResidueEqualsTheRemainderCentred) {

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arith/int128.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/walks.hpp"
@@ -141,8 +142,6 @@ TEST_F(WalksCli, CsvAndNpyOutputs) {
 
 namespace {
 
-__extension__ typedef unsigned __int128 u128;
-
 // The seed graph's walk counts of every length 1..k, A^t by plain u128 products (the counts
 // stay below 2^112 up to length 60), independent of the engines: [t - 1][u][v].
 std::vector<std::vector<std::vector<u128>>> seed_powers(int k) {
@@ -161,15 +160,6 @@ std::vector<std::vector<std::vector<u128>>> seed_powers(int k) {
     powers.push_back(next);
   }
   return powers;
-}
-
-std::string u128_text(u128 x) {
-  std::string s;
-  do {
-    s.insert(s.begin(), char('0' + int(x % 10)));
-    x /= 10;
-  } while (x != 0);
-  return s;
 }
 
 // The decimal text of `limbs` two's-complement words.

@@ -1,13 +1,13 @@
 // Device pieces of the modular int8 GEMM (src/cuda/modular_gemm.cu) besides the GEMM: the
 // kernel that reduces a cuBLAS product to residues in the layouts the caller asked for (the
-// centred reduction itself is core/centred_residue.hpp's, shared with rung 24's epilogue), and
+// centred reduction itself is arith/centred_residue.hpp's, shared with rung 24's epilogue), and
 // the copy that gives unaligned int8 operands the 16-byte rows tensor-core GEMMs read. Only
 // __device__ code here.
 #pragma once
 
 #include <cstdint>
 
-#include "core/centred_residue.hpp"
+#include "arith/centred_residue.hpp"
 
 namespace gemmkit::cuda::kernels {
 
@@ -26,7 +26,7 @@ __global__ void reduce_products_to_residues(const Z* __restrict__ z, std::int64_
                                             std::int64_t ldc, bool vec_c, std::int8_t* __restrict__ ct,
                                             std::int64_t ldct, bool vec_ct) {
   __shared__ std::int8_t tile[64][68];  // tile[column - col0][row - row0], rows padded to 68
-  const CentredResidue mod(p);  // core/centred_residue.hpp
+  const CentredResidue mod(p);  // arith/centred_residue.hpp
   const int row0 = blockIdx.x * 64, col0 = col_base + blockIdx.y * 64;
   // Thread t: rows 4 (t % 16) .. + 3 of columns t / 16, t / 16 + 16, + 32, + 48.
   const int r4 = (threadIdx.x % 16) * 4;

@@ -128,7 +128,7 @@ __device__ __forceinline__ void store_residue_tile(const I8Output& o, int m, int
                                                    int row0, int col0, int item, unsigned char* buffer,
                                                    int barrier_id) {
   constexpr int N = 2 * Acc, kPitch = 80;
-  const CentredResidue mod(o.moduli[item]);  // core/centred_residue.hpp
+  const CentredResidue mod(o.moduli[item]);  // arith/centred_residue.hpp
   std::int8_t* r = o.r ? o.r + item * o.stride_r : nullptr;
   std::int8_t* rt = o.rt ? o.rt + item * o.stride_rt : nullptr;
   unsigned char* tile_c = buffer;                // (64 rows, 64 columns): C's pass
