@@ -155,4 +155,12 @@ bool progress_wanted();
 nlohmann::json meta_json(const RunMeta& meta);
 nlohmann::json meta_json();  // of run_meta(): this process, device 0
 
+// A --json document (docs/gemmkit.schema.json): `fields` with "command" (the subcommand that
+// wrote it, which names its schema) and "meta" (meta_json of `meta`, else of run_meta()).
+nlohmann::json json_document(const std::string& command, nlohmann::json fields,
+                             const RunMeta* meta = nullptr);
+
+// --json PATH ("-": standard output) on `cmd`, the one spelling every subcommand uses.
+CLI::Option* add_json_option(CLI::App* cmd, std::string& path, const std::string& what);
+
 }  // namespace gemmkit::cli

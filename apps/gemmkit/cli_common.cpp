@@ -288,4 +288,15 @@ nlohmann::json meta_json(const RunMeta& m) {
 
 nlohmann::json meta_json() { return meta_json(run_meta()); }
 
+nlohmann::json json_document(const std::string& command, nlohmann::json fields, const RunMeta* meta) {
+  fields["command"] = command;
+  fields["meta"] = meta ? meta_json(*meta) : meta_json();
+  return fields;
+}
+
+CLI::Option* add_json_option(CLI::App* cmd, std::string& path, const std::string& what) {
+  return cmd->add_option("--json", path, what + " (PATH, or - for standard output; docs/gemmkit.schema.json)")
+      ->type_name("PATH");
+}
+
 }  // namespace gemmkit::cli

@@ -366,10 +366,10 @@ void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused wit
     }
     dist::collective(MPI_COMM_WORLD, [&] {
       if (rank != 0 || o.json_path.empty()) return;
-      write_json(o.json_path, {{"meta", meta_json()}, {"backend", backend}, {"dtype", o.dtype},
+      write_json(o.json_path, json_document("bench", {{"backend", backend}, {"dtype", o.dtype},
                                {"warmup", o.warmup}, {"max_reps", o.reps}, {"max_seconds", o.max_seconds},
                                {"timing", "each run between two barriers, the slowest process's time"},
-                               {"rows", rows}});
+                               {"rows", rows}}));
     });
 #endif
   });
@@ -481,7 +481,6 @@ void run_bench(const BenchArgs& o) {
   const std::vector<BenchRow>& rows = report.rows;
 
   const RunMeta meta = run_meta(&ctx);
-  const nlohmann::json env = meta_json(meta);
   for (std::size_t i = 0; i < reports.size(); ++i) {
     if (suite) {
       SuiteShape group;
@@ -498,8 +497,7 @@ void run_bench(const BenchArgs& o) {
   if (suite)
     std::printf("\n%s", suite_summary_table(suite->name, dtype, report.percent_of, summary).c_str());
 
-  nlohmann::json results = {{"meta", env},
-                            {"backend", backend_name(backend)},
+  nlohmann::json results = {{"backend", backend_name(backend)},
                             {"dtype", dtype_name(dtype)},
                             {"warmup", o.warmup},
                             {"max_reps", o.reps},
@@ -517,6 +515,7 @@ void run_bench(const BenchArgs& o) {
                             {"suite", suite ? suite_json(*suite, summary) : nlohmann::json(nullptr)},
                             {"rows", nlohmann::json::array()}};
   for (const BenchRow& r : rows) results["rows"].push_back(to_json(r, dtype, backend));
+  results = json_document("bench", std::move(results), &meta);
   if (!o.json_path.empty()) write_json(o.json_path, results);
   if (!o.csv_path.empty()) write_csv_results(o.csv_path, rows, dtype, backend);
   if (plotter) plot(*plotter, o.plot_path, results);
@@ -586,7 +585,7 @@ void add_bench(CLI::App& app) {
                   "another; kernels without a batched launch (see gemmkit list) run them one "
                   "after another. GFLOP/s count every product; every product is verified")
       ->capture_default_str()->check(at_least(1));
-  cmd->add_option("--json", o->json_path, "Write results (with GPU, date, commit) as JSON");
+  add_json_option(cmd, o->json_path, "Write results (with GPU, date, commit) as JSON");
   cmd->add_option("--csv", o->csv_path, "Write results as CSV");
   cmd->add_option("--plot", o->plot_path,
                   "Plot GFLOP/s against N for the square shapes to a PNG (python3-matplotlib)");

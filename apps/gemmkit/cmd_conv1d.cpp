@@ -57,10 +57,10 @@ void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const V
     for (const T v : y) std::printf(sizeof(T) == 4 ? "%.9g\n" : "%.17g\n", double(v));
   }
   if (!o.json_path.empty())
-    write_json(o.json_path, {{"x", o.x_path}, {"mask", o.mask_path}, {"n", n}, {"width", width},
+    write_json(o.json_path, json_document("conv1d", {{"x", o.x_path}, {"mask", o.mask_path}, {"n", n}, {"width", width},
                              {"dtype", dtype_name(dtype_of<T>)},
                              {"backend", backend_name(ran.backend)}, {"kernel", ran.kernel},
-                             {"seconds", seconds}, {"meta", meta_json()}});
+                             {"seconds", seconds}}));
 }
 
 void list_kernels() {
@@ -119,12 +119,11 @@ void run_bench(const Conv1dCliOptions& o) {
   for (const auto& r : b.rows)
     if (r.skipped.empty() && r.kernel != "device_copy" && !(r.max_error_ratio <= 1.0)) accurate = false;
   if (!o.json_path.empty())
-    write_json(o.json_path, {{"benchmark", "conv1d"}, {"dtype", dtype_name(b.dtype)}, {"n", b.n},
+    write_json(o.json_path, json_document("conv1d", {{"benchmark", "conv1d"}, {"dtype", dtype_name(b.dtype)}, {"n", b.n},
                              {"width", b.width}, {"warmup", b.warmup}, {"reps", b.reps},
                              {"seed", o.seed}, {"bytes_counted", "n read + n written"},
                              {"error_bound", "(width + 1) * eps * sum_j |mask[j] x[i+j-width/2]|"},
-                             {"all_within_bound", accurate}, {"rows", rows},
-                             {"meta", meta_json()}});
+                             {"all_within_bound", accurate}, {"rows", rows}}));
   if (!accurate)
     fail(ErrorCategory::numeric, "conv1d --bench: a kernel's output exceeds the error bound "
                                  "(err/bound > 1 above)");
@@ -185,7 +184,7 @@ void add_conv1d(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--dtype", o->dtype,
                   "f32 or f64 (default: f32 when both files hold f32, else f64; --bench: f32)");
-  cmd->add_option("--json", o->json_path, "Write the run (or the benchmark table) as JSON");
+  add_json_option(cmd, o->json_path, "Write the run (or the benchmark table) as JSON");
   add_output_format_option(cmd, o->format);
   cmd->add_flag("--list", o->list, "List the GPU kernels and exit");
   cmd->add_flag("--bench", o->bench,

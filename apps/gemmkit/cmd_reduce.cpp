@@ -52,15 +52,14 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
     write_matrix(o.output, AnyMatrix(std::move(out)), parse_output_format(o.format));
   }
   if (!o.json_path.empty())
-    write_json(o.json_path, {{"op", reduce_op_name(op)},
+    write_json(o.json_path, json_document("reduce", {{"op", reduce_op_name(op)},
                              {"dtype", dtype_name(dtype)},
                              {"input", o.input},
                              {"n", n},
                              {"value", static_cast<double>(value)},
                              {"value_text", text},
                              {"backend", backend},
-                             {"kernel", choice.kernel},
-                             {"meta", meta_json()}});
+                             {"kernel", choice.kernel}}));
 }
 
 void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
@@ -105,7 +104,7 @@ void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
   }
   if (!o.json_path.empty())
     write_json(o.json_path,
-               {{"benchmark", "reduce"},
+               json_document("reduce", {{"benchmark", "reduce"},
                 {"op", reduce_op_name(op)},
                 {"dtype", dtype_name(dtype)},
                 {"n", r.n},
@@ -120,8 +119,7 @@ void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
                           {"read_plus_write_gbs", copy_total_gbs},
                           {"note", "cudaMemcpy D2D of bytes_read: read_gbs = bytes/time, "
                                    "read_plus_write_gbs = 2*bytes/time"}}},
-                {"kernels", rows},
-                {"meta", meta_json()}});
+                {"kernels", rows}}));
 }
 
 }  // namespace
@@ -139,7 +137,7 @@ void add_reduce(CLI::App& app) {
   cmd->add_option("--dtype", o->dtype, "f32 or f64 (default: the file's, f64 for integer files; "
                                        "--bench: f32)");
   cmd->add_option("-o,--output", o->output, "Also write the result as a 1x1 matrix file");
-  cmd->add_option("--json", o->json_path, "Write the result (or the benchmark) as JSON");
+  add_json_option(cmd, o->json_path, "Write the result (or the benchmark) as JSON");
   add_output_format_option(cmd, o->format);
   cmd->add_flag("--list", o->list, "List the kernels and exit");
   cmd->add_flag("--bench", o->bench, "Time every GPU kernel, CUB and the D2D copy on random data (needs a GPU)");

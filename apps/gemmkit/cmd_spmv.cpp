@@ -70,11 +70,10 @@ void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
     for (const T v : y) std::printf("%.*g\n", sizeof(T) == 8 ? 17 : 9, static_cast<double>(v));
   }
   if (!o.json_path.empty())
-    write_json(o.json_path, {{"matrix", o.matrix_path}, {"x", o.x_path}, {"output", o.output},
+    write_json(o.json_path, json_document("spmv", {{"matrix", o.matrix_path}, {"x", o.x_path}, {"output", o.output},
                              {"rows", a.rows}, {"cols", a.cols}, {"nnz", a.nnz()},
                              {"backend", gpu ? "cuda" : "cpu"}, {"kernel", kernel},
-                             {"dtype", std::string(dtype_name(dtype_of<T>))}, {"seconds", seconds},
-                             {"meta", meta_json()}});
+                             {"dtype", std::string(dtype_name(dtype_of<T>))}, {"seconds", seconds}}));
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -95,8 +94,8 @@ void run_bench(const SpmvOptions& o) {
   if (o.rows < 1) fail(ErrorCategory::usage, "--rows must be at least 1");
   require_cuda_device();
   const std::string dtype(dtype_name(dtype_of<T>));
-  nlohmann::json report = {{"benchmark", "spmv"}, {"dtype", dtype}, {"rows", o.rows}, {"reps", o.reps},
-                           {"warmup", o.warmup}, {"seed", o.seed}, {"meta", meta_json()}};
+  nlohmann::json report = json_document("spmv", {{"benchmark", "spmv"}, {"dtype", dtype}, {"rows", o.rows},
+                                                 {"reps", o.reps}, {"warmup", o.warmup}, {"seed", o.seed}});
   std::printf("gemmkit spmv --bench: %s, %lld rows, median of %d runs after %d warm-up\n", dtype.c_str(),
               static_cast<long long>(o.rows), o.reps, o.warmup);
   double log_best = 0, log_auto = 0, min_best = 1e300, min_auto = 1e300;
@@ -230,7 +229,7 @@ void add_spmv(CLI::App& app) {
   cmd->add_option("--backend", opt->backend, kBackendHelp)->capture_default_str();
   cmd->add_option("--kernel", opt->kernel, kKernelHelp)->capture_default_str();
   cmd->add_option("--dtype", opt->dtype, "f32 or f64 (default f64; f32 with --bench)");
-  cmd->add_option("--json", opt->json_path, "Write the results as JSON here");
+  add_json_option(cmd, opt->json_path, "Write the results as JSON");
   add_output_format_option(cmd, opt->format);
   cmd->add_flag("--list", opt->list, "List the kernels and exit");
   cmd->add_flag("--bench", opt->bench,

@@ -166,7 +166,7 @@ TEST_F(ResultSchema, EveryJsonCarriesTheMeta) {
   const auto bench = nlohmann::json::parse(read_file(json));
   expect_meta(bench, "bench");
   EXPECT_EQ(bench["rows"].size(), 2u);  // cpu_openblas and cpu_naive
-  r = run("device --json");
+  r = run("device --json -");
   expect_meta(nlohmann::json::parse(r.out), "device");
 }
 
