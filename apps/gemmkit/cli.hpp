@@ -13,6 +13,7 @@
 #include "gemmkit/io.hpp"
 #include "gemmkit/matrix.hpp"
 #include "gemmkit/run_meta.hpp"
+#include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit::cli {
 
@@ -159,6 +160,11 @@ nlohmann::json meta_json();  // of run_meta(): this process, device 0
 // wrote it, which names its schema) and "meta" (meta_json of `meta`, else of run_meta()).
 nlohmann::json json_document(const std::string& command, nlohmann::json fields,
                              const RunMeta* meta = nullptr);
+
+// The `timing` object of every timed row (docs/gemmkit.schema.json's $defs/timing): samples,
+// min, median, max (seconds), spread, the paired reference's spread, the load of a CPU run,
+// noisy and why.
+nlohmann::json timing_json(const TimingSpread& t);
 
 // --json PATH ("-": standard output) on `cmd`, the one spelling every subcommand uses.
 CLI::Option* add_json_option(CLI::App* cmd, std::string& path, const std::string& what);

@@ -91,23 +91,24 @@ void run_bench(const Conv1dCliOptions& o) {
               static_cast<long long>(b.width), b.reps, b.warmup,
               q.devices.empty() ? "?" : q.devices.front().name.c_str());
   std::printf("GB/s counts n values read + n written once; the device copy counts read + write too\n");
-  std::printf("%-14s %10s %10s %9s %10s  %s\n", "kernel", "median ms", "GB/s", "% of copy",
-              "err/bound", "checked");
+  std::printf("%-14s %10s %10s %9s %10s %7s  %s\n", "kernel", "median ms", "GB/s", "% of copy",
+              "err/bound", "spread", "checked");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : b.rows) {
     if (!r.skipped.empty()) {
       std::printf("%-14s skipped: %s\n", r.kernel.c_str(), r.skipped.c_str());
-      rows.push_back({{"kernel", r.kernel}, {"skipped", r.skipped}});
+      rows.push_back({{"kernel", r.kernel}, {"skipped", r.skipped}, {"noisy", false}, {"timing", nullptr}});
       continue;
     }
     const double gbs = r.bytes / r.median_s / 1e9;
     const bool is_copy = r.kernel == "device_copy";
-    std::printf("%-14s %10.4f %10.1f %8.1f%% %10s  %s\n", r.kernel.c_str(), r.median_s * 1e3, gbs,
+    std::printf("%-14s %10.4f %10.1f %8.1f%% %10s %7s  %s\n", r.kernel.c_str(), r.median_s * 1e3, gbs,
                 100.0 * gbs / copy_gbs,
                 is_copy ? "-" : (std::to_string(r.max_error_ratio).substr(0, 8)).c_str(),
-                is_copy ? "(reference)" : std::to_string(r.checked).c_str());
+                spread_text(r.timing).c_str(), is_copy ? "(reference)" : std::to_string(r.checked).c_str());
     nlohmann::json row = {{"kernel", r.kernel}, {"median_s", r.median_s}, {"min_s", r.min_s},
-                          {"reps", r.reps}, {"bytes", r.bytes}, {"gb_per_s", gbs},
+                          {"max_s", r.timing.max_s}, {"reps", r.reps}, {"noisy", r.timing.noisy},
+                          {"timing", timing_json(r.timing)}, {"bytes", r.bytes}, {"gb_per_s", gbs},
                           {"percent_of_copy", 100.0 * gbs / copy_gbs}};
     if (!is_copy) {
       row["max_error_over_bound"] = r.max_error_ratio;
@@ -115,6 +116,7 @@ void run_bench(const Conv1dCliOptions& o) {
     }
     rows.push_back(row);
   }
+  std::printf("%s\n", noisy_legend().c_str());
   bool accurate = true;
   for (const auto& r : b.rows)
     if (r.skipped.empty() && r.kernel != "device_copy" && !(r.max_error_ratio <= 1.0)) accurate = false;

@@ -78,22 +78,26 @@ void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
               bytes / 1e9, r.reps, r.warmup);
   std::printf("D2D copy of the same bytes: %.3f ms, %.1f GB/s read (%.1f GB/s read + write)\n",
               r.copy_median_s * 1e3, copy_read_gbs, copy_total_gbs);
-  std::printf("%-20s %4s %10s %9s %8s %11s %11s %9s  %s\n", "kernel", "rung", "median ms", "GB/s",
-              "% of CUB", "% copy read", "% copy r+w", "same bits", "value");
+  std::printf("%-20s %4s %10s %9s %8s %11s %11s %9s %7s  %s\n", "kernel", "rung", "median ms", "GB/s",
+              "% of CUB", "% copy read", "% copy r+w", "same bits", "spread", "value");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : r.rows) {
     const double gbs = bytes / row.median_s / 1e9;
     const double pct_cub = 100 * cub_s / row.median_s;
     const double pct_read = 100 * gbs / copy_read_gbs, pct_total = 100 * gbs / copy_total_gbs;
     const std::string value = format_value(row.value, dtype);
-    std::printf("%-20s %4s %10.4f %9.1f %7.1f%% %10.1f%% %10.1f%% %9s  %s\n", row.kernel.c_str(),
+    std::printf("%-20s %4s %10.4f %9.1f %7.1f%% %10.1f%% %10.1f%% %9s %7s  %s\n", row.kernel.c_str(),
                 row.rung < 0 ? "ref" : std::to_string(row.rung).c_str(), row.median_s * 1e3, gbs,
-                pct_cub, pct_read, pct_total, row.bit_identical ? "yes" : "NO", value.c_str());
+                pct_cub, pct_read, pct_total, row.bit_identical ? "yes" : "NO", spread_text(row.timing).c_str(),
+                value.c_str());
     rows.push_back({{"kernel", row.kernel},
                     {"rung", row.rung},
                     {"median_s", row.median_s},
                     {"min_s", row.min_s},
+                    {"max_s", row.timing.max_s},
                     {"reps", row.reps},
+                    {"noisy", row.timing.noisy},
+                    {"timing", timing_json(row.timing)},
                     {"gbs", gbs},
                     {"pct_of_cub", pct_cub},
                     {"pct_of_copy_read", pct_read},
@@ -102,6 +106,7 @@ void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
                     {"value", row.value},
                     {"value_text", value}});
   }
+  std::printf("%s\n", noisy_legend().c_str());
   if (!o.json_path.empty())
     write_json(o.json_path,
                json_document("reduce", {{"benchmark", "reduce"},

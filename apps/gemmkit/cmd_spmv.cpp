@@ -129,22 +129,26 @@ void run_bench(const SpmvOptions& o) {
                 static_cast<long long>(a.nnz()), s.mean_row_length, static_cast<long long>(s.max_row_length),
                 static_cast<long long>(s.empty_rows), r.offsets_64bit ? "64-bit" : "32-bit", bytes / 1e6,
                 copy_gbps, reference->kernel.c_str());
-    std::printf("  %-22s %10s %9s %8s %11s %9s  %s\n", "kernel", "median ms", "GB/s", "% copy", "% cuSPARSE",
-                "error", "note");
+    std::printf("  %-22s %10s %9s %8s %11s %9s %7s  %s\n", "kernel", "median ms", "GB/s", "% copy", "% cuSPARSE",
+                "error", "spread", "note");
     nlohmann::json entries = nlohmann::json::array();
     for (const auto& e : r.entries) {
       const bool bad = !e.skipped && ours(e.kernel) && !(e.max_scaled_error <= 1.0);
       all_correct = all_correct && !bad;
       if (e.skipped) {
-        std::printf("  %-22s %10s %9s %8s %11s %9s  skipped: %s\n", e.kernel.c_str(), "-", "-", "-", "-", "-", e.note.c_str());
+        std::printf("  %-22s %10s %9s %8s %11s %9s %7s  skipped: %s\n", e.kernel.c_str(), "-", "-", "-", "-", "-", "-",
+                    e.note.c_str());
       } else {
-        std::printf("  %-22s %10.4f %9.0f %7.1f%% %10.1f%% %9.2g  %s%s%s\n", e.kernel.c_str(), e.median_s * 1e3,
+        std::printf("  %-22s %10.4f %9.0f %7.1f%% %10.1f%% %9.2g %7s  %s%s%s\n", e.kernel.c_str(), e.median_s * 1e3,
                     bytes / e.median_s / 1e9, 100.0 * r.copy_median_s / e.median_s,
-                    100.0 * reference->median_s / e.median_s, e.max_scaled_error, bad ? "OUT OF BOUND " : "",
+                    100.0 * reference->median_s / e.median_s, e.max_scaled_error, spread_text(e.timing).c_str(),
+                    bad ? "OUT OF BOUND " : "",
                     e.kernel == r.auto_kernel ? "(auto) " : "", e.note.c_str());
       }
       entries.push_back({{"kernel", e.kernel}, {"skipped", e.skipped}, {"note", e.note},
                          {"median_s", e.median_s}, {"min_s", e.min_s}, {"reps", e.reps},
+                         {"max_s", e.timing.max_s}, {"noisy", !e.skipped && e.timing.noisy},
+                         {"timing", e.skipped ? nlohmann::json(nullptr) : timing_json(e.timing)},
                          {"gbps", e.skipped ? 0.0 : bytes / e.median_s / 1e9},
                          {"percent_of_copy", e.skipped ? 0.0 : 100.0 * r.copy_median_s / e.median_s},
                          {"percent_of_cusparse", e.skipped ? 0.0 : 100.0 * reference->median_s / e.median_s},
@@ -172,6 +176,7 @@ void run_bench(const SpmvOptions& o) {
   std::printf("\ngeometric mean of %% of cuSPARSE over %zu matrices: best of ours %.1f%% (lowest %.1f%%), "
               "auto %.1f%% (lowest %.1f%%)\n",
               patterns.size(), geo_best, min_best, geo_auto, min_auto);
+  std::printf("%s\n", noisy_legend().c_str());
   std::printf("GB/s: CSR arrays + x + y once over the median time; %% copy: against cudaMemcpy D2D moving as "
               "many bytes; error: max over rows of |y - ref| / ((len + 1) eps sum|a x|), in bound when <= 1\n");
   report["geomean_best_percent_of_cusparse"] = geo_best;

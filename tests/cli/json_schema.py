@@ -31,6 +31,7 @@ validator = jsonschema.Draft202012Validator(schema)
 
 failures = []
 checked = {}  # command -> documents validated
+last_stdout = [""]  # of the last from_file run
 
 
 def run(args, expect=(0,)):
@@ -55,6 +56,7 @@ def check(document, what):
 def from_file(args, path, expect=(0,)):
     """gemmkit ARGS --json PATH; the document written."""
     r = run([*args, "--json", path], expect)
+    last_stdout[0] = r.stdout
     what = "gemmkit " + " ".join(args)
     if not os.path.exists(path):
         failures.append(f"{what}: wrote no {path} (exit {r.returncode}: {r.stderr.strip()})")
@@ -104,6 +106,17 @@ with tempfile.TemporaryDirectory() as d:
     # bench: shapes, a suite, and the noisy/spread fields of every row
     bench = from_file(["bench", "--backend", "cpu", "--sizes", "8,12", "--reps", "3", "--warmup", "0",
                        "--kernels", "cpu_naive,cpu_blocked"], out)
+    if bench:
+        # Every row that ran carries its spread, and the row's flag is its timing's; the table
+        # marks as many rows noisy ("%*" after the spread) and says what the mark means.
+        for row in bench["rows"]:
+            t = row["timing"]
+            if t is None or row["noisy"] != t["noisy"] or not t["min_s"] <= t["median_s"] <= t["max_s"]:
+                failures.append(f"bench row {row['kernel']} {row['m']}: noisy {row['noisy']}, timing {t}")
+        table = last_stdout[0]
+        marks, noisy = table.count("%*"), sum(row["noisy"] for row in bench["rows"])
+        if marks != noisy or "spread: (max - min) / median" not in table:
+            failures.append(f"bench table: {marks} rows marked noisy, {noisy} in the JSON:\n{table}")
     from_stdout(["bench", "--backend", "cpu", "--suite", p("suite.txt"), "--reps", "2", "--warmup", "0",
                  "--kernels", "cpu_naive"])
     # list, list --auto, explain, device
