@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the generated parts of the docs from the code and the committed results: the
-ladder tables of docs/ladder.md (from `gemmkit list --json` and the runs under
-bench/results), README.md's table of kernels (from `gemmkit list --json`), the measured
+ladder tables of docs/ladder.md (from `gemmkit list --json -` and the runs under
+bench/results), README.md's table of kernels (from `gemmkit list --json -`), the measured
 tables of docs/reduce.md, docs/spmv.md and docs/conv1d.md (from their runs) and the index of runs in
 bench/results/README.md (from their manifests).
 
@@ -156,12 +156,12 @@ def kernel_files(root):
 
 def list_entries(gemmkit):
     try:
-        out = subprocess.run([gemmkit, "list", "--json", "--operation", "gemm"], capture_output=True,
+        out = subprocess.run([gemmkit, "list", "--json", "-", "--operation", "gemm"], capture_output=True,
                              text=True, timeout=60)
     except OSError as e:
         sys.exit(f"gen_docs.py: cannot run {gemmkit}: {e}")
     if out.returncode != 0:
-        sys.exit(f"gen_docs.py: `{gemmkit} list --json` failed: {out.stderr.strip()}")
+        sys.exit(f"gen_docs.py: `{gemmkit} list --json -` failed: {out.stderr.strip()}")
     return json.loads(out.stdout)["rows"]
 
 

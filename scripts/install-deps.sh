@@ -8,6 +8,7 @@ set -euo pipefail
 # the OpenMP runtime, and its threads, with cpu_blocked (see CMakeLists.txt). zstd unpacks
 # the device code nvcc compresses, for the kernels' recorded resources (gemmkit explain).
 # Open MPI: the distributed part (multiply --distributed) and its tests under mpirun.
+# python3-jsonschema: the test of every --json against docs/gemmkit.schema.json.
 packages=(
   cmake ninja-build g++ git pkg-config ccache zstd
   libcli11-dev nlohmann-json3-dev libgtest-dev
@@ -15,6 +16,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   python3 python3-numpy python3-matplotlib
   python3-dev python3-venv python3-scipy python3-networkx python3-pandas python3-pytest
+  python3-jsonschema
   clang libclang-rt-14-dev
 )
 

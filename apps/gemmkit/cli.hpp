@@ -13,6 +13,7 @@
 #include "gemmkit/io.hpp"
 #include "gemmkit/matrix.hpp"
 #include "gemmkit/run_meta.hpp"
+#include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit::cli {
 
@@ -154,5 +155,18 @@ bool progress_wanted();
 // cuBLAS, CPU and OpenBLAS. The one place RunMeta becomes JSON.
 nlohmann::json meta_json(const RunMeta& meta);
 nlohmann::json meta_json();  // of run_meta(): this process, device 0
+
+// A --json document (docs/gemmkit.schema.json): `fields` with "command" (the subcommand that
+// wrote it, which names its schema) and "meta" (meta_json of `meta`, else of run_meta()).
+nlohmann::json json_document(const std::string& command, nlohmann::json fields,
+                             const RunMeta* meta = nullptr);
+
+// The `timing` object of every timed row (docs/gemmkit.schema.json's $defs/timing): samples,
+// min, median, max (seconds), spread, the paired reference's spread, the load of a CPU run,
+// noisy and why.
+nlohmann::json timing_json(const TimingSpread& t);
+
+// --json PATH ("-": standard output) on `cmd`, the one spelling every subcommand uses.
+CLI::Option* add_json_option(CLI::App* cmd, std::string& path, const std::string& what);
 
 }  // namespace gemmkit::cli

@@ -288,4 +288,32 @@ nlohmann::json meta_json(const RunMeta& m) {
 
 nlohmann::json meta_json() { return meta_json(run_meta()); }
 
+nlohmann::json json_document(const std::string& command, nlohmann::json fields, const RunMeta* meta) {
+  fields["command"] = command;
+  fields["meta"] = meta ? meta_json(*meta) : meta_json();
+  return fields;
+}
+
+nlohmann::json timing_json(const TimingSpread& t) {
+  return {{"samples", t.reps},
+          {"min_s", t.min_s},
+          {"median_s", t.median_s},
+          {"max_s", t.max_s},
+          {"spread", t.spread},
+          {"noisy_spread", kNoisySpread},
+          {"reference_spread", t.reference_spread < 0 ? nlohmann::json(nullptr) : nlohmann::json(t.reference_spread)},
+          {"load", t.load.load1 < 0 ? nlohmann::json(nullptr)
+                                    : nlohmann::json{{"load1", t.load.load1},
+                                                     {"cores", t.load.cores},
+                                                     {"threads", t.load.threads},
+                                                     {"shared", t.load.shared()}}},
+          {"noisy", t.noisy},
+          {"noisy_reason", t.noisy_reason}};
+}
+
+CLI::Option* add_json_option(CLI::App* cmd, std::string& path, const std::string& what) {
+  return cmd->add_option("--json", path, what + " (PATH, or - for standard output; docs/gemmkit.schema.json)")
+      ->type_name("PATH");
+}
+
 }  // namespace gemmkit::cli

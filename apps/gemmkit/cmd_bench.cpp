@@ -115,6 +115,9 @@ nlohmann::json to_json(const BenchRow& r, DType dtype, Backend backend) {
           {"layout", std::string(layout_name(r.layout))},
           {"skipped", r.skipped}, {"failed", r.failed}, {"note", r.note}, {"reps", r.reps},
           {"median_ms", number_or_null(r.median_s * 1e3)}, {"min_ms", number_or_null(r.min_s * 1e3)},
+          {"max_ms", number_or_null(r.timing.max_s * 1e3)},
+          {"noisy", !r.skipped && r.timing.noisy},
+          {"timing", r.skipped ? nlohmann::json(nullptr) : timing_json(r.timing)},
           {"gflops", number_or_null(r.gflops)},
           {"percent_of_reference", r.percent_of_reference < 0 ? nlohmann::json(nullptr)
                                                               : nlohmann::json(r.percent_of_reference)},
@@ -131,7 +134,7 @@ void write_csv_results(const std::string& path, const std::vector<BenchRow>& row
                        Backend backend) {
   std::string text =
       "kernel,backend,dtype,m,n,k,batch,reps,median_ms,min_ms,gflops,percent_of_reference,error,"
-      "error_method,passed,tolerance_dtype,skipped,note,trans_a,trans_b,layout\n";
+      "error_method,passed,tolerance_dtype,skipped,note,trans_a,trans_b,layout,max_ms,spread,noisy\n";
   for (const BenchRow& r : rows) {
     const auto value = [&](const std::string& x) { return r.skipped ? std::string() : x; };
     text += r.kernel + "," + std::string(backend_name(backend)) + "," +
@@ -145,7 +148,9 @@ void write_csv_results(const std::string& path, const std::vector<BenchRow>& row
             (r.check.passed ? "true" : "false") + "," +
             std::string(dtype_name(r.tolerance_dtype)) + "," + (r.skipped ? "true" : "false") +
             "," + io::csv_field(r.note) + "," + (r.trans_a ? "true" : "false") + "," +
-            (r.trans_b ? "true" : "false") + "," + std::string(layout_name(r.layout)) + "\n";
+            (r.trans_b ? "true" : "false") + "," + std::string(layout_name(r.layout)) + "," +
+            value(fixed(r.timing.max_s * 1e3, 4)) + "," + value(fixed(r.timing.spread, 4)) + "," +
+            (!r.skipped && r.timing.noisy ? "true" : "false") + "\n";
   }
   AtomicFile file(path);
   file.write(text);
@@ -335,10 +340,10 @@ void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused wit
     const bool reference = on_gpu && dist::cublasmp_available();
     // The header with the first result, so that a failing first shape prints nothing.
     const auto header = [&] {
-      std::printf("SUMMA on %d processes (grid %s, blocks of %lld), %s, %s backend%s\n%-22s %10s %10s %10s %12s %5s%s\n",
+      std::printf("SUMMA on %d processes (grid %s, blocks of %lld), %s, %s backend%s\n%-22s %10s %10s %10s %12s %5s %7s%s\n",
                   size, grid_text.c_str(), static_cast<long long>(o.block), o.dtype.c_str(), on_gpu ? "CUDA" : "CPU",
                   on_gpu && !reference ? " (no cuBLASMp in this build to compare)" : "", "MxNxK", "median ms",
-                  "min ms", "GFLOP/s", "per process", "reps", reference ? "  % of cuBLASMp" : "");
+                  "min ms", "GFLOP/s", "per process", "reps", "spread", reference ? "  % of cuBLASMp" : "");
     };
     for (const Shape& s : shapes) {
       if (progress) std::fprintf(stderr, "\r%-40s", ("timing " + s.text() + "...").c_str());
@@ -347,12 +352,14 @@ void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused wit
       if (rank != 0) continue;
       if (rows.empty()) header();
       const double percent = r.reference_median_s > 0 ? 100.0 * r.reference_median_s / r.median_s : -1;
-      std::printf("%-22s %10.3f %10.3f %10.2f %12.2f %5zu%s  (%s)\n", s.text().c_str(), r.median_s * 1e3,
-                  r.min_s * 1e3, r.gflops, r.gflops / size, r.seconds.size(),
+      const TimingSpread timing = timing_spread(r.seconds, !on_gpu);
+      std::printf("%-22s %10.3f %10.3f %10.2f %12.2f %5zu %7s%s  (%s)\n", s.text().c_str(), r.median_s * 1e3,
+                  r.min_s * 1e3, r.gflops, r.gflops / size, r.seconds.size(), spread_text(timing).c_str(),
                   percent < 0 ? "" : ("  " + fixed(percent, 1) + "%").c_str(), r.local_kernel.c_str());
       nlohmann::json row = {{"kernel", "summa"}, {"backend", backend}, {"dtype", o.dtype},
                             {"m", s.m}, {"n", s.n}, {"k", s.k}, {"reps", r.seconds.size()},
                             {"seconds", r.seconds}, {"median_ms", r.median_s * 1e3}, {"min_ms", r.min_s * 1e3},
+                            {"max_ms", timing.max_s * 1e3}, {"noisy", timing.noisy}, {"timing", timing_json(timing)},
                             {"gflops", r.gflops}, {"gflops_per_process", r.gflops / size},
                             {"distributed", {{"processes", size}, {"grid", grid_text}, {"block", o.block},
                                              {"local_kernel", r.local_kernel}}}};
@@ -364,12 +371,13 @@ void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused wit
                                                       {"percent_of_reference", percent}};
       rows.push_back(row);
     }
+    if (rank == 0 && !rows.empty()) std::printf("%s\n", noisy_legend().c_str());
     dist::collective(MPI_COMM_WORLD, [&] {
       if (rank != 0 || o.json_path.empty()) return;
-      write_json(o.json_path, {{"meta", meta_json()}, {"backend", backend}, {"dtype", o.dtype},
+      write_json(o.json_path, json_document("bench", {{"backend", backend}, {"dtype", o.dtype},
                                {"warmup", o.warmup}, {"max_reps", o.reps}, {"max_seconds", o.max_seconds},
                                {"timing", "each run between two barriers, the slowest process's time"},
-                               {"rows", rows}});
+                               {"rows", rows}}));
     });
 #endif
   });
@@ -481,7 +489,6 @@ void run_bench(const BenchArgs& o) {
   const std::vector<BenchRow>& rows = report.rows;
 
   const RunMeta meta = run_meta(&ctx);
-  const nlohmann::json env = meta_json(meta);
   for (std::size_t i = 0; i < reports.size(); ++i) {
     if (suite) {
       SuiteShape group;
@@ -498,8 +505,7 @@ void run_bench(const BenchArgs& o) {
   if (suite)
     std::printf("\n%s", suite_summary_table(suite->name, dtype, report.percent_of, summary).c_str());
 
-  nlohmann::json results = {{"meta", env},
-                            {"backend", backend_name(backend)},
+  nlohmann::json results = {{"backend", backend_name(backend)},
                             {"dtype", dtype_name(dtype)},
                             {"warmup", o.warmup},
                             {"max_reps", o.reps},
@@ -517,6 +523,7 @@ void run_bench(const BenchArgs& o) {
                             {"suite", suite ? suite_json(*suite, summary) : nlohmann::json(nullptr)},
                             {"rows", nlohmann::json::array()}};
   for (const BenchRow& r : rows) results["rows"].push_back(to_json(r, dtype, backend));
+  results = json_document("bench", std::move(results), &meta);
   if (!o.json_path.empty()) write_json(o.json_path, results);
   if (!o.csv_path.empty()) write_csv_results(o.csv_path, rows, dtype, backend);
   if (plotter) plot(*plotter, o.plot_path, results);
@@ -537,6 +544,13 @@ void add_bench(CLI::App& app) {
   auto o = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Time every kernel beside the reference library (OpenBLAS or cuBLAS) in one run");
+  cmd->footer("Spread and noisy rows: every timed row carries the spread of its runs, (max - min) / median, in "
+              "the table (spread) and the JSON (timing: samples, min, median, max). A row is noisy (* after its "
+              "spread; \"noisy\": true in the JSON, timing.noisy_reason says why) when that spread is above " +
+              std::to_string(int(kNoisySpread * 100 + 0.5)) +
+              "%, when the reference's runs paired with it (GPU) spread more than that, or, on the CPU, when "
+              "the cores are shared: the 1-minute load average (/proc/loadavg) less the run's own threads "
+              "above the cores it leaves idle. See docs/results_schema.md.");
   cmd->add_option("--backend", o->backend, kBackendHelp)->capture_default_str();
   cmd->add_option("--kernels", o->kernels,
                   "all, or a comma-separated list of kernel names (the reference libraries "
@@ -586,7 +600,7 @@ void add_bench(CLI::App& app) {
                   "another; kernels without a batched launch (see gemmkit list) run them one "
                   "after another. GFLOP/s count every product; every product is verified")
       ->capture_default_str()->check(at_least(1));
-  cmd->add_option("--json", o->json_path, "Write results (with GPU, date, commit) as JSON");
+  add_json_option(cmd, o->json_path, "Write results (with GPU, date, commit) as JSON");
   cmd->add_option("--csv", o->csv_path, "Write results as CSV");
   cmd->add_option("--plot", o->plot_path,
                   "Plot GFLOP/s against N for the square shapes to a PNG (python3-matplotlib)");

@@ -57,10 +57,10 @@ void convolve_files(const Conv1dCliOptions& o, const VectorFile& x_file, const V
     for (const T v : y) std::printf(sizeof(T) == 4 ? "%.9g\n" : "%.17g\n", double(v));
   }
   if (!o.json_path.empty())
-    write_json(o.json_path, {{"x", o.x_path}, {"mask", o.mask_path}, {"n", n}, {"width", width},
+    write_json(o.json_path, json_document("conv1d", {{"x", o.x_path}, {"mask", o.mask_path}, {"n", n}, {"width", width},
                              {"dtype", dtype_name(dtype_of<T>)},
                              {"backend", backend_name(ran.backend)}, {"kernel", ran.kernel},
-                             {"seconds", seconds}, {"meta", meta_json()}});
+                             {"seconds", seconds}}));
 }
 
 void list_kernels() {
@@ -91,23 +91,24 @@ void run_bench(const Conv1dCliOptions& o) {
               static_cast<long long>(b.width), b.reps, b.warmup,
               q.devices.empty() ? "?" : q.devices.front().name.c_str());
   std::printf("GB/s counts n values read + n written once; the device copy counts read + write too\n");
-  std::printf("%-14s %10s %10s %9s %10s  %s\n", "kernel", "median ms", "GB/s", "% of copy",
-              "err/bound", "checked");
+  std::printf("%-14s %10s %10s %9s %10s %7s  %s\n", "kernel", "median ms", "GB/s", "% of copy",
+              "err/bound", "spread", "checked");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : b.rows) {
     if (!r.skipped.empty()) {
       std::printf("%-14s skipped: %s\n", r.kernel.c_str(), r.skipped.c_str());
-      rows.push_back({{"kernel", r.kernel}, {"skipped", r.skipped}});
+      rows.push_back({{"kernel", r.kernel}, {"skipped", r.skipped}, {"noisy", false}, {"timing", nullptr}});
       continue;
     }
     const double gbs = r.bytes / r.median_s / 1e9;
     const bool is_copy = r.kernel == "device_copy";
-    std::printf("%-14s %10.4f %10.1f %8.1f%% %10s  %s\n", r.kernel.c_str(), r.median_s * 1e3, gbs,
+    std::printf("%-14s %10.4f %10.1f %8.1f%% %10s %7s  %s\n", r.kernel.c_str(), r.median_s * 1e3, gbs,
                 100.0 * gbs / copy_gbs,
                 is_copy ? "-" : (std::to_string(r.max_error_ratio).substr(0, 8)).c_str(),
-                is_copy ? "(reference)" : std::to_string(r.checked).c_str());
+                spread_text(r.timing).c_str(), is_copy ? "(reference)" : std::to_string(r.checked).c_str());
     nlohmann::json row = {{"kernel", r.kernel}, {"median_s", r.median_s}, {"min_s", r.min_s},
-                          {"reps", r.reps}, {"bytes", r.bytes}, {"gb_per_s", gbs},
+                          {"max_s", r.timing.max_s}, {"reps", r.reps}, {"noisy", r.timing.noisy},
+                          {"timing", timing_json(r.timing)}, {"bytes", r.bytes}, {"gb_per_s", gbs},
                           {"percent_of_copy", 100.0 * gbs / copy_gbs}};
     if (!is_copy) {
       row["max_error_over_bound"] = r.max_error_ratio;
@@ -115,16 +116,16 @@ void run_bench(const Conv1dCliOptions& o) {
     }
     rows.push_back(row);
   }
+  std::printf("%s\n", noisy_legend().c_str());
   bool accurate = true;
   for (const auto& r : b.rows)
     if (r.skipped.empty() && r.kernel != "device_copy" && !(r.max_error_ratio <= 1.0)) accurate = false;
   if (!o.json_path.empty())
-    write_json(o.json_path, {{"benchmark", "conv1d"}, {"dtype", dtype_name(b.dtype)}, {"n", b.n},
+    write_json(o.json_path, json_document("conv1d", {{"benchmark", "conv1d"}, {"dtype", dtype_name(b.dtype)}, {"n", b.n},
                              {"width", b.width}, {"warmup", b.warmup}, {"reps", b.reps},
                              {"seed", o.seed}, {"bytes_counted", "n read + n written"},
                              {"error_bound", "(width + 1) * eps * sum_j |mask[j] x[i+j-width/2]|"},
-                             {"all_within_bound", accurate}, {"rows", rows},
-                             {"meta", meta_json()}});
+                             {"all_within_bound", accurate}, {"rows", rows}}));
   if (!accurate)
     fail(ErrorCategory::numeric, "conv1d --bench: a kernel's output exceeds the error bound "
                                  "(err/bound > 1 above)");
@@ -185,7 +186,7 @@ void add_conv1d(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--dtype", o->dtype,
                   "f32 or f64 (default: f32 when both files hold f32, else f64; --bench: f32)");
-  cmd->add_option("--json", o->json_path, "Write the run (or the benchmark table) as JSON");
+  add_json_option(cmd, o->json_path, "Write the run (or the benchmark table) as JSON");
   add_output_format_option(cmd, o->format);
   cmd->add_flag("--list", o->list, "List the GPU kernels and exit");
   cmd->add_flag("--bench", o->bench,

@@ -65,25 +65,35 @@ void print(const DeviceInfo& d) {
 }  // namespace
 
 void add_device(CLI::App& app) {
-  auto json = std::make_shared<bool>(false);
+  auto json = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("device", "Show the CUDA devices and their properties");
-  cmd->add_flag("--json", *json, "Print JSON instead of text");
+  add_json_option(cmd, *json, "Write the devices as JSON instead of printing them (without a device: why, "
+                              "and still exit 1)");
   cmd->callback([json] {
+    check_outputs({{"--json", *json}});
     const DeviceQuery q = query_devices();
-    if (*json) {
-      nlohmann::json out = {{"meta", meta_json()},
-                            {"cuda_build", cuda_compiled()},
-                            {"devices", nlohmann::json::array()}};
+    if (!json->empty()) {
+      nlohmann::json out = json_document("device", {{"cuda_build", cuda_compiled()},
+                                                    {"devices", nlohmann::json::array()}});
       for (const auto& d : q.devices) out["devices"].push_back(to_json(d));
       if (q.devices.empty()) {
         out["reason"] = no_device_reason_name(q.reason);
         out["message"] = q.message;
       }
-      std::printf("%s\n", out.dump(2).c_str());
+      write_json(*json, out);
+      // The document says why, as data: it is written, and the run still fails as every
+      // command without a device does.
+      if (q.devices.empty()) {
+        try {
+          require_cuda_device();
+        } catch (const Error& e) {
+          throw PartialFailure(e.category(), e.what());
+        }
+      }
+      return;
     }
     if (q.devices.empty()) require_cuda_device();  // throws the one no-device error
-    if (!*json)
-      for (const auto& d : q.devices) print(d);
+    for (const auto& d : q.devices) print(d);
   });
 }
 

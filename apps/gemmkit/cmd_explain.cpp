@@ -1,4 +1,4 @@
-// gemmkit explain KERNEL --shape MxNxK [--dtype T] [--thread bx,by,tx,ty] [--json]: how a
+// gemmkit explain KERNEL --shape MxNxK [--dtype T] [--thread bx,by,tx,ty] [--json PATH]: how a
 // kernel launches for a problem (gemmkit::explain does the work; this prints it).
 #include <cstdio>
 #include <sstream>
@@ -11,8 +11,8 @@ namespace gemmkit::cli {
 namespace {
 
 struct ExplainArgs {
-  std::string kernel, shape, dtype, thread, operation;
-  bool transpose_a = false, transpose_b = false, recorded = false, json = false;
+  std::string kernel, shape, dtype, thread, operation, json;
+  bool transpose_a = false, transpose_b = false, recorded = false;
 };
 
 std::string dims(const Dim3& d) {
@@ -98,7 +98,7 @@ nlohmann::json to_json(const Explanation& x) {
     launches.push_back(j);
   }
   const SmLimits& l = x.limits;
-  return {{"meta", meta_json()},
+  return json_document("explain", {
           {"operation", x.operation},
           {"kernel", x.kernel},
           {"rung", x.rung},
@@ -111,7 +111,7 @@ nlohmann::json to_json(const Explanation& x) {
                       {"registers_per_sm", l.registers_per_sm}, {"smem_per_sm_bytes", l.smem_per_sm},
                       {"smem_per_block_optin_bytes", l.smem_per_block_optin},
                       {"smem_reserved_per_block_bytes", l.smem_reserved_per_block}}},
-          {"launches", launches}};
+          {"launches", launches}});
 }
 
 void print(const Explanation& x) {
@@ -200,6 +200,7 @@ std::vector<std::int64_t> parse_sizes(const std::string& text) {
 }
 
 void run_explain(const ExplainArgs& a) {
+  check_outputs({{"--json", a.json}});
   ExplainRequest r;
   r.kernel = a.kernel;
   const std::string operation = operation_of(a);
@@ -221,7 +222,7 @@ void run_explain(const ExplainArgs& a) {
   if (!a.thread.empty()) std::tie(r.block_idx, r.thread_idx) = parse_thread(a.thread);
   r.live = !a.recorded;
   const Explanation x = explain_operation(operation, r);
-  if (a.json) std::printf("%s\n", to_json(x).dump(2).c_str());
+  if (!a.json.empty()) write_json(a.json, to_json(x));
   else print(x);
 }
 
@@ -247,7 +248,7 @@ void add_explain(CLI::App& app) {
   cmd->add_flag("--transpose-b", a->transpose_b, "op(B) = B^T");
   cmd->add_flag("--recorded", a->recorded,
                 "Use the values recorded at build time for sm_90 even when a device is present");
-  cmd->add_flag("--json", a->json, "Print JSON instead of text");
+  add_json_option(cmd, a->json, "Write the explanation as JSON instead of printing it");
   cmd->callback([a] { run_explain(*a); });
 }
 

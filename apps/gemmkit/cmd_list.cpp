@@ -47,7 +47,7 @@ std::string verdict_name(AutoCandidate::Verdict v) {
 // Prints which kernel `auto` runs for the problem and why, from the library's own decision
 // (explain_auto_choice, which the dispatcher uses). A CUDA decision without a device is made
 // on host logic alone; the compute capability it would need is said instead of checked.
-void explain_auto(const AutoArgs& a, bool json) {
+void explain_auto(const AutoArgs& a, const std::string& json_path) {
   const std::optional<BenchShape> shape = parse_bench_shape(a.shape);
   if (!shape) fail(ErrorCategory::usage, "--auto: '" + a.shape + "' is not MxNxK with positive integers (e.g. 16x8192x8192)");
   const auto dtype = parse_dtype(a.dtype);
@@ -80,22 +80,22 @@ void explain_auto(const AutoArgs& a, bool json) {
   std::string where = std::string(backend_name(*backend)) + " backend";
   if (cc) where += ", a device of compute capability " + std::to_string(*cc);
   else if (*backend == Backend::cuda) where += ", no device here (" + no_device_message() + "): the compute capability is not checked";
-  if (json) {
+  if (!json_path.empty()) {
     nlohmann::json candidates = nlohmann::json::array();
     for (const AutoCandidate& c : choice.candidates)
       candidates.push_back({{"kernel", c.entry->name}, {"auto_priority", c.entry->auto_priority},
                             {"min_compute_capability", c.entry->min_compute_capability},
                             {"verdict", verdict_name(c.verdict)}, {"reason", c.reason}});
-    const nlohmann::json out = {
-        {"meta", meta_json()}, {"dtype", dtype_name(p.dtype)}, {"m", p.m}, {"n", p.n}, {"k", p.k},
+    const nlohmann::json out = json_document("list", {
+        {"dtype", dtype_name(p.dtype)}, {"m", p.m}, {"n", p.n}, {"k", p.k},
         {"trans_a", p.trans_a}, {"trans_b", p.trans_b}, {"layout", a.layout},
         {"backend", backend_name(*backend)},
         {"compute_capability", cc ? nlohmann::json(*cc) : nlohmann::json(nullptr)},
         {"device_checked", choice.device_checked}, {"rule", choice.rule},
         {"tuned_compute_capability", choice.tuned_compute_capability ? nlohmann::json(choice.tuned_compute_capability) : nlohmann::json(nullptr)},
         {"chosen", choice.chosen ? nlohmann::json(choice.chosen->name) : nlohmann::json(nullptr)},
-        {"candidates", candidates}};
-    std::printf("%s\n", out.dump(2).c_str());
+        {"candidates", candidates}});
+    write_json(json_path, out);
     return;
   }
   std::printf("auto for %s on the %s\n", problem.c_str(), where.c_str());
@@ -124,10 +124,10 @@ void explain_auto(const AutoArgs& a, bool json) {
 }  // namespace
 
 void add_list(CLI::App& app) {
-  auto json = std::make_shared<bool>(false);
+  auto json = std::make_shared<std::string>();
   auto operation = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("list", "List the kernels of every operation and backend in this build");
-  cmd->add_flag("--json", *json, "Print JSON instead of a table");
+  add_json_option(cmd, *json, "Write the table (or the --auto answer) as JSON instead of printing it");
   cmd->add_option("--operation", *operation, "Only this operation's kernels: gemm, reduce, spmv or conv1d");
   auto a = std::make_shared<AutoArgs>();
   CLI::Option* auto_opt = cmd->add_option(
@@ -145,6 +145,7 @@ void add_list(CLI::App& app) {
       cmd->add_flag("--transpose-b", a->trans_b, "With --auto: B stored transposed (N x K)"),
       cmd->add_option("--layout", a->layout, "With --auto: row or col (column-major)")->capture_default_str()};
   cmd->callback([json, operation, a, auto_opt, problem_opts] {
+    check_outputs({{"--json", *json}});
     if (auto_opt->count() == 0) {
       for (const CLI::Option* opt : problem_opts)
         if (opt->count() > 0)
@@ -156,7 +157,7 @@ void add_list(CLI::App& app) {
       return;
     }
     const std::vector<CatalogueEntry> entries = catalogue(*operation);
-    if (*json) {
+    if (!json->empty()) {
       nlohmann::json rows = nlohmann::json::array();
       for (const CatalogueEntry& e : entries) {
         nlohmann::json dtypes = nlohmann::json::array();
@@ -170,8 +171,7 @@ void add_list(CLI::App& app) {
                        {"available", availability(e)},
                        {"summary", e.summary}});
       }
-      const nlohmann::json out = {{"meta", meta_json()}, {"rows", rows}};
-      std::printf("%s\n", out.dump(2).c_str());
+      write_json(*json, json_document("list", {{"rows", rows}}));
       return;
     }
     std::string current;

@@ -269,7 +269,7 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
   const std::optional<FileFormat> format = parse_output_format(o.format);
   if (exact_out) write_limb_table(o.c_path, LimbTableView{r.limbs.data(), m, n, limb_count}, nullptr, format);
   else if (!r.c_written) write_matrix(o.c_path, w.c, format);
-  if (!o.json_path.empty()) write_json(o.json_path, report);
+  if (!o.json_path.empty()) write_json(o.json_path, json_document("multiply", report));
 
   const std::string dtypes = std::string(dtype_name(dtype)) +
                              (exact_out ? " -> exact" : out != storage ? " -> " + std::string(dtype_name(out)) : "");
@@ -591,7 +591,7 @@ void add_multiply(CLI::App& app) {
                   "overflow is reported even with none; Inf and NaN are checked as IEEE arithmetic "
                   "gives them")
       ->capture_default_str();
-  cmd->add_option("--json", o->json_path, "Also write the run's details as JSON");
+  add_json_option(cmd, o->json_path, "Also write the run's details as JSON");
   add_output_format_option(cmd, o->format);
   CLI::Option* distributed = cmd->add_flag(
       "--distributed", o->distributed,

@@ -52,15 +52,14 @@ void reduce_file(const ReduceOptions& o, ReduceOp op, const Matrix<T>& m, const 
     write_matrix(o.output, AnyMatrix(std::move(out)), parse_output_format(o.format));
   }
   if (!o.json_path.empty())
-    write_json(o.json_path, {{"op", reduce_op_name(op)},
+    write_json(o.json_path, json_document("reduce", {{"op", reduce_op_name(op)},
                              {"dtype", dtype_name(dtype)},
                              {"input", o.input},
                              {"n", n},
                              {"value", static_cast<double>(value)},
                              {"value_text", text},
                              {"backend", backend},
-                             {"kernel", choice.kernel},
-                             {"meta", meta_json()}});
+                             {"kernel", choice.kernel}}));
 }
 
 void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
@@ -79,22 +78,26 @@ void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
               bytes / 1e9, r.reps, r.warmup);
   std::printf("D2D copy of the same bytes: %.3f ms, %.1f GB/s read (%.1f GB/s read + write)\n",
               r.copy_median_s * 1e3, copy_read_gbs, copy_total_gbs);
-  std::printf("%-20s %4s %10s %9s %8s %11s %11s %9s  %s\n", "kernel", "rung", "median ms", "GB/s",
-              "% of CUB", "% copy read", "% copy r+w", "same bits", "value");
+  std::printf("%-20s %4s %10s %9s %8s %11s %11s %9s %7s  %s\n", "kernel", "rung", "median ms", "GB/s",
+              "% of CUB", "% copy read", "% copy r+w", "same bits", "spread", "value");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : r.rows) {
     const double gbs = bytes / row.median_s / 1e9;
     const double pct_cub = 100 * cub_s / row.median_s;
     const double pct_read = 100 * gbs / copy_read_gbs, pct_total = 100 * gbs / copy_total_gbs;
     const std::string value = format_value(row.value, dtype);
-    std::printf("%-20s %4s %10.4f %9.1f %7.1f%% %10.1f%% %10.1f%% %9s  %s\n", row.kernel.c_str(),
+    std::printf("%-20s %4s %10.4f %9.1f %7.1f%% %10.1f%% %10.1f%% %9s %7s  %s\n", row.kernel.c_str(),
                 row.rung < 0 ? "ref" : std::to_string(row.rung).c_str(), row.median_s * 1e3, gbs,
-                pct_cub, pct_read, pct_total, row.bit_identical ? "yes" : "NO", value.c_str());
+                pct_cub, pct_read, pct_total, row.bit_identical ? "yes" : "NO", spread_text(row.timing).c_str(),
+                value.c_str());
     rows.push_back({{"kernel", row.kernel},
                     {"rung", row.rung},
                     {"median_s", row.median_s},
                     {"min_s", row.min_s},
+                    {"max_s", row.timing.max_s},
                     {"reps", row.reps},
+                    {"noisy", row.timing.noisy},
+                    {"timing", timing_json(row.timing)},
                     {"gbs", gbs},
                     {"pct_of_cub", pct_cub},
                     {"pct_of_copy_read", pct_read},
@@ -103,9 +106,10 @@ void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
                     {"value", row.value},
                     {"value_text", value}});
   }
+  std::printf("%s\n", noisy_legend().c_str());
   if (!o.json_path.empty())
     write_json(o.json_path,
-               {{"benchmark", "reduce"},
+               json_document("reduce", {{"benchmark", "reduce"},
                 {"op", reduce_op_name(op)},
                 {"dtype", dtype_name(dtype)},
                 {"n", r.n},
@@ -120,8 +124,7 @@ void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
                           {"read_plus_write_gbs", copy_total_gbs},
                           {"note", "cudaMemcpy D2D of bytes_read: read_gbs = bytes/time, "
                                    "read_plus_write_gbs = 2*bytes/time"}}},
-                {"kernels", rows},
-                {"meta", meta_json()}});
+                {"kernels", rows}}));
 }
 
 }  // namespace
@@ -139,7 +142,7 @@ void add_reduce(CLI::App& app) {
   cmd->add_option("--dtype", o->dtype, "f32 or f64 (default: the file's, f64 for integer files; "
                                        "--bench: f32)");
   cmd->add_option("-o,--output", o->output, "Also write the result as a 1x1 matrix file");
-  cmd->add_option("--json", o->json_path, "Write the result (or the benchmark) as JSON");
+  add_json_option(cmd, o->json_path, "Write the result (or the benchmark) as JSON");
   add_output_format_option(cmd, o->format);
   cmd->add_flag("--list", o->list, "List the kernels and exit");
   cmd->add_flag("--bench", o->bench, "Time every GPU kernel, CUB and the D2D copy on random data (needs a GPU)");

@@ -70,11 +70,10 @@ void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
     for (const T v : y) std::printf("%.*g\n", sizeof(T) == 8 ? 17 : 9, static_cast<double>(v));
   }
   if (!o.json_path.empty())
-    write_json(o.json_path, {{"matrix", o.matrix_path}, {"x", o.x_path}, {"output", o.output},
+    write_json(o.json_path, json_document("spmv", {{"matrix", o.matrix_path}, {"x", o.x_path}, {"output", o.output},
                              {"rows", a.rows}, {"cols", a.cols}, {"nnz", a.nnz()},
                              {"backend", gpu ? "cuda" : "cpu"}, {"kernel", kernel},
-                             {"dtype", std::string(dtype_name(dtype_of<T>))}, {"seconds", seconds},
-                             {"meta", meta_json()}});
+                             {"dtype", std::string(dtype_name(dtype_of<T>))}, {"seconds", seconds}}));
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -95,8 +94,8 @@ void run_bench(const SpmvOptions& o) {
   if (o.rows < 1) fail(ErrorCategory::usage, "--rows must be at least 1");
   require_cuda_device();
   const std::string dtype(dtype_name(dtype_of<T>));
-  nlohmann::json report = {{"benchmark", "spmv"}, {"dtype", dtype}, {"rows", o.rows}, {"reps", o.reps},
-                           {"warmup", o.warmup}, {"seed", o.seed}, {"meta", meta_json()}};
+  nlohmann::json report = json_document("spmv", {{"benchmark", "spmv"}, {"dtype", dtype}, {"rows", o.rows},
+                                                 {"reps", o.reps}, {"warmup", o.warmup}, {"seed", o.seed}});
   std::printf("gemmkit spmv --bench: %s, %lld rows, median of %d runs after %d warm-up\n", dtype.c_str(),
               static_cast<long long>(o.rows), o.reps, o.warmup);
   double log_best = 0, log_auto = 0, min_best = 1e300, min_auto = 1e300;
@@ -130,22 +129,26 @@ void run_bench(const SpmvOptions& o) {
                 static_cast<long long>(a.nnz()), s.mean_row_length, static_cast<long long>(s.max_row_length),
                 static_cast<long long>(s.empty_rows), r.offsets_64bit ? "64-bit" : "32-bit", bytes / 1e6,
                 copy_gbps, reference->kernel.c_str());
-    std::printf("  %-22s %10s %9s %8s %11s %9s  %s\n", "kernel", "median ms", "GB/s", "% copy", "% cuSPARSE",
-                "error", "note");
+    std::printf("  %-22s %10s %9s %8s %11s %9s %7s  %s\n", "kernel", "median ms", "GB/s", "% copy", "% cuSPARSE",
+                "error", "spread", "note");
     nlohmann::json entries = nlohmann::json::array();
     for (const auto& e : r.entries) {
       const bool bad = !e.skipped && ours(e.kernel) && !(e.max_scaled_error <= 1.0);
       all_correct = all_correct && !bad;
       if (e.skipped) {
-        std::printf("  %-22s %10s %9s %8s %11s %9s  skipped: %s\n", e.kernel.c_str(), "-", "-", "-", "-", "-", e.note.c_str());
+        std::printf("  %-22s %10s %9s %8s %11s %9s %7s  skipped: %s\n", e.kernel.c_str(), "-", "-", "-", "-", "-", "-",
+                    e.note.c_str());
       } else {
-        std::printf("  %-22s %10.4f %9.0f %7.1f%% %10.1f%% %9.2g  %s%s%s\n", e.kernel.c_str(), e.median_s * 1e3,
+        std::printf("  %-22s %10.4f %9.0f %7.1f%% %10.1f%% %9.2g %7s  %s%s%s\n", e.kernel.c_str(), e.median_s * 1e3,
                     bytes / e.median_s / 1e9, 100.0 * r.copy_median_s / e.median_s,
-                    100.0 * reference->median_s / e.median_s, e.max_scaled_error, bad ? "OUT OF BOUND " : "",
+                    100.0 * reference->median_s / e.median_s, e.max_scaled_error, spread_text(e.timing).c_str(),
+                    bad ? "OUT OF BOUND " : "",
                     e.kernel == r.auto_kernel ? "(auto) " : "", e.note.c_str());
       }
       entries.push_back({{"kernel", e.kernel}, {"skipped", e.skipped}, {"note", e.note},
                          {"median_s", e.median_s}, {"min_s", e.min_s}, {"reps", e.reps},
+                         {"max_s", e.timing.max_s}, {"noisy", !e.skipped && e.timing.noisy},
+                         {"timing", e.skipped ? nlohmann::json(nullptr) : timing_json(e.timing)},
                          {"gbps", e.skipped ? 0.0 : bytes / e.median_s / 1e9},
                          {"percent_of_copy", e.skipped ? 0.0 : 100.0 * r.copy_median_s / e.median_s},
                          {"percent_of_cusparse", e.skipped ? 0.0 : 100.0 * reference->median_s / e.median_s},
@@ -173,6 +176,7 @@ void run_bench(const SpmvOptions& o) {
   std::printf("\ngeometric mean of %% of cuSPARSE over %zu matrices: best of ours %.1f%% (lowest %.1f%%), "
               "auto %.1f%% (lowest %.1f%%)\n",
               patterns.size(), geo_best, min_best, geo_auto, min_auto);
+  std::printf("%s\n", noisy_legend().c_str());
   std::printf("GB/s: CSR arrays + x + y once over the median time; %% copy: against cudaMemcpy D2D moving as "
               "many bytes; error: max over rows of |y - ref| / ((len + 1) eps sum|a x|), in bound when <= 1\n");
   report["geomean_best_percent_of_cusparse"] = geo_best;
@@ -230,7 +234,7 @@ void add_spmv(CLI::App& app) {
   cmd->add_option("--backend", opt->backend, kBackendHelp)->capture_default_str();
   cmd->add_option("--kernel", opt->kernel, kKernelHelp)->capture_default_str();
   cmd->add_option("--dtype", opt->dtype, "f32 or f64 (default f64; f32 with --bench)");
-  cmd->add_option("--json", opt->json_path, "Write the results as JSON here");
+  add_json_option(cmd, opt->json_path, "Write the results as JSON");
   add_output_format_option(cmd, opt->format);
   cmd->add_flag("--list", opt->list, "List the kernels and exit");
   cmd->add_flag("--bench", opt->bench,

@@ -224,17 +224,56 @@ void write_npy_counts(const std::string& path, WalkCounts& w, bool all_lengths) 
   write_npy_array(path, DType::i64, shape, w.words.data());
 }
 
+// For --json: what was counted, and the answer: where the table was written (-o), or the
+// counts themselves (decimal strings, exact) when the table is small enough to print.
+nlohmann::json walks_answer(const Graph& g, const WalkCounts& w, const WalksOptions& o, bool npy_out) {
+  const auto label_or_null = [&](const std::string& given, const std::vector<std::int64_t>& vertices) {
+    return given.empty() || vertices.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.label(vertices.front()));
+  };
+  nlohmann::json counted = {{"length", o.length}, {"all_lengths", o.all_lengths}, {"lengths", w.lengths},
+                            {"from", label_or_null(o.from, w.sources)}, {"to", label_or_null(o.to, w.targets)},
+                            {"sources", w.rows()}, {"targets", w.cols()}};
+  nlohmann::json answer = {{"output", nullptr}, {"output_format", nullptr}, {"source_labels", nullptr},
+                           {"target_labels", nullptr}, {"counts", nullptr}, {"counts_omitted", nullptr}};
+  if (!o.output.empty()) {
+    answer["output"] = o.output;
+    answer["output_format"] = npy_out ? "npy" : "csv";
+    answer["counts_omitted"] = "written to the output";
+  } else if (w.rows() > kPrintLimit || w.cols() > kPrintLimit) {
+    answer["counts_omitted"] = "too large to include (more than " + std::to_string(kPrintLimit) +
+                               " rows or columns): write it with -o";
+  } else {
+    nlohmann::json sources = nlohmann::json::array(), targets = nlohmann::json::array();
+    for (auto v : w.sources) sources.push_back(g.label(v));
+    for (auto v : w.targets) targets.push_back(g.label(v));
+    nlohmann::json counts = nlohmann::json::array();  // [length][source][target]
+    for (std::size_t li = 0; li < w.lengths.size(); ++li) {
+      nlohmann::json table = nlohmann::json::array();
+      for (std::int64_t r = 0; r < w.rows(); ++r) {
+        nlohmann::json row = nlohmann::json::array();
+        for (std::int64_t c = 0; c < w.cols(); ++c) row.push_back(count_text(w, li, r, c));
+        table.push_back(std::move(row));
+      }
+      counts.push_back(std::move(table));
+    }
+    answer["source_labels"] = std::move(sources);
+    answer["target_labels"] = std::move(targets);
+    answer["counts"] = std::move(counts);
+  }
+  return {{"counted", std::move(counted)}, {"answer", std::move(answer)}};
+}
+
 // With --bench (on stderr) or --json: the method and time taken, and after the GPU engine
 // the references of the same run: cuBLAS's own int8 GEMM and DGEMM of the same order, and
-// the time as many DGEMMs as the engine ran int8 GEMMs would take.
+// the time as many DGEMMs as the engine ran int8 GEMMs would take. `answer`: walks_answer's.
 void report_timing(const Graph& g, const WalkCounts& w, double seconds, double end_to_end,
-                   double write_seconds, const WalksOptions& o, int processes) {
+                   double write_seconds, const WalksOptions& o, int processes, nlohmann::json answer) {
   if (!o.bench && o.json_path.empty()) return;
-  nlohmann::json report = {{"graph", o.graph_path}, {"vertices", g.n}, {"edges", g.edges()},
-                           {"length", o.length}, {"mode", walk_mode_name(w.mode)},
-                           {"method", w.method}, {"bound_bits", w.bound.bit_length()},
-                           {"primes", w.primes}, {"seconds", seconds},
-                           {"meta", meta_json()}};
+  nlohmann::json report = json_document("walks", std::move(answer));
+  report.update({{"graph", o.graph_path}, {"vertices", g.n}, {"edges", g.edges()},
+                 {"length", o.length}, {"mode", walk_mode_name(w.mode)},
+                 {"method", w.method}, {"bound_bits", w.bound.bit_length()},
+                 {"primes", w.primes}, {"seconds", seconds}});
   report["end_to_end_seconds"] = end_to_end;
   if (processes > 0) report["distributed"] = {{"processes", processes}};
   if (!o.output.empty()) report["write_seconds"] = write_seconds;
@@ -350,6 +389,8 @@ void finish_walks(const WalksOptions& o, const WalksPlan& plan, WalkCounts& w, d
   if (w.rounded)
     std::fprintf(stderr, "gemmkit: warning: some counts reach 2^53 and are rounded in float mode "
                          "(use --mode exact)\n");
+  // Before the write, which may narrow the counts in place.
+  nlohmann::json answer = o.json_path.empty() ? nlohmann::json::object() : walks_answer(g, w, o, plan.npy_out);
   if (!o.output.empty()) {
     const auto write_start = std::chrono::steady_clock::now();
     if (plan.npy_out) write_npy_counts(o.output, w, o.all_lengths);
@@ -360,7 +401,7 @@ void finish_walks(const WalksOptions& o, const WalksPlan& plan, WalkCounts& w, d
                 static_cast<long long>(w.rows()), static_cast<long long>(w.cols()),
                 o.all_lengths ? ("1.." + std::to_string(o.length)).c_str() : std::to_string(o.length).c_str(),
                 std::string(walk_mode_name(w.mode)).c_str(), w.method.c_str());
-    report_timing(g, w, seconds, end_to_end, write_seconds, o, plan.processes);
+    report_timing(g, w, seconds, end_to_end, write_seconds, o, plan.processes, std::move(answer));
     return;
   }
   const bool pair = plan.query.from && plan.query.to;
@@ -369,7 +410,7 @@ void finish_walks(const WalksOptions& o, const WalksPlan& plan, WalkCounts& w, d
     print_summary(g, w);
   else
     print_counts(g, w, pair, o.all_lengths);
-  report_timing(g, w, seconds, end_to_end, 0, o, plan.processes);
+  report_timing(g, w, seconds, end_to_end, 0, o, plan.processes, std::move(answer));
 }
 
 // --distributed: every process of `mpirun -np P gemmkit walks ... --distributed` runs this.
@@ -448,7 +489,8 @@ void add_walks(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--bench", o->bench,
                 "After a GPU run, time cuBLAS int8 GEMM and DGEMM of the same order beside it (needs a GPU)");
-  cmd->add_option("--json", o->json_path, "Write the run's method, timings and references as JSON");
+  add_json_option(cmd, o->json_path, "Write the answer (the counts, or where -o wrote them), what was counted, "
+                                     "the method, timings and references as JSON");
   cmd->add_flag("--undirected", o->undirected, "Edge lists: each line is an edge both ways");
   cmd->add_option("--labels", o->labels, "Vertex names, comma-separated (matrix files)")->delimiter(',');
   cmd->add_option("--format", o->format, "Format of GRAPH: auto (by extension), edges, mtx, npy or csv")

@@ -14,6 +14,7 @@
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/run_meta.hpp"
+#include "gemmkit/timing_spread.hpp"
 #include "gemmkit/verify.hpp"
 
 namespace gemmkit {
@@ -66,6 +67,9 @@ struct BenchRow {
   std::string note;     // why it was skipped or failed ("skipped: ...", "failed: ...")
   int reps = 0;
   double median_s = 0, min_s = 0, gflops = 0;  // gflops from the median, all products
+  // The timed runs' spread and whether they were noisy (gemmkit/timing_spread.hpp); reps,
+  // median_s and min_s are its figures.
+  TimingSpread timing;
   double percent_of_reference = -1;            // -1: no reference for this dtype (or not run)
   // The reference's median in runs alternating with this kernel's (0: not timed in pairs,
   // e.g. the reference itself); the ratio is taken against it then.

@@ -22,6 +22,7 @@
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/operation.hpp"
+#include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit {
 
@@ -116,6 +117,7 @@ struct Conv1dBenchRow {
   double max_error_ratio = 0;  // max |y - reference| / bound over the checked outputs
   std::int64_t checked = 0;    // outputs compared with the CPU reference
   std::string skipped;         // why the rung did not run (empty when it ran)
+  TimingSpread timing;         // the runs' spread, noisy or not (reps, median_s, min_s its figures)
 };
 
 struct Conv1dBench {

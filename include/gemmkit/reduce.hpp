@@ -26,6 +26,7 @@
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/operation.hpp"
+#include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit {
 
@@ -114,6 +115,7 @@ struct ReduceBenchRow {
   int reps = 0;
   double value = 0;          // the result of the timed runs
   bool bit_identical = true;  // every timed run gave the same bits as the first
+  TimingSpread timing;        // the runs' spread, noisy or not (reps, median_s, min_s its figures)
 };
 struct ReduceBenchReport {
   std::size_t n = 0, bytes = 0;

@@ -21,6 +21,7 @@
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/operation.hpp"
+#include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit {
 
@@ -187,6 +188,7 @@ struct SpmvBenchEntry {
   int reps = 0;
   double max_scaled_error = 0;  // max_i |y_i - ref_i| / ((len_i + 1) eps sum|a x|), <= 1 is in bound
   bool skipped = false;
+  TimingSpread timing;  // the runs' spread, noisy or not (reps, median_s, min_s its figures)
 };
 struct SpmvBenchResult {
   std::int64_t device_bytes = 0;  // CSR arrays as stored on the device + x + y

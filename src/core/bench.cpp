@@ -467,9 +467,10 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
         ops->restore_c();
         const PairedTimes t = detail::time_gemm(ctx, stream.get(), *e, paired ? reference_entry : nullptr, p, timing);
         if (paired) r.paired_reference_median_s = median(t.reference);
-        r.reps = int(t.entry.size());
-        r.median_s = median(t.entry);
-        r.min_s = *std::min_element(t.entry.begin(), t.entry.end());
+        r.timing = timing_spread(t.entry, backend == Backend::cpu, paired ? t.reference : std::vector<double>{});
+        r.reps = r.timing.reps;
+        r.median_s = r.timing.median_s;
+        r.min_s = r.timing.min_s;
         r.gflops = p.flops() / r.median_s / 1e9;
         if (r.min_s > 0) best_rate[e] = std::max(best_rate[e], p.flops() / r.min_s);
         r.check = check_result(p, refs, *e, r.tolerance_dtype, o.seed);
@@ -529,8 +530,8 @@ std::string bench_table(const BenchReport& report, const RunMeta& meta) {
                                                   " threads, OpenBLAS " + meta.openblas_threading;
   std::string out = format("gemmkit bench: %s backend, %s, %s\n", std::string(backend_name(report.backend)).c_str(),
                            std::string(dtype_name(report.dtype)).c_str(), where.c_str());
-  out += format("%-24s %-16s %10s %10s %10s %8s %9s %5s%s\n", "kernel", "MxNxK", "median ms", "min ms",
-                "GFLOP/s", ("% " + ref_name).c_str(), "error", "reps", gpu ? "  % copy" : "");
+  out += format("%-24s %-16s %10s %10s %10s %8s %9s %5s %7s%s\n", "kernel", "MxNxK", "median ms", "min ms",
+                "GFLOP/s", ("% " + ref_name).c_str(), "error", "reps", "spread", gpu ? "  % copy" : "");
   for (const BenchRow& r : report.rows) {
     if (r.skipped) {
       out += format("%-24s %-16s %s\n", r.kernel.c_str(), shape_text(r).c_str(), r.note.c_str());
@@ -545,9 +546,10 @@ std::string bench_table(const BenchReport& report, const RunMeta& meta) {
         r.percent_of_reference < 0 ? "-" : format("%.1f%%", r.percent_of_reference);
     const std::string copy =
         !gpu ? "" : r.percent_of_copy < 0 ? format("  %6s", "-") : format("  %5.1f%%", r.percent_of_copy);
-    out += format("%-24s %-16s %10.3f %10.3f %10.2f %8s %9s %5d%s%s\n", r.kernel.c_str(),
+    out += format("%-24s %-16s %10.3f %10.3f %10.2f %8s %9s %5d %7s%s%s\n", r.kernel.c_str(),
                   shape_text(r).c_str(), r.median_s * 1e3, r.min_s * 1e3, r.gflops, percent.c_str(),
-                  format("%.1e", r.check.error).c_str(), r.reps, copy.c_str(), note.c_str());
+                  format("%.1e", r.check.error).c_str(), r.reps, spread_text(r.timing).c_str(), copy.c_str(),
+                  note.c_str());
   }
   if (!report.percent_of.empty())
     out += format("%% %s: GFLOP/s as a percentage of %s at the same shape\n", ref_name.c_str(),
@@ -558,6 +560,7 @@ std::string bench_table(const BenchReport& report, const RunMeta& meta) {
   out += format("error: relative Frobenius error against the exact product (a double-double "
                 "reference; past %.0e multiply-adds, --verify auto's check; integers exact)\n",
                 kFullVerifyLimit);
+  out += noisy_legend() + "\n";
   return out;
 }
 

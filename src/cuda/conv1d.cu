@@ -236,6 +236,7 @@ Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps
     row.median_s = t.median_s;
     row.min_s = t.min_s;
     row.reps = t.reps;
+    row.timing = t;
     y.copy_to_host(host_y.data(), host_y.size());
     for (std::int64_t i : sample) {
       const double expect = double(static_cast<T>(
@@ -254,6 +255,7 @@ Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps
   copy_row.median_s = copy.median_s;
   copy_row.min_s = copy.min_s;
   copy_row.reps = copy.reps;
+  copy_row.timing = copy;
   copy_row.bytes = bytes;
   report.rows.push_back(copy_row);
   return report;

@@ -7,28 +7,20 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "cuda/device_buffer.hpp"
 #include "cuda/event.hpp"
+#include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit::cuda {
 
-struct DeviceTiming {
-  double median_s = 0, min_s = 0;
-  int reps = 0;
-};
+// reps, min_s, median_s, max_s, the spread and whether the runs were noisy: the library's
+// one rule for every timed row (gemmkit/timing_spread.hpp).
+using DeviceTiming = TimingSpread;
 
-inline DeviceTiming summarize(std::vector<double> seconds) {
-  std::sort(seconds.begin(), seconds.end());
-  DeviceTiming t;
-  t.reps = int(seconds.size());
-  if (seconds.empty()) return t;
-  t.min_s = seconds.front();
-  const std::size_t n = seconds.size();
-  t.median_s = n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
-  return t;
-}
+inline DeviceTiming summarize(std::vector<double> seconds) { return timing_spread(std::move(seconds), false); }
 
 // `launch()` enqueues the work on the default stream (and may throw). Each run is timed on
 // its own between two events, so a stray slow run does not move the median.

@@ -337,7 +337,7 @@ void bench_kernels(ReduceBenchReport& report, const typename Op::Value* x, int w
       else same = same && std::memcmp(&value, &first_value, sizeof(T)) == 0;
     }
     const cuda::DeviceTiming t = cuda::summarize(seconds);
-    report.rows.push_back({name, rung, t.median_s, t.min_s, t.reps, static_cast<double>(first_value), same});
+    report.rows.push_back({name, rung, t.median_s, t.min_s, t.reps, static_cast<double>(first_value), same, t});
   }
 }
 

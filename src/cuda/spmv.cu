@@ -452,6 +452,7 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
       e.median_s = t.median_s;
       e.min_s = t.min_s;
       e.reps = t.reps;
+      e.timing = t;
     } catch (const Error& err) {
       if (err.category() != ErrorCategory::device) throw;
       e.skipped = true;

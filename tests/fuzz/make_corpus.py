@@ -185,7 +185,7 @@ def cli_seeds():
         "bench": ["bench", "--backend", "cpu", "--sizes", "8,16", "--reps", "1", "--warmup", "0", "--json", "b.json",
                   "--csv", "b.csv"],
         "bench_shapes": ["bench", "--shapes", "8x4x2", "--kernels", "cpu_naive", "--dtype", "i32"],
-        "list": ["list", "--json"],
+        "list": ["list", "--json", "-"],
         "device": ["device"],
         "walks": ["walks", "G.txt", "--length", "3", "--from", "a", "--to", "c"],
         "walks_edges": ["walks", "E.txt", "-k", "4", "--mode", "int64", "--all-lengths", "-o", "w.csv"],

@@ -21,6 +21,53 @@ using test::small_bench_options;
 
 // `auto` is a row per shape for what the dispatcher runs there, named in the note; the
 // references still run beside it, and its ratio is against them like any kernel's.
+// The one rule of every timed row: the spread of the runs, noisy past kNoisySpread of the
+// median, or when the reference's paired runs drift as much; a CPU run also when its cores
+// are shared (the load check, which depends on the machine, is tested through CoreLoad).
+TEST(TimingSpread, SpreadAndNoisyRows) {
+  TimingSpread t = timing_spread({1.0, 1.02, 1.05, 0.99, 1.01}, false);
+  EXPECT_EQ(t.reps, 5);
+  EXPECT_DOUBLE_EQ(t.min_s, 0.99);
+  EXPECT_DOUBLE_EQ(t.median_s, 1.01);
+  EXPECT_DOUBLE_EQ(t.max_s, 1.05);
+  EXPECT_NEAR(t.spread, 0.06 / 1.01, 1e-12);
+  EXPECT_FALSE(t.noisy) << t.noisy_reason;
+  EXPECT_EQ(t.noisy_reason, "");
+  EXPECT_EQ(t.reference_spread, -1);
+  EXPECT_LT(t.load.load1, 0);  // not a CPU run: no load looked at
+  EXPECT_EQ(spread_text(t), "5.9%");
+
+  t = timing_spread({2.0, 1.0, 1.2, 1.1}, false);  // median 1.15, spread 1/1.15
+  EXPECT_DOUBLE_EQ(t.median_s, 1.15);
+  EXPECT_TRUE(t.noisy);
+  EXPECT_EQ(t.noisy_reason, "spread 87.0% > 10.0%");
+  EXPECT_EQ(spread_text(t), "87.0%*");
+
+  // Steady runs beside a reference that drifted between the pairs.
+  t = timing_spread({1.0, 1.0, 1.01}, false, {1.0, 1.3, 1.0});
+  EXPECT_NEAR(t.reference_spread, 0.3, 1e-12);
+  EXPECT_TRUE(t.noisy);
+  EXPECT_EQ(t.noisy_reason, "the reference's paired runs spread 30.0% > 10.0%");
+
+  EXPECT_EQ(timing_spread({}, false).reps, 0);
+  EXPECT_FALSE(timing_spread({3.0}, false).noisy);  // one run: no spread to see
+
+  // A CPU run reads the load: the cores are shared when the others' load is above the
+  // idle cores.
+  t = timing_spread({1.0, 1.0}, true);
+  EXPECT_GE(t.load.cores, 1);
+  EXPECT_GE(t.load.threads, 1);
+  EXPECT_EQ(t.noisy, t.load.shared());
+  CoreLoad load{3.1, 2, 2};  // a parallel build beside a 2-thread run on 2 cores
+  EXPECT_TRUE(load.shared());
+  load = {1.9, 2, 2};  // the run alone
+  EXPECT_FALSE(load.shared());
+  load = {2.5, 4, 1};  // a 1-thread run, 1.5 of load elsewhere, 3 idle cores
+  EXPECT_FALSE(load.shared());
+  load = {-1, 2, 2};  // no /proc/loadavg
+  EXPECT_FALSE(load.shared());
+}
+
 TEST(BenchEngine, AutoRowsRunWhatTheDispatcherPicksAtEachShape) {
   Context ctx(Backend::cpu);
   const BenchReport r = run_gemm_bench(ctx, small_bench_options({"auto"}));
@@ -166,7 +213,7 @@ TEST_F(ResultSchema, EveryJsonCarriesTheMeta) {
   const auto bench = nlohmann::json::parse(read_file(json));
   expect_meta(bench, "bench");
   EXPECT_EQ(bench["rows"].size(), 2u);  // cpu_openblas and cpu_naive
-  r = run("device --json");
+  r = run("device --json -");
   expect_meta(nlohmann::json::parse(r.out), "device");
 }
 

@@ -211,7 +211,7 @@ TEST_F(Cli, ListAndDevice) {
   ASSERT_EQ(r.status, 0);
   for (const char* k : {"cpu_naive", "cpu_restrict", "cpu_blocked", "cpu_openblas"})
     EXPECT_NE(r.out.find(k), std::string::npos) << k;
-  r = run("list --json");
+  r = run("list --json -");
   ASSERT_EQ(r.status, 0);
   const auto j = nlohmann::json::parse(r.out).at("rows");
   ASSERT_TRUE(j.is_array());
@@ -222,7 +222,7 @@ TEST_F(Cli, ListAndDevice) {
   r = run("device");
   EXPECT_EQ(r.status, status) << r.err;
   EXPECT_FALSE(r.out.empty() && r.err.empty());
-  r = run("device --json");
+  r = run("device --json -");
   EXPECT_EQ(r.status, status);
   EXPECT_TRUE(nlohmann::json::parse(r.out).contains("devices"));
 }

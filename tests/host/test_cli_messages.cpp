@@ -106,8 +106,8 @@ TEST_F(CliMessages, NoDeviceIsTheSameSentenceAndExitOneEverywhere) {
     EXPECT_EQ(r.err, sentence) << args;
   }
   EXPECT_FALSE(std::filesystem::exists(path("c.npy")));
-  // device --json says why on stdout too, as data.
-  const CliResult r = run("device --json");
+  // device --json - says why on stdout too, as data.
+  const CliResult r = run("device --json -");
   EXPECT_EQ(r.status, 1);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["reason"], std::string(no_device_reason_name(query_devices().reason)));

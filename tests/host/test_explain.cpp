@@ -335,7 +335,7 @@ TEST_F(ExplainCli, PrintsTheWorkedExampleAndJson) {
   EXPECT_NE(r.out.find("threadId = 17 * 256 + 117 = 4469"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("writes C rows 39 x columns 53 (1 element)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("recorded at build time for sm_90"), std::string::npos) << r.out;
-  r = run("explain cuda_tiled16 --shape 70x200x64 --thread 0,0,1,2 --json --recorded");
+  r = run("explain cuda_tiled16 --shape 70x200x64 --thread 0,0,1,2 --json - --recorded");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["kernel"], "cuda_tiled16");

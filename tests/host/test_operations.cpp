@@ -1,6 +1,6 @@
 // The device API of reduce, spmv and conv1d on the CPU context (host memory, run on the
 // calling thread), their one registry form, and the catalogue of every operation's kernels
-// (`gemmkit list`, `list --json`, `list --operation`).
+// (`gemmkit list`, `list --json -`, `list --operation`).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -194,7 +194,7 @@ TEST(Catalogue, EveryOperationWithUniqueNames) {
 class ListCli : public CliTest {};
 
 TEST_F(ListCli, JsonListsEveryOperationsKernels) {
-  const CliResult r = run("list --json");
+  const CliResult r = run("list --json -");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc.at("meta").at("schema_version"), kResultSchemaVersion);
@@ -226,7 +226,7 @@ TEST_F(ListCli, TableIsGroupedAndFilteredByOperation) {
   EXPECT_LT(spmv_at, conv_at);
   EXPECT_NE(r.out.find("merge_path"), std::string::npos);
 
-  r = run("list --operation conv1d --json");
+  r = run("list --operation conv1d --json -");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out).at("rows");
   ASSERT_EQ(j.size(), catalogue("conv1d").size());

@@ -136,7 +136,7 @@ TEST_F(SuiteCli, ListAutoSaysWhatAutoPicksOnTheCpuAndWhy) {
   EXPECT_NE(r.out.find("refused"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dtype i64 is not supported"), std::string::npos) << r.out;
 
-  r = run("list --auto 64x64x64 --backend cpu --dtype bf16 --json");
+  r = run("list --auto 64x64x64 --backend cpu --dtype bf16 --json -");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("chosen"), "cpu_widened");

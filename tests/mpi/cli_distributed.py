@@ -228,7 +228,10 @@ with tempfile.TemporaryDirectory() as work:
                                          "local_kernel": row["distributed"]["local_kernel"]},
                   f"bench: distributed {row['distributed']}")
         check("meta" in report and report["backend"] == "cpu", "bench: no meta or backend")
-        check(len(r.stdout.splitlines()) == 4, "bench: not rank 0's header and a line per size", r)
+        check(len(r.stdout.splitlines()) == 5 and r.stdout.splitlines()[-1].startswith("spread: "),
+              "bench: not rank 0's header, a line per size and the spread legend", r)
+        check(all(row["noisy"] == row["timing"]["noisy"] and row["timing"]["samples"] == 2 for row in rows),
+              "bench: the rows' noisy flag and timing", r)
     # --backend cuda: a usage error in a build without NCCL; without a GPU (CI) one line from
     # rank 0 and exit 1 or 2 either way.
     if not has_gpu:
