@@ -1,4 +1,4 @@
-// The catalogue: every operation's registry in one form.
+// The catalogue: every operation's registry in one form, from one list of the registries.
 #include "gemmkit/catalogue.hpp"
 
 #include "gemmkit/conv1d.hpp"
@@ -16,6 +16,28 @@ void add_operation(std::vector<CatalogueEntry>& out, const OperationRegistry<Pro
                    std::nullopt, e.min_compute_capability, e.auto_priority});
 }
 
+// The registries in catalogue order: each operation's name once, with how its entries join.
+struct OperationRegistryRef {
+  std::string_view name;
+  void (*add)(std::vector<CatalogueEntry>& out);
+};
+
+const std::vector<OperationRegistryRef>& registries() {
+  static const std::vector<OperationRegistryRef> list = {
+      {"gemm",
+       [](std::vector<CatalogueEntry>& out) {
+         for (Backend b : {Backend::cpu, Backend::cuda})
+           for (const KernelEntry* e : Registry::instance().of_backend(b))
+             out.push_back({"gemm", e->name, e->backend, e->rung, e->role, e->summary, e->dtypes, e->accuracy,
+                            e->min_compute_capability, e->auto_priority, e->batched});
+       }},
+      {"reduce", [](std::vector<CatalogueEntry>& out) { add_operation(out, reduce_registry()); }},
+      {"spmv", [](std::vector<CatalogueEntry>& out) { add_operation(out, spmv_registry()); }},
+      {"conv1d", [](std::vector<CatalogueEntry>& out) { add_operation(out, conv1d_registry()); }},
+  };
+  return list;
+}
+
 }  // namespace
 
 std::string_view kernel_role_name(KernelRole role) {
@@ -23,29 +45,27 @@ std::string_view kernel_role_name(KernelRole role) {
 }
 
 const std::vector<std::string_view>& catalogue_operations() {
-  static const std::vector<std::string_view> operations = {"gemm", "reduce", "spmv", "conv1d"};
+  static const std::vector<std::string_view> operations = [] {
+    std::vector<std::string_view> names;
+    for (const OperationRegistryRef& r : registries()) names.push_back(r.name);
+    return names;
+  }();
   return operations;
 }
 
 std::vector<CatalogueEntry> catalogue(std::string_view operation) {
-  bool known = operation.empty();
+  std::vector<CatalogueEntry> out;
   std::string names;
-  for (std::string_view op : catalogue_operations()) {
-    known = known || op == operation;
-    names += (names.empty() ? "" : ", ") + std::string(op);
+  bool known = operation.empty();
+  for (const OperationRegistryRef& r : registries()) {
+    names += (names.empty() ? "" : ", ") + std::string(r.name);
+    if (operation.empty() || operation == r.name) {
+      known = true;
+      r.add(out);
+    }
   }
   if (!known)
     fail(ErrorCategory::usage, "unknown operation '" + std::string(operation) + "' (expected " + names + ")");
-  const auto wanted = [&](std::string_view op) { return operation.empty() || operation == op; };
-  std::vector<CatalogueEntry> out;
-  if (wanted("gemm"))
-    for (Backend b : {Backend::cpu, Backend::cuda})
-      for (const KernelEntry* e : Registry::instance().of_backend(b))
-        out.push_back({"gemm", e->name, e->backend, e->rung, e->role, e->summary, e->dtypes, e->accuracy,
-                       e->min_compute_capability, e->auto_priority, e->batched});
-  if (wanted("reduce")) add_operation(out, reduce_registry());
-  if (wanted("spmv")) add_operation(out, spmv_registry());
-  if (wanted("conv1d")) add_operation(out, conv1d_registry());
   return out;
 }
 
