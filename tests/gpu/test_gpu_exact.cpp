@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "arith/int128.hpp"
 #include "fault_injection.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
@@ -20,24 +21,22 @@
 namespace gemmkit {
 namespace {
 
-__extension__ typedef __int128 int128_t;
-__extension__ typedef unsigned __int128 uint128_t;
 
 // 256-bit two's complement, least significant word first: every reference value here fits
 // (|alpha| 2^63 2^63 k + |beta| 2^63 < 2^200).
 struct Wide {
   std::uint64_t w[4] = {0, 0, 0, 0};
-  static Wide of(int128_t x) {
+  static Wide of(i128 x) {
     Wide r;
-    r.w[0] = std::uint64_t(uint128_t(x));
-    r.w[1] = std::uint64_t(uint128_t(x) >> 64);
+    r.w[0] = std::uint64_t(u128(x));
+    r.w[1] = std::uint64_t(u128(x) >> 64);
     r.w[2] = r.w[3] = x < 0 ? ~0ull : 0ull;
     return r;
   }
   void add(const Wide& y) {
     std::uint64_t carry = 0;
     for (int i = 0; i < 4; ++i) {
-      const uint128_t s = uint128_t(w[i]) + y.w[i] + carry;
+      const u128 s = u128(w[i]) + y.w[i] + carry;
       w[i] = std::uint64_t(s);
       carry = std::uint64_t(s >> 64);
     }
@@ -47,7 +46,7 @@ struct Wide {
     const std::uint64_t u = neg ? 0ull - std::uint64_t(s) : std::uint64_t(s);
     std::uint64_t carry = 0;
     for (int i = 0; i < 4; ++i) {
-      const uint128_t t = uint128_t(w[i]) * u + carry;
+      const u128 t = u128(w[i]) * u + carry;
       w[i] = std::uint64_t(t);
       carry = std::uint64_t(t >> 64);
     }
@@ -131,7 +130,7 @@ struct HostProblem {
   // alpha op(A) op(B) + beta C0 at (i, j), exact.
   Wide expected(std::int64_t i, std::int64_t j) {
     Wide x;
-    for (std::int64_t l = 0; l < p.k; ++l) x.add(Wide::of(int128_t(A(i, l)) * int128_t(B(l, j))));
+    for (std::int64_t l = 0; l < p.k; ++l) x.add(Wide::of(i128(A(i, l)) * i128(B(l, j))));
     x.times(std::int64_t(p.alpha));
     if (p.beta != 0) {
       Wide y = Wide::of(col ? c0[std::size_t(j * p.ldc + i)] : c0[std::size_t(i * p.ldc + j)]);

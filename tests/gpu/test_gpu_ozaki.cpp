@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "arith/int128.hpp"
 #include "fault_injection.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
@@ -28,8 +29,6 @@
 namespace gemmkit {
 namespace {
 
-__extension__ typedef __int128 int128_t;
-__extension__ typedef unsigned __int128 uint128_t;
 
 // op(A) (m x k) and op(B) (k x n) as plain row-major values, the problem's
 // shape and form.
@@ -79,17 +78,17 @@ std::vector<double> host_scheme(const Case& c, int bits) {
   std::vector<double> out(std::size_t(c.m * c.n));
   for (std::int64_t i = 0; i < c.m; ++i)
     for (std::int64_t j = 0; j < c.n; ++j) {
-      int128_t s = 0;
-      for (std::int64_t p = 0; p < c.k; ++p) s += int128_t(ai[std::size_t(i * c.k + p)]) * bi[std::size_t(p * c.n + j)];
+      i128 s = 0;
+      for (std::int64_t p = 0; p < c.k; ++p) s += i128(ai[std::size_t(i * c.k + p)]) * bi[std::size_t(p * c.n + j)];
       // Nearest double to s: its magnitude's top 64 bits with a sticky bit,
       // converted once.
       const bool negative = s < 0;
-      const uint128_t mag = negative ? uint128_t(0) - uint128_t(s) : uint128_t(s);
+      const u128 mag = negative ? u128(0) - u128(s) : u128(s);
       double d = 0;
       if (mag != 0) {
         int lead = 0;
         while ((mag << lead) >> 127 == 0) ++lead;
-        const uint128_t aligned_bits = mag << lead;  // exact: mag < 2^127
+        const u128 aligned_bits = mag << lead;  // exact: mag < 2^127
         const std::uint64_t top = std::uint64_t(aligned_bits >> 64) | (std::uint64_t(aligned_bits) != 0 ? 1u : 0u);
         d = std::ldexp(double(top), 64 - lead);
       }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "arith/int128.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/verify.hpp"
 #include "host/cli_test_support.hpp"
@@ -91,8 +92,8 @@ TEST_F(ExactCli, ModuliAreForTheOzakiKernelsOnly) {
 
 namespace {
 
-using gemmkit::int128_t;
-__extension__ typedef unsigned __int128 uint128_t;
+using gemmkit::i128;
+using gemmkit::u128;
 
 // On a machine with a CUDA device: the exact GPU GEMM through the command line.
 class ExactCliGpu : public ExactCli {
@@ -113,12 +114,12 @@ TEST_F(ExactCliGpu, FullRangeI32AsExactDecimalsAndI64) {
   EXPECT_NE(r.out.find("exact: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("verified (exact, modular Freivalds on the limbs"), std::string::npos) << r.out;
   // (2^31-1)(-2^31) + (-2^31)(2^31-1) = -2^63 + 2^32; (2^31-1)(-2^31) + (-2^31)(5) = -2^62 - 2^32... as GMP would.
-  const int128_t a00 = 2147483647, a01 = -2147483648LL, a10 = -2147483648LL, a11 = -2147483648LL;
-  const int128_t b00 = -2147483648LL, b01 = -2147483648LL, b10 = 2147483647, b11 = 5;
-  auto text = [](int128_t v) {
+  const i128 a00 = 2147483647, a01 = -2147483648LL, a10 = -2147483648LL, a11 = -2147483648LL;
+  const i128 b00 = -2147483648LL, b01 = -2147483648LL, b10 = 2147483647, b11 = 5;
+  auto text = [](i128 v) {
     std::string s;
     const bool neg = v < 0;
-    uint128_t u = neg ? -uint128_t(v) : uint128_t(v);
+    u128 u = neg ? -u128(v) : u128(v);
     do s.insert(s.begin(), char('0' + int(u % 10))), u /= 10; while (u);
     return neg ? "-" + s : s;
   };
