@@ -7,6 +7,8 @@ computed on the producer's current stream and returned as the same kind of tenso
     import gemmkit, numpy as np
     a, b = np.random.rand(300, 200), np.random.rand(200, 100)
     c = gemmkit.matmul(a, b)          # verified against the exact product when asked
+    plan = gemmkit.Plan(a, b)         # the kernel chosen once, for arrays of these shapes
+    c = plan(a, b)
 
 Errors are exceptions derived from :class:`gemmkit.Error` and from the built-in class a
 Python user expects: ``UsageError`` and ``InputError`` are ``ValueError``s,
@@ -28,7 +30,7 @@ from ._gemmkit import (
 )
 from ._context import default_context
 from ._info import cuda_available, device, devices, kernels, versions
-from ._matmul import matmul
+from ._matmul import Plan, matmul
 from ._walks import WalkCounts, read_exact_table, walks
 from ._primitives import conv1d, reduce, spmv
 from ._bench import bench
@@ -42,6 +44,7 @@ __all__ = [
     "NumericError",
     "OutOfMemoryError",
     "OutputError",
+    "Plan",
     "UsageError",
     "__version__",
     "bench",

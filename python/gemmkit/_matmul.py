@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, NamedTuple, Optional, Tuple
 
 from . import _arrays
 from ._arrays import ArrayView, view
 from ._context import _contexts, default_context, resolve_context
-from ._gemmkit import Context, UsageError
+from ._gemmkit import Context, GemmPlan as _GemmPlan, UsageError
 from ._gemmkit import gemm as _gemm
 from ._gemmkit import gemm_output_dtypes as _gemm_output_dtypes
 from ._gemmkit import gemm_verify as _gemm_verify
@@ -239,6 +239,44 @@ def matmul(
             return result
     if verify not in _VERIFY_MODES:
         raise UsageError(f"unknown verify mode '{verify}' (known: {', '.join(_VERIFY_MODES)})")
+    call = _prepare(a, b, c, beta, transpose_a, transpose_b, dtype, out_dtype, context, stream, backend)
+    va, vb, vc, host, stream_int = call.va, call.vb, call.vc, call.host, call.stream_int
+    compute, out = call.compute, call.out
+
+    check = verify != "none"
+    before = _arrays.to_host(vc, copy=True) if check and beta != 0 else None
+
+    ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc, col_major = call.problem
+    ran = _gemm(call.context, compute, out, ta, tb, pm, pn, call.k, alpha, a_ptr, lda, b_ptr, ldb, beta,
+                c_ptr, ldc, batch, sa, sb, sc, kernel, stream_int, host, moduli, col_major)
+    _keep_result_alive(call, c)
+
+    if check:
+        _verify(va, vb, vc, before, transpose_a, transpose_b, compute, out, alpha, beta, verify,
+                ran, host, stream_int)
+    return vc.obj if c is None else c
+
+
+class _Call(NamedTuple):
+    """A product ready for the library: the operands' views, C's (c, or a new array), the
+    library's problem (_problem), its dtypes, the context, and where it runs."""
+    va: ArrayView
+    vb: ArrayView
+    vc: ArrayView
+    problem: tuple
+    compute: str
+    out: str
+    k: int
+    context: Context
+    host: bool
+    stream_int: int
+    stream_given: Optional[int]
+
+
+def _prepare(a: Any, b: Any, c: Any, beta: float, transpose_a: bool, transpose_b: bool,
+             dtype: Optional[str], out_dtype: Optional[str], context: Optional[Context],
+             stream: Any, backend: Optional[str]) -> _Call:
+    """matmul's arguments as the library's call (every check of matmul's docstring)."""
     stream_given = None if stream is None else _stream_int(stream)
     va = view(a, stream_given)
     vb = view(b, stream_given)
@@ -312,22 +350,79 @@ def matmul(
         context = resolve_context(context, device)
         stream_int = _arrays.current_stream(va) if stream_given is None else stream_given
 
-    check = verify != "none"
-    before = _arrays.to_host(vc, copy=True) if check and beta != 0 else None
+    return _Call(va, vb, vc, problem, compute, out, k, context, host, stream_int, stream_given)
 
-    ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc, col_major = problem
-    ran = _gemm(context, compute, out, ta, tb, pm, pn, k, alpha, a_ptr, lda, b_ptr, ldb, beta,
-                c_ptr, ldc, batch, sa, sb, sc, kernel, stream_int, host, moduli, col_major)
-    if c is None and stream_given is not None and vc.framework == "torch" and not host:
-        # Allocated from the current stream's pool but written on another: torch must not
-        # hand the memory out again before that stream's work is done.
+
+def _keep_result_alive(call: _Call, c: Any) -> None:
+    """A new torch result allocated from the current stream's pool but written on another:
+    torch must not hand the memory out again before that stream's work is done."""
+    vc = call.vc
+    if c is None and call.stream_given is not None and vc.framework == "torch" and not call.host:
         torch = _arrays._torch
-        vc.obj.record_stream(torch.cuda.ExternalStream(stream_int, device=vc.obj.device))
+        vc.obj.record_stream(torch.cuda.ExternalStream(call.stream_int, device=vc.obj.device))
 
-    if check:
-        _verify(va, vb, vc, before, transpose_a, transpose_b, compute, out, alpha, beta, verify,
-                ran, host, stream_int)
-    return vc.obj if c is None else c
+
+class Plan:
+    """A product planned once and run many times: ``plan = gemmkit.Plan(a, b)``, then
+    ``plan(a2, b2)`` for arrays of the same shapes, dtypes, strides and device.
+
+    The library chooses the kernel and its workspace once (a GemmPlan of the device API,
+    gemmkit/plan.hpp), for everything the arrays say except their data: each call checks
+    that its arrays fit the plan (a UsageError names the first field that differs, e.g.
+    "lda 520, the plan's 512") and runs the plan's kernel, skipping the choice. The
+    arguments mean what they mean for :func:`matmul`; ``c`` given here fixes C's strides
+    and dtype (default: a new C-contiguous result). Host arrays run on the CPU context; a
+    plan for a CUDA device takes that device's tensors (no copies, so no backend='cuda' for
+    host arrays). A problem no kernel takes, or that ``kernel`` refuses, is a UsageError
+    saying why, at planning.
+
+    Attributes: ``kernel`` (the kernel it runs), ``workspace_bytes`` (device memory each run
+    takes from the context's pool).
+    """
+
+    def __init__(self, a: Any, b: Any, *, c: Any = None, transpose_a: bool = False,
+                 transpose_b: bool = False, dtype: Optional[str] = None,
+                 out_dtype: Optional[str] = None, kernel: str = "auto",
+                 context: Optional[Context] = None) -> None:
+        call = _prepare(a, b, c, 0, transpose_a, transpose_b, dtype, out_dtype, context, None, None)
+        if call.host and call.context.backend != "cpu":
+            raise UsageError("a plan runs on the memory of its context: host arrays take the CPU "
+                             "context (move them to the device for a CUDA plan)")
+        ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc, col_major = call.problem
+        self._native = _GemmPlan(call.context, call.compute, call.out, ta, tb, pm, pn, call.k, a_ptr,
+                                 lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc, kernel, col_major)
+        if not self._native.can_run:
+            raise UsageError(self._native.why_not)
+        self._context = call.context
+        self._options = (transpose_a, transpose_b, dtype, out_dtype)
+
+    @property
+    def kernel(self) -> str:
+        return self._native.kernel
+
+    @property
+    def workspace_bytes(self) -> int:
+        return self._native.workspace_bytes
+
+    @property
+    def context(self) -> Context:
+        return self._context
+
+    def __call__(self, a: Any, b: Any, *, c: Any = None, alpha: float = 1, beta: float = 0,
+                 stream: Any = None) -> Any:
+        """C = alpha * op(A) @ op(B) + beta * C with the plan's kernel; returns the result
+        (a new array, or ``c``) as :func:`matmul` does."""
+        transpose_a, transpose_b, dtype, out_dtype = self._options
+        call = _prepare(a, b, c, beta, transpose_a, transpose_b, dtype, out_dtype, self._context,
+                        stream, None)
+        ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc, col_major = call.problem
+        self._native.run(call.compute, call.out, ta, tb, pm, pn, call.k, alpha, a_ptr, lda, b_ptr, ldb,
+                         beta, c_ptr, ldc, batch, sa, sb, sc, call.stream_int, col_major)
+        _keep_result_alive(call, c)
+        return call.vc.obj if c is None else c
+
+    def __repr__(self) -> str:
+        return f"gemmkit.Plan(kernel='{self.kernel}', context={self._context!r})"
 
 
 def _verify(va: ArrayView, vb: ArrayView, vc: ArrayView, before: Optional[ArrayView],

@@ -1,5 +1,6 @@
 // GEMM for the Python package: gemmkit._gemmkit.gemm (one call of the device API, or of the
-// host API for host memory on the CUDA backend), gemm_verify (the library's verification of a
+// host API for host memory on the CUDA backend), GemmPlan (a plan of the device API, run
+// many times: gemmkit.Plan), gemm_verify (the library's verification of a
 // finished product in host memory) and gemm_time (the same gemm() call timed in a C++ loop,
 // for the benchmark). Problems arrive as plain numbers: pointers as ints, sizes, leading
 // dimensions and batch strides in elements (python/gemmkit/_matmul.py plans them).
@@ -13,6 +14,7 @@
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/ozaki.hpp"
+#include "gemmkit/plan.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/timing.hpp"
 #include "gemmkit/verify.hpp"
@@ -145,6 +147,52 @@ void bind_matmul(nb::module_& m) {
       "'cuda_ozaki_f64' or 'cuda_ozaki_f32', the count of int8 moduli (0: the default plan). "
       "col_major: every matrix stored by columns (the arguments as BLAS takes them), "
       "else by rows. Returns the kernel that ran.");
+
+  nb::class_<GemmPlan>(m, "GemmPlan",
+                       "A GEMM plan of the device API (gemmkit/plan.hpp) on pointers (ints): the "
+                       "kernel and workspace chosen once for a problem, run on operands of that "
+                       "problem. gemmkit.Plan is the array-level class.")
+      .def(
+          "__init__",
+          [](GemmPlan* self, Context& ctx, std::string_view dtype, std::string_view out_dtype, bool trans_a,
+             bool trans_b, std::int64_t m_, std::int64_t n, std::int64_t k, std::uintptr_t a, std::int64_t lda,
+             std::uintptr_t b, std::int64_t ldb, std::uintptr_t c, std::int64_t ldc, std::int64_t batch,
+             std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c, std::string_view kernel,
+             bool col_major) {
+            const ProblemArgs args{dtype, out_dtype, trans_a, trans_b, m_, n, k, 1.0, a, lda, b,
+                                   ldb, 0.0, c, ldc, batch, stride_a, stride_b, stride_c, col_major};
+            new (self) GemmPlan(ctx, args.problem(), options_for(ctx, kernel));
+          },
+          nb::arg("context"), nb::arg("dtype"), nb::arg("out_dtype"), nb::arg("trans_a"), nb::arg("trans_b"),
+          nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("a"), nb::arg("lda"), nb::arg("b"), nb::arg("ldb"),
+          nb::arg("c"), nb::arg("ldc"), nb::arg("batch") = 1, nb::arg("stride_a") = 0, nb::arg("stride_b") = 0,
+          nb::arg("stride_c") = 0, nb::arg("kernel") = "auto", nb::arg("col_major") = false,
+          nb::keep_alive<1, 2>(),  // the plan refers to its context
+          "Plans the problem gemm() takes, without alpha and beta; the pointers stand for the "
+          "operands' alignment (0: as aligned as any kernel asks). UsageError for an invalid "
+          "problem or an unknown kernel; a problem no kernel takes gives can_run False.")
+      .def_prop_ro("can_run", &GemmPlan::can_run)
+      .def_prop_ro("why_not", &GemmPlan::why_not, "Why it cannot run; '' when it can.")
+      .def_prop_ro("kernel", [](const GemmPlan& plan) { return plan.kernel().name; },
+                   "The kernel it runs (UsageError with why_not when it cannot run).")
+      .def_prop_ro("workspace_bytes", &GemmPlan::workspace_bytes)
+      .def(
+          "run",
+          [](const GemmPlan& plan, std::string_view dtype, std::string_view out_dtype, bool trans_a, bool trans_b,
+             std::int64_t m_, std::int64_t n, std::int64_t k, double alpha, std::uintptr_t a, std::int64_t lda,
+             std::uintptr_t b, std::int64_t ldb, double beta, std::uintptr_t c, std::int64_t ldc,
+             std::int64_t batch, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
+             std::uintptr_t stream, bool col_major) {
+            const ProblemArgs args{dtype, out_dtype, trans_a, trans_b, m_, n, k, alpha, a, lda, b,
+                                   ldb, beta, c, ldc, batch, stride_a, stride_b, stride_c, col_major};
+            plan.run(args.problem(), stream_from_int(stream));
+          },
+          GEMMKIT_PROBLEM_ARGS, nb::arg("stream") = 0, nb::arg("col_major") = false,
+          nb::call_guard<nb::gil_scoped_release>(),
+          "Runs the plan on these operands (the plan's problem but for pointers, alpha and "
+          "beta; UsageError naming the first field that differs), as gemm() with the "
+          "context's workspace pool: the CPU context runs it now, a CUDA one queues it on "
+          "`stream`.");
 
   m.def(
       "gemm_verify",
