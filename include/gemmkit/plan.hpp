@@ -53,6 +53,10 @@ class GemmPlan {
   void run(const GemmProblem& operands, Stream stream = nullptr) const;
 
  private:
+  // The entry that runs `operands`, or the usage error that refuses them (run's checks).
+  const KernelEntry& check(const GemmProblem& operands) const;
+  void launch(const KernelEntry& entry, const GemmProblem& operands, Stream stream, Workspace workspace) const;
+
   Context* ctx_;
   GemmProblem problem_;
   const KernelEntry* entry_ = nullptr;

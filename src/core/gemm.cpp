@@ -455,16 +455,14 @@ GemmPlan::GemmPlan(Context& ctx, const GemmProblem& problem, const GemmOptions& 
     : ctx_(&ctx), problem_(problem) {
   const GemmProblem planned = with_stand_in_operands(problem);
   validate(planned);
-  if (options.backend && *options.backend != ctx.backend())
-    fail(ErrorCategory::usage, "the " + std::string(backend_name(*options.backend)) +
-                                   " backend was asked of a " +
-                                   std::string(backend_name(ctx.backend())) + " context");
-  if (options.kernel != "auto") Registry::instance().get(options.kernel);  // unknown: usage error
   const GemmProblem p = as_row_major(planned);
   try {
     entry_ = &choose_gemm_kernel(ctx, p, options);
   } catch (const Error& e) {
-    if (e.category() != ErrorCategory::usage) throw;
+    // Bad input stays an error: another backend than the context's, or an unknown name.
+    const bool bad_input = (options.backend && *options.backend != ctx.backend()) ||
+                           (options.kernel != "auto" && !Registry::instance().find(options.kernel));
+    if (e.category() != ErrorCategory::usage || bad_input) throw;
     why_not_ = e.what();  // refused by the kernel named, or by every kernel: the plan cannot run
     return;
   }
@@ -502,14 +500,22 @@ std::optional<std::string> GemmPlan::mismatch(const GemmProblem& operands) const
   return std::nullopt;
 }
 
-void GemmPlan::run(const GemmProblem& operands, Stream stream, Workspace workspace) const {
+const KernelEntry& GemmPlan::check(const GemmProblem& operands) const {
   validate(operands);
   const KernelEntry& entry = kernel();
   if (auto why = mismatch(operands)) fail(ErrorCategory::usage, *why);
-  const GemmProblem p = as_row_major(operands);
-  if (auto why = entry.rejects(p))  // their alignment, or alpha and beta
-    fail(ErrorCategory::usage, "the plan's kernel '" + entry.name + "' cannot run these operands: " + *why +
-                                   " (make a plan for them)");
+  // Planning checked the planned operands; others may be less aligned, or alpha and beta refused.
+  const bool as_planned = operands.a == problem_.a && operands.b == problem_.b && operands.c == problem_.c &&
+                          operands.alpha == problem_.alpha && operands.beta == problem_.beta;
+  if (!as_planned)
+    if (auto why = entry.rejects(as_row_major(operands)))
+      fail(ErrorCategory::usage, "the plan's kernel '" + entry.name + "' cannot run these operands: " + *why +
+                                     " (make a plan for them)");
+  return entry;
+}
+
+void GemmPlan::launch(const KernelEntry& entry, const GemmProblem& operands, Stream stream,
+                      Workspace workspace) const {
   if (workspace.bytes < workspace_bytes_)
     fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs " + std::to_string(workspace_bytes_) +
                                    " bytes of workspace for " + operands.shape_string() + ", " +
@@ -517,17 +523,19 @@ void GemmPlan::run(const GemmProblem& operands, Stream stream, Workspace workspa
   if (workspace_bytes_ > 0 && reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
     fail(ErrorCategory::usage, "the workspace must start on a " +
                                    std::to_string(kWorkspaceAlignment) + "-byte boundary");
-  const auto launch = [&] { in_caller_layout(operands, [&] { detail::launch_gemm(*ctx_, entry, p, stream, workspace); }); };
-  if (ctx_->backend() == Backend::cpu) with_integer_rule(operands, launch);  // host memory
-  else launch();
+  const GemmProblem p = as_row_major(operands);
+  const auto run = [&] { in_caller_layout(operands, [&] { detail::launch_gemm(*ctx_, entry, p, stream, workspace); }); };
+  if (ctx_->backend() == Backend::cpu) with_integer_rule(operands, run);  // host memory
+  else run();
+}
+
+void GemmPlan::run(const GemmProblem& operands, Stream stream, Workspace workspace) const {
+  launch(check(operands), operands, stream, workspace);
 }
 
 void GemmPlan::run(const GemmProblem& operands, Stream stream) const {
-  // What would refuse the run, before the pool is asked for anything.
-  validate(operands);
-  kernel();
-  if (auto why = mismatch(operands)) fail(ErrorCategory::usage, *why);
-  run(operands, stream, workspace_bytes_ > 0 ? ctx_->workspace(stream, workspace_bytes_) : Workspace{});
+  const KernelEntry& entry = check(operands);  // before the pool is asked for anything
+  launch(entry, operands, stream, workspace_bytes_ > 0 ? ctx_->workspace(stream, workspace_bytes_) : Workspace{});
 }
 
 const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
