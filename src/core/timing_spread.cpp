@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
 #include <thread>
 
 namespace gemmkit {
@@ -40,9 +40,10 @@ CoreLoad core_load(int threads) {
   CPU_ZERO(&set);
   load.cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
                                                            : int(std::thread::hardware_concurrency());
-  std::ifstream in("/proc/loadavg");
+  // getloadavg, not a stream over /proc/loadavg: a module linked with a static libstdc++ (as
+  // one GPU image's compiler does) crashed extracting a double beside PyTorch's libstdc++.
   double load1 = -1;
-  if (in >> load1) load.load1 = load1;
+  if (getloadavg(&load1, 1) == 1) load.load1 = load1;
   return load;
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 
 #include "gemmkit/bench.hpp"
@@ -66,6 +67,19 @@ TEST(TimingSpread, SpreadAndNoisyRows) {
   EXPECT_FALSE(load.shared());
   load = {-1, 2, 2};  // no /proc/loadavg
   EXPECT_FALSE(load.shared());
+}
+
+// The load is the kernel's 1-minute average, as /proc/loadavg shows it (read without a C++
+// stream: see core_load).
+TEST(TimingSpread, CoreLoadIsTheOneMinuteLoadAverage) {
+  const CoreLoad load = core_load(3);
+  EXPECT_EQ(load.threads, 3);
+  EXPECT_GE(load.cores, 1);
+  std::ifstream in("/proc/loadavg");
+  double want = -1;
+  if (!(in >> want)) GTEST_SKIP() << "no /proc/loadavg here";
+  EXPECT_GE(load.load1, 0.0);
+  EXPECT_NEAR(load.load1, want, 0.5);  // read moments apart: the average moves slowly
 }
 
 TEST(BenchEngine, AutoRowsRunWhatTheDispatcherPicksAtEachShape) {
