@@ -28,6 +28,7 @@ if(GEMMKIT_HAVE_CUDA)  # the kernels' recorded resources (src/CMakeLists.txt), f
   install(FILES ${PROJECT_BINARY_DIR}/share/gemmkit/kernel_resources.tsv DESTINATION ${CMAKE_INSTALL_DATADIR}/gemmkit)
 endif()
 
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/gemmkit)
 install(EXPORT gemmkitTargets NAMESPACE gemmkit:: DESTINATION ${GEMMKIT_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gemmkitConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/gemmkitConfig.cmake
@@ -44,15 +45,18 @@ set(GEMMKIT_PC_CFLAGS "")
 if(GEMMKIT_HAVE_CUDA)
   set(GEMMKIT_PC_CFLAGS " -DGEMMKIT_HAVE_CUDA=1")
 endif()
+# What the library itself links (Libs.private for the shared one: `pkg-config --static`).
+set(GEMMKIT_PC_DEPS "")
+if(GEMMKIT_HAVE_CUDA)
+  set(GEMMKIT_PC_DEPS "-L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR} -lcudart ")
+endif()
+string(APPEND GEMMKIT_PC_DEPS "-lgmp -ldl ${OpenMP_CXX_FLAGS}")
 if(GEMMKIT_SHARED)
   set(GEMMKIT_PC_LIBS "-lgemmkit")
+  set(GEMMKIT_PC_LIBS_PRIVATE "${GEMMKIT_PC_DEPS}")
 else()
-  set(GEMMKIT_PC_LIBS "-lgemmkit_walks -lgemmkit_primitives -lgemmkit_core")
-  if(GEMMKIT_HAVE_CUDA)
-    string(APPEND GEMMKIT_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR}"
-                                  " -lcudart")
-  endif()
-  string(APPEND GEMMKIT_PC_LIBS " -lgmp -ldl ${OpenMP_CXX_FLAGS}")
+  set(GEMMKIT_PC_LIBS "-lgemmkit_walks -lgemmkit_primitives -lgemmkit_core ${GEMMKIT_PC_DEPS}")
+  set(GEMMKIT_PC_LIBS_PRIVATE "")
 endif()
 # Relative to the .pc file, so that `cmake --install --prefix` anywhere gives a working one.
 file(RELATIVE_PATH GEMMKIT_PC_PREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Proof by a consumer: installs a gemmkit build into a temporary prefix and uses it as
+# Proof by a consumer: installs a gemmkit build into a temporary prefix, moves it to another
+# (nothing installed may name where it was installed), and uses it as
 # another project would. Builds examples/consumer with find_package(gemmkit) and runs its
 # programs (the device API with gemmkit::gemmkit, with gemmkit::core alone and with the
 # shared library; the C API from C when gemmkit.h is installed), checks that the GEMM-only
 # program needs neither GMP nor cuSPARSE, builds a program from gemmkit.pc with pkg-config,
-# runs the installed CLI, and checks that gemmkit as a subproject (add_subdirectory) adds
+# runs the installed CLI, links the shared library alone (no OpenMP or CUDA development files
+# asked for), and checks that gemmkit as a subproject (add_subdirectory) adds
 # no flags and no build type. Uses a CUDA device when there is one, else the CPU context.
 #   scripts/test_consumer.sh [BUILD_DIR]    (default build/release, already built)
 set -euo pipefail
@@ -16,8 +18,13 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/gemmkit-consumer.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 
-echo "== install $build into a temporary prefix"
-cmake --install "$build" --prefix "$prefix" >/dev/null
+echo "== install $build into a temporary prefix, then move it: nothing may name the first one"
+cmake --install "$build" --prefix "$work/installed-here" >/dev/null
+mv "$work/installed-here" "$prefix"
+if grep -rlF "$work/installed-here" "$prefix" --exclude='*.a' --exclude='*.so*' --exclude=gemmkit; then
+  echo "test_consumer: the files above name the prefix they were installed into" >&2
+  exit 1
+fi
 
 echo "== build examples/consumer against it (find_package)"
 args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix")
@@ -71,6 +78,22 @@ if "${python:-python3}" -c 'import matplotlib' 2>/dev/null; then
      --reps 1 --warmup 0 --plot "$work/plot.png" >/dev/null)
   [ -s "$work/plot.png" ] && echo "bench --plot: the installed plot script ran"
 fi
+if [ -f "$prefix/lib/libgemmkit.so" ]; then
+  echo "== the shared library alone: find_package(gemmkit COMPONENTS shared) needs neither OpenMP nor CUDA"
+  mkdir -p "$work/shared_only"
+  cat > "$work/shared_only/CMakeLists.txt" <<END
+cmake_minimum_required(VERSION 3.25)
+project(shared_only CXX)
+find_package(gemmkit 0.2 REQUIRED COMPONENTS shared)
+add_executable(app "$PWD/examples/consumer/pkg_config_gemm.cpp")
+target_link_libraries(app PRIVATE gemmkit::shared)
+END
+  cmake -S "$work/shared_only" -B "$work/shared_only/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=ON -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON --no-warn-unused-cli >/dev/null
+  cmake --build "$work/shared_only/build" >/dev/null
+  "$work/shared_only/build/app"
+fi
+
 echo "== as a subproject (add_subdirectory): no flags, no build type, libraries only"
 mkdir -p "$work/sub"
 cat > "$work/sub/CMakeLists.txt" <<END
