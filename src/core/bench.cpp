@@ -3,7 +3,6 @@
 #include "gemmkit/bench.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -33,15 +32,9 @@ std::size_t BenchReport::failed_rows() const {
 namespace detail {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// One synchronous run on the CPU context, timed with a steady clock.
+// One synchronous run on the CPU context.
 double timed_cpu_run(Context& ctx, const KernelEntry& entry, const GemmProblem& p) {
-  const auto start = std::chrono::steady_clock::now();
-  launch_gemm(ctx, entry, p, nullptr, {});
-  return seconds_since(start);
+  return cpu_seconds([&] { launch_gemm(ctx, entry, p, nullptr, {}); });
 }
 
 }  // namespace
@@ -65,32 +58,15 @@ PairedTimes time_gemm(Context& ctx, Stream stream, const KernelEntry& entry, con
     }
   if (ctx.backend() == Backend::cuda) return time_gemm_on_device(ctx, stream, entry, reference, p, options);
 
-  PairedTimes t;
-  if (!reference) {
-    // A slow kernel (the naive rungs at large sizes) spends at most half the budget warming up.
-    double spent = 0;
-    for (int i = 0; i < options.warmup && spent < options.max_seconds / 2; ++i)
-      spent += timed_cpu_run(ctx, entry, p);
-    double total = 0;
-    while (int(t.entry.size()) < std::max(options.reps, 1) &&
-           (t.entry.empty() || total < options.max_seconds)) {
-      t.entry.push_back(timed_cpu_run(ctx, entry, p));
-      total += t.entry.back();
-    }
-    return t;
-  }
+  if (!reference) return {time_runs(options, [&] { return timed_cpu_run(ctx, entry, p); }), {}};
   // The reference writes a private copy of C, so host C ends with the entry's result.
   const std::size_t c_bytes = std::size_t(p.c_span()) * dtype_size(p.c_dtype());
   std::vector<unsigned char> private_c(static_cast<const unsigned char*>(p.c),
                                        static_cast<const unsigned char*>(p.c) + c_bytes);
   GemmProblem reference_problem = p;
   reference_problem.c = private_c.data();
-  double spent = 0;
-  for (int i = 0; i < options.warmup && spent < options.max_seconds; ++i)
-    spent += timed_cpu_run(ctx, entry, p) + timed_cpu_run(ctx, *reference, reference_problem);
-  return time_pairs_abba(options.reps, options.max_seconds,
-                         [&] { return timed_cpu_run(ctx, entry, p); },
-                         [&] { return timed_cpu_run(ctx, *reference, reference_problem); });
+  return time_runs_paired(options, [&] { return timed_cpu_run(ctx, entry, p); },
+                          [&] { return timed_cpu_run(ctx, *reference, reference_problem); });
 }
 
 }  // namespace detail
@@ -101,23 +77,10 @@ double copy_ceiling_seconds(Context& ctx, std::size_t bytes, int warmup, int rep
     return detail::device_copy_seconds(ctx, stream.get(), bytes, warmup, reps);
   }
   std::vector<unsigned char> from(bytes, 1), to(bytes);
-  std::vector<double> seconds;
-  for (int i = 0; i < warmup + std::max(reps, 1); ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    std::memcpy(to.data(), from.data(), bytes);
-    if (i >= warmup) seconds.push_back(detail::seconds_since(start));
-  }
-  std::sort(seconds.begin(), seconds.end());
-  return seconds[seconds.size() / 2];
+  return median_of(time_runs(fixed_runs(warmup, reps), [&] { return cpu_seconds([&] { std::memcpy(to.data(), from.data(), bytes); }); }));
 }
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 // "412 s", "41.3 s", "2.04 s", "0.31 s": three digits, so 2.04 is not shown as the budget 2
 std::string seconds_text(double s) {
@@ -466,7 +429,7 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
                             device_cc >= reference_entry->min_compute_capability;
         ops->restore_c();
         const PairedTimes t = detail::time_gemm(ctx, stream.get(), *e, paired ? reference_entry : nullptr, p, timing);
-        if (paired) r.paired_reference_median_s = median(t.reference);
+        if (paired) r.paired_reference_median_s = median_of(t.reference);
         r.timing = timing_spread(t.entry, backend == Backend::cpu, paired ? t.reference : std::vector<double>{});
         r.reps = r.timing.reps;
         r.median_s = r.timing.median_s;

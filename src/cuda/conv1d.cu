@@ -232,7 +232,7 @@ Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps
       conv1d(ctx, x.data(), n, host_mask.data(), width, y.data(), nullptr, info.name,
              Workspace{workspace.data(), workspace.bytes()});
     };
-    const DeviceTiming t = time_on_device(launch, warmup, reps);
+    const TimingSpread t = timing_spread(time_on_device(nullptr, fixed_runs(warmup, reps), launch), false);
     row.median_s = t.median_s;
     row.min_s = t.min_s;
     row.reps = t.reps;
@@ -249,7 +249,8 @@ Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps
     row.checked = std::int64_t(sample.size());
     report.rows.push_back(row);
   }
-  const DeviceTiming copy = time_device_copy(std::size_t(n) * sizeof(T), warmup, reps);
+  const TimingSpread copy =
+      timing_spread(time_device_copy(nullptr, std::size_t(n) * sizeof(T), fixed_runs(warmup, reps)), false);
   Conv1dBenchRow copy_row;
   copy_row.kernel = "device_copy";
   copy_row.median_s = copy.median_s;

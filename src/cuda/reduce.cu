@@ -317,26 +317,17 @@ void bench_kernels(ReduceBenchReport& report, const typename Op::Value* x, int w
     const ReducePlan<Op> plan(kernel_id(name), report.n, ctx);
     DeviceBuffer<unsigned char> workspace(plan.workspace_bytes());
     const auto launch = [&] { plan.launch(x, answer.data(), workspace.data(), nullptr); };
-    bool same = true;
-    bool first = true;
+    // After each run (outside its timing) a look at its bits: the median and the determinism
+    // check come from the same runs.
+    bool same = true, first = true;
     T first_value{};
-    // Each timed launch is followed (outside the timing) by a look at its bits: the
-    // median and the determinism check come from the same runs.
-    std::vector<double> seconds;
-    for (int i = 0; i < warmup; ++i) launch();
-    GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
-    cuda::Event start, stop;
-    for (int i = 0; i < std::max(reps, 1); ++i) {
-      GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get()));
-      launch();
-      GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get()));
-      seconds.push_back(cuda::elapsed_seconds(start, stop));
+    const auto look = [&] {
       T value;
       answer.copy_to_host(&value, 1);
       if (first) first_value = value, first = false;
       else same = same && std::memcmp(&value, &first_value, sizeof(T)) == 0;
-    }
-    const cuda::DeviceTiming t = cuda::summarize(seconds);
+    };
+    const TimingSpread t = timing_spread(cuda::time_on_device(nullptr, fixed_runs(warmup, reps), launch, look), false);
     report.rows.push_back({name, rung, t.median_s, t.min_s, t.reps, static_cast<double>(first_value), same, t});
   }
 }
@@ -347,7 +338,7 @@ void bench_typed(ReduceBenchReport& report, int warmup, int reps, std::uint64_t 
   fill_uniform<T><<<1024, 256>>>(x.data(), report.n, seed);
   GEMMKIT_CUDA_CHECK(cudaGetLastError());
   GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
-  const cuda::DeviceTiming copy = cuda::time_device_copy(report.bytes, warmup, reps);
+  const TimingSpread copy = timing_spread(cuda::time_device_copy(nullptr, report.bytes, fixed_runs(warmup, reps)), false);
   report.copy_median_s = copy.median_s;
   report.copy_min_s = copy.min_s;
   switch (report.op) {

@@ -448,7 +448,7 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
         e.note = std::to_string(n) + " reps only: one thread walks each row, up to " +
                  std::to_string(stats.max_row_length) + " entries";
       }
-      const cuda::DeviceTiming t = cuda::time_on_device(launch, w, n);
+      const TimingSpread t = timing_spread(cuda::time_on_device(nullptr, fixed_runs(w, n), launch), false);
       e.median_s = t.median_s;
       e.min_s = t.min_s;
       e.reps = t.reps;
@@ -462,7 +462,7 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
     result.entries.push_back(e);
   }
   const std::size_t copy_bytes = std::size_t(std::max<std::int64_t>(result.device_bytes / 2, 1));
-  result.copy_median_s = cuda::time_device_copy(copy_bytes, warmup, reps).median_s;
+  result.copy_median_s = median_of(cuda::time_device_copy(nullptr, copy_bytes, fixed_runs(warmup, reps)));
   return result;
 }
 
