@@ -51,8 +51,8 @@ std::vector<double> time_runs(const ProcessGrid& grid, const SummaBenchOptions& 
 
 }  // namespace
 
-SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
-                             std::int64_t block, const SummaBenchOptions& options) {
+BenchReport bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+                        std::int64_t block, const SummaBenchOptions& options) {
   const bool on_gpu = options.summa.backend == Backend::cuda;
   collective(grid.comm(), [&] {
     if (options.warmup < 0 || options.reps < 1 || !(options.max_seconds > 0))
@@ -62,8 +62,19 @@ SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t 
       fail(ErrorCategory::usage, "bench_summa on the CUDA backend times f64, f32, f16 or bf16, not " +
                                      std::string(dtype_name(dtype)));
   });
-  SummaBenchResult result;
-  result.backend = on_gpu ? Backend::cuda : Backend::cpu;
+  BenchReport report;
+  report.operation = "summa";
+  report.backend = on_gpu ? Backend::cuda : Backend::cpu;
+  report.dtype = dtype;
+  BenchRow row;
+  row.operation = report.operation;
+  row.kernel = "summa";
+  row.gemm.emplace().shape = {m, n, k};
+  row.size = row.gemm->shape.text();
+  row.dtype = dtype;
+  row.distributed = DistributedBenchFacts{grid.size(), grid_name(grid.shape()), block, ""};
+  std::optional<BenchRow> reference;
+  const double flops = row.gemm->shape.flops();
   std::optional<GpuGrid> gpus;
   if (on_gpu) gpus.emplace(grid);
   const GpuGrid* device = gpus ? &*gpus : nullptr;
@@ -72,17 +83,24 @@ SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t 
     const DistMatrix a = random_dist_matrix(grid, device, dtype, m, k, block, options.seed);
     const DistMatrix b = random_dist_matrix(grid, device, dtype, k, n, block, options.seed + 1);
     DistMatrix c = device ? DistMatrix(*device, c_dtype, m, n, block, block) : DistMatrix(grid, dtype, m, n, block, block);
-    result.seconds = time_runs(grid, options, [&] { result.local_kernel = summa(1.0, a, b, 0.0, c, options.summa); });
+    std::string& local_kernel = row.distributed->local_kernel;
+    record_runs(row, {time_runs(grid, options, [&] { local_kernel = summa(1.0, a, b, 0.0, c, options.summa); }), {}},
+                flops, !on_gpu);
     if (on_gpu && options.reference && cublasmp_available()) {
       // cublasmp_matmul returns once C is complete; its first call sets cuBLASMp up (the warm-up).
-      result.reference_seconds = time_runs(grid, options, [&] { cublasmp_matmul(1.0, a, b, 0.0, c); });
-      result.reference_median_s = median_of(result.reference_seconds);
+      reference = row;
+      reference->kernel = "cublasMpMatmul";
+      reference->reference = true;
+      reference->distributed.reset();
+      record_runs(*reference, {time_runs(grid, options, [&] { cublasmp_matmul(1.0, a, b, 0.0, c); }), {}}, flops,
+                  false);
+      report.percent_of = reference->kernel;
     }
   }  // the device blocks go before the GpuGrid
-  result.median_s = median_of(result.seconds);
-  result.min_s = *std::min_element(result.seconds.begin(), result.seconds.end());
-  result.gflops = result.median_s > 0 ? 2.0 * double(m) * double(n) * double(k) / result.median_s / 1e9 : 0;
-  return result;
+  report.rows.push_back(std::move(row));
+  if (reference) report.rows.push_back(std::move(*reference));
+  set_ratios(report.rows.begin(), report.rows.end(), reference ? &report.rows.back() : nullptr, 0);
+  return report;
 }
 
 }  // namespace gemmkit::dist

@@ -68,6 +68,32 @@ TEST(TimingSpread, SpreadAndNoisyRows) {
   EXPECT_FALSE(load.shared());
 }
 
+// Every operation's rows: the rate from the median, the ratio to the reference's rate (or to
+// its runs paired with the row), the copy's share of the row's time.
+TEST(BenchReport, RatesAndRatiosOfEveryOperation) {
+  std::vector<BenchRow> rows(4);
+  for (BenchRow& r : rows) r.unit = RateUnit::gbs;
+  record_runs(rows[0], {{2.0, 1.0, 4.0}, {}}, 4e9, false);  // the reference: 2 GB/s
+  rows[0].reference = true;
+  record_runs(rows[1], {{1.0, 1.0}, {}}, 4e9, false);
+  record_runs(rows[2], {{1.0}, {3.0}}, 4e9, false);  // timed in pairs with the reference
+  rows[3].skipped = true;
+  EXPECT_EQ(rows[0].seconds, (std::vector<double>{2.0, 1.0, 4.0}));
+  EXPECT_EQ(rows[0].timing.reps, 3);
+  EXPECT_DOUBLE_EQ(rows[0].timing.median_s, 2.0);
+  EXPECT_DOUBLE_EQ(rows[0].rate, 2.0);
+  EXPECT_DOUBLE_EQ(rows[2].reference_median_s, 3.0);
+  set_ratios(rows.begin(), rows.end(), &rows[0], 0.5);
+  EXPECT_DOUBLE_EQ(rows[0].percent_of_reference, 100.0);
+  EXPECT_DOUBLE_EQ(rows[1].percent_of_reference, 200.0);
+  EXPECT_DOUBLE_EQ(rows[2].percent_of_reference, 300.0);
+  EXPECT_DOUBLE_EQ(rows[1].percent_of_copy, 50.0);
+  EXPECT_EQ(rows[3].percent_of_reference, -1);
+  EXPECT_EQ(rows[3].percent_of_copy, -1);
+  EXPECT_EQ(rate_unit_name(RateUnit::gbs), "GB/s");
+  EXPECT_EQ(rate_unit_name(RateUnit::gflops), "GFLOP/s");
+}
+
 TEST(BenchEngine, AutoRowsRunWhatTheDispatcherPicksAtEachShape) {
   Context ctx(Backend::cpu);
   const BenchReport r = run_gemm_bench(ctx, small_bench_options({"auto"}));
@@ -79,7 +105,8 @@ TEST(BenchEngine, AutoRowsRunWhatTheDispatcherPicksAtEachShape) {
     EXPECT_FALSE(row.reference);
     EXPECT_TRUE(row.check.passed) << row.check.detail;
     GemmProblem p;
-    p.m = row.shape.m, p.n = row.shape.n, p.k = row.shape.k;
+    const BenchShape& s = row.gemm->shape;
+    p.m = s.m, p.n = s.n, p.k = s.k;
     p.lda = p.k, p.ldb = p.n, p.ldc = p.n;
     EXPECT_EQ(row.note, "auto ran " + choose_gemm_kernel(ctx, p, {}).name);
     EXPECT_GT(row.percent_of_reference, 0.0);
@@ -105,20 +132,24 @@ TEST(BenchEngine, TimesVerifiesAndComparesEveryKernelOnTheCpu) {
   EXPECT_EQ(progress.front(), "cpu_openblas 8x8x8");
   EXPECT_EQ(progress.back(), "cpu_blocked 24x20x16");
   EXPECT_EQ(r.rows[0].kernel, "cpu_openblas");
-  EXPECT_EQ(r.rows[0].shape.m, 8);
+  EXPECT_EQ(r.rows[0].gemm->shape.m, 8);
+  EXPECT_EQ(r.rows[0].size, "8x8x8");
   EXPECT_TRUE(r.rows[0].reference);
   for (const BenchRow& row : r.rows) {
     EXPECT_FALSE(row.skipped) << row.kernel << ": " << row.note;
     EXPECT_TRUE(row.check.passed) << row.kernel << ": " << row.check.detail;
     EXPECT_EQ(row.check.method, VerifyMode::full);
     EXPECT_GT(row.check.tolerance, 0.0);
-    EXPECT_GT(row.gflops, 0.0);
-    EXPECT_EQ(row.reps, 2);
-    EXPECT_LE(row.min_s, row.median_s);
-    EXPECT_DOUBLE_EQ(row.gflops, row.shape.flops() / row.median_s / 1e9);
+    EXPECT_EQ(row.operation, "gemm");
+    EXPECT_EQ(row.unit, RateUnit::gflops);
+    EXPECT_GT(row.rate, 0.0);
+    EXPECT_EQ(row.timing.reps, 2);
+    EXPECT_EQ(row.seconds.size(), 2u);
+    EXPECT_LE(row.timing.min_s, row.timing.median_s);
+    EXPECT_DOUBLE_EQ(row.rate, row.gemm->shape.flops() / row.timing.median_s / 1e9);
     // The ratio is against the reference's GFLOP/s at the same shape.
-    const BenchRow& ref = bench_row(r, "cpu_openblas", row.shape.m);
-    EXPECT_DOUBLE_EQ(row.percent_of_reference, 100.0 * row.gflops / ref.gflops);
+    const BenchRow& ref = bench_row(r, "cpu_openblas", row.gemm->shape.m);
+    EXPECT_DOUBLE_EQ(row.percent_of_reference, 100.0 * row.rate / ref.rate);
   }
   EXPECT_TRUE(r.all_passed());
   EXPECT_EQ(r.failed_rows(), 0u);
