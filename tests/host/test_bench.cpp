@@ -10,6 +10,7 @@
 #include "gemmkit/bench.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/run_meta.hpp"
+#include "gemmkit/timing.hpp"
 #include "host/cli_test_support.hpp"
 #include "bench_test_support.hpp"
 
@@ -66,6 +67,28 @@ TEST(TimingSpread, SpreadAndNoisyRows) {
   EXPECT_FALSE(load.shared());
   load = {-1, 2, 2};  // no /proc/loadavg
   EXPECT_FALSE(load.shared());
+}
+
+// The one loop of every benchmark: warm-up runs within half the budget, then timed runs
+// until reps or the budget; pairs in ABBA order.
+TEST(Timing, TheLoopEveryBenchmarkFollows) {
+  int calls = 0;
+  const TimedRun second = [&] { return ++calls, 1.0; };
+  // Warm-up: runs while under 1.25 s spent (2); timed: until 2.5 s (3 of the 5 asked).
+  EXPECT_EQ(time_runs({3, 5, 2.5}, second).size(), 3u);
+  EXPECT_EQ(calls, 5);
+  calls = 0;
+  EXPECT_EQ(time_runs(fixed_runs(2, 4), second), std::vector<double>(4, 1.0));
+  EXPECT_EQ(calls, 6);
+  EXPECT_EQ(time_runs({0, 0, 1.0}, second).size(), 1u);  // at least one run
+  std::string order;
+  const PairedTimes t = time_runs_paired({1, 4, 10.0}, [&] { return order += 'E', 1.0; },
+                                         [&] { return order += 'R', 2.0; });
+  EXPECT_EQ(order, "ER" "ERREERRE");
+  EXPECT_EQ(t.entry, std::vector<double>(4, 1.0));
+  EXPECT_EQ(t.reference, std::vector<double>(4, 2.0));
+  EXPECT_GE(cpu_seconds([] {}), 0.0);
+  EXPECT_DOUBLE_EQ(median_of({3.0, 1.0, 2.0, 10.0}), 2.5);
 }
 
 // Every operation's rows: the rate from the median, the ratio to the reference's rate (or to
