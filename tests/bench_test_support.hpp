@@ -26,7 +26,7 @@ inline BenchOptions small_bench_options(std::vector<std::string> kernels) {
 // The report's row of `kernel` at the shape with M = m.
 inline const BenchRow& bench_row(const BenchReport& r, const std::string& kernel, std::int64_t m) {
   const auto it = std::find_if(r.rows.begin(), r.rows.end(), [&](const BenchRow& row) {
-    return row.kernel == kernel && row.shape.m == m;
+    return row.kernel == kernel && row.gemm->shape.m == m;
   });
   if (it == r.rows.end()) throw std::runtime_error("no row " + kernel);
   return *it;

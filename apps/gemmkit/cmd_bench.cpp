@@ -103,54 +103,56 @@ std::string scientific(double x) {
   return buf;
 }
 
-nlohmann::json to_json(const BenchRow& r, DType dtype, Backend backend) {
+nlohmann::json to_json(const BenchRow& r, Backend backend) {
   const auto number_or_null = [&](double x) {
     return r.skipped ? nlohmann::json(nullptr) : nlohmann::json(x);
   };
+  const GemmBenchFacts& g = r.gemm.value();
+  const TimingSpread& t = r.timing;
   return {{"kernel", r.kernel}, {"backend", backend_name(backend)}, {"rung", r.rung},
-          {"reference", r.reference}, {"dtype", dtype_name(dtype)},
-          {"accuracy", r.accuracy ? nlohmann::json(dtype_name(*r.accuracy)) : nlohmann::json(nullptr)},
-          {"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"batch", r.batch},
-          {"trans_a", r.trans_a}, {"trans_b", r.trans_b},
-          {"layout", std::string(layout_name(r.layout))},
-          {"skipped", r.skipped}, {"failed", r.failed}, {"note", r.note}, {"reps", r.reps},
-          {"median_ms", number_or_null(r.median_s * 1e3)}, {"min_ms", number_or_null(r.min_s * 1e3)},
-          {"max_ms", number_or_null(r.timing.max_s * 1e3)},
-          {"noisy", !r.skipped && r.timing.noisy},
-          {"timing", r.skipped ? nlohmann::json(nullptr) : timing_json(r.timing)},
-          {"gflops", number_or_null(r.gflops)},
+          {"reference", r.reference}, {"dtype", dtype_name(r.dtype)},
+          {"accuracy", g.accuracy ? nlohmann::json(dtype_name(*g.accuracy)) : nlohmann::json(nullptr)},
+          {"m", g.shape.m}, {"n", g.shape.n}, {"k", g.shape.k}, {"batch", g.batch},
+          {"trans_a", g.trans_a}, {"trans_b", g.trans_b},
+          {"layout", std::string(layout_name(g.layout))},
+          {"skipped", r.skipped}, {"failed", r.failed}, {"note", r.note}, {"reps", t.reps},
+          {"median_ms", number_or_null(t.median_s * 1e3)}, {"min_ms", number_or_null(t.min_s * 1e3)},
+          {"max_ms", number_or_null(t.max_s * 1e3)},
+          {"noisy", !r.skipped && t.noisy},
+          {"timing", r.skipped ? nlohmann::json(nullptr) : timing_json(t)},
+          {"gflops", number_or_null(r.rate)},
           {"percent_of_reference", r.percent_of_reference < 0 ? nlohmann::json(nullptr)
                                                               : nlohmann::json(r.percent_of_reference)},
           {"percent_of_copy", r.percent_of_copy < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.percent_of_copy)},
-          {"paired_reference_median_ms", r.paired_reference_median_s > 0
-                                             ? nlohmann::json(r.paired_reference_median_s * 1e3)
-                                             : nlohmann::json(nullptr)},
+          {"paired_reference_median_ms", r.reference_median_s > 0 ? nlohmann::json(r.reference_median_s * 1e3)
+                                                                  : nlohmann::json(nullptr)},
           {"error", number_or_null(r.check.error)}, {"error_method", verify_mode_name(r.check.method)},
           {"tolerance", number_or_null(r.check.tolerance)},
-          {"tolerance_dtype", dtype_name(r.tolerance_dtype)}, {"passed", r.check.passed}};
+          {"tolerance_dtype", dtype_name(g.tolerance_dtype)}, {"passed", r.check.passed}};
 }
 
-void write_csv_results(const std::string& path, const std::vector<BenchRow>& rows, DType dtype,
-                       Backend backend) {
+void write_csv_results(const std::string& path, const std::vector<BenchRow>& rows, Backend backend) {
   std::string text =
       "kernel,backend,dtype,m,n,k,batch,reps,median_ms,min_ms,gflops,percent_of_reference,error,"
       "error_method,passed,tolerance_dtype,skipped,note,trans_a,trans_b,layout,max_ms,spread,noisy\n";
   for (const BenchRow& r : rows) {
     const auto value = [&](const std::string& x) { return r.skipped ? std::string() : x; };
+    const GemmBenchFacts& g = r.gemm.value();
+    const TimingSpread& t = r.timing;
     text += r.kernel + "," + std::string(backend_name(backend)) + "," +
-            std::string(dtype_name(dtype)) + "," + std::to_string(r.shape.m) + "," +
-            std::to_string(r.shape.n) + "," + std::to_string(r.shape.k) + "," +
-            std::to_string(r.batch) + "," + std::to_string(r.reps) + "," + value(fixed(r.median_s * 1e3, 4)) + "," +
-            value(fixed(r.min_s * 1e3, 4)) + "," + value(fixed(r.gflops, 3)) + "," +
+            std::string(dtype_name(r.dtype)) + "," + std::to_string(g.shape.m) + "," +
+            std::to_string(g.shape.n) + "," + std::to_string(g.shape.k) + "," +
+            std::to_string(g.batch) + "," + std::to_string(t.reps) + "," + value(fixed(t.median_s * 1e3, 4)) + "," +
+            value(fixed(t.min_s * 1e3, 4)) + "," + value(fixed(r.rate, 3)) + "," +
             (r.percent_of_reference < 0 ? "" : fixed(r.percent_of_reference, 1)) + "," +
             value(scientific(r.check.error)) + "," +
             std::string(verify_mode_name(r.check.method)) + "," +
             (r.check.passed ? "true" : "false") + "," +
-            std::string(dtype_name(r.tolerance_dtype)) + "," + (r.skipped ? "true" : "false") +
-            "," + io::csv_field(r.note) + "," + (r.trans_a ? "true" : "false") + "," +
-            (r.trans_b ? "true" : "false") + "," + std::string(layout_name(r.layout)) + "," +
-            value(fixed(r.timing.max_s * 1e3, 4)) + "," + value(fixed(r.timing.spread, 4)) + "," +
-            (!r.skipped && r.timing.noisy ? "true" : "false") + "\n";
+            std::string(dtype_name(g.tolerance_dtype)) + "," + (r.skipped ? "true" : "false") +
+            "," + io::csv_field(r.note) + "," + (g.trans_a ? "true" : "false") + "," +
+            (g.trans_b ? "true" : "false") + "," + std::string(layout_name(g.layout)) + "," +
+            value(fixed(t.max_s * 1e3, 4)) + "," + value(fixed(t.spread, 4)) + "," +
+            (!r.skipped && t.noisy ? "true" : "false") + "\n";
   }
   AtomicFile file(path);
   file.write(text);
@@ -347,34 +349,37 @@ void run_bench_distributed([[maybe_unused]] const BenchArgs& o) {  // unused wit
     };
     for (const Shape& s : shapes) {
       if (progress) std::fprintf(stderr, "\r%-40s", ("timing " + s.text() + "...").c_str());
-      const dist::SummaBenchResult r = dist::bench_summa(grid, dtype, s.m, s.n, s.k, o.block, options);
+      const BenchReport report = dist::bench_summa(grid, dtype, s.m, s.n, s.k, o.block, options);
       if (progress) std::fprintf(stderr, "\r%40s\r", "");
       if (rank != 0) continue;
       if (rows.empty()) header();
-      const double percent = r.reference_median_s > 0 ? 100.0 * r.reference_median_s / r.median_s : -1;
-      const TimingSpread timing = timing_spread(r.seconds, !on_gpu);
-      std::printf("%-22s %10.3f %10.3f %10.2f %12.2f %5zu %7s%s  (%s)\n", s.text().c_str(), r.median_s * 1e3,
-                  r.min_s * 1e3, r.gflops, r.gflops / size, r.seconds.size(), spread_text(timing).c_str(),
-                  percent < 0 ? "" : ("  " + fixed(percent, 1) + "%").c_str(), r.local_kernel.c_str());
-      nlohmann::json row = {{"kernel", "summa"}, {"backend", backend}, {"dtype", o.dtype},
-                            {"m", s.m}, {"n", s.n}, {"k", s.k}, {"reps", r.seconds.size()},
-                            {"seconds", r.seconds}, {"median_ms", r.median_s * 1e3}, {"min_ms", r.min_s * 1e3},
+      const BenchRow& r = report.rows.front();
+      const TimingSpread& timing = r.timing;
+      const DistributedBenchFacts& d = r.distributed.value();
+      const double percent = r.percent_of_reference;
+      std::printf("%-22s %10.3f %10.3f %10.2f %12.2f %5d %7s%s  (%s)\n", r.size.c_str(), timing.median_s * 1e3,
+                  timing.min_s * 1e3, r.rate, r.rate / d.processes, timing.reps, spread_text(timing).c_str(),
+                  percent < 0 ? "" : ("  " + fixed(percent, 1) + "%").c_str(), d.local_kernel.c_str());
+      nlohmann::json row = {{"kernel", r.kernel}, {"backend", backend}, {"dtype", dtype_name(r.dtype)},
+                            {"m", s.m}, {"n", s.n}, {"k", s.k}, {"reps", timing.reps},
+                            {"seconds", r.seconds}, {"median_ms", timing.median_s * 1e3}, {"min_ms", timing.min_s * 1e3},
                             {"max_ms", timing.max_s * 1e3}, {"noisy", timing.noisy}, {"timing", timing_json(timing)},
-                            {"gflops", r.gflops}, {"gflops_per_process", r.gflops / size},
-                            {"distributed", {{"processes", size}, {"grid", grid_text}, {"block", o.block},
-                                             {"local_kernel", r.local_kernel}}}};
+                            {"gflops", r.rate}, {"gflops_per_process", r.rate / d.processes},
+                            {"distributed", {{"processes", d.processes}, {"grid", d.grid}, {"block", d.block},
+                                             {"local_kernel", d.local_kernel}}}};
       // cuBLASMp beside it (CUDA): its times, and SUMMA's speed as a percentage of it.
-      row["reference"] = percent < 0 ? nlohmann::json(nullptr)
-                                     : nlohmann::json{{"kernel", "cublasMpMatmul"},
-                                                      {"seconds", r.reference_seconds},
-                                                      {"median_ms", r.reference_median_s * 1e3},
-                                                      {"percent_of_reference", percent}};
+      const BenchRow* mp = report.rows.size() > 1 ? &report.rows[1] : nullptr;
+      row["reference"] = !mp ? nlohmann::json(nullptr)
+                             : nlohmann::json{{"kernel", mp->kernel},
+                                              {"seconds", mp->seconds},
+                                              {"median_ms", mp->timing.median_s * 1e3},
+                                              {"percent_of_reference", percent}};
       rows.push_back(row);
     }
     if (rank == 0 && !rows.empty()) std::printf("%s\n", noisy_legend().c_str());
     dist::collective(MPI_COMM_WORLD, [&] {
       if (rank != 0 || o.json_path.empty()) return;
-      write_json(o.json_path, json_document("bench", {{"backend", backend}, {"dtype", o.dtype},
+      write_json(o.json_path, json_document("bench", {{"backend", backend}, {"dtype", dtype_name(dtype)},
                                {"warmup", o.warmup}, {"max_reps", o.reps}, {"max_seconds", o.max_seconds},
                                {"timing", "each run between two barriers, the slowest process's time"},
                                {"rows", rows}}));
@@ -522,10 +527,10 @@ void run_bench(const BenchArgs& o) {
                                                                      : nlohmann::json(report.percent_of)},
                             {"suite", suite ? suite_json(*suite, summary) : nlohmann::json(nullptr)},
                             {"rows", nlohmann::json::array()}};
-  for (const BenchRow& r : rows) results["rows"].push_back(to_json(r, dtype, backend));
+  for (const BenchRow& r : rows) results["rows"].push_back(to_json(r, backend));
   results = json_document("bench", std::move(results), &meta);
   if (!o.json_path.empty()) write_json(o.json_path, results);
-  if (!o.csv_path.empty()) write_csv_results(o.csv_path, rows, dtype, backend);
+  if (!o.csv_path.empty()) write_csv_results(o.csv_path, rows, backend);
   if (plotter) plot(*plotter, o.plot_path, results);
   if (report.first_failure)
     throw PartialFailure(report.first_failure->category(),

@@ -82,47 +82,47 @@ void run_bench(const Conv1dCliOptions& o) {
   // The input, the output and the mask, on the device.
   check_fits_device("conv1d --bench --n " + std::to_string(o.n) + " --width " + std::to_string(o.width),
                     (2.0 * double(o.n) + double(o.width)) * double(dtype_size(*dtype)));
-  const Conv1dBench b = conv1d_bench(*dtype, o.n, o.width, o.warmup, o.reps, o.seed);
-  const Conv1dBenchRow& copy = b.rows.back();
-  const double copy_gbs = copy.bytes / copy.median_s / 1e9;
+  const BenchReport b = conv1d_bench(*dtype, o.n, o.width, o.warmup, o.reps, o.seed);
   const DeviceQuery q = query_devices();
   std::printf("conv1d: %s, n = %lld, mask width %lld, median of %d runs after %d warm-up, %s\n",
-              std::string(dtype_name(b.dtype)).c_str(), static_cast<long long>(b.n),
-              static_cast<long long>(b.width), b.reps, b.warmup,
+              std::string(dtype_name(b.dtype)).c_str(), static_cast<long long>(o.n),
+              static_cast<long long>(o.width), o.reps, o.warmup,
               q.devices.empty() ? "?" : q.devices.front().name.c_str());
   std::printf("GB/s counts n values read + n written once; the device copy counts read + write too\n");
   std::printf("%-14s %10s %10s %9s %10s %7s  %s\n", "kernel", "median ms", "GB/s", "% of copy",
               "err/bound", "spread", "checked");
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : b.rows) {
-    if (!r.skipped.empty()) {
-      std::printf("%-14s skipped: %s\n", r.kernel.c_str(), r.skipped.c_str());
-      rows.push_back({{"kernel", r.kernel}, {"skipped", r.skipped}, {"noisy", false}, {"timing", nullptr}});
+  const BenchRow& copy = b.copy.value();
+  std::vector<const BenchRow*> listed;  // the rungs, then the copy
+  for (const BenchRow& r : b.rows) listed.push_back(&r);
+  listed.push_back(&copy);
+  for (const BenchRow* row : listed) {
+    const BenchRow& r = *row;
+    if (r.skipped) {
+      std::printf("%-14s skipped: %s\n", r.kernel.c_str(), r.note.c_str());
+      rows.push_back({{"kernel", r.kernel}, {"skipped", r.note}, {"noisy", false}, {"timing", nullptr}});
       continue;
     }
-    const double gbs = r.bytes / r.median_s / 1e9;
-    const bool is_copy = r.kernel == "device_copy";
-    std::printf("%-14s %10.4f %10.1f %8.1f%% %10s %7s  %s\n", r.kernel.c_str(), r.median_s * 1e3, gbs,
-                100.0 * gbs / copy_gbs,
-                is_copy ? "-" : (std::to_string(r.max_error_ratio).substr(0, 8)).c_str(),
-                spread_text(r.timing).c_str(), is_copy ? "(reference)" : std::to_string(r.checked).c_str());
-    nlohmann::json row = {{"kernel", r.kernel}, {"median_s", r.median_s}, {"min_s", r.min_s},
-                          {"max_s", r.timing.max_s}, {"reps", r.reps}, {"noisy", r.timing.noisy},
-                          {"timing", timing_json(r.timing)}, {"bytes", r.bytes}, {"gb_per_s", gbs},
-                          {"percent_of_copy", 100.0 * gbs / copy_gbs}};
+    const bool is_copy = row == &copy;
+    const double percent_of_copy = is_copy ? 100.0 : r.percent_of_copy;
+    std::printf("%-14s %10.4f %10.1f %8.1f%% %10s %7s  %s\n", r.kernel.c_str(), r.timing.median_s * 1e3, r.rate,
+                percent_of_copy, is_copy ? "-" : (std::to_string(r.check.error).substr(0, 8)).c_str(),
+                spread_text(r.timing).c_str(), is_copy ? "(reference)" : std::to_string(r.conv1d->checked).c_str());
+    nlohmann::json j = {{"kernel", r.kernel}, {"median_s", r.timing.median_s}, {"min_s", r.timing.min_s},
+                        {"max_s", r.timing.max_s}, {"reps", r.timing.reps}, {"noisy", r.timing.noisy},
+                        {"timing", timing_json(r.timing)}, {"bytes", b.bytes}, {"gb_per_s", r.rate},
+                        {"percent_of_copy", percent_of_copy}};
     if (!is_copy) {
-      row["max_error_over_bound"] = r.max_error_ratio;
-      row["outputs_checked"] = r.checked;
+      j["max_error_over_bound"] = r.check.error;
+      j["outputs_checked"] = r.conv1d->checked;
     }
-    rows.push_back(row);
+    rows.push_back(j);
   }
   std::printf("%s\n", noisy_legend().c_str());
-  bool accurate = true;
-  for (const auto& r : b.rows)
-    if (r.skipped.empty() && r.kernel != "device_copy" && !(r.max_error_ratio <= 1.0)) accurate = false;
+  const bool accurate = b.all_passed();
   if (!o.json_path.empty())
-    write_json(o.json_path, json_document("conv1d", {{"benchmark", "conv1d"}, {"dtype", dtype_name(b.dtype)}, {"n", b.n},
-                             {"width", b.width}, {"warmup", b.warmup}, {"reps", b.reps},
+    write_json(o.json_path, json_document("conv1d", {{"benchmark", "conv1d"}, {"dtype", dtype_name(b.dtype)}, {"n", o.n},
+                             {"width", o.width}, {"warmup", o.warmup}, {"reps", o.reps},
                              {"seed", o.seed}, {"bytes_counted", "n read + n written"},
                              {"error_bound", "(width + 1) * eps * sum_j |mask[j] x[i+j-width/2]|"},
                              {"all_within_bound", accurate}, {"rows", rows}}));

@@ -66,44 +66,40 @@ void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
   require_cuda_device();
   // The input and the copy's output, on the device.
   check_fits_device("reduce --bench --n " + std::to_string(o.n), 2.0 * double(o.n) * double(dtype_size(dtype)));
-  const ReduceBenchReport r = reduce_bench(static_cast<std::size_t>(o.n), dtype, op, o.warmup, o.reps, o.seed);
-  double cub_s = 0;
-  for (const auto& row : r.rows)
-    if (row.kernel == "cub") cub_s = row.median_s;
-  const double bytes = static_cast<double>(r.bytes);
-  const double copy_read_gbs = bytes / r.copy_median_s / 1e9;  // the copy reads `bytes` once
-  const double copy_total_gbs = 2 * copy_read_gbs;             // ... and writes them once
-  std::printf("reduce %s of %zu %s values (%.3f GB read), median of %d runs after %d warm-up\n",
-              std::string(reduce_op_name(op)).c_str(), r.n, std::string(dtype_name(dtype)).c_str(),
-              bytes / 1e9, r.reps, r.warmup);
+  const BenchReport r = reduce_bench(static_cast<std::size_t>(o.n), dtype, op, o.warmup, o.reps, o.seed);
+  const BenchRow& copy = r.copy.value();
+  const double copy_read_gbs = copy.rate;           // the copy reads `bytes` once
+  const double copy_total_gbs = 2 * copy_read_gbs;  // ... and writes them once
+  std::printf("reduce %s of %llu %s values (%.3f GB read), median of %d runs after %d warm-up\n",
+              std::string(reduce_op_name(op)).c_str(), static_cast<unsigned long long>(o.n),
+              std::string(dtype_name(dtype)).c_str(), r.bytes / 1e9, o.reps, o.warmup);
   std::printf("D2D copy of the same bytes: %.3f ms, %.1f GB/s read (%.1f GB/s read + write)\n",
-              r.copy_median_s * 1e3, copy_read_gbs, copy_total_gbs);
+              copy.timing.median_s * 1e3, copy_read_gbs, copy_total_gbs);
   std::printf("%-20s %4s %10s %9s %8s %11s %11s %9s %7s  %s\n", "kernel", "rung", "median ms", "GB/s",
               "% of CUB", "% copy read", "% copy r+w", "same bits", "spread", "value");
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& row : r.rows) {
-    const double gbs = bytes / row.median_s / 1e9;
-    const double pct_cub = 100 * cub_s / row.median_s;
-    const double pct_read = 100 * gbs / copy_read_gbs, pct_total = 100 * gbs / copy_total_gbs;
-    const std::string value = format_value(row.value, dtype);
+  for (const BenchRow& row : r.rows) {
+    const ReduceBenchFacts& facts = row.reduce.value();
+    const double pct_read = row.percent_of_copy, pct_total = pct_read / 2;
+    const std::string value = format_value(facts.value, dtype);
     std::printf("%-20s %4s %10.4f %9.1f %7.1f%% %10.1f%% %10.1f%% %9s %7s  %s\n", row.kernel.c_str(),
-                row.rung < 0 ? "ref" : std::to_string(row.rung).c_str(), row.median_s * 1e3, gbs,
-                pct_cub, pct_read, pct_total, row.bit_identical ? "yes" : "NO", spread_text(row.timing).c_str(),
-                value.c_str());
+                row.reference ? "ref" : std::to_string(row.rung).c_str(), row.timing.median_s * 1e3, row.rate,
+                row.percent_of_reference, pct_read, pct_total, facts.bit_identical ? "yes" : "NO",
+                spread_text(row.timing).c_str(), value.c_str());
     rows.push_back({{"kernel", row.kernel},
-                    {"rung", row.rung},
-                    {"median_s", row.median_s},
-                    {"min_s", row.min_s},
+                    {"rung", row.reference ? -1 : row.rung},
+                    {"median_s", row.timing.median_s},
+                    {"min_s", row.timing.min_s},
                     {"max_s", row.timing.max_s},
-                    {"reps", row.reps},
+                    {"reps", row.timing.reps},
                     {"noisy", row.timing.noisy},
                     {"timing", timing_json(row.timing)},
-                    {"gbs", gbs},
-                    {"pct_of_cub", pct_cub},
+                    {"gbs", row.rate},
+                    {"pct_of_cub", row.percent_of_reference},
                     {"pct_of_copy_read", pct_read},
                     {"pct_of_copy_read_plus_write", pct_total},
-                    {"bit_identical_runs", row.bit_identical},
-                    {"value", row.value},
+                    {"bit_identical_runs", facts.bit_identical},
+                    {"value", facts.value},
                     {"value_text", value}});
   }
   std::printf("%s\n", noisy_legend().c_str());
@@ -112,14 +108,14 @@ void run_bench(const ReduceOptions& o, ReduceOp op, DType dtype) {
                json_document("reduce", {{"benchmark", "reduce"},
                 {"op", reduce_op_name(op)},
                 {"dtype", dtype_name(dtype)},
-                {"n", r.n},
-                {"bytes_read", r.bytes},
-                {"warmup", r.warmup},
-                {"reps", r.reps},
+                {"n", o.n},
+                {"bytes_read", static_cast<std::uint64_t>(r.bytes)},
+                {"warmup", o.warmup},
+                {"reps", o.reps},
                 {"seed", o.seed},
                 {"gbs_definition", "bytes read / median time (1 GB = 1e9 bytes)"},
-                {"copy", {{"median_s", r.copy_median_s},
-                          {"min_s", r.copy_min_s},
+                {"copy", {{"median_s", copy.timing.median_s},
+                          {"min_s", copy.timing.min_s},
                           {"read_gbs", copy_read_gbs},
                           {"read_plus_write_gbs", copy_total_gbs},
                           {"note", "cudaMemcpy D2D of bytes_read: read_gbs = bytes/time, "

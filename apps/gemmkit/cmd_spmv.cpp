@@ -84,8 +84,6 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
-bool ours(const std::string& kernel) { return kernel.rfind("cusparse", 0) != 0; }
-
 template <class T>
 void run_bench(const SpmvOptions& o) {
   std::vector<SparsePattern> patterns;
@@ -110,54 +108,53 @@ void run_bench(const SpmvOptions& o) {
       x[i] = static_cast<T>(std::ldexp(double((i * 2654435761u + o.seed) % 2000001) - 1000000.5, -20));
     const std::vector<T> ref = spmv_reference(a, x);
     const CsrStats s = csr_stats(a);
-    const SpmvBenchResult r = spmv_bench_cuda(a, x, ref, o.warmup, o.reps, o.tune);
+    const BenchReport r = spmv_bench_cuda(a, x, ref, o.warmup, o.reps, o.tune);
+    const SpmvBenchFacts& facts = r.spmv.value();
 
-    const double bytes = double(r.device_bytes), copy_gbps = bytes / r.copy_median_s / 1e9;
-    const SpmvBenchEntry* reference = nullptr;
-    const SpmvBenchEntry* best = nullptr;
-    const SpmvBenchEntry* chosen = nullptr;
-    for (const auto& e : r.entries) {
+    const double bytes = r.bytes, copy_gbps = r.copy.value().rate;
+    const BenchRow* reference = nullptr;
+    const BenchRow* best = nullptr;
+    const BenchRow* chosen = nullptr;
+    for (const BenchRow& e : r.rows) {
       if (e.skipped) continue;
-      if (!ours(e.kernel) && (!reference || e.median_s < reference->median_s)) reference = &e;
-      if (ours(e.kernel) && (!best || e.median_s < best->median_s)) best = &e;
-      if (e.kernel == r.auto_kernel) chosen = &e;
+      if (e.kernel == r.percent_of) reference = &e;
+      if (!e.reference && (!best || e.timing.median_s < best->timing.median_s)) best = &e;
+      if (e.kernel == facts.auto_kernel) chosen = &e;
     }
     if (!reference || !best || !chosen) fail(ErrorCategory::device, "spmv --bench: no cuSPARSE timing or no kernel of ours ran");
     std::printf("\n%s: %lld x %lld, %lld nonzeros (mean %.1f, longest row %lld, %lld empty), %s offsets; "
                 "%.1f MB per SpMV; copy %.0f GB/s; reference %s\n",
                 sparse_pattern_name(pattern), static_cast<long long>(a.rows), static_cast<long long>(a.cols),
                 static_cast<long long>(a.nnz()), s.mean_row_length, static_cast<long long>(s.max_row_length),
-                static_cast<long long>(s.empty_rows), r.offsets_64bit ? "64-bit" : "32-bit", bytes / 1e6,
+                static_cast<long long>(s.empty_rows), facts.offsets_64bit ? "64-bit" : "32-bit", bytes / 1e6,
                 copy_gbps, reference->kernel.c_str());
     std::printf("  %-22s %10s %9s %8s %11s %9s %7s  %s\n", "kernel", "median ms", "GB/s", "% copy", "% cuSPARSE",
                 "error", "spread", "note");
     nlohmann::json entries = nlohmann::json::array();
-    for (const auto& e : r.entries) {
-      const bool bad = !e.skipped && ours(e.kernel) && !(e.max_scaled_error <= 1.0);
+    for (const BenchRow& e : r.rows) {
+      const bool bad = !e.skipped && !e.reference && !e.check.passed;
       all_correct = all_correct && !bad;
       if (e.skipped) {
         std::printf("  %-22s %10s %9s %8s %11s %9s %7s  skipped: %s\n", e.kernel.c_str(), "-", "-", "-", "-", "-", "-",
                     e.note.c_str());
       } else {
-        std::printf("  %-22s %10.4f %9.0f %7.1f%% %10.1f%% %9.2g %7s  %s%s%s\n", e.kernel.c_str(), e.median_s * 1e3,
-                    bytes / e.median_s / 1e9, 100.0 * r.copy_median_s / e.median_s,
-                    100.0 * reference->median_s / e.median_s, e.max_scaled_error, spread_text(e.timing).c_str(),
-                    bad ? "OUT OF BOUND " : "",
-                    e.kernel == r.auto_kernel ? "(auto) " : "", e.note.c_str());
+        std::printf("  %-22s %10.4f %9.0f %7.1f%% %10.1f%% %9.2g %7s  %s%s%s\n", e.kernel.c_str(),
+                    e.timing.median_s * 1e3, e.rate, e.percent_of_copy, e.percent_of_reference, e.check.error,
+                    spread_text(e.timing).c_str(), bad ? "OUT OF BOUND " : "",
+                    e.kernel == facts.auto_kernel ? "(auto) " : "", e.note.c_str());
       }
       entries.push_back({{"kernel", e.kernel}, {"skipped", e.skipped}, {"note", e.note},
-                         {"median_s", e.median_s}, {"min_s", e.min_s}, {"reps", e.reps},
+                         {"median_s", e.timing.median_s}, {"min_s", e.timing.min_s}, {"reps", e.timing.reps},
                          {"max_s", e.timing.max_s}, {"noisy", !e.skipped && e.timing.noisy},
                          {"timing", e.skipped ? nlohmann::json(nullptr) : timing_json(e.timing)},
-                         {"gbps", e.skipped ? 0.0 : bytes / e.median_s / 1e9},
-                         {"percent_of_copy", e.skipped ? 0.0 : 100.0 * r.copy_median_s / e.median_s},
-                         {"percent_of_cusparse", e.skipped ? 0.0 : 100.0 * reference->median_s / e.median_s},
-                         {"max_scaled_error", e.max_scaled_error}});
+                         {"gbps", e.skipped ? 0.0 : e.rate},
+                         {"percent_of_copy", e.skipped ? 0.0 : e.percent_of_copy},
+                         {"percent_of_cusparse", e.skipped ? 0.0 : e.percent_of_reference},
+                         {"max_scaled_error", e.check.error}});
     }
-    const double best_pct = 100.0 * reference->median_s / best->median_s;
-    const double auto_pct = 100.0 * reference->median_s / chosen->median_s;
+    const double best_pct = best->percent_of_reference, auto_pct = chosen->percent_of_reference;
     std::printf("  best of ours: %s at %.1f%% of %s; auto (%s): %.1f%%\n", best->kernel.c_str(), best_pct,
-                reference->kernel.c_str(), r.auto_kernel.c_str(), auto_pct);
+                reference->kernel.c_str(), facts.auto_kernel.c_str(), auto_pct);
     log_best += std::log(best_pct);
     log_auto += std::log(auto_pct);
     min_best = std::min(min_best, best_pct);
@@ -165,10 +162,10 @@ void run_bench(const SpmvOptions& o) {
     report["matrices"].push_back({{"pattern", sparse_pattern_name(pattern)}, {"rows", a.rows}, {"cols", a.cols},
                                   {"nnz", a.nnz()}, {"mean_row_length", s.mean_row_length},
                                   {"max_row_length", s.max_row_length}, {"empty_rows", s.empty_rows},
-                                  {"offsets_64bit", r.offsets_64bit}, {"bytes_per_spmv", r.device_bytes},
-                                  {"copy_median_s", r.copy_median_s}, {"copy_gbps", copy_gbps},
+                                  {"offsets_64bit", facts.offsets_64bit}, {"bytes_per_spmv", std::int64_t(r.bytes)},
+                                  {"copy_median_s", r.copy->timing.median_s}, {"copy_gbps", copy_gbps},
                                   {"reference", reference->kernel}, {"best", best->kernel},
-                                  {"best_percent_of_cusparse", best_pct}, {"auto", r.auto_kernel},
+                                  {"best_percent_of_cusparse", best_pct}, {"auto", facts.auto_kernel},
                                   {"auto_percent_of_cusparse", auto_pct}, {"entries", entries}});
   }
   const double n = double(patterns.size());

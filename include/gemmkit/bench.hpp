@@ -1,7 +1,7 @@
 // The benchmark engine: every kernel of a backend beside the reference library of the same
 // dtype, in one run, each result verified. `gemmkit bench` only parses options and prints
 // what run_gemm_bench returns; a program that registers its own kernel (register_kernel)
-// benchmarks it the same way. Its results follow the schema of run_meta.hpp.
+// benchmarks it the same way. It returns the report of every benchmark (bench_report.hpp).
 #pragma once
 
 #include <cstdint>
@@ -10,22 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "gemmkit/bench_report.hpp"
 #include "gemmkit/context.hpp"
-#include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/run_meta.hpp"
-#include "gemmkit/timing_spread.hpp"
-#include "gemmkit/verify.hpp"
 
 namespace gemmkit {
 
 // ---- the GEMM benchmark ----------------------------------------------------------------
-
-struct BenchShape {
-  std::int64_t m = 0, n = 0, k = 0;
-  double flops() const { return 2.0 * double(m) * double(n) * double(k); }  // one product
-  std::string text() const;  // "MxNxK"
-};
 
 // "MxNxK" (x or X between positive decimal sizes, e.g. 16x8192x8192), or nullopt.
 std::optional<BenchShape> parse_bench_shape(const std::string& text);
@@ -52,52 +44,6 @@ struct BenchOptions {
   std::uint64_t seed = 1;       // of the random operands
 };
 
-struct BenchRow {
-  std::string kernel;
-  int rung = 0;
-  bool reference = false;
-  std::optional<DType> accuracy;  // the entry's KernelEntry::accuracy
-  DType tolerance_dtype = DType::f32;
-  BenchShape shape{};
-  std::int64_t batch = 1;
-  bool trans_a = false, trans_b = false;  // the run's BenchOptions::trans_a/b and layout
-  Layout layout = Layout::row_major;
-  bool skipped = false;
-  bool failed = false;  // it threw: the note says what
-  std::string note;     // why it was skipped or failed ("skipped: ...", "failed: ...")
-  int reps = 0;
-  double median_s = 0, min_s = 0, gflops = 0;  // gflops from the median, all products
-  // The timed runs' spread and whether they were noisy (gemmkit/timing_spread.hpp); reps,
-  // median_s and min_s are its figures.
-  TimingSpread timing;
-  double percent_of_reference = -1;            // -1: no reference for this dtype (or not run)
-  // The reference's median in runs alternating with this kernel's (0: not timed in pairs,
-  // e.g. the reference itself); the ratio is taken against it then.
-  double paired_reference_median_s = 0;
-  // GPU: a device-to-device copy moving as many bytes as the product must (A and B read, C
-  // written, and read too when beta != 0), timed in the same run, as a percentage of this
-  // row's median: how near a memory-bound product (a skinny one) runs to the bandwidth
-  // ceiling. -1: not measured (the CPU, a skipped row).
-  double percent_of_copy = -1;
-  // Against the exact product (every batch item; the worst one's figures).
-  VerifyResult check;
-};
-
-struct BenchReport {
-  Backend backend = Backend::cpu;
-  DType dtype = DType::f32;
-  std::string percent_of;  // the reference every ratio is taken against ("" if none)
-  bool paired = false;     // kernels timed in ABBA pairs beside the reference (the GPU)
-  bool l2_flushed = false; // every timed run started with a cold L2 (the GPU)
-  std::vector<BenchRow> rows;  // shape by shape, kernels in run order
-  // The first failure (out of memory, a device error, a kernel that threw): the rows hold
-  // the rest, the failed ones marked.
-  std::optional<Error> first_failure;
-
-  bool all_passed() const;  // every row that ran passed verification
-  std::size_t failed_rows() const;
-};
-
 // Where the run is, for a progress line: the kernel about to run at a shape.
 struct BenchProgress {
   std::size_t done = 0, total = 0;  // done counts this one
@@ -109,8 +55,11 @@ struct BenchProgress {
 // for integer dtypes), warm-up, timed runs (GPU: on a stream of the engine's own, under
 // events, each run after an L2 flush, in ABBA pairs with the reference), verification of
 // every timed result against the exact or double-double reference, and the ratio to the
-// reference. Usage errors for unknown kernels, kernels of another backend or without the
-// dtype, or no shapes; failures at run time go into the rows (and first_failure).
+// reference. Rows of operation "gemm" with their GemmBenchFacts, rates in GFLOP/s (every
+// product of a batch counted), percent_of_copy on the GPU (a device copy of the bytes the
+// product must move: A and B read, C written, and read too when beta != 0). Usage errors for
+// unknown kernels, kernels of another backend or without the dtype, or no shapes; failures
+// at run time go into the rows (and first_failure).
 BenchReport run_gemm_bench(Context& ctx, const BenchOptions& options,
                            const std::function<void(const BenchProgress&)>& progress = {});
 

@@ -19,10 +19,10 @@
 #include <string_view>
 #include <vector>
 
-#include "gemmkit/dtype.hpp"
+#include "gemmkit/bench_report.hpp"
 #include "gemmkit/context.hpp"
+#include "gemmkit/dtype.hpp"
 #include "gemmkit/operation.hpp"
-#include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit {
 
@@ -108,29 +108,13 @@ double conv1d_error_bound(const T* x, std::int64_t n, const T* mask, std::int64_
                           std::int64_t i);
 
 // ---- benchmark: every GPU rung and the device-to-device copy, timed in one run ----------
-
-struct Conv1dBenchRow {
-  std::string kernel;   // a rung's name, or "device_copy"
-  double median_s = 0, min_s = 0;
-  int reps = 0;
-  double bytes = 0;     // counted: n values read + n written (halo re-reads are not counted)
-  double max_error_ratio = 0;  // max |y - reference| / bound over the checked outputs
-  std::int64_t checked = 0;    // outputs compared with the CPU reference
-  std::string skipped;         // why the rung did not run (empty when it ran)
-  TimingSpread timing;         // the runs' spread, noisy or not (reps, median_s, min_s its figures)
-};
-
-struct Conv1dBench {
-  DType dtype = DType::f32;
-  std::int64_t n = 0, width = 0;
-  int warmup = 0, reps = 0;
-  std::vector<Conv1dBenchRow> rows;  // rungs in order, then device_copy last
-};
-
 // Random x in [-1, 1) and a random mask of mixed signs, on the device. Needs a CUDA device
-// (usage error otherwise). Each rung's output is compared with the CPU reference on a sample
-// of outputs (both ends and random positions).
-Conv1dBench conv1d_bench(DType dtype, std::int64_t n, std::int64_t width, int warmup, int reps,
+// (usage error otherwise). The report: operation "conv1d", a row per rung (skipped ones say
+// why), rates in GB/s of n values read + n written (bytes; halo re-reads are not counted),
+// percent_of_copy against the device copy (copy); each rung's check the max of
+// |y - reference| / conv1d_error_bound over a sample of outputs (both ends and random
+// positions; Conv1dBenchFacts::checked), passing at 1.
+BenchReport conv1d_bench(DType dtype, std::int64_t n, std::int64_t width, int warmup, int reps,
                          std::uint64_t seed);
 
 }  // namespace gemmkit

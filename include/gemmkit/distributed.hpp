@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gemmkit/bench_report.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/matrix.hpp"
@@ -300,23 +301,17 @@ struct SummaBenchOptions {
   SummaOptions summa;
   bool reference = true;     // cuda: time cublasmp_matmul() beside it where cublasmp_available()
 };
-struct SummaBenchResult {
-  Backend backend = Backend::cpu;
-  std::string local_kernel;
-  std::vector<double> seconds;                 // each timed run: the slowest rank's time
-  double median_s = 0, min_s = 0, gflops = 0;  // gflops: 2 m n k / median_s
-  // cuBLASMp on the same operands, timed the same way (empty: not timed).
-  std::vector<double> reference_seconds;
-  double reference_median_s = 0;
-};
 // Times C = A B by SUMMA, A (m x k) and B (k x n) random, all in block x block blocks:
 // `warmup` untimed runs, then timed ones, each between two barriers and taken as the slowest
 // rank's time, until `reps` runs or max_seconds (agreed by every rank). The operands are made
 // where they live (each rank fills its own blocks, in host memory or, on CUDA, uploaded to its
 // device; C in f32 for f16 and bf16 there), and on CUDA cuBLASMp runs beside SUMMA on the same
 // blocks when asked and found. The weak and strong scaling benchmarks. Collective.
-SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
-                             std::int64_t block, const SummaBenchOptions& options = {});
+// The report (operation "summa", the same on every rank): the row "summa" with its
+// DistributedBenchFacts and GemmBenchFacts (the shape), rates in GFLOP/s (2 m n k / median),
+// then, when timed, the reference row "cublasMpMatmul" (percent_of).
+BenchReport bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+                        std::int64_t block, const SummaBenchOptions& options = {});
 
 // ---- the Ozaki emulation with its moduli over the ranks ---------------------------------
 // C = alpha op(A) op(B) + beta C0 in f64 or f32, emulated on int8 tensor cores as

@@ -23,10 +23,10 @@
 #include <string_view>
 #include <vector>
 
-#include "gemmkit/dtype.hpp"
+#include "gemmkit/bench_report.hpp"
 #include "gemmkit/context.hpp"
+#include "gemmkit/dtype.hpp"
 #include "gemmkit/operation.hpp"
-#include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit {
 
@@ -108,26 +108,11 @@ T reduce(const T* x, std::size_t n, ReduceOp op, const ReduceChoice& choice,
          Context* ctx = nullptr);
 
 // ---- benchmark ----
-struct ReduceBenchRow {
-  std::string kernel;
-  int rung = 0;
-  double median_s = 0, min_s = 0;
-  int reps = 0;
-  double value = 0;          // the result of the timed runs
-  bool bit_identical = true;  // every timed run gave the same bits as the first
-  TimingSpread timing;        // the runs' spread, noisy or not (reps, median_s, min_s its figures)
-};
-struct ReduceBenchReport {
-  std::size_t n = 0, bytes = 0;
-  DType dtype = DType::f32;
-  ReduceOp op = ReduceOp::sum;
-  double copy_median_s = 0, copy_min_s = 0;  // cudaMemcpy D2D of `bytes`
-  int reps = 0, warmup = 0;
-  std::vector<ReduceBenchRow> rows;  // every rung, then cub
-};
-// Random values in [-1, 1) generated on the device from `seed`; every kernel and CUB and
-// the copy timed in the same process with CUDA events (median of `reps` after `warmup`).
-ReduceBenchReport reduce_bench(std::size_t n, DType dtype, ReduceOp op, int warmup, int reps,
-                               std::uint64_t seed);
+// Random values in [-1, 1) generated on the device from `seed`; every kernel, variants of the
+// last rung and CUB timed in the same process with CUDA events (median of `reps` after
+// `warmup`), beside the device copy of the same bytes. The report: operation "reduce", a row
+// per kernel with its ReduceBenchFacts (each run's bits compared with the first), rates in
+// GB/s of the bytes read (bytes: n values), percent_of "cub", percent_of_copy; no check.
+BenchReport reduce_bench(std::size_t n, DType dtype, ReduceOp op, int warmup, int reps, std::uint64_t seed);
 
 }  // namespace gemmkit

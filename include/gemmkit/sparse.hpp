@@ -17,11 +17,11 @@
 #include <string_view>
 #include <vector>
 
+#include "gemmkit/bench_report.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/operation.hpp"
-#include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit {
 
@@ -182,26 +182,16 @@ bool spmv_cuda_available();  // built with CUDA and a device present
 template <class T>
 std::vector<T> spmv_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o = {});
 
-struct SpmvBenchEntry {
-  std::string kernel, note;
-  double median_s = 0, min_s = 0;
-  int reps = 0;
-  double max_scaled_error = 0;  // max_i |y_i - ref_i| / ((len_i + 1) eps sum|a x|), <= 1 is in bound
-  bool skipped = false;
-  TimingSpread timing;  // the runs' spread, noisy or not (reps, median_s, min_s its figures)
-};
-struct SpmvBenchResult {
-  std::int64_t device_bytes = 0;  // CSR arrays as stored on the device + x + y
-  bool offsets_64bit = false;
-  std::string auto_kernel;        // what "auto" chose for this matrix
-  double copy_median_s = 0;       // cudaMemcpy D2D of device_bytes / 2 bytes (read + write)
-  std::vector<SpmvBenchEntry> entries;  // every rung, tuning variants if asked, the references
-};
 // Times every GPU rung and cuSPARSE (both algorithms, analysis outside the timed region)
 // beside the device copy, all in this call; every result is checked against `reference`.
-// `tune` adds the variants of vector_groups (each group size) and merge_path.
+// `tune` adds the variants of vector_groups (each group size) and merge_path. The report:
+// operation "spmv", a row per variant (a device error skips it, saying why), rates in GB/s of
+// the CSR arrays as stored on the device + x + y (bytes), percent_of the faster cuSPARSE,
+// percent_of_copy against a device copy moving as many bytes; each row's check the max over
+// rows of |y_i - ref_i| / ((len_i + 1) eps sum|a x|), passing at 1; spmv: the offsets stored
+// and what auto chooses.
 template <class T>
-SpmvBenchResult spmv_bench_cuda(const CsrMatrix<T>& a, const std::vector<T>& x,
-                                const std::vector<T>& reference, int warmup, int reps, bool tune);
+BenchReport spmv_bench_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, const std::vector<T>& reference,
+                            int warmup, int reps, bool tune);
 
 }  // namespace gemmkit

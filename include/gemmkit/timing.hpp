@@ -1,7 +1,10 @@
-// Timing one kernel for the benchmark. Performance is measured here, never in tests.
+// Timing for the benchmarks: the one loop every timed row follows (warm-up, then timed runs)
+// and the one CPU timer; the GPU timer is src/cuda/device_timing.hpp, on the same loop.
+// Performance is measured here, never in tests.
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "gemmkit/registry.hpp"
@@ -13,6 +16,34 @@ struct TimingOptions {
   int reps = 5;              // timed runs at most
   double max_seconds = 3.0;  // stop timing once this much has been spent (after >= 1 run)
 };
+// `warmup` and `reps` runs whatever they take (benchmarks without a time budget).
+inline TimingOptions fixed_runs(int warmup, int reps) {
+  return {warmup, reps, std::numeric_limits<double>::infinity()};
+}
+
+// One run of the work being timed, returning its seconds: cpu_seconds around a call, CUDA
+// events on a stream (src/cuda/device_timing.hpp), barriers around a step of an MPI job.
+using TimedRun = std::function<double()>;
+
+// `warmup` untimed runs (at most half of max_seconds spent on them: one run of a slow rung at
+// a large size can take seconds), then timed runs until `reps` (at least one) or, after the
+// first, max_seconds of them. The seconds of each timed run.
+std::vector<double> time_runs(const TimingOptions& options, const TimedRun& run);
+
+// The seconds of each timed run of a kernel and of the reference timed beside it.
+struct PairedTimes {
+  std::vector<double> entry, reference;
+};
+// time_runs for `entry` beside `reference`: warm-up runs of both, then timed pairs in ABBA
+// order (entry, reference, reference, entry, entry, ...) until `reps` pairs or, after the
+// first, 2 * max_seconds. With the entry always first, a drift of the clocks during the runs
+// (a GPU at its power limit) favoured one of the two by different amounts in different places
+// of a bench run (the H200, bf16 4096^3: the same kernel listed eight times;
+// docs/notes/ladder-log.md, "the bench's position effect").
+PairedTimes time_runs_paired(const TimingOptions& options, const TimedRun& entry, const TimedRun& reference);
+
+// The CPU timer: the seconds of one call, by the steady clock.
+double cpu_seconds(const std::function<void()>& call);
 
 // Runs a validated host-memory problem with `entry` and returns the seconds of each timed
 // run. CPU kernels are timed with a steady clock; CUDA kernels with CUDA events around the
@@ -22,14 +53,9 @@ std::vector<double> time_kernel(const KernelEntry& entry, const GemmProblem& hos
                                 const TimingOptions& options);
 
 // Times `entry` and `reference` (same backend) on one problem with their runs alternating
-// in ABBA order (entry, reference, reference, entry, entry, ...), so both see the same clocks
-// and temperature and a drift during the runs favours neither: a GPU under sustained load
-// slows down, and a fixed order within each pair skewed the ratio. On the GPU both read and write the same device copies of the operands; on the
-// CPU the reference writes a private C. On return host C holds `entry`'s result. The
-// options apply to each of the two.
-struct PairedTimes {
-  std::vector<double> entry, reference;  // seconds of each timed run
-};
+// (time_runs_paired), so both see the same clocks and temperature. On the GPU both read and
+// write the same device copies of the operands; on the CPU the reference writes a private C.
+// On return host C holds `entry`'s result. The options apply to each of the two.
 PairedTimes time_kernel_beside(const KernelEntry& entry, const KernelEntry& reference,
                                const GemmProblem& host_problem, const TimingOptions& options);
 

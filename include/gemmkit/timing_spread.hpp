@@ -33,6 +33,9 @@ struct TimingSpread {
   std::string noisy_reason;  // why, when noisy: "spread 23.1% > 10%; cores shared (load 3.10 ...)"
 };
 
+// The median of timed runs (the mean of the middle two for an even count); 0 for none.
+double median_of(std::vector<double> seconds);
+
 // `seconds`: a row's timed runs, in any order. `cpu`: the run was on the CPU (the load
 // check applies, with OpenMP's threads). `reference`: the reference's runs timed in pairs
 // with these (empty when not paired).

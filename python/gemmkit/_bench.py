@@ -89,8 +89,9 @@ def bench(kernels: Union[str, Sequence[str], None] = None, *,
 
     Returns the rows (columns as ``gemmkit bench --json``'s: kernel, backend, rung,
     reference, dtype, accuracy, m, n, k, batch, skipped, failed, note, reps, median_ms,
-    min_ms, gflops, percent_of_reference, percent_of_copy, paired_reference_median_ms, error, error_method,
-    tolerance, tolerance_dtype, passed, check, detail). The run's meta and report are its
+    min_ms, max_ms, noisy, noisy_reason, gflops, percent_of_reference, percent_of_copy,
+    paired_reference_median_ms, error, error_method, tolerance, tolerance_dtype, passed, check,
+    detail). The run's meta and report are its
     attributes: ``rows.attrs['meta']`` / ``rows.attrs['report']`` on a DataFrame,
     ``rows.meta`` / ``rows.report`` on the list. The engine runs without the GIL; a row that
     failed says so (``failed``, ``note``) rather than raising.

@@ -16,34 +16,37 @@ nb::object number_or_none(bool skipped, double x) {
 }
 
 nb::dict row_dict(const BenchRow& r, const BenchReport& report) {
+  const GemmBenchFacts& g = r.gemm.value();
   nb::dict d;
   d["kernel"] = r.kernel;
   d["backend"] = std::string(backend_name(report.backend));
   d["rung"] = r.rung;
   d["reference"] = r.reference;
-  d["dtype"] = std::string(dtype_name(report.dtype));
-  d["accuracy"] = r.accuracy ? nb::cast(std::string(dtype_name(*r.accuracy))) : nb::none();
-  d["m"] = r.shape.m;
-  d["n"] = r.shape.n;
-  d["k"] = r.shape.k;
-  d["batch"] = r.batch;
+  d["dtype"] = std::string(dtype_name(r.dtype));
+  d["accuracy"] = g.accuracy ? nb::cast(std::string(dtype_name(*g.accuracy))) : nb::none();
+  d["m"] = g.shape.m;
+  d["n"] = g.shape.n;
+  d["k"] = g.shape.k;
+  d["batch"] = g.batch;
   d["skipped"] = r.skipped;
   d["failed"] = r.failed;
   d["note"] = r.note;
-  d["reps"] = r.reps;
-  d["median_ms"] = number_or_none(r.skipped, r.median_s * 1e3);
-  d["min_ms"] = number_or_none(r.skipped, r.min_s * 1e3);
-  d["gflops"] = number_or_none(r.skipped, r.gflops);
+  d["reps"] = r.timing.reps;
+  d["median_ms"] = number_or_none(r.skipped, r.timing.median_s * 1e3);
+  d["min_ms"] = number_or_none(r.skipped, r.timing.min_s * 1e3);
+  d["max_ms"] = number_or_none(r.skipped, r.timing.max_s * 1e3);
+  d["noisy"] = !r.skipped && r.timing.noisy;
+  d["noisy_reason"] = r.timing.noisy_reason;
+  d["gflops"] = number_or_none(r.skipped, r.rate);
   d["percent_of_reference"] =
       r.percent_of_reference < 0 ? nb::none() : nb::cast(r.percent_of_reference);
   d["percent_of_copy"] = r.percent_of_copy < 0 ? nb::none() : nb::cast(r.percent_of_copy);
-  d["paired_reference_median_ms"] = r.paired_reference_median_s > 0
-                                        ? nb::cast(r.paired_reference_median_s * 1e3)
-                                        : nb::none();
+  d["paired_reference_median_ms"] =
+      r.reference_median_s > 0 ? nb::cast(r.reference_median_s * 1e3) : nb::none();
   d["error"] = number_or_none(r.skipped, r.check.error);
   d["error_method"] = std::string(verify_mode_name(r.check.method));
   d["tolerance"] = number_or_none(r.skipped, r.check.tolerance);
-  d["tolerance_dtype"] = std::string(dtype_name(r.tolerance_dtype));
+  d["tolerance_dtype"] = std::string(dtype_name(g.tolerance_dtype));
   d["passed"] = r.check.passed;
   d["check"] = r.check.check;
   d["detail"] = r.check.detail;

@@ -5,7 +5,7 @@ import pytest
 import gemmkit
 
 COLUMNS = {"kernel", "backend", "rung", "reference", "dtype", "accuracy", "m", "n", "k", "batch",
-           "skipped", "failed", "note", "reps", "median_ms", "min_ms", "gflops",
+           "skipped", "failed", "note", "reps", "median_ms", "min_ms", "max_ms", "noisy", "noisy_reason", "gflops",
            "percent_of_reference", "percent_of_copy", "paired_reference_median_ms", "error", "error_method",
            "tolerance", "tolerance_dtype", "passed"}
 

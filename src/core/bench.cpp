@@ -3,7 +3,6 @@
 #include "gemmkit/bench.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,31 +16,12 @@
 
 namespace gemmkit {
 
-std::string BenchShape::text() const {
-  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-}
-
-bool BenchReport::all_passed() const {
-  return std::all_of(rows.begin(), rows.end(),
-                     [](const BenchRow& r) { return r.skipped || r.check.passed; });
-}
-
-std::size_t BenchReport::failed_rows() const {
-  return std::size_t(std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.failed; }));
-}
-
 namespace detail {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// One synchronous run on the CPU context, timed with a steady clock.
+// One synchronous run on the CPU context.
 double timed_cpu_run(Context& ctx, const KernelEntry& entry, const GemmProblem& p) {
-  const auto start = std::chrono::steady_clock::now();
-  launch_gemm(ctx, entry, p, nullptr, {});
-  return seconds_since(start);
+  return cpu_seconds([&] { launch_gemm(ctx, entry, p, nullptr, {}); });
 }
 
 }  // namespace
@@ -65,32 +45,15 @@ PairedTimes time_gemm(Context& ctx, Stream stream, const KernelEntry& entry, con
     }
   if (ctx.backend() == Backend::cuda) return time_gemm_on_device(ctx, stream, entry, reference, p, options);
 
-  PairedTimes t;
-  if (!reference) {
-    // A slow kernel (the naive rungs at large sizes) spends at most half the budget warming up.
-    double spent = 0;
-    for (int i = 0; i < options.warmup && spent < options.max_seconds / 2; ++i)
-      spent += timed_cpu_run(ctx, entry, p);
-    double total = 0;
-    while (int(t.entry.size()) < std::max(options.reps, 1) &&
-           (t.entry.empty() || total < options.max_seconds)) {
-      t.entry.push_back(timed_cpu_run(ctx, entry, p));
-      total += t.entry.back();
-    }
-    return t;
-  }
+  if (!reference) return {time_runs(options, [&] { return timed_cpu_run(ctx, entry, p); }), {}};
   // The reference writes a private copy of C, so host C ends with the entry's result.
   const std::size_t c_bytes = std::size_t(p.c_span()) * dtype_size(p.c_dtype());
   std::vector<unsigned char> private_c(static_cast<const unsigned char*>(p.c),
                                        static_cast<const unsigned char*>(p.c) + c_bytes);
   GemmProblem reference_problem = p;
   reference_problem.c = private_c.data();
-  double spent = 0;
-  for (int i = 0; i < options.warmup && spent < options.max_seconds; ++i)
-    spent += timed_cpu_run(ctx, entry, p) + timed_cpu_run(ctx, *reference, reference_problem);
-  return time_pairs_abba(options.reps, options.max_seconds,
-                         [&] { return timed_cpu_run(ctx, entry, p); },
-                         [&] { return timed_cpu_run(ctx, *reference, reference_problem); });
+  return time_runs_paired(options, [&] { return timed_cpu_run(ctx, entry, p); },
+                          [&] { return timed_cpu_run(ctx, *reference, reference_problem); });
 }
 
 }  // namespace detail
@@ -101,23 +64,10 @@ double copy_ceiling_seconds(Context& ctx, std::size_t bytes, int warmup, int rep
     return detail::device_copy_seconds(ctx, stream.get(), bytes, warmup, reps);
   }
   std::vector<unsigned char> from(bytes, 1), to(bytes);
-  std::vector<double> seconds;
-  for (int i = 0; i < warmup + std::max(reps, 1); ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    std::memcpy(to.data(), from.data(), bytes);
-    if (i >= warmup) seconds.push_back(detail::seconds_since(start));
-  }
-  std::sort(seconds.begin(), seconds.end());
-  return seconds[seconds.size() / 2];
+  return median_of(time_runs(fixed_runs(warmup, reps), [&] { return cpu_seconds([&] { std::memcpy(to.data(), from.data(), bytes); }); }));
 }
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 // "412 s", "41.3 s", "2.04 s", "0.31 s": three digits, so 2.04 is not shown as the budget 2
 std::string seconds_text(double s) {
@@ -340,6 +290,7 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
   if (o.batch < 1) fail(ErrorCategory::usage, "benchmark batch " + std::to_string(o.batch) + " < 1");
   const Backend backend = ctx.backend();
   BenchReport report;
+  report.operation = "gemm";
   report.backend = backend;
   report.dtype = o.dtype;
   const auto kernels = select_kernels(o.kernels, backend, o.dtype);
@@ -405,18 +356,20 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
       ++done;
       if (progress) progress(BenchProgress{done, total, label, s});
       BenchRow base;  // what a row says whatever happens to the run
+      base.operation = report.operation;
       base.kernel = label;
-      base.shape = s;
-      base.batch = o.batch;
-      base.trans_a = o.trans_a;
-      base.trans_b = o.trans_b;
-      base.layout = o.layout;
-      base.tolerance_dtype = o.dtype;
+      base.size = o.batch > 1 ? std::to_string(o.batch) + " x " + s.text() : s.text();
+      base.dtype = o.dtype;
+      GemmBenchFacts& facts = base.gemm.emplace(
+          GemmBenchFacts{s, o.batch, o.trans_a, o.trans_b, o.layout, std::nullopt, o.dtype});
+      const auto take_entry = [&](const KernelEntry& k) {
+        base.rung = k.rung;
+        facts.accuracy = k.accuracy;
+        facts.tolerance_dtype = tolerance_dtype(o.dtype, k.accuracy);
+      };
       if (e) {
-        base.rung = e->rung;
+        take_entry(*e);
         base.reference = e->role == KernelRole::reference && label == e->name;
-        base.accuracy = e->accuracy;
-        base.tolerance_dtype = tolerance_dtype(o.dtype, e->accuracy);
       }
       BenchRow r = base;
       if (!shape_failure.empty()) {
@@ -430,9 +383,7 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
       try {
         if (!e) {  // auto at this shape: what the dispatcher picks, or why nothing
           e = &choose_gemm_kernel(ctx, p, {});
-          base.rung = e->rung;
-          base.accuracy = e->accuracy;
-          base.tolerance_dtype = tolerance_dtype(o.dtype, e->accuracy);
+          take_entry(*e);
           base.note = "auto ran " + e->name;
           r = base;
         }
@@ -465,15 +416,10 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
                             !rejects(*reference_entry) &&
                             device_cc >= reference_entry->min_compute_capability;
         ops->restore_c();
-        const PairedTimes t = detail::time_gemm(ctx, stream.get(), *e, paired ? reference_entry : nullptr, p, timing);
-        if (paired) r.paired_reference_median_s = median(t.reference);
-        r.timing = timing_spread(t.entry, backend == Backend::cpu, paired ? t.reference : std::vector<double>{});
-        r.reps = r.timing.reps;
-        r.median_s = r.timing.median_s;
-        r.min_s = r.timing.min_s;
-        r.gflops = p.flops() / r.median_s / 1e9;
-        if (r.min_s > 0) best_rate[e] = std::max(best_rate[e], p.flops() / r.min_s);
-        r.check = check_result(p, refs, *e, r.tolerance_dtype, o.seed);
+        record_runs(r, detail::time_gemm(ctx, stream.get(), *e, paired ? reference_entry : nullptr, p, timing),
+                    p.flops(), backend == Backend::cpu);
+        if (r.timing.min_s > 0) best_rate[e] = std::max(best_rate[e], p.flops() / r.timing.min_s);
+        r.check = check_result(p, refs, *e, r.gemm->tolerance_dtype, o.seed);
       } catch (const std::exception& ex) {
         r = base;
         r.skipped = r.failed = true;
@@ -485,20 +431,13 @@ BenchReport run_gemm_bench(Context& ctx, const BenchOptions& o,
     for (const KernelEntry* e : kernels) run_row(e, e->name);
     if (with_auto) run_row(nullptr, std::string(kAutoKernel));
     const auto shape_rows = report.rows.begin() + std::ptrdiff_t(first_row);
-    if (backend == Backend::cuda && shape_failure.empty()) {
-      const double copy_s = copy_of_traffic_seconds(ctx, stream.get(), ops->p);
-      for (auto r = shape_rows; r != report.rows.end(); ++r)
-        if (!r->skipped && copy_s > 0) r->percent_of_copy = 100.0 * copy_s / r->median_s;
-    }
+    const double copy_s = backend == Backend::cuda && shape_failure.empty()
+                              ? copy_of_traffic_seconds(ctx, stream.get(), ops->p)
+                              : 0;
     const auto ref = std::find_if(shape_rows, report.rows.end(), [&](const BenchRow& r) {
       return reference_entry && r.kernel == reference_entry->name && !r.skipped;
     });
-    for (auto r = shape_rows; r != report.rows.end(); ++r) {
-      if (!r->skipped && r->paired_reference_median_s > 0)
-        r->percent_of_reference = 100.0 * r->paired_reference_median_s / r->median_s;
-      else if (!r->skipped && ref != report.rows.end())
-        r->percent_of_reference = 100.0 * r->gflops / ref->gflops;
-    }
+    set_ratios(shape_rows, report.rows.end(), ref == report.rows.end() ? nullptr : &*ref, copy_s);
   }
   return report;
 }
@@ -515,11 +454,6 @@ std::string format(const char* pattern, Args... args) {
   return text;
 }
 
-// The shape column: "512x512x512", or with a batch "64 x 512x512x512".
-std::string shape_text(const BenchRow& r) {
-  return r.batch > 1 ? std::to_string(r.batch) + " x " + r.shape.text() : r.shape.text();
-}
-
 }  // namespace
 
 std::string bench_table(const BenchReport& report, const RunMeta& meta) {
@@ -534,12 +468,12 @@ std::string bench_table(const BenchReport& report, const RunMeta& meta) {
                 "GFLOP/s", ("% " + ref_name).c_str(), "error", "reps", "spread", gpu ? "  % copy" : "");
   for (const BenchRow& r : report.rows) {
     if (r.skipped) {
-      out += format("%-24s %-16s %s\n", r.kernel.c_str(), shape_text(r).c_str(), r.note.c_str());
+      out += format("%-24s %-16s %s\n", r.kernel.c_str(), r.size.c_str(), r.note.c_str());
       continue;
     }
     std::string note;
-    if (r.tolerance_dtype != report.dtype)
-      note = "  (" + std::string(dtype_name(r.tolerance_dtype)) + " tolerance)";
+    const DType tolerance = r.gemm ? r.gemm->tolerance_dtype : r.dtype;
+    if (tolerance != report.dtype) note = "  (" + std::string(dtype_name(tolerance)) + " tolerance)";
     if (r.kernel == kAutoKernel) note += "  (" + r.note + ")";
     if (!r.check.passed) note += "  FAILED";
     const std::string percent =
@@ -547,9 +481,9 @@ std::string bench_table(const BenchReport& report, const RunMeta& meta) {
     const std::string copy =
         !gpu ? "" : r.percent_of_copy < 0 ? format("  %6s", "-") : format("  %5.1f%%", r.percent_of_copy);
     out += format("%-24s %-16s %10.3f %10.3f %10.2f %8s %9s %5d %7s%s%s\n", r.kernel.c_str(),
-                  shape_text(r).c_str(), r.median_s * 1e3, r.min_s * 1e3, r.gflops, percent.c_str(),
-                  format("%.1e", r.check.error).c_str(), r.reps, spread_text(r.timing).c_str(), copy.c_str(),
-                  note.c_str());
+                  r.size.c_str(), r.timing.median_s * 1e3, r.timing.min_s * 1e3, r.rate,
+                  percent.c_str(), format("%.1e", r.check.error).c_str(), r.timing.reps,
+                  spread_text(r.timing).c_str(), copy.c_str(), note.c_str());
   }
   if (!report.percent_of.empty())
     out += format("%% %s: GFLOP/s as a percentage of %s at the same shape\n", ref_name.c_str(),

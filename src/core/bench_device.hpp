@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "core/dispatch.hpp"  // time_pairs_abba
+#include "core/dispatch.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/timing.hpp"
@@ -27,10 +27,9 @@ class BenchStream {
   Stream stream_ = nullptr;
 };
 
-// Times `entry` on a validated host-memory problem (any layout, any batch) in ctx: `warmup`
-// untimed runs (at most half of max_seconds), then up to `reps` timed ones, stopping after
-// max_seconds (at least one). With a `reference` (same backend), the two alternate in ABBA
-// order (time_pairs_abba) and the reference writes a private C. On return host C holds
+// Times `entry` on a validated host-memory problem (any layout, any batch) in ctx, as
+// time_runs says (gemmkit/timing.hpp). With a `reference` (same backend), the two alternate
+// in ABBA order (time_runs_paired) and the reference writes a private C. On return host C holds
 // `entry`'s result. Usage errors for a kernel of another backend or one that rejects it.
 // Runs go through the device API's launch path (launch_gemm: batches one product at a time
 // for entries that are not `batched`). CUDA: the operands are copied to the device once;

@@ -163,7 +163,8 @@ std::vector<SuiteKernelSummary> summarize_suite(const std::vector<BenchRow>& row
     log_sums[std::size_t(it - out.begin())] += std::log(r.percent_of_reference);
     if (s.measured == 0 || r.percent_of_reference < s.min_percent) {
       s.min_percent = r.percent_of_reference;
-      s.min_shape = SuiteShape{r.shape, r.trans_a, r.trans_b, r.layout, "", 0};
+      const GemmBenchFacts& g = r.gemm.value();
+      s.min_shape = SuiteShape{g.shape, g.trans_a, g.trans_b, g.layout, "", 0};
     }
     ++s.measured;
   }

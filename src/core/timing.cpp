@@ -2,19 +2,48 @@
 
 #include "core/bench_device.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "gemmkit/error.hpp"
 
 namespace gemmkit {
 
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+std::vector<double> time_runs(const TimingOptions& options, const TimedRun& run) {
+  double spent = 0;
+  for (int i = 0; i < options.warmup && spent < options.max_seconds / 2; ++i) spent += run();
+  std::vector<double> seconds;
+  double total = 0;
+  while (int(seconds.size()) < std::max(options.reps, 1) && (seconds.empty() || total < options.max_seconds)) {
+    seconds.push_back(run());
+    total += seconds.back();
+  }
+  return seconds;
 }
 
-}  // namespace
+PairedTimes time_runs_paired(const TimingOptions& options, const TimedRun& entry, const TimedRun& reference) {
+  double spent = 0;
+  for (int i = 0; i < options.warmup && spent < options.max_seconds / 2; ++i) spent += entry() + reference();
+  PairedTimes t;
+  double total = 0;
+  while (int(t.entry.size()) < std::max(options.reps, 1) && (t.entry.empty() || total < 2 * options.max_seconds)) {
+    if (t.entry.size() % 2 == 0) {
+      t.entry.push_back(entry());
+      t.reference.push_back(reference());
+    } else {
+      t.reference.push_back(reference());
+      t.entry.push_back(entry());
+    }
+    total += t.entry.back() + t.reference.back();
+  }
+  return t;
+}
+
+double cpu_seconds(const std::function<void()>& call) {
+  const auto start = std::chrono::steady_clock::now();
+  call();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // One context and one stream per call: the benchmark engine (gemmkit/bench.hpp), which
 // times many kernels, keeps one of each for its whole run.
@@ -41,13 +70,11 @@ StreamTimes time_on_stream(Context& ctx, Stream stream, int warmup, int reps, bo
     return detail::time_on_stream_device(ctx, stream, warmup, reps, each, body);
   for (int i = 0; i < warmup; ++i) body();
   StreamTimes times;
-  const auto loop_start = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    body();
-    if (each) times.seconds.push_back(seconds_since(start));
-  }
-  times.host_seconds = seconds_since(loop_start);
+  times.host_seconds = cpu_seconds([&] {
+    for (int i = 0; i < reps; ++i)
+      if (each) times.seconds.push_back(cpu_seconds(body));
+      else body();
+  });
   if (!each) times.seconds.push_back(times.host_seconds);
   return times;
 }

@@ -33,6 +33,12 @@ std::string percent(double fraction) {
 
 }  // namespace
 
+double median_of(std::vector<double> seconds) {
+  if (seconds.empty()) return 0;
+  std::sort(seconds.begin(), seconds.end());
+  return median_of_sorted(seconds);
+}
+
 CoreLoad core_load(int threads) {
   CoreLoad load;
   load.threads = threads;

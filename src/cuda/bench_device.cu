@@ -1,18 +1,18 @@
 // The benchmark engine's device half: GEMMs timed through the device API on a stream of the
-// engine's own, under events on that stream, each timed run after an L2 flush (nothing kept
-// in statics).
+// engine's own, under the GPU timer (cuda/device_timing.hpp), each run after an L2 flush
+// (nothing kept in statics).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
+#include <deque>
 #include <vector>
 
 #include "core/bench_device.hpp"
 #include "cuda/check.hpp"
 #include "cuda/context.hpp"
 #include "cuda/device_buffer.hpp"
-#include "cuda/event.hpp"
+#include "cuda/device_timing.hpp"
 #include "cuda/workspace_parts.hpp"
 
 namespace gemmkit::detail {
@@ -69,16 +69,16 @@ class DeviceProblem {
   cuda::DeviceBuffer<unsigned char> a_, b_, c_;
 };
 
-// Launches GEMMs of one kernel set on the engine's stream, timing each between two events
-// recorded on that stream. Its scratch holds the L2 flush's bytes (twice the device's L2, at
-// least 64 MiB: nvbench flushes the same way) and, after them, the kernels' own workspace.
-// It is the timer's: not the context's pool, which keeps a buffer per stream for the
-// context's life, and the engine's stream lives for one run.
+// Launches GEMMs of one kernel set on the engine's stream, each timed run under the GPU timer
+// after an L2 flush. Its scratch holds the flush's bytes (twice the device's L2, at least 64
+// MiB: nvbench flushes the same way) and, after them, the kernels' own workspace. It is the
+// timer's: not the context's pool, which keeps a buffer per stream for the context's life,
+// and the engine's stream lives for one run.
 class Timer {
  public:
   Timer(Context& ctx, cudaStream_t stream, const GemmProblem& problem,
         std::initializer_list<const KernelEntry*> entries)
-      : ctx_(ctx), stream_(stream), flush_bytes_(flush_bytes(ctx)) {
+      : ctx_(ctx), stream_(stream), flush_bytes_(flush_bytes(ctx)), clock_(stream) {
     for (const KernelEntry* e : entries)
       if (e)
         kernel_bytes_ = std::max(kernel_bytes_,
@@ -87,16 +87,15 @@ class Timer {
     if (kernel_bytes_) kernel_ = {scratch_.data() + flush_bytes_, kernel_bytes_};
   }
 
-  // Seconds of one run under events on the stream. `flush` first overwrites the scratch, so
-  // operands that fit in L2 are read from memory, outside the timed pair.
-  double run(const KernelEntry& entry, const GemmProblem& device_problem, bool flush) {
-    if (flush) GEMMKIT_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), ++flush_value_, flush_bytes_, stream_));
-    GEMMKIT_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
-    launch(entry, device_problem);
-    GEMMKIT_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
-    const double seconds = cuda::elapsed_seconds(start_, stop_);
-    GEMMKIT_CUDA_CHECK(cudaGetLastError());
-    return seconds;
+  // One timed run of `entry`, as a TimedRun. The flush first overwrites the scratch, outside
+  // the timed pair, so operands that fit in L2 are read from memory.
+  TimedRun run(const KernelEntry& entry, const GemmProblem& device_problem) {
+    return [this, &entry, &device_problem] {
+      GEMMKIT_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), ++flush_value_, flush_bytes_, stream_));
+      const double seconds = clock_.time([&] { launch(entry, device_problem); });
+      GEMMKIT_CUDA_CHECK(cudaGetLastError());
+      return seconds;
+    };
   }
   void launch(const KernelEntry& entry, const GemmProblem& device_problem) {
     launch_gemm(ctx_, entry, device_problem, stream_, kernel_);
@@ -113,13 +112,15 @@ class Timer {
   cuda::DeviceBuffer<unsigned char> scratch_;
   Workspace kernel_;
   unsigned char flush_value_ = 0;
-  cuda::Event start_, stop_;
+  cuda::StreamTimer clock_;
 };
 
 }  // namespace
 
 // Both kernels run on the same device copies of A, B and C, so where those landed in memory
-// is the same for both.
+// is the same for both. Every run starts with a cold L2, as the benchmark's method asks
+// (docs/ladder.md): otherwise operands that fit in the 60 MiB L2 (every f32 size up to about
+// 2048) would be read from cache.
 PairedTimes time_gemm_on_device(Context& ctx, Stream stream, const KernelEntry& entry,
                                 const KernelEntry* reference, const GemmProblem& host,
                                 const TimingOptions& options) {
@@ -128,29 +129,14 @@ PairedTimes time_gemm_on_device(Context& ctx, Stream stream, const KernelEntry& 
   Timer timer(ctx, stream, device.get(), {&entry, reference});
   const GemmProblem& p = device.get();
   PairedTimes t;
-  // Warm-up runs (clocks, lazy module loading, cuBLAS heuristics) are timed only to spend at
-  // most half the budget on them: one run of a slow rung at a large size can take seconds.
-  double spent = 0;
-  for (int i = 0; i < options.warmup && spent < options.max_seconds / 2; ++i) {
-    spent += timer.run(entry, p, false);
-    if (reference) spent += timer.run(*reference, p, false);
-  }
-  // Every timed run starts with a cold L2, as the benchmark's method asks (docs/ladder.md): otherwise operands that fit in
-  // the 60 MiB L2 (every f32 size up to about 2048) would be read from cache.
   if (reference) {
-    t = time_pairs_abba(options.reps, options.max_seconds, [&] { return timer.run(entry, p, true); },
-                        [&] { return timer.run(*reference, p, true); });
+    t = time_runs_paired(options, timer.run(entry, p), timer.run(*reference, p));
     // The reference may have written C last: one more run of the entry, from C0 again,
     // leaves the entry's own result for verification.
     device.restore_c();
     timer.launch(entry, p);
   } else {
-    double total = 0;
-    while (int(t.entry.size()) < std::max(options.reps, 1) &&
-           (t.entry.empty() || total < options.max_seconds)) {
-      t.entry.push_back(timer.run(entry, p, true));
-      total += t.entry.back();
-    }
+    t.entry = time_runs(options, timer.run(entry, p));
   }
   GEMMKIT_CUDA_CHECK(cudaGetLastError());
   device.copy_c_back();
@@ -159,41 +145,27 @@ PairedTimes time_gemm_on_device(Context& ctx, Stream stream, const KernelEntry& 
 
 double device_copy_seconds(Context& ctx, Stream stream, std::size_t bytes, int warmup, int reps) {
   const cuda::DeviceScope scope(ctx.device());
-  const cuda::DeviceBuffer<unsigned char> from(bytes), to(bytes);
-  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(from.data(), 1, bytes, stream));
-  const auto copy = [&] {
-    GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice, stream));
-  };
-  for (int i = 0; i < warmup; ++i) copy();
-  cuda::Event start, stop;
-  std::vector<double> seconds;
-  for (int i = 0; i < std::max(reps, 1); ++i) {
-    GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get(), stream));
-    copy();
-    GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
-    seconds.push_back(cuda::elapsed_seconds(start, stop));
-  }
-  std::sort(seconds.begin(), seconds.end());
-  return seconds[seconds.size() / 2];
+  return median_of(cuda::time_device_copy(stream, bytes, fixed_runs(warmup, reps)));
 }
 
 StreamTimes time_on_stream_device(Context& ctx, Stream stream, int warmup, int reps, bool each,
                                   const std::function<void()>& body) {
   const cuda::DeviceScope scope(ctx.device());
   for (int i = 0; i < warmup; ++i) body();
-  std::vector<cuda::Event> events(each ? 2 * std::size_t(reps) : 2);
+  // Made before the loop, and read after it: reading one waits for its work.
+  std::deque<cuda::StreamTimer> timers;
+  for (int i = 0; i < (each ? reps : 1); ++i) timers.emplace_back(stream);
   StreamTimes times;
-  const auto start = std::chrono::steady_clock::now();
-  if (!each) GEMMKIT_CUDA_CHECK(cudaEventRecord(events[0].get(), stream));
-  for (int i = 0; i < reps; ++i) {
-    if (each) GEMMKIT_CUDA_CHECK(cudaEventRecord(events[2 * i].get(), stream));
-    body();
-    if (each) GEMMKIT_CUDA_CHECK(cudaEventRecord(events[2 * i + 1].get(), stream));
-  }
-  if (!each) GEMMKIT_CUDA_CHECK(cudaEventRecord(events[1].get(), stream));
-  times.host_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (std::size_t i = 0; i + 1 < events.size(); i += 2)
-    times.seconds.push_back(cuda::elapsed_seconds(events[i], events[i + 1]));
+  times.host_seconds = cpu_seconds([&] {
+    if (!each) timers.front().start();
+    for (int i = 0; i < reps; ++i) {
+      if (each) timers[std::size_t(i)].start();
+      body();
+      if (each) timers[std::size_t(i)].stop();
+    }
+    if (!each) timers.front().stop();
+  });
+  for (const cuda::StreamTimer& timer : timers) times.seconds.push_back(timer.seconds());
   return times;
 }
 

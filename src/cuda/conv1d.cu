@@ -196,8 +196,22 @@ __global__ void fill_uniform_kernel(T* x, std::int64_t n, std::uint64_t seed) {
 }
 
 template <class T>
-Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps, std::uint64_t seed) {
-  Conv1dBench report{dtype_of<T>, n, width, warmup, reps, {}};
+BenchReport bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps, std::uint64_t seed) {
+  BenchReport report;
+  report.operation = "conv1d";
+  report.backend = Backend::cuda;
+  report.dtype = dtype_of<T>;
+  report.bytes = 2.0 * double(n) * sizeof(T);  // n values read + n written (halo re-reads not counted)
+  const auto row = [&](std::string kernel) {
+    BenchRow r;
+    r.operation = report.operation;
+    r.kernel = std::move(kernel);
+    r.size = "n = " + std::to_string(n) + ", width " + std::to_string(width);
+    r.dtype = report.dtype;
+    r.unit = RateUnit::gbs;
+    return r;
+  };
+  const TimingOptions runs = fixed_runs(warmup, reps);
   DeviceBuffer<T> x{std::size_t(n)}, y{std::size_t(n)};
   fill_uniform_kernel<T><<<1024, 256>>>(x.data(), n, seed);
   check_launch("fill_uniform_kernel");
@@ -214,16 +228,15 @@ Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps
   for (std::uint64_t k = 0; k < 65536 && n > 8192; ++k)
     sample.push_back(std::int64_t(splitmix64(seed + 7 + k) % std::uint64_t(n)));
 
-  const double bytes = 2.0 * double(n) * sizeof(T);
   Context ctx(Backend::cuda);
   for (const auto& info : conv1d_registry().entries()) {
     if (info.backend != Backend::cuda) continue;
-    Conv1dBenchRow row;
-    row.kernel = std::string(info.name);
-    row.bytes = bytes;
+    BenchRow r = row(info.name);
+    r.rung = info.rung;
     if (auto why = conv1d_kernel_rejection(info.name, dtype_of<T>, width)) {
-      row.skipped = *why;
-      report.rows.push_back(row);
+      r.skipped = true;
+      r.note = *why;
+      report.rows.push_back(r);
       continue;
     }
     GEMMKIT_CUDA_CHECK(cudaMemset(y.data(), 0xff, y.bytes()));  // NaN: a rung must write every output
@@ -232,32 +245,27 @@ Conv1dBench bench_typed(std::int64_t n, std::int64_t width, int warmup, int reps
       conv1d(ctx, x.data(), n, host_mask.data(), width, y.data(), nullptr, info.name,
              Workspace{workspace.data(), workspace.bytes()});
     };
-    const DeviceTiming t = time_on_device(launch, warmup, reps);
-    row.median_s = t.median_s;
-    row.min_s = t.min_s;
-    row.reps = t.reps;
-    row.timing = t;
+    record_runs(r, {time_on_device(nullptr, runs, launch), {}}, report.bytes, false);
     y.copy_to_host(host_y.data(), host_y.size());
+    double worst = 0;  // max |y - reference| / bound over the sample
     for (std::int64_t i : sample) {
       const double expect = double(static_cast<T>(
           conv1d_detail::reference_at(host_x.data(), n, host_mask.data(), width, i)));
       const double error = std::fabs(double(host_y[i]) - expect);
       const double bound = conv1d_error_bound(host_x.data(), n, host_mask.data(), width, i);
       const double ratio = error == 0 ? 0 : bound > 0 ? error / bound : INFINITY;
-      row.max_error_ratio = std::max(row.max_error_ratio, std::isnan(ratio) ? INFINITY : ratio);
+      worst = std::max(worst, std::isnan(ratio) ? INFINITY : ratio);
     }
-    row.checked = std::int64_t(sample.size());
-    report.rows.push_back(row);
+    r.check.error = worst;
+    r.check.tolerance = 1;
+    r.check.passed = worst <= 1.0;
+    r.check.check = "max |y - reference| / bound over " + std::to_string(sample.size()) + " outputs";
+    r.conv1d = Conv1dBenchFacts{std::int64_t(sample.size())};
+    report.rows.push_back(r);
   }
-  const DeviceTiming copy = time_device_copy(std::size_t(n) * sizeof(T), warmup, reps);
-  Conv1dBenchRow copy_row;
-  copy_row.kernel = "device_copy";
-  copy_row.median_s = copy.median_s;
-  copy_row.min_s = copy.min_s;
-  copy_row.reps = copy.reps;
-  copy_row.timing = copy;
-  copy_row.bytes = bytes;
-  report.rows.push_back(copy_row);
+  BenchRow& copy = report.copy.emplace(row("device_copy"));
+  record_runs(copy, {time_device_copy(nullptr, std::size_t(n) * sizeof(T), runs), {}}, report.bytes, false);
+  set_ratios(report.rows.begin(), report.rows.end(), nullptr, copy.timing.median_s);
   return report;
 }
 
@@ -306,7 +314,7 @@ template void run_host_on_device<double>(Context&, std::string_view, const doubl
 
 }  // namespace conv1d_detail
 
-Conv1dBench conv1d_bench(DType dtype, std::int64_t n, std::int64_t width, int warmup, int reps,
+BenchReport conv1d_bench(DType dtype, std::int64_t n, std::int64_t width, int warmup, int reps,
                          std::uint64_t seed) {
   if (n < 1) fail(ErrorCategory::usage, "conv1d --bench: --n must be at least 1");
   if (width < 1 || width > INT_MAX)

@@ -1,54 +1,68 @@
-// Timing memory-bound work on the device (reduction, SpMV, convolution): CUDA events around
-// each run, warm-up first, the median of the timed runs; and the device-to-device copy that
-// their bandwidth is measured against, timed the same way in the same process.
+// The one GPU timer: CUDA events on the caller's stream around each run, in the loop every
+// benchmark follows (gemmkit/timing.hpp's time_runs: warm-up, then timed runs); and the
+// device-to-device copy that memory-bound work is measured against, timed the same way.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstddef>
-#include <utility>
 #include <vector>
 
 #include "cuda/device_buffer.hpp"
 #include "cuda/event.hpp"
+#include "gemmkit/timing.hpp"
 #include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit::cuda {
 
-// reps, min_s, median_s, max_s, the spread and whether the runs were noisy: the library's
-// one rule for every timed row (gemmkit/timing_spread.hpp).
-using DeviceTiming = TimingSpread;
-
-inline DeviceTiming summarize(std::vector<double> seconds) { return timing_spread(std::move(seconds), false); }
-
-// `launch()` enqueues the work on the default stream (and may throw). Each run is timed on
-// its own between two events, so a stray slow run does not move the median.
-template <class Launch>
-DeviceTiming time_on_device(Launch&& launch, int warmup, int reps) {
-  for (int i = 0; i < warmup; ++i) launch();
-  GEMMKIT_CUDA_CHECK(cudaGetLastError());
-  GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
-  Event start, stop;
-  std::vector<double> seconds;
-  for (int i = 0; i < std::max(reps, 1); ++i) {
-    GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get()));
+// Work queued on one stream between two events recorded there.
+class StreamTimer {
+ public:
+  explicit StreamTimer(cudaStream_t stream) : stream_(stream) {}
+  void start() { GEMMKIT_CUDA_CHECK(cudaEventRecord(start_.get(), stream_)); }
+  void stop() { GEMMKIT_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_)); }
+  double seconds() const { return elapsed_seconds(start_, stop_); }  // waits for stop
+  // One run of `launch` (which queues work on the stream), in seconds.
+  template <class Launch>
+  double time(Launch&& launch) {
+    start();
     launch();
-    GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get()));
-    seconds.push_back(elapsed_seconds(start, stop));
+    stop();
+    return seconds();
   }
+
+ private:
+  cudaStream_t stream_;
+  Event start_, stop_;
+};
+
+struct NothingAfter {
+  void operator()() const {}
+};
+
+// time_runs with each run of `launch()` (queueing it on `stream`; it may throw) between
+// events there. `after()` follows every run, outside its events (a look at its result).
+template <class Launch, class After = NothingAfter>
+std::vector<double> time_on_device(cudaStream_t stream, const TimingOptions& options, Launch&& launch,
+                                   After&& after = {}) {
+  StreamTimer timer(stream);
+  std::vector<double> seconds = time_runs(options, [&] {
+    const double s = timer.time(launch);
+    after();
+    return s;
+  });
   GEMMKIT_CUDA_CHECK(cudaGetLastError());
-  return summarize(std::move(seconds));
+  return seconds;
 }
 
-// The ceiling of a streaming kernel: cudaMemcpy device to device of `bytes`. Its bandwidth,
-// counting bytes read plus bytes written, is 2 * bytes / median_s.
-inline DeviceTiming time_device_copy(std::size_t bytes, int warmup, int reps) {
-  DeviceBuffer<unsigned char> from(bytes), to(bytes);
-  GEMMKIT_CUDA_CHECK(cudaMemset(from.data(), 1, bytes));
-  return time_on_device(
-      [&] { GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice)); },
-      warmup, reps);
+// The ceiling of streaming work: a device-to-device copy of `bytes` on `stream`. Its
+// bandwidth, counting bytes read plus bytes written, is 2 * bytes / median.
+inline std::vector<double> time_device_copy(cudaStream_t stream, std::size_t bytes, const TimingOptions& options) {
+  const DeviceBuffer<unsigned char> from(bytes), to(bytes);
+  GEMMKIT_CUDA_CHECK(cudaMemsetAsync(from.data(), 1, bytes, stream));
+  return time_on_device(stream, options, [&] {
+    GEMMKIT_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), bytes, cudaMemcpyDeviceToDevice, stream));
+  });
 }
 
 }  // namespace gemmkit::cuda

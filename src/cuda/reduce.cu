@@ -304,58 +304,68 @@ __global__ void fill_uniform(T* x, std::size_t n, std::uint64_t seed) {
 }
 
 template <class Op>
-void bench_kernels(ReduceBenchReport& report, const typename Op::Value* x, int warmup, int reps) {
+void bench_kernels(BenchReport& report, std::size_t n, const typename Op::Value* x, const TimingOptions& runs) {
   using T = typename Op::Value;
-  std::vector<std::pair<std::string, int>> entries;
+  std::vector<BenchRow> rows;
+  const auto row = [&](const std::string& name, int rung, bool reference) {
+    BenchRow r;
+    r.operation = report.operation;
+    r.kernel = name;
+    r.size = std::to_string(n) + " values";
+    r.dtype = report.dtype;
+    r.rung = rung;
+    r.reference = reference;
+    r.unit = RateUnit::gbs;
+    return r;
+  };
   for (const auto& k : reduce_registry().entries())
-    if (k.backend == Backend::cuda) entries.emplace_back(k.name, k.role == KernelRole::reference ? -1 : k.rung);
+    if (k.backend == Backend::cuda) rows.push_back(row(k.name, k.rung, k.role == KernelRole::reference));
   // Variants of rung 6, timed for the record (how much the unroll and the cache hint matter).
-  for (const char* variant : {"vec16_unroll2", "vec16_unroll8", "vec16_ldg"}) entries.emplace_back(variant, 6);
+  for (const char* variant : {"vec16_unroll2", "vec16_unroll8", "vec16_ldg"}) rows.push_back(row(variant, 6, false));
   Context ctx(Backend::cuda);
   DeviceBuffer<T> answer(1);
-  for (const auto& [name, rung] : entries) {
-    const ReducePlan<Op> plan(kernel_id(name), report.n, ctx);
+  for (BenchRow& r : rows) {
+    const ReducePlan<Op> plan(kernel_id(r.kernel), n, ctx);
     DeviceBuffer<unsigned char> workspace(plan.workspace_bytes());
     const auto launch = [&] { plan.launch(x, answer.data(), workspace.data(), nullptr); };
-    bool same = true;
+    // After each run (outside its timing) a look at its bits: the median and the determinism
+    // check come from the same runs.
+    ReduceBenchFacts& facts = r.reduce.emplace();
     bool first = true;
     T first_value{};
-    // Each timed launch is followed (outside the timing) by a look at its bits: the
-    // median and the determinism check come from the same runs.
-    std::vector<double> seconds;
-    for (int i = 0; i < warmup; ++i) launch();
-    GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
-    cuda::Event start, stop;
-    for (int i = 0; i < std::max(reps, 1); ++i) {
-      GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get()));
-      launch();
-      GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get()));
-      seconds.push_back(cuda::elapsed_seconds(start, stop));
+    const auto look = [&] {
       T value;
       answer.copy_to_host(&value, 1);
       if (first) first_value = value, first = false;
-      else same = same && std::memcmp(&value, &first_value, sizeof(T)) == 0;
-    }
-    const cuda::DeviceTiming t = cuda::summarize(seconds);
-    report.rows.push_back({name, rung, t.median_s, t.min_s, t.reps, static_cast<double>(first_value), same, t});
+      else facts.bit_identical = facts.bit_identical && std::memcmp(&value, &first_value, sizeof(T)) == 0;
+    };
+    record_runs(r, {cuda::time_on_device(nullptr, runs, launch, look), {}}, report.bytes, false);
+    facts.value = static_cast<double>(first_value);
+    if (r.reference) report.percent_of = r.kernel;
   }
+  report.rows = std::move(rows);
 }
 
 template <class T>
-void bench_typed(ReduceBenchReport& report, int warmup, int reps, std::uint64_t seed) {
-  DeviceBuffer<T> x(report.n);
-  fill_uniform<T><<<1024, 256>>>(x.data(), report.n, seed);
+void bench_typed(BenchReport& report, std::size_t n, const TimingOptions& runs, std::uint64_t seed, ReduceOp op) {
+  DeviceBuffer<T> x(n);
+  fill_uniform<T><<<1024, 256>>>(x.data(), n, seed);
   GEMMKIT_CUDA_CHECK(cudaGetLastError());
   GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
-  const cuda::DeviceTiming copy = cuda::time_device_copy(report.bytes, warmup, reps);
-  report.copy_median_s = copy.median_s;
-  report.copy_min_s = copy.min_s;
-  switch (report.op) {
-    case ReduceOp::sum: bench_kernels<SumOp<T>>(report, x.data(), warmup, reps); break;
-    case ReduceOp::min: bench_kernels<MinOp<T>>(report, x.data(), warmup, reps); break;
-    case ReduceOp::max: bench_kernels<MaxOp<T>>(report, x.data(), warmup, reps); break;
-    case ReduceOp::norm2: bench_kernels<SumSquaresOp<T>>(report, x.data(), warmup, reps); break;
+  BenchRow& copy = report.copy.emplace();
+  copy.operation = report.operation;
+  copy.kernel = "device_copy";
+  copy.dtype = report.dtype;
+  copy.unit = RateUnit::gbs;
+  record_runs(copy, {cuda::time_device_copy(nullptr, std::size_t(report.bytes), runs), {}}, report.bytes, false);
+  switch (op) {
+    case ReduceOp::sum: bench_kernels<SumOp<T>>(report, n, x.data(), runs); break;
+    case ReduceOp::min: bench_kernels<MinOp<T>>(report, n, x.data(), runs); break;
+    case ReduceOp::max: bench_kernels<MaxOp<T>>(report, n, x.data(), runs); break;
+    case ReduceOp::norm2: bench_kernels<SumSquaresOp<T>>(report, n, x.data(), runs); break;
   }
+  const auto cub = std::find_if(report.rows.begin(), report.rows.end(), [](const BenchRow& r) { return r.reference; });
+  set_ratios(report.rows.begin(), report.rows.end(), cub == report.rows.end() ? nullptr : &*cub, copy.timing.median_s);
 }
 
 }  // namespace
@@ -412,25 +422,17 @@ template double run_host_on_device<double>(Context&, const double*, std::size_t,
 
 }  // namespace reduce_detail
 
-ReduceBenchReport reduce_bench(std::size_t n, DType dtype, ReduceOp op, int warmup, int reps,
-                               std::uint64_t seed) {
+BenchReport reduce_bench(std::size_t n, DType dtype, ReduceOp op, int warmup, int reps, std::uint64_t seed) {
   require_cuda_device();
   if (n == 0) fail(ErrorCategory::usage, "reduce --bench: --n must be at least 1");
-  ReduceBenchReport report;
-  report.n = n;
+  if (dtype != DType::f32 && dtype != DType::f64) fail(ErrorCategory::usage, "reduce --bench: --dtype must be f32 or f64");
+  BenchReport report;
+  report.operation = "reduce";
+  report.backend = Backend::cuda;
   report.dtype = dtype;
-  report.op = op;
-  report.warmup = warmup;
-  report.reps = reps;
-  if (dtype == DType::f32) {
-    report.bytes = n * sizeof(float);
-    bench_typed<float>(report, warmup, reps, seed);
-  } else if (dtype == DType::f64) {
-    report.bytes = n * sizeof(double);
-    bench_typed<double>(report, warmup, reps, seed);
-  } else {
-    fail(ErrorCategory::usage, "reduce --bench: --dtype must be f32 or f64");
-  }
+  report.bytes = double(n * dtype_size(dtype));
+  if (dtype == DType::f32) bench_typed<float>(report, n, fixed_runs(warmup, reps), seed, op);
+  else bench_typed<double>(report, n, fixed_runs(warmup, reps), seed, op);
   return report;
 }
 

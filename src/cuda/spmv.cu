@@ -369,17 +369,28 @@ double max_scaled_error(const CsrMatrix<T>& a, const std::vector<T>& y, const st
 }
 
 template <class T, class Offset>
-SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const std::vector<T>& ref,
-                           int warmup, int reps, bool tune) {
-  SpmvBenchResult result;
+BenchReport bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const std::vector<T>& ref,
+                       int warmup, int reps, bool tune) {
+  BenchReport report;
+  report.operation = "spmv";
+  report.backend = Backend::cuda;
+  report.dtype = dtype_of<T>;
   const CsrStats stats = csr_stats(a);
-  result.offsets_64bit = sizeof(Offset) == 8;
-  result.auto_kernel = choose_spmv_kernel(stats);
+  report.spmv = SpmvBenchFacts{sizeof(Offset) == 8, choose_spmv_kernel(stats)};
   const std::vector<long double> abs_sums = spmv_abs_row_sums(a, x);
   const DeviceCsr<T, Offset> d(a);
   DeviceBuffer<T> dx(x.size()), dy(std::size_t(a.rows));
   if (!x.empty()) dx.copy_from_host(x.data(), x.size());
-  result.device_bytes = d.bytes() + std::int64_t(dx.bytes() + dy.bytes());
+  report.bytes = double(d.bytes() + std::int64_t(dx.bytes() + dy.bytes()));
+  const auto row = [&](const std::string& kernel) {
+    BenchRow r;
+    r.operation = report.operation;
+    r.kernel = kernel;
+    r.size = std::to_string(a.rows) + " x " + std::to_string(a.cols) + ", " + std::to_string(a.nnz()) + " nonzeros";
+    r.dtype = report.dtype;
+    r.unit = RateUnit::gbs;
+    return r;
+  };
   const SpmvProblem problem = d.problem(dx.data(), dy.data());
   Context ctx(Backend::cuda);
 
@@ -416,8 +427,8 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
 
   std::vector<T> y(std::size_t(a.rows));
   for (const Variant& v : variants) {
-    SpmvBenchEntry e;
-    e.kernel = v.name;
+    BenchRow e = row(v.name);
+    e.reference = v.kind == Variant::Kind::cusparse;
     if (v.kind == Variant::Kind::groups) e.note = std::to_string(v.group) + " threads per row";
     try {
       DeviceBuffer<unsigned char> workspace(variant_workspace(problem, v, ctx));
@@ -440,7 +451,10 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
       launch();
       GEMMKIT_CUDA_CHECK(cudaDeviceSynchronize());
       if (!y.empty()) dy.copy_to_host(y.data(), y.size());
-      e.max_scaled_error = max_scaled_error(a, y, ref, abs_sums);
+      e.check.error = max_scaled_error(a, y, ref, abs_sums);
+      e.check.tolerance = 1;
+      e.check.passed = e.check.error <= 1.0;
+      e.check.check = "max over rows of |y - ref| / ((len + 1) eps sum|a x|)";
       int w = warmup, n = reps;
       if (v.kind == Variant::Kind::scalar && stats.max_row_length > 50000) {
         w = 0;
@@ -448,22 +462,25 @@ SpmvBenchResult bench_impl(const CsrMatrix<T>& a, const std::vector<T>& x, const
         e.note = std::to_string(n) + " reps only: one thread walks each row, up to " +
                  std::to_string(stats.max_row_length) + " entries";
       }
-      const cuda::DeviceTiming t = cuda::time_on_device(launch, w, n);
-      e.median_s = t.median_s;
-      e.min_s = t.min_s;
-      e.reps = t.reps;
-      e.timing = t;
+      record_runs(e, {cuda::time_on_device(nullptr, fixed_runs(w, n), launch), {}}, report.bytes, false);
     } catch (const Error& err) {
       if (err.category() != ErrorCategory::device) throw;
       e.skipped = true;
       e.note = err.what();
       cudaGetLastError();
     }
-    result.entries.push_back(e);
+    report.rows.push_back(e);
   }
-  const std::size_t copy_bytes = std::size_t(std::max<std::int64_t>(result.device_bytes / 2, 1));
-  result.copy_median_s = cuda::time_device_copy(copy_bytes, warmup, reps).median_s;
-  return result;
+  // The reference: the faster cuSPARSE algorithm.
+  const BenchRow* reference = nullptr;
+  for (const BenchRow& e : report.rows)
+    if (e.reference && !e.skipped && (!reference || e.timing.median_s < reference->timing.median_s)) reference = &e;
+  if (reference) report.percent_of = reference->kernel;
+  BenchRow& copy = report.copy.emplace(row("device_copy"));
+  const std::size_t copy_bytes = std::size_t(std::max(report.bytes / 2, 1.0));
+  record_runs(copy, {cuda::time_device_copy(nullptr, copy_bytes, fixed_runs(warmup, reps)), {}}, report.bytes, false);
+  set_ratios(report.rows.begin(), report.rows.end(), reference, copy.timing.median_s);
+  return report;
 }
 
 }  // namespace
@@ -510,7 +527,7 @@ std::vector<T> spmv_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, const S
 }
 
 template <class T>
-SpmvBenchResult spmv_bench_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, const std::vector<T>& reference,
+BenchReport spmv_bench_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, const std::vector<T>& reference,
                                 int warmup, int reps, bool tune) {
   check_x(a, x);
   const bool wide = a.nnz() > std::numeric_limits<std::int32_t>::max();
@@ -520,9 +537,9 @@ SpmvBenchResult spmv_bench_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, 
 
 template std::vector<float> spmv_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&, const SpmvRunOptions&);
 template std::vector<double> spmv_cuda<double>(const CsrMatrix<double>&, const std::vector<double>&, const SpmvRunOptions&);
-template SpmvBenchResult spmv_bench_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&,
-                                                const std::vector<float>&, int, int, bool);
-template SpmvBenchResult spmv_bench_cuda<double>(const CsrMatrix<double>&, const std::vector<double>&,
-                                                 const std::vector<double>&, int, int, bool);
+template BenchReport spmv_bench_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&,
+                                            const std::vector<float>&, int, int, bool);
+template BenchReport spmv_bench_cuda<double>(const CsrMatrix<double>&, const std::vector<double>&,
+                                             const std::vector<double>&, int, int, bool);
 
 }  // namespace gemmkit

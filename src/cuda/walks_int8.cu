@@ -18,6 +18,7 @@
 #include "cuda/context.hpp"
 #include "cuda/cublas.hpp"
 #include "cuda/device_buffer.hpp"
+#include "cuda/device_timing.hpp"
 #include "cuda/event.hpp"
 #include "cuda/explain_launch.hpp"
 #include "cuda/launch.hpp"
@@ -32,7 +33,6 @@ namespace {
 
 using cuda::Event;
 using cuda::OwnStream;
-using cuda::elapsed_seconds;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -169,26 +169,26 @@ class TableCopier {
   Event landed_[2];
 };
 
-// GPU time of pieces of work, read once the work is done (reading an event pair waits for
-// it, which would stall the queue between steps).
+// GPU time of pieces of work, read once the work is done (reading a timer waits for its
+// work, which would stall the queue between steps).
 class GpuTimes {
  public:
   void start(cudaStream_t s) {
-    spans_.push_back({std::make_unique<Event>(), std::make_unique<Event>(), nullptr});
-    GEMMKIT_CUDA_CHECK(cudaEventRecord(spans_.back().start->get(), s));
+    spans_.push_back({std::make_unique<cuda::StreamTimer>(s), nullptr});
+    spans_.back().timer->start();
   }
-  void stop(cudaStream_t s, double& sink) {
+  void stop(double& sink) {
     spans_.back().sink = &sink;
-    GEMMKIT_CUDA_CHECK(cudaEventRecord(spans_.back().stop->get(), s));
+    spans_.back().timer->stop();
   }
   void collect() {
-    for (Span& span : spans_) *span.sink += elapsed_seconds(*span.start, *span.stop);
+    for (Span& span : spans_) *span.sink += span.timer->seconds();
     spans_.clear();
   }
 
  private:
   struct Span {
-    std::unique_ptr<Event> start, stop;
+    std::unique_ptr<cuda::StreamTimer> timer;
     double* sink;
   };
   std::vector<Span> spans_;
@@ -311,7 +311,7 @@ class PowerSteps {
                                                 g_.weighted() ? weight_.data() : nullptr, n, ld, moduli,
                                                 r_row_[cur].data(), r_col_[cur].data(), a_col_.data());
       }
-      timer_.stop(s, report_.build_seconds);
+      timer_.stop(report_.build_seconds);
       if (q0 == 0) {
         // Untimed warm-up on one modulus: a GEMM library picks and loads its kernel on first use.
         ModularGemmProblem w = problem(0, 1);
@@ -347,7 +347,7 @@ class PowerSteps {
         p.ct = column_read ? r_col_[1 - cur].data() : nullptr;
         timer_.start(s);
         modular_gemm(ctx_, p, s, ws);
-        timer_.stop(s, report_.gemm_seconds);
+        timer_.stop(report_.gemm_seconds);
         cur = 1 - cur;
         ++report_.gemms;
       }
@@ -479,7 +479,7 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
     timer.start(s);
     queue_rebuild(ctx, primes, residues, res_ld, plane_stride, row_index, col_index, row_count, col_count, limbs,
                   table[buffer].data(), s);
-    timer.stop(s, report.crt_seconds);
+    timer.stop(report.crt_seconds);
     GEMMKIT_CUDA_CHECK(cudaEventRecord(table_ready[buffer].get(), s));
     pending = li;
   };
@@ -496,7 +496,7 @@ Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector
             ctx, s, cuda::Geometry{dim3(1024), dim3(256)}, r_row, ld, batch, d_rows.data(), row_count,
             d_cols.data(), col_count,
             kept.data() + (std::size_t(li) * std::size_t(nq) + std::size_t(q0)) * per_length);
-        timer.stop(s, report.crt_seconds);
+        timer.stop(report.crt_seconds);
       },
       progress);
   if (group < nq)
@@ -551,7 +551,7 @@ Int8PowersReport gpu_counts_from_planes(Context& ctx, const std::vector<std::uin
   timer.start(s);
   queue_rebuild(ctx, primes, planes.data, planes.ld, planes.plane_stride, nullptr, nullptr, planes.rows, planes.cols,
                 limbs, table.data(), s);
-  timer.stop(s, report.crt_seconds);
+  timer.stop(report.crt_seconds);
   const Event ready;
   GEMMKIT_CUDA_CHECK(cudaEventRecord(ready.get(), s));
   TableCopier copier(words * 8);
@@ -576,18 +576,11 @@ GemmReferenceTimes gpu_reference_gemm_times(std::int64_t n) {
   fill_residue_like<<<1024, 256>>>(a.data(), std::int64_t(a.size()), 1);
   fill_residue_like<<<1024, 256>>>(b.data(), std::int64_t(b.size()), 2);
   cuda::check_launch("fill_residue_like");
-  const Event start, stop;
   auto per_gemm = [&](auto&& launch) {
-    std::vector<double> s;
-    for (int trial = 0; trial < 4; ++trial) {  // the first is the warm-up
-      GEMMKIT_CUDA_CHECK(cudaEventRecord(start.get()));
+    const auto gemms = [&] {
       for (int i = 0; i < kGemms; ++i) launch(std::size_t(i % kSets));
-      GEMMKIT_CUDA_CHECK(cudaEventRecord(stop.get()));
-      if (trial > 0) s.push_back(elapsed_seconds(start, stop) / kGemms);
-      else elapsed_seconds(start, stop);
-    }
-    std::sort(s.begin(), s.end());
-    return s[s.size() / 2];
+    };
+    return median_of(cuda::time_on_device(nullptr, fixed_runs(1, 3), gemms)) / kGemms;
   };
   GemmReferenceTimes t;
   // The references' own context: its cuBLAS handle on the default stream, with a workspace.

@@ -26,7 +26,7 @@ template void run_host_on_device<double>(Context&, std::string_view, const doubl
                                          const double*, std::int64_t, double*);
 }  // namespace conv1d_detail
 
-Conv1dBench conv1d_bench(DType, std::int64_t, std::int64_t, int, int, std::uint64_t) {
+BenchReport conv1d_bench(DType, std::int64_t, std::int64_t, int, int, std::uint64_t) {
   fail(ErrorCategory::device, no_device_message());
 }
 

@@ -25,7 +25,7 @@ template float run_host_on_device<float>(Context&, const float*, std::size_t, Re
 template double run_host_on_device<double>(Context&, const double*, std::size_t, ReduceOp, std::string_view);
 }  // namespace reduce_detail
 
-ReduceBenchReport reduce_bench(std::size_t, DType, ReduceOp, int, int, std::uint64_t) {
+BenchReport reduce_bench(std::size_t, DType, ReduceOp, int, int, std::uint64_t) {
   no_cuda();
 }
 

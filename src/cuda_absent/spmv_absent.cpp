@@ -25,15 +25,15 @@ std::vector<T> spmv_cuda(const CsrMatrix<T>&, const std::vector<T>&, const SpmvR
 }
 
 template <class T>
-SpmvBenchResult spmv_bench_cuda(const CsrMatrix<T>&, const std::vector<T>&, const std::vector<T>&, int, int, bool) {
+BenchReport spmv_bench_cuda(const CsrMatrix<T>&, const std::vector<T>&, const std::vector<T>&, int, int, bool) {
   fail(ErrorCategory::device, no_device_message());
 }
 
 template std::vector<float> spmv_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&, const SpmvRunOptions&);
 template std::vector<double> spmv_cuda<double>(const CsrMatrix<double>&, const std::vector<double>&, const SpmvRunOptions&);
-template SpmvBenchResult spmv_bench_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&,
-                                                const std::vector<float>&, int, int, bool);
-template SpmvBenchResult spmv_bench_cuda<double>(const CsrMatrix<double>&, const std::vector<double>&,
-                                                 const std::vector<double>&, int, int, bool);
+template BenchReport spmv_bench_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&,
+                                            const std::vector<float>&, int, int, bool);
+template BenchReport spmv_bench_cuda<double>(const CsrMatrix<double>&, const std::vector<double>&,
+                                             const std::vector<double>&, int, int, bool);
 
 }  // namespace gemmkit

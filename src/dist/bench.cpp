@@ -2,12 +2,13 @@
 // where they live, warm-up runs, then timed runs between barriers, the slowest rank's time
 // each; on GPUs cuBLASMp beside it on the same blocks.
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <optional>
 
 #include "dist/dist_common.hpp"
 #include "gemmkit/random.hpp"
+#include "gemmkit/timing.hpp"
+#include "gemmkit/timing_spread.hpp"
 
 namespace gemmkit::dist {
 namespace {
@@ -33,36 +34,25 @@ DistMatrix random_dist_matrix(const ProcessGrid& grid, const GpuGrid* gpus, DTyp
   return m;
 }
 
-// `run` timed as options say: warm-up, then runs between barriers (the slowest rank's time).
+// `run` timed as options say (time_runs), each run between barriers: the slowest rank's time,
+// so that every rank has the same times and stops at the same run.
 std::vector<double> time_runs(const ProcessGrid& grid, const SummaBenchOptions& options,
                               const std::function<void()>& run) {
-  for (int i = 0; i < options.warmup; ++i) run();
-  std::vector<double> seconds;
-  double spent = 0;
-  while (int(seconds.size()) < options.reps && (seconds.empty() || spent < options.max_seconds)) {
+  return gemmkit::time_runs({options.warmup, options.reps, options.max_seconds}, [&] {
     MPI_Barrier(grid.comm());
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    MPI_Barrier(grid.comm());
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // The slowest rank's, so that every rank has the same times and stops at the same run.
+    double s = cpu_seconds([&] {
+      run();
+      MPI_Barrier(grid.comm());
+    });
     MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_MAX, grid.comm());
-    seconds.push_back(s);
-    spent += s;
-  }
-  return seconds;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+    return s;
+  });
 }
 
 }  // namespace
 
-SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
-                             std::int64_t block, const SummaBenchOptions& options) {
+BenchReport bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t m, std::int64_t n, std::int64_t k,
+                        std::int64_t block, const SummaBenchOptions& options) {
   const bool on_gpu = options.summa.backend == Backend::cuda;
   collective(grid.comm(), [&] {
     if (options.warmup < 0 || options.reps < 1 || !(options.max_seconds > 0))
@@ -72,8 +62,19 @@ SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t 
       fail(ErrorCategory::usage, "bench_summa on the CUDA backend times f64, f32, f16 or bf16, not " +
                                      std::string(dtype_name(dtype)));
   });
-  SummaBenchResult result;
-  result.backend = on_gpu ? Backend::cuda : Backend::cpu;
+  BenchReport report;
+  report.operation = "summa";
+  report.backend = on_gpu ? Backend::cuda : Backend::cpu;
+  report.dtype = dtype;
+  BenchRow row;
+  row.operation = report.operation;
+  row.kernel = "summa";
+  row.gemm.emplace().shape = {m, n, k};
+  row.size = row.gemm->shape.text();
+  row.dtype = dtype;
+  row.distributed = DistributedBenchFacts{grid.size(), grid_name(grid.shape()), block, ""};
+  std::optional<BenchRow> reference;
+  const double flops = row.gemm->shape.flops();
   std::optional<GpuGrid> gpus;
   if (on_gpu) gpus.emplace(grid);
   const GpuGrid* device = gpus ? &*gpus : nullptr;
@@ -82,17 +83,24 @@ SummaBenchResult bench_summa(const ProcessGrid& grid, DType dtype, std::int64_t 
     const DistMatrix a = random_dist_matrix(grid, device, dtype, m, k, block, options.seed);
     const DistMatrix b = random_dist_matrix(grid, device, dtype, k, n, block, options.seed + 1);
     DistMatrix c = device ? DistMatrix(*device, c_dtype, m, n, block, block) : DistMatrix(grid, dtype, m, n, block, block);
-    result.seconds = time_runs(grid, options, [&] { result.local_kernel = summa(1.0, a, b, 0.0, c, options.summa); });
+    std::string& local_kernel = row.distributed->local_kernel;
+    record_runs(row, {time_runs(grid, options, [&] { local_kernel = summa(1.0, a, b, 0.0, c, options.summa); }), {}},
+                flops, !on_gpu);
     if (on_gpu && options.reference && cublasmp_available()) {
       // cublasmp_matmul returns once C is complete; its first call sets cuBLASMp up (the warm-up).
-      result.reference_seconds = time_runs(grid, options, [&] { cublasmp_matmul(1.0, a, b, 0.0, c); });
-      result.reference_median_s = median(result.reference_seconds);
+      reference = row;
+      reference->kernel = "cublasMpMatmul";
+      reference->reference = true;
+      reference->distributed.reset();
+      record_runs(*reference, {time_runs(grid, options, [&] { cublasmp_matmul(1.0, a, b, 0.0, c); }), {}}, flops,
+                  false);
+      report.percent_of = reference->kernel;
     }
   }  // the device blocks go before the GpuGrid
-  result.median_s = median(result.seconds);
-  result.min_s = *std::min_element(result.seconds.begin(), result.seconds.end());
-  result.gflops = result.median_s > 0 ? 2.0 * double(m) * double(n) * double(k) / result.median_s / 1e9 : 0;
-  return result;
+  report.rows.push_back(std::move(row));
+  if (reference) report.rows.push_back(std::move(*reference));
+  set_ratios(report.rows.begin(), report.rows.end(), reference ? &report.rows.back() : nullptr, 0);
+  return report;
 }
 
 }  // namespace gemmkit::dist

@@ -4,10 +4,10 @@
 // major order: rank r * Q + c is at (c, r)). So C = A B runs as C^T = B^T A^T on that grid,
 // with no copy. cuBLASMp is loaded from the library CMake found when first used (dlopen), so
 // that a gemmkit built with it runs where it is missing until this is called.
-#include <chrono>
 
 #include "cuda/device_buffer.hpp"
 #include "dist/nccl_common.hpp"
+#include "gemmkit/timing.hpp"
 
 #if GEMMKIT_HAVE_CUBLASMP
 #include <cublasmp.h>
@@ -185,14 +185,15 @@ double cublasmp_matmul(double alpha, const DistMatrix& a, const DistMatrix& b, d
   });
   // The timed call, between barriers; its failure is agreed after the second one.
   MPI_Barrier(grid.comm());
-  const auto start = std::chrono::steady_clock::now();
-  const cublasMpStatus_t status =
-      mp.matmul(mp.handle, desc.matmul, m, n, k, alpha_p, b.device_data(), 1, 1, desc.bt, a.device_data(), 1, 1,
-                desc.at, beta_p, c.device_data(), 1, 1, desc.ct, c.device_data(), 1, 1, desc.ct, device_work.data(),
-                device_work.bytes(), host_work.data(), host_work.size());
-  const cudaError_t synced = cudaStreamSynchronize(g.compute);
-  MPI_Barrier(grid.comm());
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  cublasMpStatus_t status = CUBLASMP_STATUS_SUCCESS;
+  cudaError_t synced = cudaSuccess;
+  const double seconds = cpu_seconds([&] {
+    status = mp.matmul(mp.handle, desc.matmul, m, n, k, alpha_p, b.device_data(), 1, 1, desc.bt, a.device_data(), 1,
+                       1, desc.at, beta_p, c.device_data(), 1, 1, desc.ct, c.device_data(), 1, 1, desc.ct,
+                       device_work.data(), device_work.bytes(), host_work.data(), host_work.size());
+    synced = cudaStreamSynchronize(g.compute);
+    MPI_Barrier(grid.comm());
+  });
   collective(grid.comm(), [&] {
     GEMMKIT_CUBLASMP_CHECK(status);
     GEMMKIT_CUDA_CHECK(synced);

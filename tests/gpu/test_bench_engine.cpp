@@ -31,13 +31,13 @@ TEST_F(BenchEngineGpu, PairsEachKernelWithCublasAndVerifies) {
   for (const BenchRow& row : r.rows) {
     ASSERT_FALSE(row.skipped) << row.kernel << ": " << row.note;
     EXPECT_TRUE(row.check.passed) << row.kernel << ": " << row.check.detail;
-    EXPECT_GT(row.gflops, 0.0);
+    EXPECT_GT(row.rate, 0.0);
     // The copy of the product's bytes, timed in the same run: a positive percentage.
     EXPECT_GT(row.percent_of_copy, 0.0) << row.kernel;
     if (row.kernel != "cuda_cublas") {
       // Timed in pairs: the ratio is against the reference's median in the same pairs.
-      EXPECT_GT(row.paired_reference_median_s, 0.0) << row.kernel;
-      EXPECT_DOUBLE_EQ(row.percent_of_reference, 100.0 * row.paired_reference_median_s / row.median_s);
+      EXPECT_GT(row.reference_median_s, 0.0) << row.kernel;
+      EXPECT_DOUBLE_EQ(row.percent_of_reference, 100.0 * row.reference_median_s / row.timing.median_s);
     }
   }
 }
@@ -55,9 +55,9 @@ TEST_F(BenchEngineGpu, BatchesBesideCublasBatched) {
     ASSERT_FALSE(r.rows.empty());
     for (const BenchRow& row : r.rows) {
       ASSERT_FALSE(row.skipped) << row.kernel << ": " << row.note;
-      EXPECT_EQ(row.batch, 4);
+      EXPECT_EQ(row.gemm->batch, 4);
       EXPECT_TRUE(row.check.passed) << row.kernel << ": " << row.check.detail;
-      EXPECT_DOUBLE_EQ(row.gflops, 4 * row.shape.flops() / row.median_s / 1e9);
+      EXPECT_DOUBLE_EQ(row.rate, 4 * row.gemm->shape.flops() / row.timing.median_s / 1e9);
     }
   }
 }

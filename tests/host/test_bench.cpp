@@ -11,6 +11,7 @@
 #include "gemmkit/bench.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/run_meta.hpp"
+#include "gemmkit/timing.hpp"
 #include "host/cli_test_support.hpp"
 #include "bench_test_support.hpp"
 
@@ -80,6 +81,52 @@ TEST(TimingSpread, CoreLoadIsTheOneMinuteLoadAverage) {
   if (!(in >> want)) GTEST_SKIP() << "no /proc/loadavg here";
   EXPECT_GE(load.load1, 0.0);
   EXPECT_NEAR(load.load1, want, 0.5);  // read moments apart: the average moves slowly
+// The one loop of every benchmark: warm-up runs within half the budget, then timed runs
+// until reps or the budget; pairs in ABBA order.
+TEST(Timing, TheLoopEveryBenchmarkFollows) {
+  int calls = 0;
+  const TimedRun second = [&] { return ++calls, 1.0; };
+  // Warm-up: runs while under 1.25 s spent (2); timed: until 2.5 s (3 of the 5 asked).
+  EXPECT_EQ(time_runs({3, 5, 2.5}, second).size(), 3u);
+  EXPECT_EQ(calls, 5);
+  calls = 0;
+  EXPECT_EQ(time_runs(fixed_runs(2, 4), second), std::vector<double>(4, 1.0));
+  EXPECT_EQ(calls, 6);
+  EXPECT_EQ(time_runs({0, 0, 1.0}, second).size(), 1u);  // at least one run
+  std::string order;
+  const PairedTimes t = time_runs_paired({1, 4, 10.0}, [&] { return order += 'E', 1.0; },
+                                         [&] { return order += 'R', 2.0; });
+  EXPECT_EQ(order, "ER" "ERREERRE");
+  EXPECT_EQ(t.entry, std::vector<double>(4, 1.0));
+  EXPECT_EQ(t.reference, std::vector<double>(4, 2.0));
+  EXPECT_GE(cpu_seconds([] {}), 0.0);
+  EXPECT_DOUBLE_EQ(median_of({3.0, 1.0, 2.0, 10.0}), 2.5);
+}
+
+// Every operation's rows: the rate from the median, the ratio to the reference's rate (or to
+// its runs paired with the row), the copy's share of the row's time.
+TEST(BenchReport, RatesAndRatiosOfEveryOperation) {
+  std::vector<BenchRow> rows(4);
+  for (BenchRow& r : rows) r.unit = RateUnit::gbs;
+  record_runs(rows[0], {{2.0, 1.0, 4.0}, {}}, 4e9, false);  // the reference: 2 GB/s
+  rows[0].reference = true;
+  record_runs(rows[1], {{1.0, 1.0}, {}}, 4e9, false);
+  record_runs(rows[2], {{1.0}, {3.0}}, 4e9, false);  // timed in pairs with the reference
+  rows[3].skipped = true;
+  EXPECT_EQ(rows[0].seconds, (std::vector<double>{2.0, 1.0, 4.0}));
+  EXPECT_EQ(rows[0].timing.reps, 3);
+  EXPECT_DOUBLE_EQ(rows[0].timing.median_s, 2.0);
+  EXPECT_DOUBLE_EQ(rows[0].rate, 2.0);
+  EXPECT_DOUBLE_EQ(rows[2].reference_median_s, 3.0);
+  set_ratios(rows.begin(), rows.end(), &rows[0], 0.5);
+  EXPECT_DOUBLE_EQ(rows[0].percent_of_reference, 100.0);
+  EXPECT_DOUBLE_EQ(rows[1].percent_of_reference, 200.0);
+  EXPECT_DOUBLE_EQ(rows[2].percent_of_reference, 300.0);
+  EXPECT_DOUBLE_EQ(rows[1].percent_of_copy, 50.0);
+  EXPECT_EQ(rows[3].percent_of_reference, -1);
+  EXPECT_EQ(rows[3].percent_of_copy, -1);
+  EXPECT_EQ(rate_unit_name(RateUnit::gbs), "GB/s");
+  EXPECT_EQ(rate_unit_name(RateUnit::gflops), "GFLOP/s");
 }
 
 TEST(BenchEngine, AutoRowsRunWhatTheDispatcherPicksAtEachShape) {
@@ -93,7 +140,8 @@ TEST(BenchEngine, AutoRowsRunWhatTheDispatcherPicksAtEachShape) {
     EXPECT_FALSE(row.reference);
     EXPECT_TRUE(row.check.passed) << row.check.detail;
     GemmProblem p;
-    p.m = row.shape.m, p.n = row.shape.n, p.k = row.shape.k;
+    const BenchShape& s = row.gemm->shape;
+    p.m = s.m, p.n = s.n, p.k = s.k;
     p.lda = p.k, p.ldb = p.n, p.ldc = p.n;
     EXPECT_EQ(row.note, "auto ran " + choose_gemm_kernel(ctx, p, {}).name);
     EXPECT_GT(row.percent_of_reference, 0.0);
@@ -119,20 +167,24 @@ TEST(BenchEngine, TimesVerifiesAndComparesEveryKernelOnTheCpu) {
   EXPECT_EQ(progress.front(), "cpu_openblas 8x8x8");
   EXPECT_EQ(progress.back(), "cpu_blocked 24x20x16");
   EXPECT_EQ(r.rows[0].kernel, "cpu_openblas");
-  EXPECT_EQ(r.rows[0].shape.m, 8);
+  EXPECT_EQ(r.rows[0].gemm->shape.m, 8);
+  EXPECT_EQ(r.rows[0].size, "8x8x8");
   EXPECT_TRUE(r.rows[0].reference);
   for (const BenchRow& row : r.rows) {
     EXPECT_FALSE(row.skipped) << row.kernel << ": " << row.note;
     EXPECT_TRUE(row.check.passed) << row.kernel << ": " << row.check.detail;
     EXPECT_EQ(row.check.method, VerifyMode::full);
     EXPECT_GT(row.check.tolerance, 0.0);
-    EXPECT_GT(row.gflops, 0.0);
-    EXPECT_EQ(row.reps, 2);
-    EXPECT_LE(row.min_s, row.median_s);
-    EXPECT_DOUBLE_EQ(row.gflops, row.shape.flops() / row.median_s / 1e9);
+    EXPECT_EQ(row.operation, "gemm");
+    EXPECT_EQ(row.unit, RateUnit::gflops);
+    EXPECT_GT(row.rate, 0.0);
+    EXPECT_EQ(row.timing.reps, 2);
+    EXPECT_EQ(row.seconds.size(), 2u);
+    EXPECT_LE(row.timing.min_s, row.timing.median_s);
+    EXPECT_DOUBLE_EQ(row.rate, row.gemm->shape.flops() / row.timing.median_s / 1e9);
     // The ratio is against the reference's GFLOP/s at the same shape.
-    const BenchRow& ref = bench_row(r, "cpu_openblas", row.shape.m);
-    EXPECT_DOUBLE_EQ(row.percent_of_reference, 100.0 * row.gflops / ref.gflops);
+    const BenchRow& ref = bench_row(r, "cpu_openblas", row.gemm->shape.m);
+    EXPECT_DOUBLE_EQ(row.percent_of_reference, 100.0 * row.rate / ref.rate);
   }
   EXPECT_TRUE(r.all_passed());
   EXPECT_EQ(r.failed_rows(), 0u);

@@ -190,7 +190,7 @@ TEST(ShapeSuites, ParsesMnk) {
 BenchRow row(const std::string& kernel, BenchShape shape, double percent) {
   BenchRow r;
   r.kernel = kernel;
-  r.shape = shape;
+  r.gemm.emplace().shape = shape;
   r.percent_of_reference = percent;
   r.check.passed = true;
   return r;
@@ -204,12 +204,12 @@ TEST(ShapeSuites, SummaryIsTheGeometricMeanAndMinimumOfWhatRanAndPassed) {
   rows.push_back(row("ref", {2, 2, 2}, 100));
   rows.back().reference = true;
   rows.push_back(row("k", {2, 2, 2}, 400));
-  rows.back().trans_b = true;
+  rows.back().gemm->trans_b = true;
   rows.push_back(row("k", {3, 3, 3}, 100));
   rows.push_back(row("slow", {1, 1, 1}, 80));
   rows.push_back(row("slow", {2, 2, 2}, 20));
-  rows.back().trans_a = true;
-  rows.back().layout = Layout::col_major;
+  rows.back().gemm->trans_a = true;
+  rows.back().gemm->layout = Layout::col_major;
   rows.push_back(row("slow", {3, 3, 3}, 5));  // failed verification: not counted
   rows.back().check.passed = false;
   rows.push_back(row("slow", {4, 4, 4}, -1));  // skipped

@@ -83,9 +83,9 @@ TEST(BenchEngineOutside, BatchesCountEveryProductAndVerifyEveryItem) {
   o.batch = 3;
   const BenchReport r = run_gemm_bench(ctx, o);
   for (const BenchRow& row : r.rows) {
-    EXPECT_EQ(row.batch, 3);
+    EXPECT_EQ(row.gemm->batch, 3);
     ASSERT_FALSE(row.skipped) << row.note;
-    EXPECT_DOUBLE_EQ(row.gflops, 3 * row.shape.flops() / row.median_s / 1e9);
+    EXPECT_DOUBLE_EQ(row.rate, 3 * row.gemm->shape.flops() / row.timing.median_s / 1e9);
   }
   EXPECT_TRUE(bench_row(r, "cpu_naive", 24).check.passed);
   EXPECT_TRUE(bench_row(r, "cpu_openblas", 24).check.passed);
