@@ -81,6 +81,8 @@ TEST(TimingSpread, CoreLoadIsTheOneMinuteLoadAverage) {
   if (!(in >> want)) GTEST_SKIP() << "no /proc/loadavg here";
   EXPECT_GE(load.load1, 0.0);
   EXPECT_NEAR(load.load1, want, 0.5);  // read moments apart: the average moves slowly
+}
+
 // The one loop of every benchmark: warm-up runs within half the budget, then timed runs
 // until reps or the budget; pairs in ABBA order.
 TEST(Timing, TheLoopEveryBenchmarkFollows) {
