@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   const int calls = argc > 2 ? std::atoi(argv[2]) : 2000;
   Context ctx(Backend::cuda);
   const std::string kernel = ctx.compute_capability() >= 90 ? "cuda_wgmma_ws" : "cuda_cublas_bf16";
-  const KernelEntry& entry = Registry::instance().get(kernel);
+  const KernelEntry& entry = gemm_registry().get(kernel);
 
   std::vector<__nv_bfloat16> host(std::size_t(n * n));
   for (std::size_t i = 0; i < host.size(); ++i) host[i] = __float2bfloat16(float(int(i % 7) - 3) / 4);

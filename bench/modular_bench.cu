@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
     const std::size_t flush_bytes = std::size_t(256) << 20;
     check(cudaMalloc(&flush, flush_bytes), "cudaMalloc");
     const bool fused = ctx.compute_capability() == 90;
-    const bool own = Registry::instance().find("cuda_wgmma_i8") && ctx.compute_capability() >= 90;
+    const bool own = gemm_registry().find("cuda_wgmma_i8") && ctx.compute_capability() >= 90;
     std::vector<Row> rows;
     bool failed = false;  // an output differed from the reference: exit 1 after the timings
     std::printf("%s, %s\n", ctx.device_info().name.c_str(), "modular int8 GEMM vs plain cuBLAS INT8");

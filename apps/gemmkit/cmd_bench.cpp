@@ -396,7 +396,7 @@ void run_bench(const BenchArgs& o) {
   Backend backend = Backend::cpu;
   if (auto b = parse_backend(o.backend)) {
     backend = *b;
-  } else if (cuda_device_available() && !Registry::instance().of_backend(Backend::cuda).empty()) {
+  } else if (cuda_device_available() && !gemm_registry().of_backend(Backend::cuda).empty()) {
     backend = Backend::cuda;
   }
   if (backend == Backend::cuda) require_cuda_device();

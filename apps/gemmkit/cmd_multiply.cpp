@@ -39,7 +39,7 @@ bool is_ozaki(const std::string& kernel) { return kernel.rfind("cuda_ozaki_", 0)
 
 // The Ozaki kernel named must take the inputs' dtype (cuda_ozaki_f64: f64, cuda_ozaki_f32: f32).
 void check_ozaki_kernel(const std::string& kernel, DType dtype) {
-  const KernelEntry* entry = Registry::instance().find(kernel);
+  const KernelEntry* entry = gemm_registry().find(kernel);
   if (!entry || !entry->supports(dtype))
     fail(ErrorCategory::usage, "kernel " + kernel + " does not take dtype " + std::string(dtype_name(dtype)));
 }
@@ -225,7 +225,7 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
   const int limb_count = r.limb_count;
   // A kernel that computes in a lower precision than the dtype (cuda_cublas_tf32: tf32 on f32
   // data) is held to the tolerance of the precision it computes in.
-  const KernelEntry* entry = Registry::instance().find(kernel);
+  const KernelEntry* entry = gemm_registry().find(kernel);
   const std::optional<DType> accuracy = entry ? entry->accuracy : std::nullopt;
   VerifyResult check;
   if (!exact_out) check = verify(p, w.c_before_data, w.verify_mode, 0x5eed, accuracy);

@@ -79,9 +79,6 @@ struct KernelEntry {
 
 class Registry {
  public:
-  // The process-wide registry, filled with every kernel compiled into this build.
-  static const Registry& instance();
-
   void add(KernelEntry entry);  // throws an internal error on a duplicate name
   // A deque: entries added later (register_kernel) leave references to earlier ones valid.
   const std::deque<KernelEntry>& entries() const { return entries_; }
@@ -95,6 +92,9 @@ class Registry {
   std::deque<KernelEntry> entries_;
   friend void register_kernel(KernelEntry entry);
 };
+
+// The process-wide GEMM registry, filled with every kernel compiled into this build.
+const Registry& gemm_registry();
 
 // Adds a kernel of the calling program (not of gemmkit's src/) to the process-wide registry,
 // so that `gemm(..., {.kernel = name})`, auto choice (when auto_priority > 0) and the

@@ -206,7 +206,7 @@ void bind_matmul(nb::module_& m) {
         const GemmProblem p = args.problem();
         validate(p);
         const VerifyMode verify_mode = parse_verify_mode(mode);
-        const KernelEntry* entry = Registry::instance().find(kernel);
+        const KernelEntry* entry = gemm_registry().find(kernel);
         const std::optional<DType> accuracy = entry ? entry->accuracy : std::nullopt;
         const auto* before = reinterpret_cast<const unsigned char*>(c_before);
         const std::size_t c_bytes = dtype_size(p.c_dtype());

@@ -279,7 +279,7 @@ void check_entry(Explanation& out, const ExplainRequest& request, const std::vec
 }  // namespace explain_detail
 
 Explanation explain(const ExplainRequest& request) {
-  const KernelEntry& entry = Registry::instance().get(request.kernel);
+  const KernelEntry& entry = gemm_registry().get(request.kernel);
   Explanation out;
   out.operation = "gemm";
   out.kernel = entry.name;

@@ -216,7 +216,7 @@ const KernelEntry* tuned_choice(std::optional<int> cc, const GemmProblem& p, Aut
   const detail::TuningRun& run = detail::tuning_run();
   if (cc && *cc != run.compute_capability) return nullptr;
   for (const detail::TunedMatch& match : detail::nearest_tuned_shapes(p, kTunedTries)) {
-    const KernelEntry* e = Registry::instance().find(match.shape->kernel);
+    const KernelEntry* e = gemm_registry().find(match.shape->kernel);
     if (!e) continue;  // a build without that kernel
     char measured[64];
     std::snprintf(measured, sizeof measured, "%.1f%% of cuBLAS", match.shape->percent_of_cublas);
@@ -247,7 +247,7 @@ const KernelEntry* auto_choice(Backend backend, std::optional<int> cc, const Gem
   const KernelEntry* tuned = backend == Backend::cuda ? tuned_choice(cc, p, explain) : nullptr;
   if (tuned && !explain) return tuned;
   std::vector<const KernelEntry*> candidates;
-  for (const KernelEntry* e : Registry::instance().of_backend(backend))
+  for (const KernelEntry* e : gemm_registry().of_backend(backend))
     if (e->auto_priority > 0) candidates.push_back(e);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const KernelEntry* a, const KernelEntry* b) { return a->auto_priority > b->auto_priority; });
@@ -331,7 +331,7 @@ const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& pro
                                    " kernel in this build accepts a " + dtype_text(p) +
                                    " GEMM of " + problem.shape_string());
   }
-  const KernelEntry& entry = Registry::instance().get(options.kernel);
+  const KernelEntry& entry = gemm_registry().get(options.kernel);
   if (entry.backend != ctx.backend())
     fail(ErrorCategory::usage, "kernel '" + entry.name + "' belongs to the " +
                                    std::string(backend_name(entry.backend)) + " backend, not " +
@@ -461,7 +461,7 @@ GemmPlan::GemmPlan(Context& ctx, const GemmProblem& problem, const GemmOptions& 
   } catch (const Error& e) {
     // Bad input stays an error: another backend than the context's, or an unknown name.
     const bool bad_input = (options.backend && *options.backend != ctx.backend()) ||
-                           (options.kernel != "auto" && !Registry::instance().find(options.kernel));
+                           (options.kernel != "auto" && !gemm_registry().find(options.kernel));
     if (e.category() != ErrorCategory::usage || bad_input) throw;
     why_not_ = e.what();  // refused by the kernel named, or by every kernel: the plan cannot run
     return;
@@ -560,7 +560,7 @@ std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
   Backend backend = Backend::cpu;
   std::optional<Context> own;  // the call's context when the caller lends none
   if (explicit_kernel) {
-    backend = Registry::instance().get(options.kernel).backend;
+    backend = gemm_registry().get(options.kernel).backend;
   } else if (options.backend) {
     backend = *options.backend;
   } else if (options.context) {

@@ -66,7 +66,7 @@ Registry& process_registry() {
 
 }  // namespace
 
-const Registry& Registry::instance() { return process_registry(); }
+const Registry& gemm_registry() { return process_registry(); }
 
 void Registry::add(KernelEntry entry) {
   if (find_in(entries_, entry.name))

@@ -99,7 +99,7 @@ void pad_rows(const Context& ctx, const kernels::PadJob* jobs, int count, int el
   });
 }
 
-const KernelEntry& inner_entry() { return Registry::instance().get(kInner); }
+const KernelEntry& inner_entry() { return gemm_registry().get(kInner); }
 
 bool needs_padding(const GemmProblem& p) { return needs_copy_a(p) || needs_copy_b(p); }
 

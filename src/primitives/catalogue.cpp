@@ -27,7 +27,7 @@ const std::vector<OperationRegistryRef>& registries() {
       {"gemm",
        [](std::vector<CatalogueEntry>& out) {
          for (Backend b : {Backend::cpu, Backend::cuda})
-           for (const KernelEntry* e : Registry::instance().of_backend(b))
+           for (const KernelEntry* e : gemm_registry().of_backend(b))
              out.push_back({"gemm", e->name, e->backend, e->rung, e->role, e->summary, e->dtypes, e->accuracy,
                             e->min_compute_capability, e->auto_priority, e->batched});
        }},

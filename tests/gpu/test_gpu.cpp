@@ -224,7 +224,7 @@ void note(const std::string& text) { std::cout << "[   NOTE   ] " << text << std
 // (bf16, f16, tf32 only) have their own suite in test_gpu_tensor.cpp.
 std::vector<std::string> cuda_kernel_names() {
   std::vector<std::string> names;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda))
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cuda))
     for (DType d : e->dtypes)
       if (with_host_type(d, [](auto) {})) {
         names.push_back(e->name);
@@ -275,7 +275,7 @@ class GpuKernel : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     SKIP_WITHOUT_DEVICE();
-    entry_ = &Registry::instance().get(GetParam());
+    entry_ = &gemm_registry().get(GetParam());
     const int cc = current_compute_capability();
     if (cc < entry_->min_compute_capability)
       GTEST_SKIP() << entry_->name << " needs compute capability "
@@ -584,7 +584,7 @@ TEST(GpuStreamK, SharedTilesAddUpAndRepeatExactly) {
   const std::vector<Shape> shapes = {{2100, 2100, 1000}, {1000, 2000, 3000}, {3001, 517, 4099},
                                      {300, 700, 20000}};
   int ran = 0;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) {
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cuda)) {
     if (e->name.rfind("cuda_stream_k", 0) != 0) continue;
     if (current_compute_capability() < e->min_compute_capability) continue;
     for (const Shape& s : shapes)

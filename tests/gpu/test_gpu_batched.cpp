@@ -29,7 +29,7 @@ using test::BatchData;
 
 std::vector<std::string> batched_cuda_entries() {
   std::vector<std::string> names;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda))
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cuda))
     if (e->batched) names.push_back(e->name);
   return names;
 }
@@ -82,7 +82,7 @@ class GpuBatchedKernel : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     SKIP_WITHOUT_DEVICE();
-    entry_ = &Registry::instance().get(GetParam());
+    entry_ = &gemm_registry().get(GetParam());
     if (current_compute_capability() < entry_->min_compute_capability)
       GTEST_SKIP() << entry_->name << " needs compute capability "
                    << entry_->min_compute_capability;
@@ -143,14 +143,14 @@ INSTANTIATE_TEST_SUITE_P(Gpu, GpuBatchedKernel, ::testing::ValuesIn(batched_cuda
 TEST(GpuBatched, TheReferencesTheTunedSimtRungAndRung19RunBatchesThemselves) {
   for (const char* name : {"cuda_cublas", "cuda_cublas_tf32", "cuda_cublas_bf16",
                            "cuda_cublas_f16", "cuda_autotuned", "cuda_wgmma_ws"})
-    EXPECT_TRUE(Registry::instance().get(name).batched) << name;
+    EXPECT_TRUE(gemm_registry().get(name).batched) << name;
 }
 
 // Entries that run one product per launch get the batch matrix by matrix from the library.
 TEST(GpuBatched, EntriesWithoutBatchesRunThemMatrixByMatrix) {
   SKIP_WITHOUT_DEVICE();
   for (const char* name : {"cuda_naive", "cuda_wgmma_tma"}) {
-    const KernelEntry& e = Registry::instance().get(name);
+    const KernelEntry& e = gemm_registry().get(name);
     ASSERT_FALSE(e.batched) << name;
     if (current_compute_capability() < e.min_compute_capability) continue;
     std::vector<BatchCase> cases = test::batch_cases();

@@ -110,7 +110,7 @@ void check_padded(const PadCase& c, std::uint64_t seed) {
   p.m = c.m, p.n = c.n, p.k = c.k;
   p.alpha = alpha, p.beta = beta;
   p.a = a.dev(), p.lda = a.ld, p.b = b.dev(), p.ldb = b.ld, p.c = cm.dev(), p.ldc = cm.ld;
-  const KernelEntry& e = Registry::instance().get("cuda_wgmma_padded");
+  const KernelEntry& e = gemm_registry().get("cuda_wgmma_padded");
   if (c.dtype == DType::tf32 && c.ta && !c.tb) {
     // Both operands MN-major: the inner rung transposes them itself, so nothing is padded.
     EXPECT_TRUE(e.rejects(p).has_value()) << what << ": accepted a problem that needs no copy";
@@ -186,7 +186,7 @@ TEST(GpuPadded, RefusesAlignedOperandsSayingWhy) {
   p.dtype = DType::bf16;
   p.m = 256, p.n = 256, p.k = 256;
   p.lda = p.ldb = p.ldc = 256;  // null pointers are on 16 bytes
-  const KernelEntry& e = Registry::instance().get("cuda_wgmma_padded");
+  const KernelEntry& e = gemm_registry().get("cuda_wgmma_padded");
   const auto why = e.rejects(p);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("already TMA-aligned"), std::string::npos) << *why;

@@ -97,7 +97,7 @@ struct DeviceGemm {
 };
 
 const KernelEntry* rung19(const Context& ctx) {
-  const KernelEntry* e = Registry::instance().find("cuda_wgmma_ws");
+  const KernelEntry* e = gemm_registry().find("cuda_wgmma_ws");
   return e && ctx.compute_capability() >= e->min_compute_capability ? e : nullptr;
 }
 
@@ -254,7 +254,7 @@ TEST(GpuDeviceApi, EveryEntryRunsOnAUserStream) {
   // A copy from pageable memory may return before its DMA lands, and the non-blocking stream
   // below would not wait for it.
   CUDA_OK(cudaDeviceSynchronize());
-  for (const KernelEntry& e : Registry::instance().entries()) {
+  for (const KernelEntry& e : gemm_registry().entries()) {
     if (e.backend != Backend::cuda || !e.supports(DType::f32) ||
         ctx.compute_capability() < e.min_compute_capability)
       continue;

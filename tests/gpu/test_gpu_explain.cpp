@@ -107,7 +107,7 @@ TEST(GpuExplain, RecordsAndOccupancyMatchTheDevice) {
   if (!have_records()) return;
   const bool sm90 = device_is_sm90();
   int launches = 0;
-  for (const KernelEntry& entry : Registry::instance().entries()) {
+  for (const KernelEntry& entry : gemm_registry().entries()) {
     if (entry.backend != Backend::cuda || entry.role != KernelRole::ladder || !entry.launches) continue;
     for (const DType dtype : entry.dtypes)
       for (const auto& [m, n, k] : {std::array<std::int64_t, 3>{70, 200, 64}, {1024, 1024, 1024}, {4097, 33, 3000},

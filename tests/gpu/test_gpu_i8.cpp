@@ -107,7 +107,7 @@ bool run_case(Context& ctx, const KernelEntry& entry, const I8Case& cs, std::uin
 
 std::vector<const KernelEntry*> i8_entries(int cc) {
   std::vector<const KernelEntry*> v;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda))
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cuda))
     if (e->supports(DType::i8) && cc >= e->min_compute_capability) v.push_back(e);
   return v;
 }

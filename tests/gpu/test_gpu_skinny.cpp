@@ -102,7 +102,7 @@ std::vector<Out> run_case(const char* name, const Case& c, std::uint64_t seed, V
   p.a = a.data(), p.lda = a.ld();
   p.b = b.data(), p.ldb = b.ld();
   p.c = cm.data(), p.ldc = cm.ld();
-  const KernelEntry& e = Registry::instance().get(name);
+  const KernelEntry& e = gemm_registry().get(name);
   if (auto why = e.rejects(as_row_major(p))) {
     ADD_FAILURE() << what << ": refused: " << *why;
     return {};
@@ -148,7 +148,7 @@ VerifyMode mode_for(const Case& c) {
 }
 
 bool device_runs_it() {
-  const KernelEntry* e = Registry::instance().find(kName);
+  const KernelEntry* e = gemm_registry().find(kName);
   return e && current_compute_capability() >= e->min_compute_capability;
 }
 
@@ -265,7 +265,7 @@ TEST(GpuSkinny, SplitKRepeatsExactly) {
       GemmProblem shape;
       shape.dtype = c.dtype;
       shape.m = c.m, shape.n = c.n, shape.k = c.k, shape.trans_a = c.ta, shape.trans_b = c.tb;
-      EXPECT_GT(Registry::instance().get(kName).workspace_for(shape, ctx), 0u)
+      EXPECT_GT(gemm_registry().get(kName).workspace_for(shape, ctx), 0u)
           << c.describe() << ": K is not split through the workspace";
     }
     ++seed;
@@ -279,7 +279,7 @@ TEST(GpuSkinny, SplitKRepeatsExactly) {
 }
 
 TEST(GpuSkinny, RefusesWideProductsInWords) {
-  const KernelEntry& e = Registry::instance().get(kName);
+  const KernelEntry& e = gemm_registry().get(kName);
   GemmProblem p;
   p.dtype = DType::bf16;
   p.m = 65, p.n = 4096, p.k = 4096;

@@ -170,7 +170,7 @@ Outcome run_case(const KernelEntry& e, const Case& c, std::uint64_t seed) {
 
 std::vector<std::string> tensor_entry_names() {
   std::vector<std::string> names;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda))
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cuda))
     for (DType d : {DType::bf16, DType::f16, DType::tf32})
       if (e->supports(d)) {
         names.push_back(e->name);
@@ -183,7 +183,7 @@ class GpuTensorKernel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuTensorKernel, EdgeShapesEveryLayoutAndOutput) {
   SKIP_WITHOUT_DEVICE();
-  const KernelEntry& e = Registry::instance().get(GetParam());
+  const KernelEntry& e = gemm_registry().get(GetParam());
   if (current_compute_capability() < e.min_compute_capability)
     GTEST_SKIP() << e.name << " needs compute capability " << e.min_compute_capability;
   // cuda_wgmma_padded runs only what rung 19 refuses: it declines aligned operands.
@@ -235,7 +235,7 @@ TEST(GpuTensorLarge, PersistentTilesAddUpAndRepeatExactly) {
                              {DType::bf16, {2048, 3072, 1000}, 0},  // C through TMA stores
                              {DType::tf32, {2048, 3072, 777}, 0}};  // B copied K-major
   for (const char* name : {"cuda_wgmma_ws", "cuda_wgmma_tma", "cuda_mma_sync"}) {
-    const KernelEntry* e = Registry::instance().find(name);
+    const KernelEntry* e = gemm_registry().find(name);
     if (!e || current_compute_capability() < e->min_compute_capability) continue;
     for (const LargeCase& lc : cases) {
       if (!e->supports(lc.dtype)) continue;

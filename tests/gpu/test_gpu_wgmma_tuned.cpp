@@ -53,7 +53,7 @@ std::int64_t ld16(std::int64_t cols, DType d) {
 // split as far as it goes.
 std::vector<const KernelEntry*> rung21_entries() {
   std::vector<const KernelEntry*> out;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) {
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cuda)) {
     if (e->rung == 21) out.push_back(e);
   }
   return out;
@@ -97,7 +97,7 @@ struct Problem {
     p.c = c.data(), p.ldc = s.n;
     p.batch = s.batch, p.stride_a = stride_a, p.stride_b = stride_b, p.stride_c = s.m * s.n;
     p.alpha = 1.0, p.beta = 0.0;
-    const KernelEntry& e = Registry::instance().get(kernel);
+    const KernelEntry& e = gemm_registry().get(kernel);
     if (auto why = e.rejects(p)) {
       ADD_FAILURE() << kernel << " refused a long-K case: " << *why;
       return c;
@@ -186,13 +186,13 @@ TEST(GpuWgmmaTuned, SplitKGivesTheSameBitsEveryRun) {
 TEST(GpuWgmmaTuned, EveryTileIsAnEntry) {
   for (const char* tile : {"128x256", "128x128", "64x256", "64x128"}) {
     const std::string name = std::string("cuda_wgmma_") + tile;
-    const KernelEntry* e = Registry::instance().find(name);
+    const KernelEntry* e = gemm_registry().find(name);
     ASSERT_NE(e, nullptr) << name;
     EXPECT_EQ(e->rung, 21) << name;
     EXPECT_EQ(e->auto_priority, 0) << name;
     EXPECT_TRUE(e->batched) << name;
   }
-  EXPECT_NE(Registry::instance().find("cuda_wgmma_tuned"), nullptr);
+  EXPECT_NE(gemm_registry().find("cuda_wgmma_tuned"), nullptr);
 }
 
 using gpu_test::load_element;

@@ -18,7 +18,7 @@ using test::TestProblem;
 // Runs cpu_blocked on each spec in turn, `rounds` times, checking every result (gtest's
 // assertions may be used from any thread).
 void run_and_check(const std::vector<ProblemSpec>& specs, int rounds) {
-  const KernelEntry& blocked = Registry::instance().get("cpu_blocked");
+  const KernelEntry& blocked = gemm_registry().get("cpu_blocked");
   for (int r = 0; r < rounds; ++r)
     for (const ProblemSpec& spec : specs) {
       TestProblem t(spec);

@@ -249,7 +249,7 @@ TEST(GemmProblem, OutputDtypeIsF32ForHalfInputsOnly) {
 }
 
 TEST(Registry, EntriesAreWellFormed) {
-  const Registry& r = Registry::instance();
+  const Registry& r = gemm_registry();
   ASSERT_FALSE(r.entries().empty());
   std::set<std::string> names;
   for (const KernelEntry& e : r.entries()) {
@@ -285,7 +285,7 @@ TEST(Dispatch, AutoPicksACpuKernelAndComputesTheProduct) {
   GemmOptions cpu;
   cpu.backend = Backend::cpu;
   const std::string used = gemm(p, cpu);
-  EXPECT_EQ(Registry::instance().get(used).backend, Backend::cpu);
+  EXPECT_EQ(gemm_registry().get(used).backend, Backend::cpu);
   const VerifyResult check = verify(p, nullptr, VerifyMode::full);
   EXPECT_TRUE(check.passed) << check.error;
 

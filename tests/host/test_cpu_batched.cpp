@@ -21,7 +21,7 @@ using test::BatchData;
 
 std::vector<std::string> batched_cpu_entries() {
   std::vector<std::string> names;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu))
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cpu))
     if (e->batched) names.push_back(e->name);
   return names;
 }
@@ -45,13 +45,13 @@ void run_cases(const KernelEntry& e, const std::vector<DType>& dtypes) {
 
 TEST(CpuBatched, OpenBlasWidenedAndBlockedRunBatchesThemselves) {
   for (const char* name : {"cpu_openblas", "cpu_widened", "cpu_blocked"})
-    EXPECT_TRUE(Registry::instance().get(name).batched) << name;
+    EXPECT_TRUE(gemm_registry().get(name).batched) << name;
 }
 
 class CpuBatchedKernel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CpuBatchedKernel, EveryMatrixMatchesTheReference) {
-  const KernelEntry& e = Registry::instance().get(GetParam());
+  const KernelEntry& e = gemm_registry().get(GetParam());
   run_cases(e, e.dtypes);
 }
 
@@ -66,7 +66,7 @@ TEST(CpuBatched, CatchesPlantedFaults) {
   std::vector<BatchCase> cases = {test::batch_cases()[1], test::batch_cases()[3]};
   for (BatchCase& bc : cases) bc.integers = true;
   for (const char* name : {"cpu_blocked", "cpu_widened"}) {
-    const KernelEntry& e = Registry::instance().get(name);
+    const KernelEntry& e = gemm_registry().get(name);
     for (DType dtype : e.dtypes)
       for (const BatchCase& bc : cases) {
         if (dtype == DType::i8) continue;  // C in int32, which BatchData does not hold: test_integer_rule.cpp
@@ -85,7 +85,7 @@ TEST(CpuBatched, CatchesPlantedFaults) {
 
 // cpu_naive runs one product per call: the library runs the batch matrix by matrix.
 TEST(CpuBatched, AnEntryWithoutBatchesRunsThemMatrixByMatrix) {
-  const KernelEntry& e = Registry::instance().get("cpu_naive");
+  const KernelEntry& e = gemm_registry().get("cpu_naive");
   ASSERT_FALSE(e.batched);
   run_cases(e, {DType::f64, DType::i32});
 }

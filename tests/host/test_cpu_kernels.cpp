@@ -30,7 +30,7 @@ void PrintTo(const KernelCase& c, std::ostream* os) { *os << c.kernel << " " << 
 std::vector<KernelCase> cpu_cases(bool integers_only) {
   std::vector<KernelCase> cases;
   // int8 (C in int32) has no host matrix type of TestProblem's: test_integer_rule.cpp tests it.
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu))
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cpu))
     for (DType d : e->dtypes)
       if ((!integers_only || is_integer(d)) && d != DType::i8) cases.push_back({e->name, d});
   return cases;
@@ -98,7 +98,7 @@ std::vector<std::pair<double, double>> scalars(DType dtype) {
 
 class CpuKernels : public ::testing::TestWithParam<KernelCase> {
  protected:
-  const KernelEntry& entry() const { return Registry::instance().get(GetParam().kernel); }
+  const KernelEntry& entry() const { return gemm_registry().get(GetParam().kernel); }
 
   // Runs the kernel on a fresh problem and checks it against the oracle.
   void check(ProblemSpec spec) {
@@ -289,26 +289,26 @@ INSTANTIATE_TEST_SUITE_P(Registry, CpuKernelsIntegers, ::testing::ValuesIn(cpu_c
                          case_name);
 
 TEST(CpuRegistry, LadderAndReference) {
-  const auto entries = Registry::instance().of_backend(Backend::cpu);
+  const auto entries = gemm_registry().of_backend(Backend::cpu);
   std::set<std::string> names;
   for (const KernelEntry* e : entries) names.insert(e->name);
   for (const char* name : {"cpu_openblas", "cpu_naive", "cpu_restrict", "cpu_blocked"})
     EXPECT_TRUE(names.count(name)) << name;
-  const KernelEntry& openblas = Registry::instance().get("cpu_openblas");
+  const KernelEntry& openblas = gemm_registry().get("cpu_openblas");
   EXPECT_EQ(openblas.role, KernelRole::reference);
   EXPECT_EQ(openblas.rung, 0);
-  EXPECT_EQ(Registry::instance().get("cpu_naive").rung, 1);
-  EXPECT_EQ(Registry::instance().get("cpu_restrict").rung, 2);
-  EXPECT_EQ(Registry::instance().get("cpu_blocked").rung, 3);
+  EXPECT_EQ(gemm_registry().get("cpu_naive").rung, 1);
+  EXPECT_EQ(gemm_registry().get("cpu_restrict").rung, 2);
+  EXPECT_EQ(gemm_registry().get("cpu_blocked").rung, 3);
   for (DType d : {DType::f32, DType::f64, DType::i32, DType::i64})
     for (const char* name : {"cpu_naive", "cpu_blocked"})
-      EXPECT_TRUE(Registry::instance().get(name).supports(d)) << name << " " << dtype_name(d);
+      EXPECT_TRUE(gemm_registry().get(name).supports(d)) << name << " " << dtype_name(d);
 }
 
 TEST(CpuRegistry, AutoPicksOpenBlasForFloatsAndBlockedForIntegers) {
   auto best = [](DType dtype) {
     const KernelEntry* chosen = nullptr;
-    for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu))
+    for (const KernelEntry* e : gemm_registry().of_backend(Backend::cpu))
       if (e->supports(dtype) && e->auto_priority > 0 &&
           (!chosen || e->auto_priority > chosen->auto_priority))
         chosen = e;
@@ -321,7 +321,7 @@ TEST(CpuRegistry, AutoPicksOpenBlasForFloatsAndBlockedForIntegers) {
 }
 
 TEST(CpuRegistry, OpenBlasRejectsSizesBeyondInt) {
-  const KernelEntry& openblas = Registry::instance().get("cpu_openblas");
+  const KernelEntry& openblas = gemm_registry().get("cpu_openblas");
   float dummy = 0;
   GemmProblem p;
   p.m = std::int64_t{INT_MAX} + 1, p.n = 2, p.k = 2;

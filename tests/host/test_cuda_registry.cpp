@@ -44,7 +44,7 @@ TEST(AutotuneTable, PicksTheConfigurationMeasuredBestPerShape) {
 TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
   std::set<int> rungs;
   std::set<std::string> names;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) {
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cuda)) {
     EXPECT_TRUE(names.insert(e->name).second) << e->name;
     EXPECT_EQ(e->name.rfind("cuda_", 0), 0u) << e->name;
     EXPECT_FALSE(e->summary.empty()) << e->name;
@@ -68,7 +68,7 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
   }
   for (int r = 1; r <= 19; ++r) EXPECT_TRUE(rungs.count(r)) << "rung " << r << " is missing";
   // TF32 results are judged by the TF32 tolerance; everything else by its dtype's.
-  const KernelEntry* tf32 = Registry::instance().find("cuda_cublas_tf32");
+  const KernelEntry* tf32 = gemm_registry().find("cuda_cublas_tf32");
   ASSERT_NE(tf32, nullptr);
   EXPECT_EQ(tf32->accuracy, DType::tf32);
   // auto never answers an f32 problem with it (on any device), but takes it for a tf32 one
@@ -118,7 +118,7 @@ TEST(CudaRegistry, AutoForInt8FollowsTheMeasuredTable) {
 }
 
 TEST(CudaRegistry, PreconditionsAcceptOrdinaryShapesAndRejectHugeOnes) {
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) {
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cuda)) {
     if (e->role != KernelRole::ladder) continue;
     // Rung 20 takes skinny products only (M or N <= 64).
     GemmProblem ok = shape(e->name.rfind("cuda_skinny", 0) == 0 ? 64 : 4097, 3001, 2049);
@@ -147,7 +147,7 @@ GemmProblem aligned_bf16(std::int64_t m, std::int64_t n, std::int64_t k) {
 
 TEST(CudaRegistry, HopperRungsDeclareWhatTmaAndWgmmaNeed) {
   for (const char* name : {"cuda_wgmma_tma", "cuda_wgmma_ws"}) {
-    const KernelEntry& e = Registry::instance().get(name);
+    const KernelEntry& e = gemm_registry().get(name);
     EXPECT_EQ(e.min_compute_capability, 90) << name;
     EXPECT_EQ(e.rejects(aligned_bf16(4096, 4096, 4096)), std::nullopt) << name;
     EXPECT_EQ(e.rejects(aligned_bf16(1, 1, 1)), std::nullopt) << name;  // lda 8, ldb 8
@@ -182,7 +182,7 @@ TEST(CudaRegistry, HopperRungsDeclareWhatTmaAndWgmmaNeed) {
 TEST(CudaRegistry, OnlyKernelsThatSayTheyCanWriteF32FromHalfInputsGetIt) {
   GemmProblem p = aligned_bf16(128, 128, 128);
   p.out_dtype = DType::f32;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cuda)) {
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cuda)) {
     if (!e->supports(DType::bf16)) continue;
     GemmProblem q = p;
     if (e->name.rfind("cuda_skinny", 0) == 0) q.m = 64;  // skinny products only
@@ -209,7 +209,7 @@ TEST(AutoTable, EveryMeasuredShapeGetsItsMeasuredWinner) {
       p.dtype = s.dtype, p.trans_a = s.trans_a, p.trans_b = s.trans_b;
       p.lda = std::max<std::int64_t>(1, p.a_cols()), p.ldb = std::max<std::int64_t>(1, p.b_cols());
       const std::string what = detail::tuned_shape_string(s) + " " + std::string(dtype_name(dtype));
-      const KernelEntry* e = Registry::instance().find(s.kernel);
+      const KernelEntry* e = gemm_registry().find(s.kernel);
       ASSERT_NE(e, nullptr) << s.kernel << " at " << what;
       EXPECT_EQ(e->rejects(p), std::nullopt) << s.kernel << " at " << what;
       EXPECT_GE(s.percent_of_cublas, 99.0) << "auto would pick a kernel slower than cuBLAS at " << what;

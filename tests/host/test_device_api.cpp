@@ -87,7 +87,7 @@ GemmProblem make(Layout layout, bool ta, bool tb, std::int64_t batch, bool share
 
 TEST(DeviceApi, ColumnMajorAndBatchesOnEveryCpuKernel) {
   Context ctx(Backend::cpu);
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu)) {
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cpu)) {
     if (!e->supports(DType::f64)) continue;
     for (Layout layout : {Layout::row_major, Layout::col_major})
       for (bool ta : {false, true})
@@ -109,7 +109,7 @@ TEST(DeviceApi, HostGemmAgreesAndAutoChoosesACpuKernel) {
   const GemmProblem p = make(Layout::col_major, true, false, 4, false, s);
   Context ctx(Backend::cpu);
   const std::string ran = gemm(p, GemmOptions{.backend = Backend::cpu, .context = &ctx});
-  EXPECT_EQ(Registry::instance().get(ran).backend, Backend::cpu);
+  EXPECT_EQ(gemm_registry().get(ran).backend, Backend::cpu);
   EXPECT_EQ(s.c, s.expected);
   EXPECT_EQ(gemm_workspace_bytes(ctx, p), 0u);  // CPU kernels need no device workspace
 }
@@ -169,7 +169,7 @@ TEST(DeviceApi, RefusesBadBatchesAndKernelsOfAnotherBackendBeforeRunning) {
   narrow.layout = Layout::col_major;  // ldc is the row-major width + 3, less than m + 3 = 10
   narrow.ldc = 6;
   EXPECT_NE(usage_error([&] { gemm(ctx, narrow); }).find("ldc"), std::string::npos);
-  for (const KernelEntry& e : Registry::instance().entries())
+  for (const KernelEntry& e : gemm_registry().entries())
     if (e.backend == Backend::cuda) {
       EXPECT_NE(usage_error([&] { gemm(ctx, p, nullptr, GemmOptions{.kernel = e.name}); })
                     .find("cuda backend"),

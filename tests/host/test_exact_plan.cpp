@@ -143,7 +143,7 @@ TEST(ExactValidation, I64OutputOnlyForI32Inputs) {
 TEST(ExactValidation, CpuKernelsWithoutWiderOutputsRefuseThemClearly) {
   GemmProblem p = integer_problem(DType::i32);
   p.out_dtype = DType::i64;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu)) {
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cpu)) {
     if (!e->supports(DType::i32)) continue;
     const auto why = e->rejects(p);
     if (e->wider_integer_output) {

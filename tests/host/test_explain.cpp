@@ -16,7 +16,7 @@ namespace gemmkit {
 namespace {
 
 #define SKIP_WITHOUT_CUDA_ENTRIES()                                                   \
-  if (!Registry::instance().find("cuda_naive")) GTEST_SKIP() << "no CUDA kernels in this build"
+  if (!gemm_registry().find("cuda_naive")) GTEST_SKIP() << "no CUDA kernels in this build"
 
 Explanation recorded(const std::string& kernel, std::int64_t m, std::int64_t n, std::int64_t k,
                      std::optional<DType> dtype = std::nullopt) {
@@ -216,7 +216,7 @@ TEST(Explain, EveryElementOfCHasExactlyOneThread) {
 TEST(Explain, EveryCudaEntryExplainsFromTheRecords) {
   SKIP_WITHOUT_CUDA_ENTRIES();
   int explained = 0;
-  for (const KernelEntry& entry : Registry::instance().entries()) {
+  for (const KernelEntry& entry : gemm_registry().entries()) {
     if (entry.backend != Backend::cuda || entry.role != KernelRole::ladder) continue;
     // The exact residue GEMM picks its launches from the data (the operands' magnitudes),
     // and so does the Ozaki emulation (its moduli from the operands' spread).

@@ -91,7 +91,7 @@ OverflowError overflow_of(F&& f) {
 
 std::vector<std::string> integer_kernels(DType dtype) {
   std::vector<std::string> names;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu))
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cpu))
     if (e->supports(dtype)) names.push_back(e->name);
   return names;
 }

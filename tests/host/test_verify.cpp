@@ -53,7 +53,7 @@ ProblemSpec square(DType dtype, std::int64_t size) {
 // A problem whose C holds cpu_blocked's (correct) result.
 TestProblem computed(ProblemSpec spec) {
   TestProblem t(spec);
-  Registry::instance().get("cpu_blocked").run(t.problem(), test::cpu_launch());
+  gemm_registry().get("cpu_blocked").run(t.problem(), test::cpu_launch());
   return t;
 }
 
@@ -230,7 +230,7 @@ TEST(Verify, AlphaZeroReadsNeitherANorB) {
   spec.alpha = 0, spec.beta = 2;
   TestProblem t(spec);
   t.op_a<double>(3, 4) = kNaN;
-  Registry::instance().get("cpu_blocked").run(t.problem(), test::cpu_launch());
+  gemm_registry().get("cpu_blocked").run(t.problem(), test::cpu_launch());
   for (VerifyMode mode : {VerifyMode::full, VerifyMode::freivalds}) {
     const VerifyResult r = verify(t.problem(), t.c_before(), mode);
     EXPECT_TRUE(r.passed) << verify_mode_name(mode) << ": " << r.detail;
@@ -293,7 +293,7 @@ TestProblem cancelling(float s) {
     for (std::int64_t i = 0; i < spec.m; ++i) t.op_a<float>(i, q + 60) = -t.op_a<float>(i, q);
     for (std::int64_t j = 0; j < spec.n; ++j) t.op_b<float>(q + 60, j) = t.op_b<float>(q, j) * s;
   }
-  Registry::instance().get("cpu_blocked").run(t.problem(), test::cpu_launch());
+  gemm_registry().get("cpu_blocked").run(t.problem(), test::cpu_launch());
   return t;
 }
 
@@ -365,7 +365,7 @@ TEST(Verify, IntegerOverflowOfTheExactResultIsReported) {
     t.op_a<std::int32_t>(1, q) = 50000;
     for (std::int64_t j = 0; j < 3; ++j) t.op_b<std::int32_t>(q, j) = 50000;
   }
-  Registry::instance().get("cpu_blocked").run(t.problem(), test::cpu_launch());
+  gemm_registry().get("cpu_blocked").run(t.problem(), test::cpu_launch());
   const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::automatic);
   EXPECT_FALSE(r.passed);
   EXPECT_TRUE(contains(r.detail, "overflow")) << r.detail;
@@ -526,7 +526,7 @@ std::vector<const KernelEntry*> cpu_kernels(DType dtype) {
   std::vector<const KernelEntry*> kernels;
   GemmProblem p;
   p.dtype = dtype, p.m = p.n = p.k = 4, p.lda = p.ldb = p.ldc = 4;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu))
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cpu))
     if (!e->rejects(p)) kernels.push_back(e);
   return kernels;
 }
@@ -576,7 +576,7 @@ TEST(VerifyPascal, N41To60FailEveryCheckOrSayWhyTheyAreRight) {
     const Matrix<double> l = pascal<double>(n, false), l_inv = pascal<double>(n, true);
     Matrix<double> c(n, n);
     const GemmProblem p = make_problem<double>(l.view(), false, l_inv.view(), false, c.view());
-    Registry::instance().get("cpu_blocked").run(p, test::cpu_launch());
+    gemm_registry().get("cpu_blocked").run(p, test::cpu_launch());
     const bool right = equals_exact_product(l, l_inv, c);
     for (VerifyMode mode : {VerifyMode::automatic, VerifyMode::full, VerifyMode::freivalds, VerifyMode::exact}) {
       const VerifyResult r = verify(p, nullptr, mode);
@@ -700,7 +700,7 @@ TEST(Verify, WrappedIntegerProductsFailEvenWithNone) {
   Matrix<std::int64_t> a(1, 2), b(2, 1), c(1, 1);
   a(0, 0) = a(0, 1) = big, b(0, 0) = b(1, 0) = 1;
   const GemmProblem p = make_problem<std::int64_t>(a.view(), false, b.view(), false, c.view());
-  Registry::instance().get("cpu_blocked").run(p, test::cpu_launch());
+  gemm_registry().get("cpu_blocked").run(p, test::cpu_launch());
   EXPECT_EQ(c(0, 0), INT64_MIN);
   for (VerifyMode mode : {VerifyMode::none, VerifyMode::automatic, VerifyMode::exact}) {
     const VerifyResult r = verify(p, nullptr, mode);
@@ -710,13 +710,13 @@ TEST(Verify, WrappedIntegerProductsFailEvenWithNone) {
   }
   // Terms beyond the range that cancel: the cheap bound cannot tell, the exact check can.
   b(1, 0) = -1;
-  Registry::instance().get("cpu_blocked").run(p, test::cpu_launch());
+  gemm_registry().get("cpu_blocked").run(p, test::cpu_launch());
   EXPECT_TRUE(verify(p, nullptr, VerifyMode::none).passed);
   // i32 likewise.
   Matrix<std::int32_t> a32(1, 2), b32(2, 1), c32(1, 1);
   a32(0, 0) = a32(0, 1) = 1 << 30, b32(0, 0) = b32(1, 0) = 1;
   const GemmProblem p32 = make_problem<std::int32_t>(a32.view(), false, b32.view(), false, c32.view());
-  Registry::instance().get("cpu_blocked").run(p32, test::cpu_launch());
+  gemm_registry().get("cpu_blocked").run(p32, test::cpu_launch());
   EXPECT_FALSE(verify(p32, nullptr, VerifyMode::none).passed);
   // Floating dtypes are not checked at all with none.
   EXPECT_EQ(verify(TestProblem(square(DType::f32, 3)).problem(), nullptr, VerifyMode::none).check, "");
@@ -995,7 +995,7 @@ TEST(VerifyIeee, ExactRefusesInfAndNaNAndAutoChecksThemInFull) {
   spec.distribution = Distribution::parse("ints:-5:5");
   TestProblem t(spec);
   t.op_a<double>(2, 3) = kInf;
-  Registry::instance().get("cpu_blocked").run(t.problem(), test::cpu_launch());
+  gemm_registry().get("cpu_blocked").run(t.problem(), test::cpu_launch());
   EXPECT_FALSE(integer_valued(t.problem(), nullptr));
   expect_usage_error([&] { verify(t.problem(), nullptr, VerifyMode::exact); }, {"integer-valued"});
   const VerifyResult r = verify(t.problem(), nullptr, VerifyMode::automatic);

@@ -57,7 +57,7 @@ constexpr const char* kOutside = "test_outside_f64";
 // entries would have moved; returns the address cpu_naive had before.
 const KernelEntry* register_once() {
   static const KernelEntry* naive_before = [] {
-    const KernelEntry* naive = Registry::instance().find("cpu_naive");
+    const KernelEntry* naive = gemm_registry().find("cpu_naive");
     register_kernel(outside_entry(kOutside));
     for (int i = 0; i < 64; ++i)
       register_kernel(outside_entry("test_outside_filler_" + std::to_string(i), true));
@@ -82,11 +82,11 @@ void expect_near(const Matrix<double>& got, const Matrix<double>& want) {
 TEST(OutsideKernel, EarlierEntriesStayInPlace) {
   const KernelEntry* naive_before = register_once();
   ASSERT_NE(naive_before, nullptr);
-  EXPECT_EQ(Registry::instance().find("cpu_naive"), naive_before);
-  const KernelEntry& outside = Registry::instance().get(kOutside);
+  EXPECT_EQ(gemm_registry().find("cpu_naive"), naive_before);
+  const KernelEntry& outside = gemm_registry().get(kOutside);
   EXPECT_EQ(outside.backend, Backend::cpu);
   bool listed = false;
-  for (const KernelEntry* e : Registry::instance().of_backend(Backend::cpu)) listed |= e == &outside;
+  for (const KernelEntry* e : gemm_registry().of_backend(Backend::cpu)) listed |= e == &outside;
   EXPECT_TRUE(listed);
 }
 
@@ -173,12 +173,12 @@ TEST(OutsideKernel, MalformedEntriesAreRefused) {
   cuda.backend = Backend::cuda;
   refused(cuda, "min_compute_capability");
   for (const char* name : {"test_no_run", "test_no_dtype", "test_no_summary", "test_cuda_no_cc"})
-    EXPECT_EQ(Registry::instance().find(name), nullptr) << name;
+    EXPECT_EQ(gemm_registry().find(name), nullptr) << name;
 }
 
 TEST(OutsideKernel, ConcurrentRegistrationsAndLookups) {
   register_once();
-  const KernelEntry* blocked = Registry::instance().find("cpu_blocked");
+  const KernelEntry* blocked = gemm_registry().find("cpu_blocked");
   std::atomic<int> lookups_failed{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
@@ -189,13 +189,13 @@ TEST(OutsideKernel, ConcurrentRegistrationsAndLookups) {
   for (int t = 0; t < 2; ++t)
     threads.emplace_back([&] {
       for (int i = 0; i < 2000; ++i)
-        if (Registry::instance().find("cpu_blocked") != blocked) ++lookups_failed;
+        if (gemm_registry().find("cpu_blocked") != blocked) ++lookups_failed;
     });
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(lookups_failed, 0);
   for (int t = 0; t < 4; ++t)
     for (int i = 0; i < 25; ++i)
-      EXPECT_NE(Registry::instance().find("test_thread_" + std::to_string(t) + "_" + std::to_string(i)), nullptr);
+      EXPECT_NE(gemm_registry().find("test_thread_" + std::to_string(t) + "_" + std::to_string(i)), nullptr);
 }
 
 // auto never answers a problem with a kernel that computes in less precision than the
