@@ -22,7 +22,7 @@
 #include "gemmkit/bench_report.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/dtype.hpp"
-#include "gemmkit/operation.hpp"
+#include "gemmkit/kernel.hpp"
 
 namespace gemmkit {
 
@@ -46,9 +46,9 @@ struct Conv1dProblem {
   std::int64_t width = 0;
   void* y = nullptr;
 };
-using Conv1dKernel = OperationKernel<Conv1dProblem>;
+using Conv1dKernel = Kernel<Conv1dProblem>;
 // cpu_reference, then the GPU ladder in rung order: basic, constant_mask, tiled, streaming.
-const OperationRegistry<Conv1dProblem>& conv1d_registry();
+const Registry<Conv1dProblem>& conv1d_registry();
 
 // Why GPU rung `kernel` cannot convolve with a mask of `width` taps in `dtype` (an unknown
 // name, a mask wider than constant memory or shared memory holds), or nullopt when it can.

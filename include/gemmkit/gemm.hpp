@@ -14,11 +14,10 @@
 
 #include "gemmkit/context.hpp"
 #include "gemmkit/dtype.hpp"
+#include "gemmkit/kernel.hpp"
 #include "gemmkit/matrix.hpp"
 
 namespace gemmkit {
-
-struct KernelEntry;
 
 // How the matrices are stored. Column-major problems are run as the row-major problem
 // C^T = op(B)^T op(A)^T on the same memory (no copies): see as_row_major().
@@ -42,7 +41,7 @@ struct GemmProblem {
   std::int64_t ldc = 1;
   // C's element type when it differs from the inputs': f32 for f16/bf16 inputs (the tensor
   // cores sum in FP32 anyway), i32 for i8 inputs (required: int8 sums need it), and i64 for
-  // i32 inputs (the exact product, wider; only kernels with KernelEntry::wider_integer_output).
+  // i32 inputs (the exact product, wider; only kernels with KernelTraits::wider_integer_output).
   // nullopt: C has the input dtype.
   std::optional<DType> out_dtype;
   Layout layout = Layout::row_major;
@@ -76,6 +75,33 @@ GemmProblem as_row_major(const GemmProblem& problem);
 
 // Matrix i of a strided batch as a problem of its own (batch 1).
 GemmProblem batch_item(const GemmProblem& problem, std::int64_t i);
+
+// ---- GEMM's kernels (the registry: gemmkit/registry.hpp) ---------------------------------
+// What a GEMM kernel says besides what every kernel says.
+template <>
+struct KernelTraits<GemmProblem> {
+  std::optional<DType> accuracy;  // the precision it computes in when lower than the dtype (e.g. tf32); tolerances follow it
+  // Accepts f16/bf16 inputs with C in f32 (GemmProblem::out_dtype).
+  bool half_inputs_f32_output = false;
+  // Accepts i32 inputs with C in i64 (GemmProblem::out_dtype): exact results wider than the inputs.
+  bool wider_integer_output = false;
+  // Runs a strided batch (GemmProblem::batch) itself, in one launch; otherwise the library
+  // runs the batch's products one after another (run_batch, registry.hpp).
+  bool batched = false;
+};
+using KernelEntry = Kernel<GemmProblem>;
+
+inline GemmProblem kernel_form(const GemmProblem& problem) { return as_row_major(problem); }
+// Besides the dtype, C's dtype must be one the kernel writes, and when it does not batch,
+// every product of a batch must meet the precondition.
+template <>
+std::optional<std::string> Kernel<GemmProblem>::rejects(const GemmProblem& problem) const;
+// An entry that does not batch runs the products one after another on one stream, so one
+// product's workspace serves them all; an empty C needs none.
+template <>
+std::size_t Kernel<GemmProblem>::workspace_for(const GemmProblem& problem, const Context& ctx) const;
+template <>
+std::optional<DType> Kernel<GemmProblem>::computes_in(const GemmProblem& problem) const;
 
 // The dtypes C may have for inputs of `dtype`, the one a caller gets by default first: the
 // input dtype, f32 too for f16 and bf16 (their FP32 sums), i32 alone for i8, i64 too for i32
@@ -164,37 +190,9 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream 
 const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
                         Workspace workspace, const GemmOptions& options = {});
 
-// How `auto` decides, with its reasons (`gemmkit list --auto` prints it; choose_gemm_kernel
-// uses the same decision). The rule: on the CUDA backend, with a device of the compute
-// capability the tuning table was measured on (or none given), the kernel measured fastest
-// at the nearest measured shape of the problem's class (src/core/auto_table.inc, from
-// bench/tune/make_auto_table.py), if it accepts the problem; otherwise the candidates are
-// the backend's kernels with an auto priority, highest first (ties in ladder order), and the
-// first that accepts the problem and that the device can run is chosen.
-struct AutoCandidate {
-  const KernelEntry* entry = nullptr;
-  enum class Verdict {
-    chosen,
-    refused,      // it does not accept the problem, or the device is too old: `reason`
-    passed_over,  // a candidate above it was chosen
-    unchecked,    // no device given: accepts the problem, chosen on a device that runs it
-  } verdict = Verdict::refused;
-  std::string reason;  // why refused or passed over ("" when chosen)
-};
-
-struct AutoChoice {
-  std::string rule;  // the rule in words
-  // The chosen kernel; nullptr when none accepts. Without a compute capability: the first
-  // candidate that accepts the problem, which a device of at least its min_compute_capability
-  // runs; the candidates an older device would get instead are marked `unchecked` too.
-  const KernelEntry* chosen = nullptr;
-  bool device_checked = true;  // false: no compute capability was given
-  // Nonzero when the tuning table chose: the compute capability it was measured on (and
-  // applies to); without a device, other devices get the priorities' choice (see candidates).
-  int tuned_compute_capability = 0;
-  std::vector<AutoCandidate> candidates;  // in the order considered
-};
-
+// How `auto` decides for GEMM (AutoChoice, kernel.hpp; `gemmkit list --auto` prints it;
+// choose_gemm_kernel makes the same decision). The measured table is the tuning run's
+// (src/core/auto_table.inc, from bench/tune/make_auto_table.py), on the CUDA backend.
 // The auto decision for a problem (any layout; decided on its row-major form) on `backend`
 // with a device of `compute_capability` (e.g. 90; ignored for the CPU). nullopt: no device
 // to ask, and the candidates' min_compute_capability is reported instead of checked. The

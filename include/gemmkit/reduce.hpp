@@ -26,7 +26,7 @@
 #include "gemmkit/bench_report.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/dtype.hpp"
-#include "gemmkit/operation.hpp"
+#include "gemmkit/kernel.hpp"
 
 namespace gemmkit {
 
@@ -45,9 +45,9 @@ struct ReduceProblem {
   std::size_t n = 0;
   void* result = nullptr;
 };
-using ReduceKernel = OperationKernel<ReduceProblem>;
+using ReduceKernel = Kernel<ReduceProblem>;
 // cpu_reference, then the CUDA ladder (reduce0_fold .. vec16_two_pass) and CUB (reference).
-const OperationRegistry<ReduceProblem>& reduce_registry();
+const Registry<ReduceProblem>& reduce_registry();
 // What --kernel auto picks on the GPU: our fastest rung.
 inline constexpr std::string_view kReduceAutoKernel = "vec16_two_pass";
 

@@ -21,7 +21,7 @@
 #include "gemmkit/context.hpp"
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/io.hpp"
-#include "gemmkit/operation.hpp"
+#include "gemmkit/kernel.hpp"
 
 namespace gemmkit {
 
@@ -112,13 +112,13 @@ struct SpmvProblem {
   std::optional<CsrStats> stats;
   int group_size = 0;  // vector_groups: threads per row; 0 = spmv_group_size(nnz / rows)
 };
-using SpmvKernel = OperationKernel<SpmvProblem>;
+using SpmvKernel = Kernel<SpmvProblem>;
 // cpu_reference, then the GPU ladder: "scalar" (one thread per row, the teaching texts' kernel),
 // "vector" (a warp per row), "vector_groups" (2..32 threads per row, chosen from the mean
 // row length), "merge_path" (the merged sequence of row ends and nonzeros split evenly), and
 // the vendor references "cusparse" (CUSPARSE_SPMV_ALG_DEFAULT) and "cusparse_alg2"
 // (CUSPARSE_SPMV_CSR_ALG2).
-const OperationRegistry<SpmvProblem>& spmv_registry();
+const Registry<SpmvProblem>& spmv_registry();
 
 // The auto choice, from statistics alone (documented in docs/spmv.md).
 std::string choose_spmv_kernel(const CsrStats& stats);

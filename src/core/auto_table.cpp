@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 
@@ -67,6 +68,27 @@ std::string tuned_shape_string(const TunedShape& s) {
   p.m = s.m, p.n = s.n, p.k = s.k, p.batch = s.batch;
   p.trans_a = s.trans_a, p.trans_b = s.trans_b;
   return p.shape_string();
+}
+
+MeasuredTable<GemmProblem> gemm_measured_table() {
+  constexpr std::size_t kTries = 4;
+  MeasuredTable<GemmProblem> table;
+  table.backend = Backend::cuda;
+  table.compute_capability = kTuningRun.compute_capability;
+  table.rule = std::string("the kernel measured fastest at the nearest shape of the problem's class (dtype, rows on "
+                           "16 bytes or not) in the tuning run (") +
+               kTuningRun.results + "), if it accepts the problem (the next nearest otherwise)";
+  table.picks = [](const GemmProblem& p) {
+    std::vector<MeasuredTable<GemmProblem>::Pick> picks;
+    for (const TunedMatch& match : nearest_tuned_shapes(p, kTries)) {
+      char measured[64];
+      std::snprintf(measured, sizeof measured, "%.1f%% of cuBLAS", match.shape->percent_of_cublas);
+      picks.push_back({match.shape->kernel, "fastest at " + tuned_shape_string(*match.shape) + " (" + measured +
+                                                ") in the tuning run on the " + kTuningRun.device});
+    }
+    return picks;
+  };
+  return table;
 }
 
 }  // namespace gemmkit::detail

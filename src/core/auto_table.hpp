@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/kernel.hpp"
 
 namespace gemmkit::detail {
 
@@ -41,5 +42,10 @@ std::vector<TunedMatch> nearest_tuned_shapes(const GemmProblem& row_major, std::
 
 // "1024x1024x8192 (A^T), 8 x ..." as the table row would be asked for.
 std::string tuned_shape_string(const TunedShape& s);
+
+// The table as GEMM's registry uses it (Registry::set_measured_table): the winners of the
+// nearest few measured shapes, so that a kernel that refuses the problem (a skinny kernel
+// asked for M = 65) gives way to the next nearest measurement rather than to the priorities.
+MeasuredTable<GemmProblem> gemm_measured_table();
 
 }  // namespace gemmkit::detail

@@ -97,7 +97,7 @@ constexpr std::string_view kAutoKernel = "auto";
 // backend's reference library always included so every ratio is measured in the same run.
 std::vector<const KernelEntry*> select_kernels(const std::vector<std::string>& names,
                                                Backend backend, DType dtype) {
-  const Registry& registry = gemm_registry();
+  const Registry<GemmProblem>& registry = gemm_registry();
   std::vector<const KernelEntry*> chosen;
   if (names.empty()) {
     for (const KernelEntry* e : registry.of_backend(backend))

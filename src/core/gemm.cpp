@@ -3,14 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
 #include <variant>
 #include <vector>
 
-#include "core/auto_table.hpp"
 #include "core/dispatch.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/memory.hpp"
@@ -190,182 +188,18 @@ GemmProblem make_problem(const AnyMatrix& a, bool trans_a, const AnyMatrix& b, b
   return p;
 }
 
-namespace {
-
-bool device_can_run(const KernelEntry& entry, const Context& ctx) {
-  return entry.backend == Backend::cpu || ctx.compute_capability() >= entry.min_compute_capability;
-}
-
-// A kernel that computes in less precision than the problem's dtype (accuracy): auto takes it
-// only for problems of that lower dtype (cuBLAS TF32 for a tf32 GEMM, never for an f32 one).
-bool less_accurate_than_asked(const KernelEntry& e, const GemmProblem& p) {
-  return e.accuracy && *e.accuracy != p.dtype;
-}
-
-// Measured shapes of the tuning table that auto tries before the priorities: the nearest
-// few, so that a kernel that refuses the problem (a skinny kernel asked for M = 65) gives way
-// to the next nearest measurement rather than to the priorities at once.
-constexpr std::size_t kTunedTries = 4;
-// How the reason of a candidate from the tuning table starts.
-constexpr std::string_view kTunedReason = "fastest at ";
-
-// The tuning table's choice for a CUDA problem on a device of the table's compute
-// capability (or on none given): the winner of the nearest measured shape whose winner
-// accepts it. Each shape tried is recorded in `explain`.
-const KernelEntry* tuned_choice(std::optional<int> cc, const GemmProblem& p, AutoChoice* explain) {
-  const detail::TuningRun& run = detail::tuning_run();
-  if (cc && *cc != run.compute_capability) return nullptr;
-  for (const detail::TunedMatch& match : detail::nearest_tuned_shapes(p, kTunedTries)) {
-    const KernelEntry* e = gemm_registry().find(match.shape->kernel);
-    if (!e) continue;  // a build without that kernel
-    char measured[64];
-    std::snprintf(measured, sizeof measured, "%.1f%% of cuBLAS", match.shape->percent_of_cublas);
-    const std::string where = std::string(kTunedReason) + detail::tuned_shape_string(*match.shape) + " (" +
-                              measured + ") in the tuning run on the " + run.device;
-    std::optional<std::string> why = e->rejects(p);
-    if (!why && less_accurate_than_asked(*e, p))
-      why = "computes in " + std::string(dtype_name(*e->accuracy));
-    if (!why && cc && *cc < e->min_compute_capability)
-      why = "needs compute capability " + std::to_string(e->min_compute_capability);
-    if (explain) {
-      AutoCandidate c{e, AutoCandidate::Verdict::chosen, where};
-      if (why) c.verdict = AutoCandidate::Verdict::refused, c.reason += ", but " + *why;
-      else if (!cc) c.verdict = AutoCandidate::Verdict::unchecked,
-                    c.reason += ": chosen on a device of compute capability " +
-                                std::to_string(run.compute_capability) + " (no device to check)";
-      explain->candidates.push_back(std::move(c));
-    }
-    if (!why) return e;
-  }
-  return nullptr;
-}
-
-// The auto decision on a row-major problem. With `explain`, every candidate's verdict is
-// recorded there; without it the walk stops at the chosen kernel (the per-call path).
-const KernelEntry* auto_choice(Backend backend, std::optional<int> cc, const GemmProblem& p,
-                               AutoChoice* explain) {
-  const KernelEntry* tuned = backend == Backend::cuda ? tuned_choice(cc, p, explain) : nullptr;
-  if (tuned && !explain) return tuned;
-  std::vector<const KernelEntry*> candidates;
-  for (const KernelEntry* e : gemm_registry().of_backend(backend))
-    if (e->auto_priority > 0) candidates.push_back(e);
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const KernelEntry* a, const KernelEntry* b) { return a->auto_priority > b->auto_priority; });
-  // Without a device, the walk below says what devices of other compute capabilities get.
-  const KernelEntry* chosen = cc ? tuned : nullptr;
-  for (const KernelEntry* e : candidates) {
-    if (e == tuned && cc) continue;
-    AutoCandidate c{e, AutoCandidate::Verdict::refused, ""};
-    const std::optional<std::string> why = e->rejects(p);
-    const bool device_ok = backend == Backend::cpu || !cc || *cc >= e->min_compute_capability;
-    if (chosen) {
-      if (!explain) break;
-      c.verdict = AutoCandidate::Verdict::passed_over;
-      c.reason = chosen == tuned && cc ? "the tuning table chose " + chosen->name
-                 : e->auto_priority == chosen->auto_priority
-                     ? "the same priority as " + chosen->name + ", which comes first in ladder order"
-                     : "priority below the chosen " + chosen->name + "'s " +
-                           std::to_string(chosen->auto_priority);
-      if (why) c.reason += "; it would refuse too: " + *why;
-      else if (less_accurate_than_asked(*e, p))
-        c.reason += "; it computes in " + std::string(dtype_name(*e->accuracy)) + " anyway";
-    } else if (less_accurate_than_asked(*e, p)) {
-      c.reason = "computes in " + std::string(dtype_name(*e->accuracy)) + ", less precise than " +
-                 std::string(dtype_name(p.dtype));
-    } else if (why) {
-      c.reason = *why;
-    } else if (!device_ok) {
-      c.reason = "needs compute capability " + std::to_string(e->min_compute_capability) +
-                 ", the device has " + std::to_string(*cc);
-    } else {
-      chosen = e;
-      c.verdict = backend == Backend::cuda && !cc ? AutoCandidate::Verdict::unchecked
-                                                  : AutoCandidate::Verdict::chosen;
-      if (c.verdict == AutoCandidate::Verdict::unchecked)
-        c.reason = "accepts; chosen on a device of compute capability " +
-                   std::to_string(e->min_compute_capability) + " or more (no device to check)";
-    }
-    if (explain) explain->candidates.push_back(std::move(c));
-  }
-  // Without a device, the candidates below an unchecked one are what an older device gets:
-  // walk on to the first of them that accepts the problem with a lower requirement.
-  if (explain && chosen && backend == Backend::cuda && !cc) {
-    int below = chosen->min_compute_capability;
-    for (AutoCandidate& c : explain->candidates)
-      if (c.verdict == AutoCandidate::Verdict::passed_over && !c.entry->rejects(p) &&
-          !less_accurate_than_asked(*c.entry, p) &&
-          c.entry->min_compute_capability < below) {
-        c.verdict = AutoCandidate::Verdict::unchecked;
-        c.reason = "accepts; chosen on a device of compute capability " +
-                   std::to_string(c.entry->min_compute_capability) + " to " + std::to_string(below - 1);
-        below = c.entry->min_compute_capability;
-      }
-  }
-  if (explain && tuned && !cc)
-    for (AutoCandidate& c : explain->candidates)
-      if (!c.reason.starts_with(kTunedReason) && c.verdict == AutoCandidate::Verdict::unchecked)
-        c.reason += ", where the tuning table does not apply (compute capability other than " +
-                    std::to_string(detail::tuning_run().compute_capability) + ")";
-  return tuned ? tuned : chosen;
-}
-
-// The accepting kernel of ctx's backend that auto runs, or nullptr.
-const KernelEntry* auto_kernel(const Context& ctx, const GemmProblem& p) {
-  return auto_choice(ctx.backend(), ctx.compute_capability(), p, nullptr);
-}
-
-std::string dtype_text(const GemmProblem& p) { return std::string(dtype_name(p.dtype)); }
-
-}  // namespace
-
 const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& problem,
                                       const GemmOptions& options) {
-  const GemmProblem p = as_row_major(problem);
   if (options.backend && *options.backend != ctx.backend())
     fail(ErrorCategory::usage, "the " + std::string(backend_name(*options.backend)) +
                                    " backend was asked of a " +
                                    std::string(backend_name(ctx.backend())) + " context");
-  if (options.kernel == "auto") {
-    if (const KernelEntry* e = auto_kernel(ctx, p)) return *e;
-    fail(ErrorCategory::usage, "no " + std::string(backend_name(ctx.backend())) +
-                                   " kernel in this build accepts a " + dtype_text(p) +
-                                   " GEMM of " + problem.shape_string());
-  }
-  const KernelEntry& entry = gemm_registry().get(options.kernel);
-  if (entry.backend != ctx.backend())
-    fail(ErrorCategory::usage, "kernel '" + entry.name + "' belongs to the " +
-                                   std::string(backend_name(entry.backend)) + " backend, not " +
-                                   std::string(backend_name(ctx.backend())));
-  if (auto why = entry.rejects(p))
-    fail(ErrorCategory::usage, "kernel '" + entry.name + "' cannot run " + problem.shape_string() +
-                                   " " + dtype_text(p) + ": " + *why);
-  if (!device_can_run(entry, ctx))
-    fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs compute capability " +
-                                   std::to_string(entry.min_compute_capability) +
-                                   ", the device has " + std::to_string(ctx.compute_capability()));
-  return entry;
+  return gemm_registry().choose(ctx, problem, options.kernel);
 }
 
 AutoChoice explain_auto_choice(Backend backend, std::optional<int> compute_capability,
                                const GemmProblem& problem) {
-  AutoChoice choice;
-  choice.rule = "of the " + std::string(backend_name(backend)) +
-                " kernels with an auto priority, highest first (ties in ladder order), the first "
-                "that accepts the problem" +
-                (backend == Backend::cuda ? " and that the device can run" : "");
-  if (backend == Backend::cuda)
-    choice.rule = "on a device of compute capability " +
-                  std::to_string(detail::tuning_run().compute_capability) +
-                  ": the kernel measured fastest at the nearest shape of the problem's class (dtype, "
-                  "rows on 16 bytes or not) in the tuning run (" + detail::tuning_run().results +
-                  "), if it accepts the problem (the next nearest otherwise); failing that, " +
-                  choice.rule;
-  choice.device_checked = backend == Backend::cpu || compute_capability.has_value();
-  choice.chosen = auto_choice(backend, compute_capability, as_row_major(problem), &choice);
-  if (choice.chosen && !choice.candidates.empty() && choice.candidates.front().entry == choice.chosen &&
-      choice.candidates.front().reason.starts_with(kTunedReason))
-    choice.tuned_compute_capability = detail::tuning_run().compute_capability;
-  return choice;
+  return gemm_registry().explain_auto(backend, compute_capability, problem);
 }
 
 std::size_t gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem,
@@ -433,7 +267,7 @@ void launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& p, S
     cuda_launch_gemm(ctx, entry, p, stream, workspace);
     return;
   }
-  entry.run_batch(p, KernelLaunch{ctx, stream, workspace});
+  run_batch(entry, p, KernelLaunch{ctx, stream, workspace});
 }
 
 }  // namespace detail
@@ -555,7 +389,7 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
 std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
   validate(problem);
   const GemmProblem p = as_row_major(problem);
-  const bool explicit_kernel = options.kernel != "auto";  // "" too: Registry::get refuses it
+  const bool explicit_kernel = options.kernel != "auto";  // "" too: the registry refuses it
   // The backend: the kernel's, the one asked for, or CUDA when a device takes the problem.
   Backend backend = Backend::cpu;
   std::optional<Context> own;  // the call's context when the caller lends none
@@ -566,7 +400,7 @@ std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
   } else if (options.context) {
     backend = options.context->backend();
   } else if (cuda_device_available()) {
-    if (auto_kernel(own.emplace(Backend::cuda), p)) backend = Backend::cuda;
+    if (gemm_registry().choose_auto(own.emplace(Backend::cuda), p)) backend = Backend::cuda;
   }
   if (options.backend && *options.backend != backend)
     fail(ErrorCategory::usage, "kernel '" + options.kernel + "' belongs to the " +

@@ -1,25 +1,12 @@
+// GEMM's registry and its own rules: C's dtype, batches, the measured table, its messages.
 #include "gemmkit/registry.hpp"
 
-#include <algorithm>
-#include <mutex>
-#include <shared_mutex>
+#include "core/auto_table.hpp"
 
 namespace gemmkit {
 
-bool KernelEntry::supports(DType dtype) const {
-  return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
-}
-
-void KernelEntry::run_batch(const GemmProblem& problem, const KernelLaunch& launch) const {
-  if (writes_nothing(problem)) return;  // so no launcher needs to check
-  if (batched) {
-    run(problem, launch);
-    return;
-  }
-  for (std::int64_t i = 0; i < problem.batch; ++i) run(batch_item(problem, i), launch);
-}
-
-std::optional<std::string> KernelEntry::rejects(const GemmProblem& problem) const {
+template <>
+std::optional<std::string> Kernel<GemmProblem>::rejects(const GemmProblem& problem) const {
   if (!supports(problem.dtype))
     return "dtype " + std::string(dtype_name(problem.dtype)) + " is not supported";
   // int8 inputs always come with int32 C (validate checks), which every int8 entry writes;
@@ -37,28 +24,68 @@ std::optional<std::string> KernelEntry::rejects(const GemmProblem& problem) cons
   return precondition(batch_item(problem, 1));
 }
 
+template <>
+std::size_t Kernel<GemmProblem>::workspace_for(const GemmProblem& problem, const Context& ctx) const {
+  if (!workspace_bytes || writes_nothing(problem)) return 0;
+  return workspace_bytes(batched || problem.batch <= 1 ? problem : batch_item(problem, 0), ctx);
+}
+
+// A kernel that computes in less precision than the problem's dtype: auto takes it only for
+// problems of that lower dtype (cuBLAS TF32 for a tf32 GEMM, never for an f32 one).
+template <>
+std::optional<DType> Kernel<GemmProblem>::computes_in(const GemmProblem& problem) const {
+  if (accuracy && *accuracy != problem.dtype) return accuracy;
+  return std::nullopt;
+}
+
+template <>
+std::string Registry<GemmProblem>::refusal_message(const Refusal& r) const {
+  const auto backend = [](Backend b) { return std::string(backend_name(b)); };
+  switch (r.kind) {
+    case Refusal::unknown_name:
+      return "unknown kernel '" + std::string(r.name) + "' (known: " + r.why + "; see 'gemmkit list')";
+    case Refusal::other_backend:
+      return "kernel '" + r.entry->name + "' belongs to the " + backend(r.entry->backend) + " backend, not " +
+             backend(r.ctx->backend());
+    case Refusal::refused:
+      return "kernel '" + r.entry->name + "' cannot run " + r.problem->shape_string() + " " +
+             std::string(dtype_name(r.problem->dtype)) + ": " + r.why;
+    case Refusal::old_device:
+      return "kernel '" + r.entry->name + "' needs compute capability " +
+             std::to_string(r.entry->min_compute_capability) + ", the device has " +
+             std::to_string(r.ctx->compute_capability());
+    case Refusal::none_accepts:
+      return "no " + backend(r.ctx->backend()) + " kernel in this build accepts a " +
+             std::string(dtype_name(r.problem->dtype)) + " GEMM of " + r.problem->shape_string();
+  }
+  return "no kernel";
+}
+
+template <>
+bool Registry<GemmProblem>::names_auto(std::string_view name) {
+  return name == "auto";
+}
+
+void run_batch(const KernelEntry& entry, const GemmProblem& problem, const KernelLaunch& launch) {
+  if (writes_nothing(problem)) return;  // so no launcher needs to check
+  if (entry.batched) {
+    entry.run(problem, launch);
+    return;
+  }
+  for (std::int64_t i = 0; i < problem.batch; ++i) entry.run(batch_item(problem, i), launch);
+}
+
 namespace {
 
-// Guards every registry against register_kernel: lookups share it, registration owns it.
-std::shared_mutex& registry_mutex() {
-  static std::shared_mutex mutex;
-  return mutex;
-}
-
-const KernelEntry* find_in(const std::deque<KernelEntry>& entries, std::string_view name) {
-  for (const auto& e : entries)
-    if (e.name == name) return &e;
-  return nullptr;
-}
-
 // The process-wide registry; only register_kernel changes it after it is made.
-Registry& process_registry() {
-  static Registry registry = [] {
-    Registry r;
+Registry<GemmProblem>& process_registry() {
+  static Registry<GemmProblem> registry = [] {
+    Registry<GemmProblem> r("gemm");
     detail::register_cpu_kernels(r);
 #ifdef GEMMKIT_HAVE_CUDA
     detail::register_cuda_kernels(r);
 #endif
+    r.set_measured_table(detail::gemm_measured_table());
     return r;
   }();
   return registry;
@@ -66,59 +93,20 @@ Registry& process_registry() {
 
 }  // namespace
 
-const Registry& gemm_registry() { return process_registry(); }
-
-void Registry::add(KernelEntry entry) {
-  if (find_in(entries_, entry.name))
-    fail(ErrorCategory::internal, "kernel '" + entry.name + "' is registered twice");
-  if (!entry.run) fail(ErrorCategory::internal, "kernel '" + entry.name + "' has no launcher");
-  entries_.push_back(std::move(entry));
-}
+const Registry<GemmProblem>& gemm_registry() { return process_registry(); }
 
 void register_kernel(KernelEntry entry) {
+  const std::string name = entry.name;
   auto bad = [&](const std::string& why) {
-    fail(ErrorCategory::usage, "cannot register kernel '" + entry.name + "': " + why);
+    fail(ErrorCategory::usage, "cannot register kernel '" + name + "': " + why);
   };
-  if (entry.name.empty() || entry.name == "auto") bad("the name must be non-empty and not 'auto'");
+  if (name.empty() || name == "auto") bad("the name must be non-empty and not 'auto'");
   if (!entry.run) bad("it has no run function");
   if (entry.dtypes.empty()) bad("it declares no dtype");
   if (entry.summary.empty()) bad("it has no summary (gemmkit list shows it)");
   if (entry.backend == Backend::cuda && entry.min_compute_capability <= 0)
     bad("a CUDA kernel needs min_compute_capability (e.g. 80)");
-  Registry& registry = process_registry();
-  const std::unique_lock lock(registry_mutex());
-  if (find_in(registry.entries_, entry.name)) bad("a kernel of that name is already registered");
-  registry.entries_.push_back(std::move(entry));
-}
-
-const KernelEntry* Registry::find(std::string_view name) const {
-  const std::shared_lock lock(registry_mutex());
-  return find_in(entries_, name);
-}
-
-const KernelEntry& Registry::get(std::string_view name) const {
-  const std::shared_lock lock(registry_mutex());
-  if (const KernelEntry* e = find_in(entries_, name)) return *e;
-  std::string known;
-  for (const auto& e : entries_) known += (known.empty() ? "" : ", ") + e.name;
-  fail(ErrorCategory::usage, "unknown kernel '" + std::string(name) + "' (known: " + known +
-                                 "; see 'gemmkit list')");
-}
-
-std::vector<const KernelEntry*> Registry::of_backend(Backend backend) const {
-  std::vector<const KernelEntry*> out;
-  {
-    const std::shared_lock lock(registry_mutex());
-    for (const auto& e : entries_)
-      if (e.backend == backend) out.push_back(&e);
-  }
-  // References first, then the ladder in rung order.
-  std::stable_sort(out.begin(), out.end(), [](const KernelEntry* a, const KernelEntry* b) {
-    if ((a->role == KernelRole::reference) != (b->role == KernelRole::reference))
-      return a->role == KernelRole::reference;
-    return a->rung < b->rung;
-  });
-  return out;
+  if (!process_registry().try_add(std::move(entry))) bad("a kernel of that name is already registered");
 }
 
 }  // namespace gemmkit

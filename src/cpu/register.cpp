@@ -21,7 +21,7 @@ KernelEntry cpu_entry(std::string name, int rung, std::string summary, std::vect
 
 }  // namespace
 
-void register_cpu_kernels(Registry& registry) {
+void register_cpu_kernels(Registry<GemmProblem>& registry) {
   const std::vector<DType> floats = {DType::f32, DType::f64};
   const std::vector<DType> all = {DType::f32, DType::f64, DType::i32, DType::i64};
   // auto_priority: OpenBLAS for floats, cpu_blocked for integers (OpenBLAS has none).

@@ -116,45 +116,47 @@ std::size_t cublas_workspace(const GemmProblem&, const Context& ctx) {
 }
 }  // namespace
 
-void register_cublas_kernels(Registry& registry) {
-  registry.add({.name = "cuda_cublas", .backend = Backend::cuda, .role = KernelRole::reference,
-                .summary = "cuBLAS SGEMM/DGEMM, pedantic FP32 (no TF32): the SIMT speed reference",
-                .dtypes = {DType::f32, DType::f64}, .min_compute_capability = 50, .auto_priority = 100, .batched = true,
-                .workspace_bytes = cublas_workspace,
-                .run = [](const GemmProblem& p, const KernelLaunch& l) { cublas_gemm(p, l, CUBLAS_PEDANTIC_MATH); }});
+void register_cublas_kernels(Registry<GemmProblem>& registry) {
+  registry.add({{.name = "cuda_cublas", .backend = Backend::cuda, .role = KernelRole::reference,
+                 .summary = "cuBLAS SGEMM/DGEMM, pedantic FP32 (no TF32): the SIMT speed reference",
+                 .dtypes = {DType::f32, DType::f64}, .min_compute_capability = 50, .auto_priority = 100},
+                {.workspace_bytes = cublas_workspace,
+                 .run = [](const GemmProblem& p, const KernelLaunch& l) { cublas_gemm(p, l, CUBLAS_PEDANTIC_MATH); }},
+                {.batched = true}});
   // cuBLAS's own FP64 emulation on int8 tensor cores (cuBLAS 13.1 and later on sm_90+;
   // earlier, or elsewhere, cuBLAS runs native DGEMM instead): the reference for the Ozaki
   // emulation, cuda_ozaki_f64. auto never chooses it.
-  registry.add({.name = "cuda_cublas_f64_emulated", .backend = Backend::cuda, .role = KernelRole::reference,
-                .summary = "cuBLAS DGEMM with CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH (EAGER): cuBLAS's own FP64 emulation",
-                .dtypes = {DType::f64}, .min_compute_capability = 50, .batched = true,
-                .workspace_bytes = cublas_workspace,
-                .run = [](const GemmProblem& p, const KernelLaunch& l) {
-                  cublas_gemm(p, l, CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH);
-                }});
+  registry.add({{.name = "cuda_cublas_f64_emulated", .backend = Backend::cuda, .role = KernelRole::reference,
+                 .summary = "cuBLAS DGEMM with CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH (EAGER): cuBLAS's own FP64 emulation",
+                 .dtypes = {DType::f64}, .min_compute_capability = 50},
+                {.workspace_bytes = cublas_workspace, .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                   cublas_gemm(p, l, CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH);
+                 }},
+                {.batched = true}});
   // TF32 tensor cores on FP32 data: the speed a user gets from cuBLAS by allowing TF32.
   // auto never chooses it for f32 (it is less accurate than the FP32 contract); for a tf32
   // GEMM it is the last choice, for the shapes no tf32 rung of ours accepts.
-  registry.add({.name = "cuda_cublas_tf32", .backend = Backend::cuda, .role = KernelRole::reference,
-                .summary = "cuBLAS SGEMM with TF32 tensor cores allowed (10-bit mantissa inputs)",
-                .dtypes = {DType::f32, DType::tf32}, .accuracy = DType::tf32, .min_compute_capability = 80,
-                .auto_priority = 1, .batched = true, .workspace_bytes = cublas_workspace,
-                .run = [](const GemmProblem& p, const KernelLaunch& l) {
-                  if (p.dtype == DType::tf32) cublas_gemm_tensor(p, l);
-                  else cublas_gemm(p, l, CUBLAS_TF32_TENSOR_OP_MATH);
-                }});
+  registry.add({{.name = "cuda_cublas_tf32", .backend = Backend::cuda, .role = KernelRole::reference,
+                 .summary = "cuBLAS SGEMM with TF32 tensor cores allowed (10-bit mantissa inputs)",
+                 .dtypes = {DType::f32, DType::tf32}, .min_compute_capability = 80, .auto_priority = 1},
+                {.workspace_bytes = cublas_workspace, .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                   if (p.dtype == DType::tf32) cublas_gemm_tensor(p, l);
+                   else cublas_gemm(p, l, CUBLAS_TF32_TENSOR_OP_MATH);
+                 }},
+                {.accuracy = DType::tf32, .batched = true}});
   // Half-precision references: the speed the tensor-core rungs are measured against.
   for (const DType dtype : {DType::bf16, DType::f16})
-    registry.add({.name = "cuda_cublas_" + std::string(dtype_name(dtype)), .backend = Backend::cuda,
-                  .role = KernelRole::reference,
-                  .summary = "cuBLAS GemmEx, " + std::string(dtype_name(dtype)) + " inputs on tensor cores, FP32 accumulation",
-                  .dtypes = {dtype}, .min_compute_capability = 80, .auto_priority = 100, .half_inputs_f32_output = true,
-                  .batched = true, .workspace_bytes = cublas_workspace, .run = cublas_gemm_tensor});
+    registry.add({{.name = "cuda_cublas_" + std::string(dtype_name(dtype)), .backend = Backend::cuda,
+                   .role = KernelRole::reference,
+                   .summary = "cuBLAS GemmEx, " + std::string(dtype_name(dtype)) + " inputs on tensor cores, FP32 accumulation",
+                   .dtypes = {dtype}, .min_compute_capability = 80, .auto_priority = 100},
+                  {.workspace_bytes = cublas_workspace, .run = cublas_gemm_tensor},
+                  {.half_inputs_f32_output = true, .batched = true}});
   // INT8 tensor cores with int32 sums: the reference of rung 24 and of the modular GEMM.
-  registry.add({.name = "cuda_cublas_i8", .backend = Backend::cuda, .role = KernelRole::reference,
-                .summary = "cuBLAS GemmEx, int8 inputs on tensor cores, int32 sums and C", .dtypes = {DType::i8},
-                .min_compute_capability = 75, .auto_priority = 100, .precondition = cublas_i8_precondition,
-                .workspace_bytes = cublas_workspace, .run = cublas_gemm_i8});
+  registry.add({{.name = "cuda_cublas_i8", .backend = Backend::cuda, .role = KernelRole::reference,
+                 .summary = "cuBLAS GemmEx, int8 inputs on tensor cores, int32 sums and C", .dtypes = {DType::i8},
+                 .min_compute_capability = 75, .auto_priority = 100},
+                {.precondition = cublas_i8_precondition, .workspace_bytes = cublas_workspace, .run = cublas_gemm_i8}});
 }
 
 }  // namespace gemmkit::cuda

@@ -155,7 +155,7 @@ void cuda_launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem&
   check_device_pointer(ctx, p.a, "A");
   check_device_pointer(ctx, p.b, "B");
   check_device_pointer(ctx, p.c, "C");
-  entry.run_batch(p, KernelLaunch{ctx, stream, workspace});
+  run_batch(entry, p, KernelLaunch{ctx, stream, workspace});
   cuda::check_launch(entry.name.c_str());
 }
 

@@ -364,19 +364,20 @@ ExactPlan exact_integer_gemm(const GemmProblem& host, const ExactLimbsOut* limbs
 
 namespace cuda {
 
-void register_exact_kernels(Registry& registry) {
-  registry.add({.name = "cuda_exact_residues", .backend = Backend::cuda,
-                .summary = "exact i32/i64 GEMM: residues mod int8 primes, modular int8 tensor-core GEMMs, CRT on "
-                           "the GPU; an entry that does not fit C is an error, never wrapped",
-                .dtypes = {DType::i32, DType::i64}, .min_compute_capability = 75,  // int8 tensor cores
-                .auto_priority = 1,  // the only CUDA kernel of integer dtypes
-                .wider_integer_output = true, .precondition = exact_rejects,
-                .workspace_bytes = [](const GemmProblem& p, const Context& ctx) { return exact_integer_gemm_workspace_bytes(ctx, p); },
-                .run = [](const GemmProblem& p, const KernelLaunch& l) {
-                  exact_integer_gemm(l.context, p, l.stream, l.workspace);
-                  const ExactGemmReport report = exact_gemm_report(p, l.stream, l.workspace);
-                  if (report.overflow()) throw_overflow(p, report);
-                }});
+void register_exact_kernels(Registry<GemmProblem>& registry) {
+  registry.add({{.name = "cuda_exact_residues", .backend = Backend::cuda,
+                 .summary = "exact i32/i64 GEMM: residues mod int8 primes, modular int8 tensor-core GEMMs, CRT on "
+                            "the GPU; an entry that does not fit C is an error, never wrapped",
+                 .dtypes = {DType::i32, DType::i64}, .min_compute_capability = 75,  // int8 tensor cores
+                 .auto_priority = 1},  // the only CUDA kernel of integer dtypes
+                {.precondition = exact_rejects,
+                 .workspace_bytes = [](const GemmProblem& p, const Context& ctx) { return exact_integer_gemm_workspace_bytes(ctx, p); },
+                 .run = [](const GemmProblem& p, const KernelLaunch& l) {
+                   exact_integer_gemm(l.context, p, l.stream, l.workspace);
+                   const ExactGemmReport report = exact_gemm_report(p, l.stream, l.workspace);
+                   if (report.overflow()) throw_overflow(p, report);
+                 }},
+                {.wider_integer_output = true}});
 }
 
 }  // namespace cuda

@@ -334,15 +334,17 @@ std::optional<std::string> split_k_precondition(const GemmProblem& p) {
 
 }  // namespace
 
-void register_composed_kernels(Registry& registry) {
-  registry.add({.name = "cuda_wgmma_padded", .backend = Backend::cuda, .rung = 22,
-                .summary = "Hopper for operands TMA cannot describe", .dtypes = {DType::bf16, DType::f16, DType::tf32},
-                .min_compute_capability = 90, .auto_priority = 0,  // the auto table decides, from measurements
-                .half_inputs_f32_output = true, .precondition = padded_precondition,
-                .workspace_bytes = padded_workspace_bytes, .run = run_padded, .launches = padded_plans});
-  registry.add({.name = "cuda_split_k", .backend = Backend::cuda, .rung = 23, .summary = "split-K for the SIMT f32 track",
-                .dtypes = {DType::f32}, .min_compute_capability = 80, .precondition = split_k_precondition,
-                .workspace_bytes = split_k_workspace_bytes, .run = run_split_k, .launches = split_k_plans});
+void register_composed_kernels(Registry<GemmProblem>& registry) {
+  registry.add({{.name = "cuda_wgmma_padded", .backend = Backend::cuda, .rung = 22,
+                 .summary = "Hopper for operands TMA cannot describe", .dtypes = {DType::bf16, DType::f16, DType::tf32},
+                 .min_compute_capability = 90, .auto_priority = 0},  // the auto table decides, from measurements
+                {.precondition = padded_precondition, .workspace_bytes = padded_workspace_bytes, .run = run_padded,
+                 .launches = padded_plans},
+                {.half_inputs_f32_output = true}});
+  registry.add({{.name = "cuda_split_k", .backend = Backend::cuda, .rung = 23,
+                 .summary = "split-K for the SIMT f32 track", .dtypes = {DType::f32}, .min_compute_capability = 80},
+                {.precondition = split_k_precondition, .workspace_bytes = split_k_workspace_bytes, .run = run_split_k,
+                 .launches = split_k_plans}});
 }
 
 }  // namespace gemmkit::cuda

@@ -468,17 +468,20 @@ std::size_t wgmma_ws_workspace_bytes(const GemmProblem& p, const Context& ctx) {
 
 }  // namespace
 
-void register_hopper_kernels(Registry& registry) {
+void register_hopper_kernels(Registry<GemmProblem>& registry) {
   const std::vector<DType> tensor_dtypes = {DType::bf16, DType::f16, DType::tf32};
-  registry.add({.name = "cuda_wgmma_tma", .backend = Backend::cuda, .rung = 18, .summary = "Hopper wgmma fed by TMA",
-                .dtypes = tensor_dtypes, .min_compute_capability = 90, .half_inputs_f32_output = true,
-                .precondition = hopper_precondition,
-                .workspace_bytes = [](const GemmProblem& p, const Context&) { return tf32_copy_bytes(p); },
-                .run = by_tensor_dtype<TmaRunner>, .launches = tensor_plans<TmaRunner>});
-  registry.add({.name = "cuda_wgmma_ws", .backend = Backend::cuda, .rung = 19, .summary = "warp-specialised persistent wgmma",
-                .dtypes = tensor_dtypes, .min_compute_capability = 90, .auto_priority = 30, .half_inputs_f32_output = true,
-                .batched = true, .precondition = hopper_precondition, .workspace_bytes = wgmma_ws_workspace_bytes,
-                .run = by_tensor_dtype<WsRunner>, .launches = tensor_plans<WsRunner>});
+  registry.add({{.name = "cuda_wgmma_tma", .backend = Backend::cuda, .rung = 18, .summary = "Hopper wgmma fed by TMA",
+                 .dtypes = tensor_dtypes, .min_compute_capability = 90},
+                {.precondition = hopper_precondition,
+                 .workspace_bytes = [](const GemmProblem& p, const Context&) { return tf32_copy_bytes(p); },
+                 .run = by_tensor_dtype<TmaRunner>, .launches = tensor_plans<TmaRunner>},
+                {.half_inputs_f32_output = true}});
+  registry.add({{.name = "cuda_wgmma_ws", .backend = Backend::cuda, .rung = 19,
+                 .summary = "warp-specialised persistent wgmma", .dtypes = tensor_dtypes, .min_compute_capability = 90,
+                 .auto_priority = 30},
+                {.precondition = hopper_precondition, .workspace_bytes = wgmma_ws_workspace_bytes,
+                 .run = by_tensor_dtype<WsRunner>, .launches = tensor_plans<WsRunner>},
+                {.half_inputs_f32_output = true, .batched = true}});
   // cuda_wgmma_tuned picks its tile per shape (no tile here). Every tile the table can pick
   // is an entry of its own too, so the GPU tests check each one and the benchmark shows
   // what the table chose from, split as the rule says. A tuning run may add rows of
@@ -497,16 +500,17 @@ void register_hopper_kernels(Registry& registry) {
     const auto tile_for = [tile = t.tile](const GemmProblem& p, const auto& device) {
       return tile ? *tile : tuned_tile(p, device);
     };
-    registry.add({.name = t.name, .backend = Backend::cuda, .rung = 21, .summary = t.summary, .dtypes = tensor_dtypes,
-                  .min_compute_capability = 90, .half_inputs_f32_output = true, .batched = true,
-                  .precondition = hopper_precondition,
-                  .workspace_bytes = [=, mode = t.mode](const GemmProblem& p, const Context& ctx) {
-                    return wgmma_tuned_workspace_bytes(p, ctx, tile_for(p, ctx), mode);
-                  },
-                  .run = [=, mode = t.mode](const GemmProblem& p, const KernelLaunch& l) { run_wgmma_tuned(p, l, tile_for(p, l.context), mode); },
-                  .launches = [=, mode = t.mode](const GemmProblem& p, const LaunchQueries& q) {
-                    return wgmma_tuned_plans(p, q, tile_for(p, q.sm_count), mode);
-                  }});
+    registry.add({{.name = t.name, .backend = Backend::cuda, .rung = 21, .summary = t.summary, .dtypes = tensor_dtypes,
+                   .min_compute_capability = 90},
+                  {.precondition = hopper_precondition,
+                   .workspace_bytes = [=, mode = t.mode](const GemmProblem& p, const Context& ctx) {
+                     return wgmma_tuned_workspace_bytes(p, ctx, tile_for(p, ctx), mode);
+                   },
+                   .run = [=, mode = t.mode](const GemmProblem& p, const KernelLaunch& l) { run_wgmma_tuned(p, l, tile_for(p, l.context), mode); },
+                   .launches = [=, mode = t.mode](const GemmProblem& p, const LaunchQueries& q) {
+                     return wgmma_tuned_plans(p, q, tile_for(p, q.sm_count), mode);
+                   }},
+                  {.half_inputs_f32_output = true, .batched = true}});
   }
 }
 

@@ -274,11 +274,12 @@ void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, W
   }
 }
 
-void register_i8_kernels(Registry& registry) {
-  registry.add({.name = "cuda_wgmma_i8", .backend = Backend::cuda, .rung = 24,
-                .summary = "int8 tensor cores with int32 sums, and a modular epilogue", .dtypes = {DType::i8},
-                .min_compute_capability = 90, .auto_priority = 30, .precondition = wgmma_i8_precondition,
-                .workspace_bytes = wgmma_i8_workspace_bytes, .run = run_wgmma_i8, .launches = wgmma_i8_plans});
+void register_i8_kernels(Registry<GemmProblem>& registry) {
+  registry.add({{.name = "cuda_wgmma_i8", .backend = Backend::cuda, .rung = 24,
+                 .summary = "int8 tensor cores with int32 sums, and a modular epilogue", .dtypes = {DType::i8},
+                 .min_compute_capability = 90, .auto_priority = 30},
+                {.precondition = wgmma_i8_precondition, .workspace_bytes = wgmma_i8_workspace_bytes,
+                 .run = run_wgmma_i8, .launches = wgmma_i8_plans}});
 }
 
 // ---- launch plans (gemmkit explain) ---------------------------------------------------------

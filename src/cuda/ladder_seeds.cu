@@ -156,39 +156,42 @@ const std::vector<DType> kFloats = {DType::f32, DType::f64};
 
 }  // namespace
 
-void register_seed_kernels(Registry& registry) {
-  registry.add({.name = "cuda_row_per_thread", .backend = Backend::cuda, .rung = 1,
-                .summary = "one thread computes one whole row of C", .dtypes = kFloats, .min_compute_capability = 50,
-                .precondition = [](const GemmProblem& p) { return fits(p, row_per_thread_grid(p)); },
-                .run = runs(row_per_thread), .launches = plans(row_per_thread)});
-  registry.add({.name = "cuda_col_per_thread", .backend = Backend::cuda, .rung = 2,
-                .summary = "one thread computes one whole column of C", .dtypes = kFloats, .min_compute_capability = 50,
-                .precondition = [](const GemmProblem& p) { return fits(p, column_per_thread_grid(p)); },
-                .run = runs(column_per_thread), .launches = plans(column_per_thread)});
-  registry.add({.name = "cuda_naive", .backend = Backend::cuda, .rung = 3,
-                .summary = "one thread per element of C, in 16 x 16 blocks (the textbook kernel)", .dtypes = kFloats,
-                .min_compute_capability = 50, .precondition = fits_tiles(kernels::naive_block),
-                .run = runs(naive), .launches = plans(naive)});
-  registry.add({.name = "cuda_restrict", .backend = Backend::cuda, .rung = 4,
-                .summary = "the naive kernel with `const T* __restrict__` operands and the k loop unrolled by 8",
-                .dtypes = kFloats, .min_compute_capability = 50, .precondition = fits_tiles(kernels::restrict_block),
-                .run = runs(restrict_), .launches = plans(restrict_)});
-  registry.add({.name = "cuda_tiled8", .backend = Backend::cuda, .rung = 5,
-                .summary = "shared-memory tiling, one (TILE, TILE) block of threads per (TILE, TILE) tile of C, TILE in {8, 16, 32}",
-                .dtypes = kFloats, .min_compute_capability = 50, .precondition = fits_tiles(8),
-                .run = runs(tiled<8>), .launches = plans(tiled<8>)});
-  registry.add({.name = "cuda_tiled16", .backend = Backend::cuda, .rung = 5,
-                .summary = "16x16 tiles of op(A) and op(B) staged in shared memory per k step", .dtypes = kFloats,
-                .min_compute_capability = 50, .precondition = fits_tiles(16),
-                .run = runs(tiled<16>), .launches = plans(tiled<16>)});
-  registry.add({.name = "cuda_tiled32", .backend = Backend::cuda, .rung = 5,
-                .summary = "32x32 tiles of op(A) and op(B) staged in shared memory per k step", .dtypes = kFloats,
-                .min_compute_capability = 50, .precondition = fits_tiles(32),
-                .run = runs(tiled<32>), .launches = plans(tiled<32>)});
-  registry.add({.name = "cuda_tiled_unrolled", .backend = Backend::cuda, .rung = 6,
-                .summary = "rung 5 at TILE = 32, explicitly unrolled, with padded tiles for transposed operands",
-                .dtypes = kFloats, .min_compute_capability = 50, .precondition = fits_tiles(kernels::unrolled_tile),
-                .run = runs(unrolled), .launches = plans(unrolled)});
+void register_seed_kernels(Registry<GemmProblem>& registry) {
+  registry.add({{.name = "cuda_row_per_thread", .backend = Backend::cuda, .rung = 1,
+                 .summary = "one thread computes one whole row of C", .dtypes = kFloats, .min_compute_capability = 50},
+                {.precondition = [](const GemmProblem& p) { return fits(p, row_per_thread_grid(p)); },
+                 .run = runs(row_per_thread), .launches = plans(row_per_thread)}});
+  registry.add({{.name = "cuda_col_per_thread", .backend = Backend::cuda, .rung = 2,
+                 .summary = "one thread computes one whole column of C", .dtypes = kFloats,
+                 .min_compute_capability = 50},
+                {.precondition = [](const GemmProblem& p) { return fits(p, column_per_thread_grid(p)); },
+                 .run = runs(column_per_thread), .launches = plans(column_per_thread)}});
+  registry.add({{.name = "cuda_naive", .backend = Backend::cuda, .rung = 3,
+                 .summary = "one thread per element of C, in 16 x 16 blocks (the textbook kernel)", .dtypes = kFloats,
+                 .min_compute_capability = 50},
+                {.precondition = fits_tiles(kernels::naive_block), .run = runs(naive), .launches = plans(naive)}});
+  registry.add({{.name = "cuda_restrict", .backend = Backend::cuda, .rung = 4,
+                 .summary = "the naive kernel with `const T* __restrict__` operands and the k loop unrolled by 8",
+                 .dtypes = kFloats, .min_compute_capability = 50},
+                {.precondition = fits_tiles(kernels::restrict_block), .run = runs(restrict_),
+                 .launches = plans(restrict_)}});
+  registry.add({{.name = "cuda_tiled8", .backend = Backend::cuda, .rung = 5,
+                 .summary = "shared-memory tiling, one (TILE, TILE) block of threads per (TILE, TILE) tile of C, TILE in {8, 16, 32}",
+                 .dtypes = kFloats, .min_compute_capability = 50},
+                {.precondition = fits_tiles(8), .run = runs(tiled<8>), .launches = plans(tiled<8>)}});
+  registry.add({{.name = "cuda_tiled16", .backend = Backend::cuda, .rung = 5,
+                 .summary = "16x16 tiles of op(A) and op(B) staged in shared memory per k step", .dtypes = kFloats,
+                 .min_compute_capability = 50},
+                {.precondition = fits_tiles(16), .run = runs(tiled<16>), .launches = plans(tiled<16>)}});
+  registry.add({{.name = "cuda_tiled32", .backend = Backend::cuda, .rung = 5,
+                 .summary = "32x32 tiles of op(A) and op(B) staged in shared memory per k step", .dtypes = kFloats,
+                 .min_compute_capability = 50},
+                {.precondition = fits_tiles(32), .run = runs(tiled<32>), .launches = plans(tiled<32>)}});
+  registry.add({{.name = "cuda_tiled_unrolled", .backend = Backend::cuda, .rung = 6,
+                 .summary = "rung 5 at TILE = 32, explicitly unrolled, with padded tiles for transposed operands",
+                 .dtypes = kFloats, .min_compute_capability = 50},
+                {.precondition = fits_tiles(kernels::unrolled_tile), .run = runs(unrolled),
+                 .launches = plans(unrolled)}});
 }
 
 }  // namespace gemmkit::cuda

@@ -152,27 +152,30 @@ const std::vector<DType> kFloats = {DType::f32, DType::f64};
 
 }  // namespace
 
-void register_simt_kernels(Registry& registry) {
-  registry.add({.name = "cuda_coalesced", .backend = Backend::cuda, .rung = 7,
-                .summary = "coalesced one-thread-per-element", .dtypes = kFloats, .min_compute_capability = 50,
-                .precondition = fits_block_tiles<coalesced_tile, coalesced_tile>,
-                .run = runs(coalesced), .launches = plans(coalesced)});
-  registry.add({.name = "cuda_blocktile_1d", .backend = Backend::cuda, .rung = 8,
-                .summary = "shared-memory block tiling with a 1-D thread tile", .dtypes = kFloats,
-                .min_compute_capability = 50, .precondition = fits_block_tiles<bt1::BM, bt1::BN>,
-                .run = runs(blocktile_1d), .launches = plans(blocktile_1d)});
-  registry.add({.name = "cuda_blocktile_2d", .backend = Backend::cuda, .rung = 9,
-                .summary = "2-D register blocking", .dtypes = kFloats, .min_compute_capability = 50,
-                .precondition = fits_block_tiles<bt2::BM, bt2::BN>,
-                .run = runs(blocktile_2d), .launches = plans(blocktile_2d)});
-  registry.add({.name = "cuda_vectorized", .backend = Backend::cuda, .rung = 10,
-                .summary = "128-bit memory accesses (FP32 only)", .dtypes = {DType::f32}, .min_compute_capability = 50,
-                .precondition = fits_block_tiles<bt2::BM, bt2::BN>,
-                .run = runs(vectorized), .launches = plans(vectorized)});
-  registry.add({.name = "cuda_bank_conflict_free", .backend = Backend::cuda, .rung = 11,
-                .summary = "shared memory without bank conflicts (FP32 only)", .dtypes = {DType::f32},
-                .min_compute_capability = 50, .precondition = fits_block_tiles<bt2::BM, bt2::BN>,
-                .run = runs(bank_conflict_free), .launches = plans(bank_conflict_free)});
+void register_simt_kernels(Registry<GemmProblem>& registry) {
+  registry.add({{.name = "cuda_coalesced", .backend = Backend::cuda, .rung = 7,
+                 .summary = "coalesced one-thread-per-element", .dtypes = kFloats, .min_compute_capability = 50},
+                {.precondition = fits_block_tiles<coalesced_tile, coalesced_tile>, .run = runs(coalesced),
+                 .launches = plans(coalesced)}});
+  registry.add({{.name = "cuda_blocktile_1d", .backend = Backend::cuda, .rung = 8,
+                 .summary = "shared-memory block tiling with a 1-D thread tile", .dtypes = kFloats,
+                 .min_compute_capability = 50},
+                {.precondition = fits_block_tiles<bt1::BM, bt1::BN>, .run = runs(blocktile_1d),
+                 .launches = plans(blocktile_1d)}});
+  registry.add({{.name = "cuda_blocktile_2d", .backend = Backend::cuda, .rung = 9, .summary = "2-D register blocking",
+                 .dtypes = kFloats, .min_compute_capability = 50},
+                {.precondition = fits_block_tiles<bt2::BM, bt2::BN>, .run = runs(blocktile_2d),
+                 .launches = plans(blocktile_2d)}});
+  registry.add({{.name = "cuda_vectorized", .backend = Backend::cuda, .rung = 10,
+                 .summary = "128-bit memory accesses (FP32 only)", .dtypes = {DType::f32},
+                 .min_compute_capability = 50},
+                {.precondition = fits_block_tiles<bt2::BM, bt2::BN>, .run = runs(vectorized),
+                 .launches = plans(vectorized)}});
+  registry.add({{.name = "cuda_bank_conflict_free", .backend = Backend::cuda, .rung = 11,
+                 .summary = "shared memory without bank conflicts (FP32 only)", .dtypes = {DType::f32},
+                 .min_compute_capability = 50},
+                {.precondition = fits_block_tiles<bt2::BM, bt2::BN>, .run = runs(bank_conflict_free),
+                 .launches = plans(bank_conflict_free)}});
 }
 
 }  // namespace gemmkit::cuda

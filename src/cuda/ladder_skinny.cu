@@ -341,7 +341,7 @@ std::optional<std::string> skinny_precondition(const GemmProblem& p) {
 
 }  // namespace
 
-void register_skinny_kernels(Registry& registry) {
+void register_skinny_kernels(Registry<GemmProblem>& registry) {
   // Two entries, so that one benchmark run measures both ways of adding up a split K: the
   // workspace (cuda_skinny), or clusters where every tile's cluster runs at once
   // (cuda_skinny_cluster, sm_90; the same as cuda_skinny elsewhere). With clusters the
@@ -350,22 +350,23 @@ void register_skinny_kernels(Registry& registry) {
     const auto typed = [](const GemmProblem& p, auto&& f) {
       return with_skinny_type(p.dtype, [&](auto t, auto simt) { return f(t, simt); });
     };
-    registry.add({.name = clusters ? "cuda_skinny_cluster" : "cuda_skinny", .backend = Backend::cuda, .rung = 20,
-                  .summary = std::string("skinny products (GEMV-like): min(M, N) <= 64") +
-                             (clusters ? "; its K splits added up in clusters (sm_90) where they fit" : ""),
-                  .dtypes = {DType::bf16, DType::f16, DType::tf32, DType::f32}, .min_compute_capability = 80,
-                  .half_inputs_f32_output = true, .precondition = skinny_precondition,
-                  .workspace_bytes = [=](const GemmProblem& p, const Context& ctx) {
-                    return typed(p, [&](auto t, auto simt) {
-                      return plan_for<decltype(t), decltype(simt)::value>(orient(p), p.k, ctx, clusters).bytes;
-                    });
-                  },
-                  .run = [=](const GemmProblem& p, const KernelLaunch& l) {
-                    typed(p, [&](auto t, auto simt) { run_skinny<decltype(t), decltype(simt)::value>(p, l, clusters); });
-                  },
-                  .launches = [=](const GemmProblem& p, const LaunchQueries& q) {
-                    return typed(p, [&](auto t, auto simt) { return skinny_plans<decltype(t), decltype(simt)::value>(p, q, clusters); });
-                  }});
+    registry.add({{.name = clusters ? "cuda_skinny_cluster" : "cuda_skinny", .backend = Backend::cuda, .rung = 20,
+                   .summary = std::string("skinny products (GEMV-like): min(M, N) <= 64") +
+                              (clusters ? "; its K splits added up in clusters (sm_90) where they fit" : ""),
+                   .dtypes = {DType::bf16, DType::f16, DType::tf32, DType::f32}, .min_compute_capability = 80},
+                  {.precondition = skinny_precondition,
+                   .workspace_bytes = [=](const GemmProblem& p, const Context& ctx) {
+                     return typed(p, [&](auto t, auto simt) {
+                       return plan_for<decltype(t), decltype(simt)::value>(orient(p), p.k, ctx, clusters).bytes;
+                     });
+                   },
+                   .run = [=](const GemmProblem& p, const KernelLaunch& l) {
+                     typed(p, [&](auto t, auto simt) { run_skinny<decltype(t), decltype(simt)::value>(p, l, clusters); });
+                   },
+                   .launches = [=](const GemmProblem& p, const LaunchQueries& q) {
+                     return typed(p, [&](auto t, auto simt) { return skinny_plans<decltype(t), decltype(simt)::value>(p, q, clusters); });
+                   }},
+                  {.half_inputs_f32_output = true}});
   }
 }
 

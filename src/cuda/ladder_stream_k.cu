@@ -127,10 +127,11 @@ std::optional<std::string> fits(const GemmProblem& p) {
 
 }  // namespace
 
-void register_stream_k_kernels(Registry& registry) {
-  registry.add({.name = "cuda_stream_k", .backend = Backend::cuda, .rung = 15, .summary = "stream-K",
-                .dtypes = {DType::f32}, .min_compute_capability = 80, .precondition = fits,
-                .workspace_bytes = stream_k_workspace_bytes, .run = run_stream_k, .launches = stream_k_plans});
+void register_stream_k_kernels(Registry<GemmProblem>& registry) {
+  registry.add({{.name = "cuda_stream_k", .backend = Backend::cuda, .rung = 15, .summary = "stream-K",
+                 .dtypes = {DType::f32}, .min_compute_capability = 80},
+                {.precondition = fits, .workspace_bytes = stream_k_workspace_bytes, .run = run_stream_k,
+                 .launches = stream_k_plans}});
 }
 
 }  // namespace gemmkit::cuda

@@ -76,15 +76,16 @@ std::optional<std::string> fits_128x128(const GemmProblem& p) {
 
 }  // namespace
 
-void register_tensor_kernels(Registry& registry) {
-  registry.add({.name = "cuda_wmma", .backend = Backend::cuda, .rung = 16, .summary = "tensor cores through WMMA",
-                .dtypes = {DType::bf16, DType::f16, DType::tf32}, .min_compute_capability = 80,
-                .half_inputs_f32_output = true, .precondition = fits_128x128, .run = runs(wmma), .launches = plans(wmma)});
-  registry.add({.name = "cuda_mma_sync", .backend = Backend::cuda, .rung = 17,
-                .summary = "mma.sync with ldmatrix, swizzled shared memory and a cp.async pipeline",
-                .dtypes = {DType::bf16, DType::f16}, .min_compute_capability = 80, .auto_priority = 10,
-                .half_inputs_f32_output = true, .precondition = fits_128x128,
-                .run = runs(mma_sync), .launches = plans(mma_sync)});
+void register_tensor_kernels(Registry<GemmProblem>& registry) {
+  registry.add({{.name = "cuda_wmma", .backend = Backend::cuda, .rung = 16, .summary = "tensor cores through WMMA",
+                 .dtypes = {DType::bf16, DType::f16, DType::tf32}, .min_compute_capability = 80},
+                {.precondition = fits_128x128, .run = runs(wmma), .launches = plans(wmma)},
+                {.half_inputs_f32_output = true}});
+  registry.add({{.name = "cuda_mma_sync", .backend = Backend::cuda, .rung = 17,
+                 .summary = "mma.sync with ldmatrix, swizzled shared memory and a cp.async pipeline",
+                 .dtypes = {DType::bf16, DType::f16}, .min_compute_capability = 80, .auto_priority = 10},
+                {.precondition = fits_128x128, .run = runs(mma_sync), .launches = plans(mma_sync)},
+                {.half_inputs_f32_output = true}});
 }
 
 }  // namespace gemmkit::cuda

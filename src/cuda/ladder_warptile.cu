@@ -156,26 +156,31 @@ int tuned_config_blocks_per_sm(TunedConfig config, const Context& ctx) {
   return with_tuned_config(config, [&](auto cfg) { return config_blocks_per_sm<decltype(cfg)>(ctx); });
 }
 
-void register_warptile_kernels(Registry& registry) {
-  registry.add({.name = "cuda_warptile", .backend = Backend::cuda, .rung = 12, .summary = "warp tiling",
-                .dtypes = {DType::f32}, .min_compute_capability = 50, .batched = true,
-                .precondition = fits<StagedConfig>,
-                .run = runs(warptile<StagedConfig, true>()), .launches = plans(warptile<StagedConfig, true>())});
-  registry.add({.name = "cuda_cp_async", .backend = Backend::cuda, .rung = 13, .summary = "multi-stage cp.async pipeline",
-                .dtypes = {DType::f32}, .min_compute_capability = 80, .batched = true,
-                .precondition = fits<Tile128x128>,
-                .run = runs(warptile<Tile128x128, false>()), .launches = plans(warptile<Tile128x128, false>())});
-  registry.add({.name = "cuda_autotuned", .backend = Backend::cuda, .rung = 14,
-                .summary = "rung 13 with the tile configuration picked per shape from a table tuned on the H200",
-                .dtypes = {DType::f32}, .min_compute_capability = 80, .auto_priority = 90, .batched = true,
-                .precondition = [](const GemmProblem& p) { return tuned(choose_tuned_config(p)).fits(p); },
-                .run = [](const GemmProblem& p, const KernelLaunch& l) { tuned(choose_tuned_config(p)).run(p, l); },
-                .launches = [](const GemmProblem& p, const LaunchQueries& q) { return tuned(choose_tuned_config(p)).plans(p, q); }});
+void register_warptile_kernels(Registry<GemmProblem>& registry) {
+  registry.add({{.name = "cuda_warptile", .backend = Backend::cuda, .rung = 12, .summary = "warp tiling",
+                 .dtypes = {DType::f32}, .min_compute_capability = 50},
+                {.precondition = fits<StagedConfig>, .run = runs(warptile<StagedConfig, true>()),
+                 .launches = plans(warptile<StagedConfig, true>())},
+                {.batched = true}});
+  registry.add({{.name = "cuda_cp_async", .backend = Backend::cuda, .rung = 13,
+                 .summary = "multi-stage cp.async pipeline", .dtypes = {DType::f32}, .min_compute_capability = 80},
+                {.precondition = fits<Tile128x128>, .run = runs(warptile<Tile128x128, false>()),
+                 .launches = plans(warptile<Tile128x128, false>())},
+                {.batched = true}});
+  registry.add({{.name = "cuda_autotuned", .backend = Backend::cuda, .rung = 14,
+                 .summary = "rung 13 with the tile configuration picked per shape from a table tuned on the H200",
+                 .dtypes = {DType::f32}, .min_compute_capability = 80, .auto_priority = 90},
+                {.precondition = [](const GemmProblem& p) { return tuned(choose_tuned_config(p)).fits(p); },
+                 .run = [](const GemmProblem& p, const KernelLaunch& l) { tuned(choose_tuned_config(p)).run(p, l); },
+                 .launches = [](const GemmProblem& p, const LaunchQueries& q) { return tuned(choose_tuned_config(p)).plans(p, q); }},
+                {.batched = true}});
   // Every configuration the table can pick is an entry of its own, so the GPU tests check
   // each one and the benchmark shows what the table chose from.
   for (const TunedKernel& t : kTuned)
-    registry.add({.name = t.name, .backend = Backend::cuda, .rung = 14, .summary = t.summary, .dtypes = {DType::f32},
-                  .min_compute_capability = 80, .batched = true, .precondition = t.fits, .run = t.run, .launches = t.plans});
+    registry.add({{.name = t.name, .backend = Backend::cuda, .rung = 14, .summary = t.summary, .dtypes = {DType::f32},
+                   .min_compute_capability = 80},
+                  {.precondition = t.fits, .run = t.run, .launches = t.plans},
+                  {.batched = true}});
 }
 
 }  // namespace gemmkit::cuda

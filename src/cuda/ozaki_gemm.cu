@@ -806,21 +806,19 @@ OzakiPlan ozaki_gemm_over_ranks(Context& ctx, const GemmProblem& problem, int mo
 
 namespace cuda {
 
-void register_ozaki_kernels(Registry& registry) {
+void register_ozaki_kernels(Registry<GemmProblem>& registry) {
   for (const DType dtype : {DType::f64, DType::f32}) {
     const std::string bits = dtype == DType::f64 ? "FP64" : "FP32";
     registry.add(
-        {.name = "cuda_ozaki_" + std::string(dtype_name(dtype)),
-         .backend = Backend::cuda,
-         .summary = bits + " emulated on int8 tensor cores (Ozaki "
-                           "scheme II): rows and columns scaled to "
-                           "integers, modular int8 GEMMs, CRT rebuild "
-                           "on the GPU; Inf and NaN refused",
-         .dtypes = {dtype},
-         .min_compute_capability = 75,  // int8 tensor cores
-         .precondition = ozaki_rejects,
-         .workspace_bytes = [](const GemmProblem& p, const Context& ctx) { return ozaki_gemm_workspace_bytes(ctx, p); },
-         .run = [](const GemmProblem& p, const KernelLaunch& l) { ozaki_gemm(l.context, p, l.stream, l.workspace); }});
+        {{.name = "cuda_ozaki_" + std::string(dtype_name(dtype)), .backend = Backend::cuda,
+          .summary = bits + " emulated on int8 tensor cores (Ozaki "
+                            "scheme II): rows and columns scaled to "
+                            "integers, modular int8 GEMMs, CRT rebuild "
+                            "on the GPU; Inf and NaN refused",
+          .dtypes = {dtype}, .min_compute_capability = 75},  // int8 tensor cores
+         {.precondition = ozaki_rejects,
+          .workspace_bytes = [](const GemmProblem& p, const Context& ctx) { return ozaki_gemm_workspace_bytes(ctx, p); },
+          .run = [](const GemmProblem& p, const KernelLaunch& l) { ozaki_gemm(l.context, p, l.stream, l.workspace); }}});
   }
 }
 

@@ -3,7 +3,7 @@
 
 namespace gemmkit::detail {
 
-void register_cuda_kernels(Registry& registry) {
+void register_cuda_kernels(Registry<GemmProblem>& registry) {
   cuda::register_cublas_kernels(registry);
   cuda::register_seed_kernels(registry);
   cuda::register_simt_kernels(registry);

@@ -10,7 +10,7 @@ namespace gemmkit {
 namespace {
 
 template <class Problem>
-void add_operation(std::vector<CatalogueEntry>& out, const OperationRegistry<Problem>& registry) {
+void add_operation(std::vector<CatalogueEntry>& out, const Registry<Problem>& registry) {
   for (const auto& e : registry.entries())
     out.push_back({registry.operation(), e.name, e.backend, e.rung, e.role, e.summary, e.dtypes,
                    std::nullopt, e.min_compute_capability, e.auto_priority});

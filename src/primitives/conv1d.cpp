@@ -82,8 +82,8 @@ Conv1dKernel cuda_entry(std::string name, int rung, std::string summary, int aut
   return e;
 }
 
-OperationRegistry<Conv1dProblem> make_registry() {
-  OperationRegistry<Conv1dProblem> r("conv1d");
+Registry<Conv1dProblem> make_registry() {
+  Registry<Conv1dProblem> r("conv1d");
   Conv1dKernel cpu;
   cpu.name = "cpu_reference";
   cpu.role = KernelRole::reference;
@@ -120,8 +120,8 @@ void validate(const Conv1dProblem& p) {
 
 }  // namespace
 
-const OperationRegistry<Conv1dProblem>& conv1d_registry() {
-  static const OperationRegistry<Conv1dProblem> registry = make_registry();
+const Registry<Conv1dProblem>& conv1d_registry() {
+  static const Registry<Conv1dProblem> registry = make_registry();
   return registry;
 }
 

@@ -7,18 +7,18 @@
 #include <string_view>
 #include <utility>
 
-#include "gemmkit/operation.hpp"
+#include "gemmkit/kernel.hpp"
 
 namespace gemmkit::detail {
 
 template <class Problem>
-OperationKernel<Problem> cuda_operation_entry(
+Kernel<Problem> cuda_operation_entry(
     std::string name, int rung, std::string summary, int auto_priority, KernelRole role,
     int min_compute_capability,
     std::size_t (*workspace_bytes)(std::string_view, const Problem&, const Context&),
     void (*run)(std::string_view, const Problem&, const KernelLaunch&),
     std::vector<LaunchPlan> (*plans)(std::string_view, const Problem&, const LaunchQueries&) = nullptr) {
-  OperationKernel<Problem> e;
+  Kernel<Problem> e;
   e.name = name;
   e.backend = Backend::cuda;
   e.rung = rung;

@@ -15,8 +15,8 @@ namespace {
 void* fake_pointer(std::uintptr_t at) { return reinterpret_cast<void*>(at); }  // never dereferenced
 
 // The entry's checks, the problem's own refusal, then the plans.
-template <class Registry, class Problem>
-Explanation explain_entry(std::string_view operation, const Registry& registry, const ExplainRequest& request,
+template <class Problem>
+Explanation explain_entry(std::string_view operation, const Registry<Problem>& registry, const ExplainRequest& request,
                           Problem problem, const char* cpu_threading) {
   const auto* entry = registry.find(request.kernel);
   if (!entry)

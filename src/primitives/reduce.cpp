@@ -41,8 +41,8 @@ ReduceKernel cuda_entry(std::string name, int rung, std::string summary, int aut
                                                      reduce_detail::cuda_run, reduce_detail::cuda_plans);
 }
 
-OperationRegistry<ReduceProblem> make_registry() {
-  OperationRegistry<ReduceProblem> r("reduce");
+Registry<ReduceProblem> make_registry() {
+  Registry<ReduceProblem> r("reduce");
   ReduceKernel cpu;
   cpu.name = "cpu_reference";
   cpu.backend = Backend::cpu;
@@ -92,8 +92,8 @@ void validate(const ReduceProblem& p) {
 
 }  // namespace
 
-const OperationRegistry<ReduceProblem>& reduce_registry() {
-  static const OperationRegistry<ReduceProblem> registry = make_registry();
+const Registry<ReduceProblem>& reduce_registry() {
+  static const Registry<ReduceProblem> registry = make_registry();
   return registry;
 }
 

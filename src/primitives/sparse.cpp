@@ -293,8 +293,8 @@ void run_cpu(const SpmvProblem& p) {
     reference_rows(p.rows, static_cast<const std::int32_t*>(p.row_offsets), p.col_indices, values, x, y);
 }
 
-OperationRegistry<SpmvProblem> make_registry() {
-  OperationRegistry<SpmvProblem> r("spmv");
+Registry<SpmvProblem> make_registry() {
+  Registry<SpmvProblem> r("spmv");
   SpmvKernel cpu;
   cpu.name = "cpu_reference";
   cpu.role = KernelRole::reference;
@@ -346,8 +346,8 @@ std::string kernel_name(const Context& ctx, const SpmvProblem& p, std::string_vi
 
 }  // namespace
 
-const OperationRegistry<SpmvProblem>& spmv_registry() {
-  static const OperationRegistry<SpmvProblem> registry = make_registry();
+const Registry<SpmvProblem>& spmv_registry() {
+  static const Registry<SpmvProblem> registry = make_registry();
   return registry;
 }
 

@@ -62,7 +62,7 @@ std::vector<T> download(const DeviceBuffer<T>& d, std::size_t n) {
 }
 
 template <class Problem>
-std::vector<std::string> cuda_kernel_names(const OperationRegistry<Problem>& registry) {
+std::vector<std::string> cuda_kernel_names(const Registry<Problem>& registry) {
   std::vector<std::string> names;
   for (const auto& k : registry.entries())
     if (k.backend == Backend::cuda) names.push_back(k.name);

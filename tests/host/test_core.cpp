@@ -249,7 +249,7 @@ TEST(GemmProblem, OutputDtypeIsF32ForHalfInputsOnly) {
 }
 
 TEST(Registry, EntriesAreWellFormed) {
-  const Registry& r = gemm_registry();
+  const Registry<GemmProblem>& r = gemm_registry();
   ASSERT_FALSE(r.entries().empty());
   std::set<std::string> names;
   for (const KernelEntry& e : r.entries()) {

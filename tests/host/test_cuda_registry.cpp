@@ -78,7 +78,7 @@ TEST(CudaRegistry, TheLadderHasEveryRungInOrder) {
     GemmProblem p = shape(65, 33, 17);
     const AutoChoice f32 = explain_auto_choice(Backend::cuda, cc, p);
     ASSERT_NE(f32.chosen, nullptr);
-    EXPECT_FALSE(f32.chosen->accuracy.has_value()) << f32.chosen->name << " for f32 at cc " << cc;
+    EXPECT_FALSE(gemm_registry().get(f32.chosen->name).accuracy.has_value()) << f32.chosen->name << " for f32 at cc " << cc;
     p.dtype = DType::tf32;
     const AutoChoice t = explain_auto_choice(Backend::cuda, cc, p);
     ASSERT_NE(t.chosen, nullptr);
@@ -241,7 +241,7 @@ TEST(AutoTable, NearbyShapesOfTheSameClassTakeTheNearestMeasurement) {
   // A kernel the nearest measurement names but that refuses the problem gives way.
   const AutoChoice choice = explain_auto_choice(Backend::cuda, 90, p);
   ASSERT_NE(choice.chosen, nullptr);
-  EXPECT_EQ(choice.chosen->rejects(p), std::nullopt) << choice.chosen->name;
+  EXPECT_EQ(gemm_registry().get(choice.chosen->name).rejects(p), std::nullopt) << choice.chosen->name;
 }
 
 #endif

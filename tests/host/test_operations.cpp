@@ -1,5 +1,5 @@
 // The device API of reduce, spmv and conv1d on the CPU context (host memory, run on the
-// calling thread), their one registry form, and the catalogue of every operation's kernels
+// calling thread), the one registry form of every operation, and the catalogue of every operation's kernels
 // (`gemmkit list`, `list --json -`, `list --operation`).
 #include <gtest/gtest.h>
 
@@ -37,8 +37,8 @@ struct ToyProblem {
   int size = 0;
 };
 
-OperationKernel<ToyProblem> toy(std::string name, Backend backend, int priority, int max_size) {
-  OperationKernel<ToyProblem> e;
+Kernel<ToyProblem> toy(std::string name, Backend backend, int priority, int max_size) {
+  Kernel<ToyProblem> e;
   e.name = std::move(name);
   e.backend = backend;
   e.dtypes = {DType::f32};
@@ -47,11 +47,12 @@ OperationKernel<ToyProblem> toy(std::string name, Backend backend, int priority,
     if (p.size > max_size) return "too big";
     return std::nullopt;
   };
+  e.run = [](const ToyProblem&, const KernelLaunch&) {};
   return e;
 }
 
-TEST(OperationRegistry, AutoTakesTheHighestPriorityThatAccepts) {
-  OperationRegistry<ToyProblem> r("toy");
+TEST(Registry, AutoTakesTheHighestPriorityThatAccepts) {
+  Registry<ToyProblem> r("toy");
   r.add(toy("slow", Backend::cpu, 1, 1000));
   r.add(toy("fast", Backend::cpu, 5, 10));
   r.add(toy("never", Backend::cpu, 0, 1000));

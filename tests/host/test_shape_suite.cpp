@@ -290,7 +290,7 @@ TEST(AutoChoice, ExplainsTheKernelTheDispatcherRuns) {
         EXPECT_EQ(c.verdict, seen ? AutoCandidate::Verdict::passed_over : AutoCandidate::Verdict::refused);
         EXPECT_FALSE(c.reason.empty());
         if (!seen) {
-          EXPECT_EQ(c.reason, *c.entry->rejects(p));
+          EXPECT_EQ(c.reason, *gemm_registry().get(c.entry->name).rejects(p));
         }
       }
     }
