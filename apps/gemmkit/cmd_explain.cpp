@@ -178,7 +178,7 @@ void print(const Explanation& x) {
 std::string operation_of(const ExplainArgs& a) {
   if (!a.operation.empty()) return a.operation;
   for (const CatalogueEntry& e : catalogue())
-    if (e.name == a.kernel) return e.operation;
+    if (e.kernel->name == a.kernel) return std::string(e.operation);
   return "gemm";
 }
 

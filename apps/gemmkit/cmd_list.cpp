@@ -11,16 +11,20 @@
 namespace gemmkit::cli {
 namespace {
 
-std::string dtype_list(const CatalogueEntry& e) {
+// The GEMM traits the table shows for every operation (none but GEMM's kernels have them).
+std::optional<DType> accuracy(const CatalogueEntry& e) { return e.gemm ? e.gemm->accuracy : std::nullopt; }
+bool batched(const CatalogueEntry& e) { return e.gemm && e.gemm->batched; }
+
+std::string dtype_list(const CatalogueEntry& c) {
   std::string s;
-  for (DType d : e.dtypes) s += (s.empty() ? "" : ",") + std::string(dtype_name(d));
+  for (DType d : c.kernel->dtypes) s += (s.empty() ? "" : ",") + std::string(dtype_name(d));
   // A kernel that computes in less precision than its dtype says so: "f32 as tf32".
-  if (e.accuracy) s += " as " + std::string(dtype_name(*e.accuracy));
+  if (const auto lower = accuracy(c)) s += " as " + std::string(dtype_name(*lower));
   return s;
 }
 
 // "yes", or why this machine cannot run the kernel.
-std::string availability(const CatalogueEntry& e) {
+std::string availability(const KernelInfo& e) {
   if (e.backend == Backend::cpu) return "yes";
   if (!cuda_device_available()) return "no device";
   const int cc = current_compute_capability();
@@ -159,34 +163,36 @@ void add_list(CLI::App& app) {
     const std::vector<CatalogueEntry> entries = catalogue(*operation);
     if (!json->empty()) {
       nlohmann::json rows = nlohmann::json::array();
-      for (const CatalogueEntry& e : entries) {
+      for (const CatalogueEntry& c : entries) {
+        const KernelInfo& e = *c.kernel;
         nlohmann::json dtypes = nlohmann::json::array();
         for (DType d : e.dtypes) dtypes.push_back(dtype_name(d));
-        rows.push_back({{"operation", e.operation}, {"name", e.name}, {"backend", backend_name(e.backend)},
+        const std::optional<DType> lower = accuracy(c);
+        rows.push_back({{"operation", c.operation}, {"name", e.name}, {"backend", backend_name(e.backend)},
                        {"rung", e.rung}, {"role", kernel_role_name(e.role)}, {"dtypes", dtypes},
-                       {"accuracy", e.accuracy ? nlohmann::json(dtype_name(*e.accuracy))
-                                               : nlohmann::json(nullptr)},
+                       {"accuracy", lower ? nlohmann::json(dtype_name(*lower)) : nlohmann::json(nullptr)},
                        {"min_compute_capability", e.min_compute_capability},
-                       {"auto", e.auto_priority > 0}, {"batched", e.batched},
+                       {"auto", e.auto_priority > 0}, {"batched", batched(c)},
                        {"available", availability(e)},
                        {"summary", e.summary}});
       }
       write_json(*json, json_document("list", {{"rows", rows}}));
       return;
     }
-    std::string current;
-    for (const CatalogueEntry& e : entries) {
-      if (e.operation != current) {  // one table per operation, GEMM first
-        std::printf("%s%s\n", current.empty() ? "" : "\n", e.operation.c_str());
+    std::string_view current;
+    for (const CatalogueEntry& c : entries) {
+      const KernelInfo& e = *c.kernel;
+      if (c.operation != current) {  // one table per operation, GEMM first
+        std::printf("%s%s\n", current.empty() ? "" : "\n", std::string(c.operation).c_str());
         std::printf("%-22s %-5s %4s %-10s %-16s %-6s %-4s %-7s %-10s %s\n", "kernel", "back", "rung",
                     "role", "dtypes", "min_cc", "auto", "batched", "available", "summary");
-        current = e.operation;
+        current = c.operation;
       }
       std::printf("%-22s %-5s %4d %-10s %-16s %-6s %-4s %-7s %-10s %s\n", e.name.c_str(),
                   std::string(backend_name(e.backend)).c_str(), e.rung,
-                  std::string(kernel_role_name(e.role)).c_str(), dtype_list(e).c_str(),
+                  std::string(kernel_role_name(e.role)).c_str(), dtype_list(c).c_str(),
                   e.min_compute_capability ? std::to_string(e.min_compute_capability).c_str() : "-",
-                  e.auto_priority > 0 ? "yes" : "-", e.batched ? "yes" : "-", availability(e).c_str(),
+                  e.auto_priority > 0 ? "yes" : "-", batched(c) ? "yes" : "-", availability(e).c_str(),
                   e.summary.c_str());
     }
     if (!cuda_compiled()) std::printf("(this build has no CUDA backend: no nvcc at configure time)\n");

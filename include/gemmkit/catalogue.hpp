@@ -1,31 +1,20 @@
 // Every kernel of every operation in one list: GEMM's registry, then reduce, spmv and conv1d,
-// each entry in the same form (the fields of KernelEntry that describe a kernel). `gemmkit
-// list` prints it; programs can pick kernels from it by operation and name.
+// each entry as its registry holds it (KernelInfo, the form every operation's kernels share).
+// `gemmkit list` prints it; programs can pick kernels from it by operation and name.
 #pragma once
 
-#include <optional>
-#include <string>
 #include <string_view>
 #include <vector>
 
-#include "gemmkit/context.hpp"
-#include "gemmkit/dtype.hpp"
-#include "gemmkit/registry.hpp"
+#include "gemmkit/gemm.hpp"
+#include "gemmkit/kernel.hpp"
 
 namespace gemmkit {
 
 struct CatalogueEntry {
-  std::string operation;  // "gemm", "reduce", "spmv" or "conv1d"
-  std::string name;       // unique within its operation
-  Backend backend = Backend::cpu;
-  int rung = 0;
-  KernelRole role = KernelRole::ladder;
-  std::string summary;
-  std::vector<DType> dtypes;
-  std::optional<DType> accuracy;  // GEMM only: computes in less precision than the dtype
-  int min_compute_capability = 0;
-  int auto_priority = 0;  // > 0: "auto" may choose it
-  bool batched = false;   // GEMM only: runs a strided batch in one launch
+  std::string_view operation;  // "gemm", "reduce", "spmv" or "conv1d"
+  const KernelInfo* kernel;    // the registry's entry: it lives as long as the process
+  const KernelTraits<GemmProblem>* gemm;  // the same entry's GEMM traits; nullptr for other operations
 };
 
 std::string_view kernel_role_name(KernelRole role);  // "ladder" or "reference"

@@ -49,9 +49,11 @@ nb::dict device_dict(const DeviceInfo& d) {
   return out;
 }
 
-nb::dict catalogue_dict(const CatalogueEntry& e) {
+nb::dict catalogue_dict(const CatalogueEntry& c) {
+  const KernelInfo& e = *c.kernel;
+  const std::optional<DType> accuracy = c.gemm ? c.gemm->accuracy : std::nullopt;
   nb::dict out;
-  out["operation"] = e.operation;
+  out["operation"] = std::string(c.operation);
   out["name"] = e.name;
   out["backend"] = std::string(backend_name(e.backend));
   out["rung"] = e.rung;
@@ -60,10 +62,10 @@ nb::dict catalogue_dict(const CatalogueEntry& e) {
   nb::list dtypes;
   for (DType d : e.dtypes) dtypes.append(std::string(dtype_name(d)));
   out["dtypes"] = dtypes;
-  out["accuracy"] = e.accuracy ? nb::cast(std::string(dtype_name(*e.accuracy))) : nb::none();
+  out["accuracy"] = accuracy ? nb::cast(std::string(dtype_name(*accuracy))) : nb::none();
   out["min_compute_capability"] = e.min_compute_capability;
   out["auto"] = e.auto_priority > 0;
-  out["batched"] = e.batched;
+  out["batched"] = c.gemm && c.gemm->batched;
   return out;
 }
 

@@ -1,39 +1,36 @@
-// The catalogue: every operation's registry in one form, from one list of the registries.
+// The catalogue: every operation's registry in one list.
 #include "gemmkit/catalogue.hpp"
 
 #include "gemmkit/conv1d.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/reduce.hpp"
+#include "gemmkit/registry.hpp"
 #include "gemmkit/sparse.hpp"
 
 namespace gemmkit {
 namespace {
 
 template <class Problem>
-void add_operation(std::vector<CatalogueEntry>& out, const Registry<Problem>& registry) {
-  for (const auto& e : registry.entries())
-    out.push_back({registry.operation(), e.name, e.backend, e.rung, e.role, e.summary, e.dtypes,
-                   std::nullopt, e.min_compute_capability, e.auto_priority});
+void add_entries(std::vector<CatalogueEntry>& out, std::string_view operation, const Registry<Problem>& registry) {
+  for (const Kernel<Problem>& e : registry.entries()) out.push_back({operation, &e, nullptr});
 }
 
 // The registries in catalogue order: each operation's name once, with how its entries join.
 struct OperationRegistryRef {
   std::string_view name;
-  void (*add)(std::vector<CatalogueEntry>& out);
+  void (*add)(std::vector<CatalogueEntry>& out, std::string_view name);
 };
 
 const std::vector<OperationRegistryRef>& registries() {
   static const std::vector<OperationRegistryRef> list = {
       {"gemm",
-       [](std::vector<CatalogueEntry>& out) {
+       [](std::vector<CatalogueEntry>& out, std::string_view name) {
          for (Backend b : {Backend::cpu, Backend::cuda})
-           for (const KernelEntry* e : gemm_registry().of_backend(b))
-             out.push_back({"gemm", e->name, e->backend, e->rung, e->role, e->summary, e->dtypes, e->accuracy,
-                            e->min_compute_capability, e->auto_priority, e->batched});
+           for (const KernelEntry* e : gemm_registry().of_backend(b)) out.push_back({name, e, e});
        }},
-      {"reduce", [](std::vector<CatalogueEntry>& out) { add_operation(out, reduce_registry()); }},
-      {"spmv", [](std::vector<CatalogueEntry>& out) { add_operation(out, spmv_registry()); }},
-      {"conv1d", [](std::vector<CatalogueEntry>& out) { add_operation(out, conv1d_registry()); }},
+      {"reduce", [](std::vector<CatalogueEntry>& out, std::string_view name) { add_entries(out, name, reduce_registry()); }},
+      {"spmv", [](std::vector<CatalogueEntry>& out, std::string_view name) { add_entries(out, name, spmv_registry()); }},
+      {"conv1d", [](std::vector<CatalogueEntry>& out, std::string_view name) { add_entries(out, name, conv1d_registry()); }},
   };
   return list;
 }
@@ -61,7 +58,7 @@ std::vector<CatalogueEntry> catalogue(std::string_view operation) {
     names += (names.empty() ? "" : ", ") + std::string(r.name);
     if (operation.empty() || operation == r.name) {
       known = true;
-      r.add(out);
+      r.add(out, r.name);
     }
   }
   if (!known)

@@ -317,7 +317,8 @@ TEST(Explain, PrimitivesLaunchesFromTheirLaunchers) {
   ASSERT_EQ(x.launches.size(), 2u);
   expect_dims(x.launches[1].plan.grid, 4, 1, 1);
   for (const char* op : {"reduce", "spmv", "conv1d"})
-    for (const CatalogueEntry& e : catalogue(op)) {
+    for (const CatalogueEntry& c : catalogue(op)) {
+      const KernelInfo& e = *c.kernel;
       if (e.backend != Backend::cuda || e.role != KernelRole::ladder) continue;
       const Explanation y = recorded_op(op, e.name, 100000, std::string(op) == "conv1d" ? 7 : 1000, 50000);
       ASSERT_FALSE(y.launches.empty()) << e.name;

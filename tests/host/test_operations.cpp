@@ -172,11 +172,12 @@ TEST(Catalogue, EveryOperationWithUniqueNames) {
   const std::vector<CatalogueEntry> all = catalogue();
   std::map<std::string, std::set<std::string>> names;
   std::vector<std::string> order;
-  for (const auto& e : all) {
-    EXPECT_TRUE(names[e.operation].insert(e.name).second) << e.operation << " lists " << e.name << " twice";
-    if (order.empty() || order.back() != e.operation) order.push_back(e.operation);
-    EXPECT_FALSE(e.summary.empty()) << e.name;
-    EXPECT_FALSE(e.dtypes.empty()) << e.name;
+  for (const auto& [operation, e, gemm] : all) {
+    EXPECT_TRUE(names[std::string(operation)].insert(e->name).second) << operation << " lists " << e->name << " twice";
+    if (order.empty() || order.back() != operation) order.emplace_back(operation);
+    EXPECT_FALSE(e->summary.empty()) << e->name;
+    EXPECT_FALSE(e->dtypes.empty()) << e->name;
+    EXPECT_EQ(gemm != nullptr, operation == "gemm") << e->name;  // GEMM's traits, for its kernels only
   }
   // Grouped, GEMM first, each operation once.
   EXPECT_EQ(order, (std::vector<std::string>{"gemm", "reduce", "spmv", "conv1d"}));
