@@ -143,7 +143,9 @@ struct MeasuredTable {
   Backend backend = Backend::cuda;
   int compute_capability = 0;
   std::string rule;  // how it picks, in words
-  std::function<std::vector<Pick>(const Problem&)> picks;  // the problem in kernel_form
+  // The problem in kernel_form; `described`: fill in `where` (only an explanation reads it,
+  // so a call's choice builds no text).
+  std::function<std::vector<Pick>(const Problem&, bool described)> picks;
 };
 
 namespace detail {
@@ -262,7 +264,7 @@ class Registry {
   // The auto choice for a problem in kernel_form on `ctx`, or nullptr when none accepts it.
   const Entry* choose_auto(const Context& ctx, const Problem& problem) const {
     return static_cast<const Entry*>(
-        detail::choose_auto(query(ctx.backend(), ctx.compute_capability(), problem), nullptr));
+        detail::choose_auto(query(ctx.backend(), ctx.compute_capability(), problem, false), nullptr));
   }
   // The auto decision with its reasons, on `backend` with a device of `compute_capability`
   // (ignored for the CPU); nullopt: no device to ask, the candidates' requirements are
@@ -270,7 +272,7 @@ class Registry {
   AutoChoice explain_auto(Backend backend, std::optional<int> compute_capability, const Problem& problem) const {
     AutoChoice choice;
     const auto& p = kernel_form(problem);
-    detail::choose_auto(query(backend, compute_capability, p), &choice);
+    detail::choose_auto(query(backend, compute_capability, p, true), &choice);
     return choice;
   }
 
@@ -312,7 +314,7 @@ class Registry {
     return nullptr;
   }
   // The auto rule's question for a problem in kernel_form, which must outlive the answer.
-  detail::AutoQuery query(Backend backend, std::optional<int> cc, const Problem& p) const {
+  detail::AutoQuery query(Backend backend, std::optional<int> cc, const Problem& p, bool described) const {
     detail::AutoQuery q;
     q.backend = backend;
     q.compute_capability = cc;
@@ -322,7 +324,7 @@ class Registry {
       q.measured_rule = measured_->rule;
       q.measured_compute_capability = measured_->compute_capability;
       if (!cc || *cc == measured_->compute_capability)
-        for (auto& pick : measured_->picks(p))
+        for (auto& pick : measured_->picks(p, described))
           if (const Entry* e = find(pick.kernel)) q.measured.push_back({e, std::move(pick.where)});  // else not built
     }
     q.rejects = [&p](const KernelInfo& k) { return static_cast<const Entry&>(k).rejects(p); };

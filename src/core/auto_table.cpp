@@ -78,9 +78,13 @@ MeasuredTable<GemmProblem> gemm_measured_table() {
   table.rule = std::string("the kernel measured fastest at the nearest shape of the problem's class (dtype, rows on "
                            "16 bytes or not) in the tuning run (") +
                kTuningRun.results + "), if it accepts the problem (the next nearest otherwise)";
-  table.picks = [](const GemmProblem& p) {
+  table.picks = [](const GemmProblem& p, bool described) {
     std::vector<MeasuredTable<GemmProblem>::Pick> picks;
     for (const TunedMatch& match : nearest_tuned_shapes(p, kTries)) {
+      if (!described) {
+        picks.push_back({match.shape->kernel, {}});
+        continue;
+      }
       char measured[64];
       std::snprintf(measured, sizeof measured, "%.1f%% of cuBLAS", match.shape->percent_of_cublas);
       picks.push_back({match.shape->kernel, "fastest at " + tuned_shape_string(*match.shape) + " (" + measured +
