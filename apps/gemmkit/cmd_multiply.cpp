@@ -35,13 +35,11 @@ struct MultiplyOptions {
   int moduli = 0;  // the Ozaki emulation's (0: its default plan)
 };
 
-bool is_ozaki(const std::string& kernel) { return kernel.rfind("cuda_ozaki_", 0) == 0; }
-
-// The Ozaki kernel named must take the inputs' dtype (cuda_ozaki_f64: f64, cuda_ozaki_f32: f32).
-void check_ozaki_kernel(const std::string& kernel, DType dtype) {
+// A kernel that takes moduli (the Ozaki emulation) spreads them over the processes of
+// --distributed, instead of SUMMA's blocks.
+const KernelEntry* spreads_moduli(const std::string& kernel) {
   const KernelEntry* entry = gemm_registry().find(kernel);
-  if (!entry || !entry->supports(dtype))
-    fail(ErrorCategory::usage, "kernel " + kernel + " does not take dtype " + std::string(dtype_name(dtype)));
+  return entry && entry->takes_moduli ? entry : nullptr;
 }
 
 DType parse_dtype_option(const std::string& text, const char* option) {
@@ -113,7 +111,7 @@ struct Prepared {
   const void* c_before_data = nullptr;
   GemmProblem p;
   DType dtype = DType::f32, storage = DType::f32, out = DType::f32;
-  bool converted = false, exact_out = false, exact_gpu = false;
+  bool converted = false, exact_out = false;
   VerifyMode verify_mode = VerifyMode::automatic;
 };
 
@@ -121,8 +119,7 @@ struct Prepared {
 struct Outcome {
   std::string kernel;
   double seconds = 0;
-  std::optional<ExactPlan> plan;
-  std::optional<OzakiPlan> ozaki;  // the plan the Ozaki emulation ran
+  GemmRunReport report;  // how a kernel that plans at run time ran (the Ozaki moduli, the exact method)
   std::vector<std::uint64_t> limbs;
   int limb_count = 0;
   nlohmann::json distributed;  // the process grid and blocks of a --distributed run
@@ -134,7 +131,7 @@ Prepared prepare_multiply(const MultiplyOptions& o) {
   output_format(o.c_path, parse_output_format(o.format));
   check_outputs({{"-o", o.c_path}, {"--json", o.json_path}},
                 {{"input A", o.a_path}, {"input B", o.b_path}, {"--c", o.c0_path}});
-  const std::optional<Backend> backend = parse_backend(o.backend);
+  parse_backend(o.backend);  // a bad --backend is refused before any file is read
   const VerifyMode verify_mode = parse_verify_mode(o.verify);
   if (o.beta != 0.0 && o.c0_path.empty())
     fail(ErrorCategory::usage, "--beta needs --c FILE, the matrix C0 in alpha*A*B + beta*C0");
@@ -176,17 +173,6 @@ Prepared prepare_multiply(const MultiplyOptions& o) {
   if (exact_out && output_format(o.c_path, parse_output_format(o.format)) == FileFormat::mtx)
     fail(ErrorCategory::usage, "--out-dtype exact writes .csv (decimal integers) or .npy (uint64 limbs), not " +
                                    quoted_path(o.c_path));
-  // Integer GEMM on the GPU is the exact one (cuda_exact_residues); big-integer results exist
-  // only there (i32 inputs with C in i64 run on the CPU too: cpu_blocked).
-  const bool on_gpu = backend ? *backend == Backend::cuda : (o.kernel == "auto" && cuda_device_available());
-  const bool exact_gpu = is_integer(dtype) && (o.kernel == "cuda_exact_residues" || (o.kernel == "auto" && on_gpu));
-  if (exact_out) {
-    const std::string gpu_only = "--out-dtype exact is computed by cuda_exact_residues on the CUDA backend";
-    if (backend == Backend::cpu || (o.kernel != "auto" && o.kernel != "cuda_exact_residues"))
-      fail(ErrorCategory::usage, gpu_only + "; the CPU kernels write C as i32 or i64");
-    if (!cuda_device_available())
-      fail(ErrorCategory::device, gpu_only + ", and this machine has none: " + no_device_message());
-  }
   // Verification checks the product of the inputs as converted; it says so when they were.
   const bool converted = dtype_of_any(a) != storage || dtype_of_any(b) != storage ||
                          (c0 && dtype_of_any(*c0) != out);
@@ -203,7 +189,7 @@ Prepared prepare_multiply(const MultiplyOptions& o) {
       c_before ? std::visit([](const auto& x) -> const void* { return x.data(); }, *c_before) : nullptr;
 
   Prepared w{std::move(a), std::move(b), std::move(c), std::move(c_before), c_before_data, {},
-              dtype, storage, out, converted, exact_out, exact_gpu, verify_mode};
+              dtype, storage, out, converted, exact_out, verify_mode};
   w.p = make_problem(w.a, o.trans_a, w.b, o.trans_b, w.c, o.alpha, o.beta);
   w.p.dtype = dtype;  // tf32: f32 storage that the tensor cores read as tf32
   if (verify_mode == VerifyMode::exact && !integer_valued(w.p, c_before_data))
@@ -221,12 +207,12 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
   const std::int64_t m = p.m, n = p.n, k = p.k;
   const std::string& kernel = r.kernel;
   const double seconds = r.seconds;
-  const std::optional<ExactPlan>& plan = r.plan;
   const int limb_count = r.limb_count;
   // A kernel that computes in a lower precision than the dtype (cuda_cublas_tf32: tf32 on f32
   // data) is held to the tolerance of the precision it computes in.
   const KernelEntry* entry = gemm_registry().find(kernel);
   const std::optional<DType> accuracy = entry ? entry->accuracy : std::nullopt;
+  const bool exact_kernel = entry && entry->exact_integers;  // its integers are exact or an error
   VerifyResult check;
   if (!exact_out) check = verify(p, w.c_before_data, w.verify_mode, 0x5eed, accuracy);
   else if (w.verify_mode != VerifyMode::none) check = verify_limbs(p, w.c_before_data, r.limbs.data(), n, limb_count);
@@ -259,12 +245,11 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
                                                  kernel + ": ") +
              check.detail + of_inputs + "; " + quoted_path(o.c_path) + " was not written");
   }
-  if (r.ozaki)
-    report["ozaki"] = {{"method", r.ozaki->describe()}, {"moduli", r.ozaki->moduli}, {"bits", r.ozaki->bits}};
-  if (plan) {
-    report["exact"] = {{"method", plan->describe()}, {"int8_gemms", plan->gemms}, {"moduli", plan->moduli},
-                       {"bound", plan->bound}};
-    if (exact_out) report["exact"]["limbs"] = limb_count;
+  if (!r.report.section.empty()) {
+    nlohmann::json& section = report[r.report.section];
+    section["method"] = r.report.method;
+    for (const GemmRunReport::Fact& fact : r.report.facts)
+      std::visit([&](const auto& value) { section[fact.name] = value; }, fact.value);
   }
   const std::optional<FileFormat> format = parse_output_format(o.format);
   if (exact_out) write_limb_table(o.c_path, LimbTableView{r.limbs.data(), m, n, limb_count}, nullptr, format);
@@ -277,12 +262,11 @@ void finish_multiply(const MultiplyOptions& o, const Prepared& w, const Outcome&
               quoted_path(o.a_path).c_str(), o.trans_a ? "^T" : "", quoted_path(o.b_path).c_str(), o.trans_b ? "^T" : "",
               p.shape_string().c_str(), dtypes.c_str(), kernel.c_str(), seconds * 1e3,
               report["gflops"].get<double>());
-  if (plan) std::printf("exact: %s\n", plan->describe().c_str());
-  if (r.ozaki) std::printf("ozaki: %s\n", r.ozaki->describe().c_str());
+  if (!r.report.section.empty()) std::printf("%s: %s\n", r.report.section.c_str(), r.report.method.c_str());
   if (check.method == VerifyMode::none)
     std::printf("not verified (--verify none)%s\n",
-                is_integer(dtype) && !plan ? "; no entry of the exact product overflows"
-                : plan && !exact_out       ? "; every entry computed exactly (an overflow would have stopped it)"
+                is_integer(dtype) && !exact_kernel ? "; no entry of the exact product overflows"
+                : exact_kernel && !exact_out       ? "; every entry computed exactly (an overflow would have stopped it)"
                                            : "");
   else
     std::printf("verified (%s)%s: %s\n", check.check.c_str(), of_inputs.c_str(), check.guarantee.c_str());
@@ -418,7 +402,8 @@ void multiply_ozaki_distributed(const MultiplyOptions& o, const dist::ProcessGri
   dist::collective(grid.comm(), [&] {
     if (rank != 0) return;
     w = prepare_multiply(o);
-    check_ozaki_kernel(o.kernel, w->p.dtype);
+    if (!spreads_moduli(o.kernel)->supports(w->p.dtype))
+      fail(ErrorCategory::usage, "kernel " + o.kernel + " does not take dtype " + std::string(dtype_name(w->p.dtype)));
   });
   const dist::GpuGrid gpus(grid);
   MPI_Barrier(grid.comm());
@@ -429,7 +414,7 @@ void multiply_ozaki_distributed(const MultiplyOptions& o, const dist::ProcessGri
   dist::collective(grid.comm(), [&] {
     if (rank != 0) return;
     Outcome r;
-    r.ozaki = plan;
+    r.report = plan.report();
     r.kernel = o.kernel + " (moduli over " + std::to_string(grid.size()) + " processes)";
     r.seconds = seconds;
     const std::vector<int> first = ozaki_moduli_by_rank(plan.moduli, grid.size());
@@ -458,14 +443,22 @@ void run_multiply_distributed([[maybe_unused]] const MultiplyOptions& o) {  // u
       on_gpu = parse_backend(o.backend) == Backend::cuda;
       if (!o.grid.empty()) shape = dist::parse_grid(o.grid);
       if (o.block < 1) fail(ErrorCategory::usage, "--block must be at least 1, not " + std::to_string(o.block));
-      if (is_ozaki(o.kernel) && parse_backend(o.backend) == Backend::cpu)
+      if (spreads_moduli(o.kernel) && parse_backend(o.backend) == Backend::cpu)
         fail(ErrorCategory::usage, "kernel " + o.kernel + " runs on the cuda backend, not --backend cpu");
-      if (is_ozaki(o.kernel) && shape)
-        fail(ErrorCategory::usage, "--grid is for SUMMA's blocks; the Ozaki emulation (--kernel " + o.kernel +
-                                       ") spreads its moduli over all the processes");
+      if (o.moduli != 0 && !spreads_moduli(o.kernel)) {  // SUMMA's local kernels take none
+        GemmOptions asked;
+        asked.moduli = o.moduli;
+        const KernelEntry* named = gemm_registry().find(o.kernel);
+        const auto why = named ? kernel_options_refusal(*named, asked, GemmProblem{})
+                               : auto_options_refusal(parse_backend(o.backend).value_or(Backend::cpu), asked);
+        fail(ErrorCategory::usage, why.value_or("--moduli is not taken by --kernel " + o.kernel));
+      }
+      if (spreads_moduli(o.kernel) && shape)
+        fail(ErrorCategory::usage, "--grid is for SUMMA's blocks; kernel " + o.kernel +
+                                       " spreads its moduli over all the processes");
     });
     const dist::ProcessGrid grid(MPI_COMM_WORLD, shape);
-    if (is_ozaki(o.kernel)) return multiply_ozaki_distributed(o, grid);
+    if (spreads_moduli(o.kernel)) return multiply_ozaki_distributed(o, grid);
     // .npy inputs of one dtype a host distributed matrix holds: read in parallel (CPU backend).
     bool parallel = false;
     dist::collective(grid.comm(), [&] {
@@ -534,27 +527,17 @@ void run_multiply(const MultiplyOptions& o) {
   GemmOptions options;
   options.backend = backend;
   options.kernel = o.kernel;
-  // The exact GPU GEMM through the library's exact API, which says how it ran (the plan).
+  options.moduli = o.moduli;  // the library refuses them to a kernel that takes none
   Outcome r;
-  const auto start = std::chrono::steady_clock::now();
-  if (w.exact_gpu) {
-    if (w.exact_out) {
-      r.limb_count = exact_output_limbs(p);
-      r.limbs.assign(std::size_t(m * n * r.limb_count), 0);
-      const ExactLimbsOut to{r.limbs.data(), n, r.limb_count};
-      r.plan = exact_integer_gemm(p, &to);
-    } else {
-      r.plan = exact_integer_gemm(p);
-    }
-    r.kernel = "cuda_exact_residues";
-  } else if (is_ozaki(o.kernel)) {
-    // The emulation through its own API, which takes the moduli and says how it ran.
-    check_ozaki_kernel(o.kernel, p.dtype);
-    r.ozaki = ozaki_gemm(p, o.moduli);
-    r.kernel = o.kernel;
-  } else {
-    r.kernel = gemm(p, options);
+  if (w.exact_out) {  // the exact product as limbs instead of C
+    r.limb_count = exact_output_limbs(p);
+    r.limbs.assign(std::size_t(m * n * r.limb_count), 0);
+    options.limbs = {r.limbs.data(), n, r.limb_count};
   }
+  const auto start = std::chrono::steady_clock::now();
+  GemmRun ran = gemm_with_report(p, options);
+  r.kernel = std::move(ran.kernel);
+  r.report = std::move(ran.report);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   finish_multiply(o, w, r);
 }
@@ -608,10 +591,6 @@ void add_multiply(CLI::App& app) {
                   "accuracy for these operands (docs/exact.md)")
       ->capture_default_str();
   cmd->callback([o] {
-    if (o->moduli != 0 && !is_ozaki(o->kernel))
-      fail(ErrorCategory::usage, "--moduli " + std::to_string(o->moduli) +
-                                     " is for the Ozaki emulation (--kernel cuda_ozaki_f64 or cuda_ozaki_f32), not " +
-                                     o->kernel);
     run_multiply(*o);
   });
 }

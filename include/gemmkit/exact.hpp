@@ -79,6 +79,7 @@ struct ExactPlan {
   std::uint64_t max_abs_a = 0, max_abs_b = 0;
   std::string bound;
   std::string describe() const;  // e.g. "residues mod 10 int8 primes (10 int8 GEMMs), |AB| <= 7.6e22"
+  GemmRunReport report() const;  // the kernel's report: "exact", int8_gemms, moduli, bound
 };
 
 // The plan for |op(A) op(B)| <= max_abs_a * max_abs_b * k: residues modulo the fewest
@@ -100,15 +101,7 @@ struct ExactGemmReport {
   bool overflow() const { return overflow_row >= 0; }
 };
 
-// Exact output as limbs instead of C: entry (r, c) of alpha op(A) op(B) + beta C0 as `limbs`
-// 64-bit two's-complement words (least significant first) at words + (r * ld + c) * limbs,
-// in the caller's layout's row order (row-major: r a row of C; column-major: entries of
-// C^T, r a column of C). C0 is read from the problem's C when beta != 0; C is not written.
-struct ExactLimbsOut {
-  std::uint64_t* words = nullptr;
-  std::int64_t ld = 0;  // in entries
-  int limbs = 0;        // at least exact_output_limbs(problem)
-};
+// Exact output as limbs instead of C: ExactLimbsOut (gemmkit/gemm.hpp, GemmOptions::limbs).
 // Words that hold every alpha op(A) op(B) + beta C0 of the problem's dtype and k.
 int exact_output_limbs(const GemmProblem& problem);
 

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "gemmkit/context.hpp"
@@ -76,6 +78,32 @@ GemmProblem as_row_major(const GemmProblem& problem);
 // Matrix i of a strided batch as a problem of its own (batch 1).
 GemmProblem batch_item(const GemmProblem& problem, std::int64_t i);
 
+// The exact integer GEMM's result as limbs instead of C (GemmOptions::limbs): entry (r, c) of
+// alpha op(A) op(B) + beta C0 as `limbs` 64-bit two's-complement words (least significant
+// first) at words + (r * ld + c) * limbs, in the caller's layout's row order (row-major: r a
+// row of C; column-major: entries of C^T, r a column of C). C0 is read from the problem's C
+// when beta != 0; C is not written.
+struct ExactLimbsOut {
+  std::uint64_t* words = nullptr;
+  std::int64_t ld = 0;  // in entries
+  int limbs = 0;        // at least exact_output_limbs(problem) (gemmkit/exact.hpp)
+};
+
+// How a kernel that plans at run time ran (the Ozaki emulation's moduli, the exact GEMM's
+// method and bound): `gemmkit multiply` prints "<section>: <method>", and its JSON carries
+// the method and the facts under `section`.
+struct GemmRunReport {
+  std::string section;  // e.g. "ozaki", "exact"; empty: the kernel has nothing to add
+  std::string method;   // in words
+  struct Fact {
+    std::string name;
+    std::variant<std::int64_t, std::string> value;
+  };
+  std::vector<Fact> facts;
+};
+
+struct GemmOptions;
+
 // ---- GEMM's kernels (the registry: gemmkit/registry.hpp) ---------------------------------
 // What a GEMM kernel says besides what every kernel says.
 template <>
@@ -88,6 +116,17 @@ struct KernelTraits<GemmProblem> {
   // Runs a strided batch (GemmProblem::batch) itself, in one launch; otherwise the library
   // runs the batch's products one after another (run_batch, registry.hpp).
   bool batched = false;
+  // Integer results are exact or an OverflowError naming the entry, never wrapped, so the host
+  // API needs no integer rule of its own around it (gemm() below).
+  bool exact_integers = false;
+  // The kernel options it takes (GemmOptions): a plan that sets one its kernel does not take
+  // is refused, and "auto" with an option chooses among the kernels that take it.
+  bool takes_moduli = false;  // GemmOptions::moduli
+  bool writes_limbs = false;  // GemmOptions::limbs
+  // Kernels that take options, or say how they ran, size and run with the plan's options
+  // here; KernelCode's workspace_bytes and run are then these with the default options.
+  std::function<std::size_t(const GemmProblem&, const Context&, const GemmOptions&)> workspace_with_options;
+  std::function<GemmRunReport(const GemmProblem&, const KernelLaunch&, const GemmOptions&)> run_with_options;
 };
 using KernelEntry = Kernel<GemmProblem>;
 
@@ -160,7 +199,20 @@ struct GemmOptions {
   // Host API only: the context to run in (nullptr: one made for the call, which costs a
   // cuBLAS handle; pass one to reuse its handles and workspaces across calls).
   Context* context = nullptr;
+  // Options of the kernels that declare them (KernelTraits<GemmProblem>); the plan hands
+  // them to its kernel. A kernel named with an option it does not take is a usage error.
+  // The Ozaki emulation's int8 primes, 2 to 53: more are more accurate, fewer faster (0:
+  // the default plan for the operands, as accurate as native GEMM; gemmkit/ozaki.hpp).
+  int moduli = 0;
+  // The exact integer GEMM's result as limbs instead of C (words null: C as usual), in the
+  // call's memory (host memory for the host API), one product (batch 1).
+  ExactLimbsOut limbs{};
 };
+
+// Whether `options` sets a kernel option; "moduli 16", "exact output (limbs)": those it sets,
+// in words ("" if none).
+bool has_kernel_options(const GemmOptions& options);
+std::string kernel_options_text(const GemmOptions& options);
 
 // ---- device API: operands in the context's memory, nothing copied ----------------------
 // Pointers are device memory of ctx's device (host memory for the CPU context). The call
@@ -209,5 +261,11 @@ AutoChoice explain_auto_choice(Backend backend, std::optional<int> compute_capab
 // where it cannot prove that nothing overflows, the modular check of verify.hpp's `exact`
 // after the product (C0 is kept for it when beta != 0). C then holds what the kernel wrote.
 std::string gemm(const GemmProblem& host_problem, const GemmOptions& options = {});
+// The same, saying how it ran: the kernel and its report (GemmRunReport).
+struct GemmRun {
+  std::string kernel;
+  GemmRunReport report;
+};
+GemmRun gemm_with_report(const GemmProblem& host_problem, const GemmOptions& options = {});
 
 }  // namespace gemmkit

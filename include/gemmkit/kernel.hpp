@@ -243,13 +243,19 @@ class Registry {
   // The operation's measured table (none by default).
   void set_measured_table(MeasuredTable<Problem> table) { measured_ = std::move(table); }
 
+  // What a caller refuses of a kernel besides what the kernel refuses (the operation's
+  // options it does not take): nullopt when it is no matter.
+  using Filter = std::function<std::optional<std::string>(const Entry&)>;
+
   // The kernel a call runs on `ctx`: `name`, checked against the context's backend, the
-  // problem and the device's compute capability, or for "auto" the auto choice. Usage
-  // errors say why not. `problem` is the caller's; kernels judge its kernel_form.
-  const Entry& choose(const Context& ctx, const Problem& problem, std::string_view name) const {
+  // problem and the device's compute capability, or for "auto" the auto choice (among the
+  // kernels `also` does not refuse). Usage errors say why not. `problem` is the caller's;
+  // kernels judge its kernel_form.
+  const Entry& choose(const Context& ctx, const Problem& problem, std::string_view name,
+                      const Filter& also = {}) const {
     const auto& p = kernel_form(problem);
     if (names_auto(name)) {
-      if (const Entry* e = choose_auto(ctx, p)) return *e;
+      if (const Entry* e = choose_auto(ctx, p, also)) return *e;
       fail(ErrorCategory::usage, refusal_message({Refusal::none_accepts, name, nullptr, &problem, &ctx, {}}));
     }
     const Entry& e = get(name);
@@ -257,14 +263,16 @@ class Registry {
       fail(ErrorCategory::usage, refusal_message({Refusal::other_backend, name, &e, &problem, &ctx, {}}));
     if (auto why = e.rejects(p))
       fail(ErrorCategory::usage, refusal_message({Refusal::refused, name, &e, &problem, &ctx, *why}));
+    if (auto why = also ? also(e) : std::nullopt)
+      fail(ErrorCategory::usage, refusal_message({Refusal::refused, name, &e, &problem, &ctx, *why}));
     if (e.backend != Backend::cpu && e.min_compute_capability > ctx.compute_capability())
       fail(ErrorCategory::usage, refusal_message({Refusal::old_device, name, &e, &problem, &ctx, {}}));
     return e;
   }
   // The auto choice for a problem in kernel_form on `ctx`, or nullptr when none accepts it.
-  const Entry* choose_auto(const Context& ctx, const Problem& problem) const {
+  const Entry* choose_auto(const Context& ctx, const Problem& problem, const Filter& also = {}) const {
     return static_cast<const Entry*>(
-        detail::choose_auto(query(ctx.backend(), ctx.compute_capability(), problem, false), nullptr));
+        detail::choose_auto(query(ctx.backend(), ctx.compute_capability(), problem, false, also), nullptr));
   }
   // The auto decision with its reasons, on `backend` with a device of `compute_capability`
   // (ignored for the CPU); nullopt: no device to ask, the candidates' requirements are
@@ -314,7 +322,8 @@ class Registry {
     return nullptr;
   }
   // The auto rule's question for a problem in kernel_form, which must outlive the answer.
-  detail::AutoQuery query(Backend backend, std::optional<int> cc, const Problem& p, bool described) const {
+  detail::AutoQuery query(Backend backend, std::optional<int> cc, const Problem& p, bool described,
+                          const Filter& also = {}) const {
     detail::AutoQuery q;
     q.backend = backend;
     q.compute_capability = cc;
@@ -327,7 +336,11 @@ class Registry {
         for (auto& pick : measured_->picks(p, described))
           if (const Entry* e = find(pick.kernel)) q.measured.push_back({e, std::move(pick.where)});  // else not built
     }
-    q.rejects = [&p](const KernelInfo& k) { return static_cast<const Entry&>(k).rejects(p); };
+    q.rejects = [&p, &also](const KernelInfo& k) {
+      const Entry& e = static_cast<const Entry&>(k);
+      if (auto why = e.rejects(p)) return why;
+      return also ? also(e) : std::nullopt;
+    };
     q.computes_in = [&p](const KernelInfo& k) { return static_cast<const Entry&>(k).computes_in(p); };
     return q;
   }

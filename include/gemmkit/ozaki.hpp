@@ -28,6 +28,7 @@ struct OzakiPlan {
   int bits = 0;                  // the largest entry of each row of op(A) / column of op(B) in
                                  // [2^(bits-1), 2^bits)
   std::string describe() const;  // e.g. "14 int8 primes, 47 bits per row of A and column of B"
+  GemmRunReport report() const;  // the same as the kernels' report: "ozaki", moduli, bits
 };
 
 // The most bits within 2 k 2^(2 bits) < P (P the product of the first `moduli`
@@ -61,7 +62,7 @@ std::size_t ozaki_gemm_workspace_bytes(const Context& ctx, const GemmProblem& pr
 // a usage error naming the operand and its row or column: native DGEMM would
 // spread it, this emulation has no integer for it, and nothing is written
 // then). Returns the plan that ran. gemm()'s kernels cuda_ozaki_f64 and
-// cuda_ozaki_f32 run it with the default plan.
+// cuda_ozaki_f32 run it with GemmOptions::moduli (0: the default plan) and report it.
 OzakiPlan ozaki_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace, int moduli = 0);
 
 // The moduli of the emulation spread over `ranks` processes (dist::ozaki_gemm,

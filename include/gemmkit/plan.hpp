@@ -22,8 +22,10 @@ namespace gemmkit {
 class GemmPlan {
  public:
   // Plans `problem` (device memory of ctx's device, or host memory for the CPU context;
-  // pointers may be null) with options.kernel ("auto" or a name). Usage errors for an invalid
-  // problem, an unknown kernel name or a backend that is not the context's. A kernel that
+  // pointers may be null) with options.kernel ("auto" or a name) and its kernel options.
+  // Usage errors for an invalid problem, an unknown kernel name, a backend that is not the
+  // context's, or a kernel option that the kernel named (auto: every kernel it chooses) does
+  // not take. A kernel that
   // refuses the problem, a device too old for it, or no kernel accepting it gives a plan that
   // cannot run, with the reason in why_not(). The plan keeps a reference to ctx: it must not
   // outlive it.
@@ -49,16 +51,19 @@ class GemmPlan {
   // alignment), else a usage error and nothing is queued. The workspace is the caller's (at
   // least workspace_bytes(), kWorkspaceAlignment-aligned) or, in the second form, the
   // context's pool's for `stream`.
-  void run(const GemmProblem& operands, Stream stream, Workspace workspace) const;
-  void run(const GemmProblem& operands, Stream stream = nullptr) const;
+  // Kernel options (GemmOptions: the Ozaki moduli, limbs out) are the plan's, and so is what
+  // the run reports of itself (GemmRunReport; empty for most kernels).
+  GemmRunReport run(const GemmProblem& operands, Stream stream, Workspace workspace) const;
+  GemmRunReport run(const GemmProblem& operands, Stream stream = nullptr) const;
 
  private:
   // The entry that runs `operands`, or the usage error that refuses them (run's checks).
   const KernelEntry& check(const GemmProblem& operands) const;
-  void launch(const KernelEntry& entry, const GemmProblem& operands, Stream stream, Workspace workspace) const;
+  GemmRunReport launch(const KernelEntry& entry, const GemmProblem& operands, Stream stream, Workspace workspace) const;
 
   Context* ctx_;
   GemmProblem problem_;
+  GemmOptions options_;  // the kernel options it runs with
   const KernelEntry* entry_ = nullptr;
   std::string why_not_;
   std::size_t workspace_bytes_ = 0;

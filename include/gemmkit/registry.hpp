@@ -3,6 +3,8 @@
 // GEMM's own traits and rules are in gemmkit/gemm.hpp (KernelTraits<GemmProblem>, KernelEntry).
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,10 +20,24 @@ const Registry<GemmProblem>& gemm_registry();
 // read, so no kernel runs and none needs workspace.
 inline bool writes_nothing(const GemmProblem& p) { return p.m == 0 || p.n == 0 || p.batch == 0; }
 
-// Runs a row-major `problem` (the whole batch) through entry.run(): in one call when the entry
-// is batched, else product by product; nothing at all when C is empty (writes_nothing), so
-// run() never sees such a problem from here. K = 0 is not empty: C becomes beta C.
-void run_batch(const KernelEntry& entry, const GemmProblem& problem, const KernelLaunch& launch);
+// Runs a row-major `problem` (the whole batch) through entry.run() (run_with_options, with
+// `options`, for kernels that have it): in one call when the entry is batched, else product
+// by product; nothing at all when C is empty (writes_nothing), so run() never sees such a
+// problem from here. K = 0 is not empty: C becomes beta C. Returns the kernel's report (of
+// the last product).
+GemmRunReport run_batch(const KernelEntry& entry, const GemmProblem& problem, const KernelLaunch& launch,
+                        const GemmOptions& options = {});
+// Device bytes of workspace `entry` needs for a row-major problem with `options`
+// (workspace_with_options for kernels that have it, else workspace_for).
+std::size_t workspace_with(const KernelEntry& entry, const GemmProblem& problem, const Context& ctx,
+                           const GemmOptions& options);
+// Why `entry` cannot run with the kernel options `options` sets (one it does not take, or
+// limbs for a batch), or nullopt. The words name the kernels that do take them.
+std::optional<std::string> kernel_options_refusal(const KernelEntry& entry, const GemmOptions& options,
+                                                  const GemmProblem& problem);
+// Why "auto" on `backend` cannot take the kernel options `options` sets (no kernel it may
+// choose there takes them), or nullopt (also when it sets none).
+std::optional<std::string> auto_options_refusal(Backend backend, const GemmOptions& options);
 
 // GEMM words its usage errors as it always has, and takes only "auto" as the auto choice (an
 // empty name is an unknown kernel).

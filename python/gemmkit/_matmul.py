@@ -373,8 +373,9 @@ class Plan:
     arguments mean what they mean for :func:`matmul`; ``c`` given here fixes C's strides
     and dtype (default: a new C-contiguous result). Host arrays run on the CPU context; a
     plan for a CUDA device takes that device's tensors (no copies, so no backend='cuda' for
-    host arrays). A problem no kernel takes, or that ``kernel`` refuses, is a UsageError
-    saying why, at planning.
+    host arrays). ``moduli`` is the kernel option of the kernels that take it (the Ozaki
+    emulation, as for :func:`matmul`), carried by the plan to every run. A problem no kernel
+    takes, or that ``kernel`` refuses, is a UsageError saying why, at planning.
 
     Attributes: ``kernel`` (the kernel it runs), ``workspace_bytes`` (device memory each run
     takes from the context's pool).
@@ -383,14 +384,15 @@ class Plan:
     def __init__(self, a: Any, b: Any, *, c: Any = None, transpose_a: bool = False,
                  transpose_b: bool = False, dtype: Optional[str] = None,
                  out_dtype: Optional[str] = None, kernel: str = "auto",
-                 context: Optional[Context] = None) -> None:
+                 context: Optional[Context] = None, moduli: int = 0) -> None:
         call = _prepare(a, b, c, 0, transpose_a, transpose_b, dtype, out_dtype, context, None, None)
         if call.host and call.context.backend != "cpu":
             raise UsageError("a plan runs on the memory of its context: host arrays take the CPU "
                              "context (move them to the device for a CUDA plan)")
         ta, tb, pm, pn, a_ptr, lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc, col_major = call.problem
         self._native = _GemmPlan(call.context, call.compute, call.out, ta, tb, pm, pn, call.k, a_ptr,
-                                 lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc, kernel, col_major)
+                                 lda, b_ptr, ldb, c_ptr, ldc, batch, sa, sb, sc, kernel, col_major,
+                                 moduli)
         if not self._native.can_run:
             raise UsageError(self._native.why_not)
         self._context = call.context

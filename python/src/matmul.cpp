@@ -13,7 +13,6 @@
 #include "bindings.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
-#include "gemmkit/ozaki.hpp"
 #include "gemmkit/plan.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/timing.hpp"
@@ -64,31 +63,15 @@ GemmOptions options_for(Context& ctx, std::string_view kernel) {
   return options;
 }
 
-bool is_ozaki(std::string_view kernel) { return kernel.rfind("cuda_ozaki_", 0) == 0; }
-
 // Runs the problem in ctx: the device API (host pointers for the CPU context, device
 // pointers of its device for a CUDA one, queued on `stream`), or, for host memory on a CUDA
 // context, the host API (copies to the device and back, waiting for it). moduli != 0: the
-// Ozaki emulation's own call, with that many moduli (its kernels only).
+// kernel option of the kernels that take it (the Ozaki emulation); the library refuses it to
+// others.
 std::string run(Context& ctx, const GemmProblem& p, std::string_view kernel, Stream stream, bool host,
                 int moduli) {
-  if (moduli != 0) {
-    if (!is_ozaki(kernel))
-      fail(ErrorCategory::usage, "moduli=" + std::to_string(moduli) +
-                                     " is for the Ozaki emulation (kernel='cuda_ozaki_f64' or 'cuda_ozaki_f32'), not '" +
-                                     std::string(kernel) + "'");
-    if (ctx.backend() != Backend::cuda)
-      fail(ErrorCategory::usage, "the Ozaki emulation runs on the CUDA backend, not in a CPU context");
-    const KernelEntry& entry = choose_gemm_kernel(ctx, p, options_for(ctx, kernel));  // dtype and preconditions
-    if (host) {
-      ozaki_gemm(p, moduli, &ctx);
-    } else {
-      const std::size_t bytes = ozaki_gemm_workspace_bytes(ctx, p, moduli);
-      ozaki_gemm(ctx, p, stream, ctx.workspace(stream, bytes), moduli);
-    }
-    return entry.name;
-  }
   GemmOptions options = options_for(ctx, kernel);
+  options.moduli = moduli;
   if (host && ctx.backend() == Backend::cuda) {
     options.context = &ctx;
     return gemm(p, options);
@@ -143,8 +126,8 @@ void bind_matmul(nb::module_& m) {
       "elements. The CPU context: host pointers, run now. A CUDA context: device pointers of "
       "its device, queued on `stream` (a cudaStream_t as an int; 0 the legacy default stream) "
       "without waiting; with host=True host pointers, copied to the device and back (the host "
-      "API, which waits). kernel: a catalogue name or 'auto'. moduli: for kernel "
-      "'cuda_ozaki_f64' or 'cuda_ozaki_f32', the count of int8 moduli (0: the default plan). "
+      "API, which waits). kernel: a catalogue name or 'auto'. moduli: the kernel option of the "
+      "kernels that take it (the Ozaki emulation's int8 moduli; 0: its default plan). "
       "col_major: every matrix stored by columns (the arguments as BLAS takes them), "
       "else by rows. Returns the kernel that ran.");
 
@@ -158,19 +141,23 @@ void bind_matmul(nb::module_& m) {
              bool trans_b, std::int64_t m_, std::int64_t n, std::int64_t k, std::uintptr_t a, std::int64_t lda,
              std::uintptr_t b, std::int64_t ldb, std::uintptr_t c, std::int64_t ldc, std::int64_t batch,
              std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c, std::string_view kernel,
-             bool col_major) {
+             bool col_major, int moduli) {
             const ProblemArgs args{dtype, out_dtype, trans_a, trans_b, m_, n, k, 1.0, a, lda, b,
                                    ldb, 0.0, c, ldc, batch, stride_a, stride_b, stride_c, col_major};
-            new (self) GemmPlan(ctx, args.problem(), options_for(ctx, kernel));
+            GemmOptions options = options_for(ctx, kernel);
+            options.moduli = moduli;
+            new (self) GemmPlan(ctx, args.problem(), options);
           },
           nb::arg("context"), nb::arg("dtype"), nb::arg("out_dtype"), nb::arg("trans_a"), nb::arg("trans_b"),
           nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("a"), nb::arg("lda"), nb::arg("b"), nb::arg("ldb"),
           nb::arg("c"), nb::arg("ldc"), nb::arg("batch") = 1, nb::arg("stride_a") = 0, nb::arg("stride_b") = 0,
-          nb::arg("stride_c") = 0, nb::arg("kernel") = "auto", nb::arg("col_major") = false,
+          nb::arg("stride_c") = 0, nb::arg("kernel") = "auto", nb::arg("col_major") = false, nb::arg("moduli") = 0,
           nb::keep_alive<1, 2>(),  // the plan refers to its context
           "Plans the problem gemm() takes, without alpha and beta; the pointers stand for the "
-          "operands' alignment (0: as aligned as any kernel asks). UsageError for an invalid "
-          "problem or an unknown kernel; a problem no kernel takes gives can_run False.")
+          "operands' alignment (0: as aligned as any kernel asks). moduli: the kernel option of "
+          "the kernels that take it (the Ozaki emulation). UsageError for an invalid problem, an "
+          "unknown kernel or an option the kernel does not take; a problem no kernel takes gives "
+          "can_run False.")
       .def_prop_ro("can_run", &GemmPlan::can_run)
       .def_prop_ro("why_not", &GemmPlan::why_not, "Why it cannot run; '' when it can.")
       .def_prop_ro("kernel", [](const GemmPlan& plan) { return plan.kernel().name; },

@@ -97,6 +97,10 @@ std::string exact_value_text(const std::uint64_t* x, int limbs, std::int64_t alp
 
 }  // namespace detail
 
+GemmRunReport ExactPlan::report() const {
+  return {"exact", describe(), {{"int8_gemms", gemms}, {"moduli", moduli}, {"bound", bound}}};
+}
+
 std::string ExactPlan::describe() const {
   char bound_text[32];
   std::snprintf(bound_text, sizeof bound_text, "%.3g", std::stod(bound.empty() ? "0" : bound));

@@ -194,7 +194,14 @@ const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& pro
     fail(ErrorCategory::usage, "the " + std::string(backend_name(*options.backend)) +
                                    " backend was asked of a " +
                                    std::string(backend_name(ctx.backend())) + " context");
-  return gemm_registry().choose(ctx, problem, options.kernel);
+  if (!has_kernel_options(options)) return gemm_registry().choose(ctx, problem, options.kernel);
+  // Kernel options: a kernel named must take them, and auto chooses among those that do.
+  if (options.kernel == "auto")
+    if (auto why = auto_options_refusal(ctx.backend(), options)) fail(ErrorCategory::usage, *why);
+  if (const KernelEntry* named = gemm_registry().find(options.kernel))
+    if (auto why = kernel_options_refusal(*named, options, problem)) fail(ErrorCategory::usage, *why);
+  return gemm_registry().choose(ctx, problem, options.kernel,
+                                [&](const KernelEntry& e) { return kernel_options_refusal(e, options, problem); });
 }
 
 AutoChoice explain_auto_choice(Backend backend, std::optional<int> compute_capability,
@@ -206,7 +213,7 @@ std::size_t gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem,
                                  const GemmOptions& options) {
   validate(problem);
   const GemmProblem p = as_row_major(problem);
-  return choose_gemm_kernel(ctx, p, options).workspace_for(p, ctx);
+  return workspace_with(choose_gemm_kernel(ctx, p, options), p, ctx, options);
 }
 
 namespace {
@@ -223,12 +230,13 @@ void in_caller_layout(const GemmProblem& problem, F&& f) {
   }
 }
 
-// Runs `run`, which computes the host-memory `problem` (any layout, any batch), under the
-// integer rule (gemm.hpp): the bound first; for the products it cannot prove safe, C0 is kept
-// (when beta != 0) and the modular check follows the run.
+// Runs `run`, which computes the host-memory `problem` (any layout, any batch) on `entry`, under
+// the integer rule (gemm.hpp): the bound first; for the products it cannot prove safe, C0 is
+// kept (when beta != 0) and the modular check follows the run. An entry whose integers are
+// exact or an error needs none of it.
 template <class F>
-void with_integer_rule(const GemmProblem& problem, F&& run) {
-  if (!is_integer(problem.dtype) || writes_nothing(problem)) return run();
+void with_integer_rule(const KernelEntry& entry, const GemmProblem& problem, F&& run) {
+  if (!is_integer(problem.dtype) || writes_nothing(problem) || entry.exact_integers) return run();
   struct Unproven {
     std::int64_t item;
     std::vector<unsigned char> c0;  // C before the run (beta != 0)
@@ -260,14 +268,11 @@ void with_integer_rule(const GemmProblem& problem, F&& run) {
 
 namespace detail {
 
-void launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& p, Stream stream,
-                 Workspace workspace) {
-  if (writes_nothing(p)) return;
-  if (entry.backend == Backend::cuda) {
-    cuda_launch_gemm(ctx, entry, p, stream, workspace);
-    return;
-  }
-  run_batch(entry, p, KernelLaunch{ctx, stream, workspace});
+GemmRunReport launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& p, Stream stream,
+                          Workspace workspace, const GemmOptions& options) {
+  if (writes_nothing(p)) return {};
+  if (entry.backend == Backend::cuda) return cuda_launch_gemm(ctx, entry, p, stream, workspace, options);
+  return run_batch(entry, p, KernelLaunch{ctx, stream, workspace}, options);
 }
 
 }  // namespace detail
@@ -286,21 +291,27 @@ GemmProblem with_stand_in_operands(GemmProblem p) {
 }  // namespace
 
 GemmPlan::GemmPlan(Context& ctx, const GemmProblem& problem, const GemmOptions& options)
-    : ctx_(&ctx), problem_(problem) {
+    : ctx_(&ctx), problem_(problem), options_(options) {
+  options_.context = nullptr;  // the plan's context is ctx
   const GemmProblem planned = with_stand_in_operands(problem);
   validate(planned);
   const GemmProblem p = as_row_major(planned);
   try {
     entry_ = &choose_gemm_kernel(ctx, p, options);
   } catch (const Error& e) {
-    // Bad input stays an error: another backend than the context's, or an unknown name.
+    // Bad input stays an error: another backend than the context's, an unknown name, or a
+    // kernel option the kernel named (or auto) does not take.
+    const KernelEntry* named = gemm_registry().find(options.kernel);
+    const bool bad_options = has_kernel_options(options) &&
+                             (named ? kernel_options_refusal(*named, options, p).has_value()
+                                    : auto_options_refusal(ctx.backend(), options).has_value());
     const bool bad_input = (options.backend && *options.backend != ctx.backend()) ||
-                           (options.kernel != "auto" && !gemm_registry().find(options.kernel));
+                           (options.kernel != "auto" && !named) || bad_options;
     if (e.category() != ErrorCategory::usage || bad_input) throw;
     why_not_ = e.what();  // refused by the kernel named, or by every kernel: the plan cannot run
     return;
   }
-  workspace_bytes_ = entry_->workspace_for(p, ctx);
+  workspace_bytes_ = workspace_with(*entry_, p, ctx, options_);
 }
 
 const KernelEntry& GemmPlan::kernel() const {
@@ -348,8 +359,8 @@ const KernelEntry& GemmPlan::check(const GemmProblem& operands) const {
   return entry;
 }
 
-void GemmPlan::launch(const KernelEntry& entry, const GemmProblem& operands, Stream stream,
-                      Workspace workspace) const {
+GemmRunReport GemmPlan::launch(const KernelEntry& entry, const GemmProblem& operands, Stream stream,
+                               Workspace workspace) const {
   if (workspace.bytes < workspace_bytes_)
     fail(ErrorCategory::usage, "kernel '" + entry.name + "' needs " + std::to_string(workspace_bytes_) +
                                    " bytes of workspace for " + operands.shape_string() + ", " +
@@ -358,18 +369,23 @@ void GemmPlan::launch(const KernelEntry& entry, const GemmProblem& operands, Str
     fail(ErrorCategory::usage, "the workspace must start on a " +
                                    std::to_string(kWorkspaceAlignment) + "-byte boundary");
   const GemmProblem p = as_row_major(operands);
-  const auto run = [&] { in_caller_layout(operands, [&] { detail::launch_gemm(*ctx_, entry, p, stream, workspace); }); };
-  if (ctx_->backend() == Backend::cpu) with_integer_rule(operands, run);  // host memory
+  GemmRunReport report;
+  const auto run = [&] {
+    in_caller_layout(operands, [&] { report = detail::launch_gemm(*ctx_, entry, p, stream, workspace, options_); });
+  };
+  if (ctx_->backend() == Backend::cpu) with_integer_rule(entry, operands, run);  // host memory
   else run();
+  return report;
 }
 
-void GemmPlan::run(const GemmProblem& operands, Stream stream, Workspace workspace) const {
-  launch(check(operands), operands, stream, workspace);
+GemmRunReport GemmPlan::run(const GemmProblem& operands, Stream stream, Workspace workspace) const {
+  return launch(check(operands), operands, stream, workspace);
 }
 
-void GemmPlan::run(const GemmProblem& operands, Stream stream) const {
+GemmRunReport GemmPlan::run(const GemmProblem& operands, Stream stream) const {
   const KernelEntry& entry = check(operands);  // before the pool is asked for anything
-  launch(entry, operands, stream, workspace_bytes_ > 0 ? ctx_->workspace(stream, workspace_bytes_) : Workspace{});
+  return launch(entry, operands, stream,
+                workspace_bytes_ > 0 ? ctx_->workspace(stream, workspace_bytes_) : Workspace{});
 }
 
 const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
@@ -387,6 +403,10 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
 }
 
 std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
+  return gemm_with_report(problem, options).kernel;
+}
+
+GemmRun gemm_with_report(const GemmProblem& problem, const GemmOptions& options) {
   validate(problem);
   const GemmProblem p = as_row_major(problem);
   const bool explicit_kernel = options.kernel != "auto";  // "" too: the registry refuses it
@@ -399,6 +419,13 @@ std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
     backend = *options.backend;
   } else if (options.context) {
     backend = options.context->backend();
+  } else if (has_kernel_options(options)) {
+    // The backend whose kernels auto may choose for them (else the CPU's refusal says why).
+    if (!auto_options_refusal(Backend::cpu, options)) backend = Backend::cpu;
+    else if (!auto_options_refusal(Backend::cuda, options)) backend = Backend::cuda;
+    if (backend == Backend::cuda && !cuda_device_available())
+      fail(ErrorCategory::device, kernel_options_text(options) + " is computed on the CUDA backend, and this machine has "
+                                                                 "none: " + no_device_message());
   } else if (cuda_device_available()) {
     if (gemm_registry().choose_auto(own.emplace(Backend::cuda), p)) backend = Backend::cuda;
   }
@@ -414,18 +441,22 @@ std::string gemm(const GemmProblem& problem, const GemmOptions& options) {
   GemmOptions chosen = options;
   chosen.backend.reset();
   const KernelEntry& entry = choose_gemm_kernel(*ctx, p, chosen);
+  GemmRun ran{entry.name, {}};
   if (entry.backend == Backend::cuda) {
     // The device copies of A, B and C (DeviceProblem in src/cuda/device.cu).
     require_device_memory(estimate_gemm_memory(p, VerifyMode::none).device,
                           "kernel '" + entry.name + "' on " + problem.shape_string());
-    with_integer_rule(problem, [&] { in_caller_layout(problem, [&] { detail::run_on_device(*ctx, entry, p); }); });
+    with_integer_rule(entry, problem, [&] {
+      in_caller_layout(problem, [&] { ran.report = detail::run_on_device(*ctx, entry, p, chosen); });
+    });
   } else {
-    const std::size_t needed = entry.workspace_for(p, *ctx);
-    if (needed > 0)
+    if (workspace_with(entry, p, *ctx, chosen) > 0)
       fail(ErrorCategory::internal, "CPU kernel '" + entry.name + "' asks for device workspace");
-    with_integer_rule(problem, [&] { in_caller_layout(problem, [&] { detail::launch_gemm(*ctx, entry, p, nullptr, {}); }); });
+    with_integer_rule(entry, problem, [&] {
+      in_caller_layout(problem, [&] { ran.report = detail::launch_gemm(*ctx, entry, p, nullptr, {}, chosen); });
+    });
   }
-  return entry.name;
+  return ran;
 }
 
 }  // namespace gemmkit

@@ -40,6 +40,8 @@ std::string OzakiPlan::describe() const {
   return std::to_string(moduli) + " int8 primes, " + std::to_string(bits) + " bits per row of A and column of B";
 }
 
+GemmRunReport OzakiPlan::report() const { return {"ozaki", describe(), {{"moduli", moduli}, {"bits", bits}}}; }
+
 OzakiPlan plan_ozaki(std::int64_t k, int moduli, DType dtype, int extra_bits) {
   if (dtype != DType::f64 && dtype != DType::f32)
     fail(ErrorCategory::usage, "Ozaki emulation: dtype " + std::string(dtype_name(dtype)) + " (f64 and f32 are taken)");

@@ -2,6 +2,7 @@
 #include "gemmkit/registry.hpp"
 
 #include "core/auto_table.hpp"
+#include "gemmkit/device.hpp"
 
 namespace gemmkit {
 
@@ -66,13 +67,78 @@ bool Registry<GemmProblem>::names_auto(std::string_view name) {
   return name == "auto";
 }
 
-void run_batch(const KernelEntry& entry, const GemmProblem& problem, const KernelLaunch& launch) {
-  if (writes_nothing(problem)) return;  // so no launcher needs to check
-  if (entry.batched) {
-    entry.run(problem, launch);
-    return;
+GemmRunReport run_batch(const KernelEntry& entry, const GemmProblem& problem, const KernelLaunch& launch,
+                        const GemmOptions& options) {
+  if (writes_nothing(problem)) return {};  // so no launcher needs to check
+  const auto run = [&](const GemmProblem& p) {
+    if (entry.run_with_options) return entry.run_with_options(p, launch, options);
+    entry.run(p, launch);
+    return GemmRunReport{};
+  };
+  if (entry.batched) return run(problem);
+  GemmRunReport report;
+  for (std::int64_t i = 0; i < problem.batch; ++i) report = run(batch_item(problem, i));
+  return report;
+}
+
+std::size_t workspace_with(const KernelEntry& entry, const GemmProblem& problem, const Context& ctx,
+                           const GemmOptions& options) {
+  if (!entry.workspace_with_options || writes_nothing(problem)) return entry.workspace_for(problem, ctx);
+  return entry.workspace_with_options(entry.batched || problem.batch <= 1 ? problem : batch_item(problem, 0), ctx,
+                                      options);
+}
+
+bool has_kernel_options(const GemmOptions& options) { return options.moduli != 0 || options.limbs.words; }
+
+std::string kernel_options_text(const GemmOptions& options) {
+  std::string text;
+  if (options.moduli != 0) text = "moduli " + std::to_string(options.moduli);
+  if (options.limbs.words) text += (text.empty() ? "" : " and ") + std::string("exact output (limbs)");
+  return text;
+}
+
+namespace {
+
+bool takes_options(const KernelEntry& e, const GemmOptions& options) {
+  return (options.moduli == 0 || e.takes_moduli) && (!options.limbs.words || e.writes_limbs);
+}
+
+// "moduli 16 is for cuda_ozaki_f64 (cuda), cuda_ozaki_f32 (cuda)": the kernels that take what
+// was asked, by name, so the caller can name one.
+std::string options_are_for(const GemmOptions& options) {
+  std::string takers;
+  for (const KernelEntry& e : gemm_registry().entries())
+    if (takes_options(e, options))
+      takers += (takers.empty() ? "" : ", ") + e.name + " (" + std::string(backend_name(e.backend)) + ")";
+  if (takers.empty())
+    return kernel_options_text(options) + " is taken by no kernel of this build" +
+           (cuda_compiled() ? "" : " (it was built without the CUDA backend)");
+  return kernel_options_text(options) + " is for " + takers;
+}
+
+}  // namespace
+
+std::optional<std::string> kernel_options_refusal(const KernelEntry& entry, const GemmOptions& options,
+                                                  const GemmProblem& problem) {
+  if (!takes_options(entry, options)) return options_are_for(options) + "; not for " + entry.name;
+  if (options.limbs.words && problem.batch != 1)
+    return "exact output (limbs) takes one product, not a batch of " + std::to_string(problem.batch);
+  return std::nullopt;
+}
+
+std::optional<std::string> auto_options_refusal(Backend backend, const GemmOptions& options) {
+  if (!has_kernel_options(options)) return std::nullopt;
+  bool takers = false, other_backend = false;
+  for (const KernelEntry& e : gemm_registry().entries()) {
+    if (!takes_options(e, options)) continue;
+    takers = true;
+    if (e.auto_priority <= 0) continue;
+    if (e.backend == backend) return std::nullopt;
+    other_backend = true;
   }
-  for (std::int64_t i = 0; i < problem.batch; ++i) entry.run(batch_item(problem, i), launch);
+  if (!takers) return options_are_for(options);
+  return options_are_for(options) + (other_backend ? "; not for the " + std::string(backend_name(backend)) + " backend"
+                                                   : ", which auto does not choose: name one");
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "core/dispatch.hpp"
 #include "cuda/check.hpp"
@@ -149,33 +150,44 @@ void check_device_pointer(const Context& ctx, const void* ptr, const char* opera
 
 }  // namespace
 
-void cuda_launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& p, Stream stream,
-                      Workspace workspace) {
+GemmRunReport cuda_launch_gemm(Context& ctx, const KernelEntry& entry, const GemmProblem& p, Stream stream,
+                               Workspace workspace, const GemmOptions& options) {
   const cuda::DeviceScope scope(ctx.device());
   check_device_pointer(ctx, p.a, "A");
   check_device_pointer(ctx, p.b, "B");
-  check_device_pointer(ctx, p.c, "C");
-  run_batch(entry, p, KernelLaunch{ctx, stream, workspace});
+  if (!options.limbs.words || p.beta != 0) check_device_pointer(ctx, p.c, "C");  // limbs: C unread
+  check_device_pointer(ctx, options.limbs.words, "the limbs");
+  GemmRunReport report = run_batch(entry, p, KernelLaunch{ctx, stream, workspace}, options);
   cuda::check_launch(entry.name.c_str());
+  return report;
 }
 
-namespace {
-
-// The launch through the device API's path, with the workspace from ctx's pool.
-void launch(Context& ctx, const KernelEntry& entry, const GemmProblem& p) {
-  const std::size_t needed = entry.workspace_for(p, ctx);
-  cuda_launch_gemm(ctx, entry, p, nullptr, needed ? ctx.workspace(nullptr, needed) : Workspace{});
-}
-
-}  // namespace
-
-void run_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& host) {
-  if (writes_nothing(host)) return;
+GemmRunReport run_on_device(Context& ctx, const KernelEntry& entry, const GemmProblem& host,
+                            const GemmOptions& options) {
+  if (writes_nothing(host)) return {};
   const cuda::DeviceScope scope(ctx.device());
-  const cuda::DeviceProblem device(host);
-  launch(ctx, entry, device.get());
+  const ExactLimbsOut& limbs = options.limbs;
+  // C goes to the device unless only limbs are written and C0 is not read.
+  const cuda::DeviceProblem device(host, !limbs.words || host.beta != 0);
+  // Limbs on the device, tightly packed (rows x cols of the row-major form).
+  std::optional<cuda::DeviceBuffer<std::uint64_t>> words;
+  GemmOptions on_device = options;
+  if (limbs.words) {
+    words.emplace(std::size_t(host.m * host.n) * std::size_t(limbs.limbs));
+    on_device.limbs = {words->data(), host.n, limbs.limbs};
+  }
+  const std::size_t needed = workspace_with(entry, device.get(), ctx, on_device);
+  GemmRunReport report = cuda_launch_gemm(ctx, entry, device.get(), nullptr,
+                                          needed ? ctx.workspace(nullptr, needed) : Workspace{}, on_device);
   GEMMKIT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-  device.copy_c_back();
+  if (limbs.words) {
+    const std::size_t row_bytes = std::size_t(host.n * limbs.limbs) * 8;
+    GEMMKIT_CUDA_CHECK(cudaMemcpy2D(limbs.words, std::size_t(limbs.ld * limbs.limbs) * 8, words->data(), row_bytes,
+                                    row_bytes, std::size_t(host.m), cudaMemcpyDeviceToHost));
+  } else {
+    device.copy_c_back();
+  }
+  return report;
 }
 
 }  // namespace detail

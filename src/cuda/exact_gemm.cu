@@ -362,6 +362,21 @@ ExactPlan exact_integer_gemm(const GemmProblem& host, const ExactLimbsOut* limbs
   return plan;
 }
 
+namespace {
+
+// The registry's launch: C (or the limbs) exact, an entry that does not fit C an OverflowError
+// (it waits for the stream to read the report), and how it ran.
+GemmRunReport run_exact(const GemmProblem& p, const KernelLaunch& l, const GemmOptions& o) {
+  const ExactPlan plan = exact_integer_gemm(l.context, p, l.stream, l.workspace, o.limbs.words ? &o.limbs : nullptr);
+  const ExactGemmReport report = exact_gemm_report(p, l.stream, l.workspace);
+  if (report.overflow()) throw_overflow(p, report);
+  GemmRunReport ran = plan.report();
+  if (o.limbs.words) ran.facts.push_back({"limbs", o.limbs.limbs});
+  return ran;
+}
+
+}  // namespace
+
 namespace cuda {
 
 void register_exact_kernels(Registry<GemmProblem>& registry) {
@@ -372,12 +387,9 @@ void register_exact_kernels(Registry<GemmProblem>& registry) {
                  .auto_priority = 1},  // the only CUDA kernel of integer dtypes
                 {.precondition = exact_rejects,
                  .workspace_bytes = [](const GemmProblem& p, const Context& ctx) { return exact_integer_gemm_workspace_bytes(ctx, p); },
-                 .run = [](const GemmProblem& p, const KernelLaunch& l) {
-                   exact_integer_gemm(l.context, p, l.stream, l.workspace);
-                   const ExactGemmReport report = exact_gemm_report(p, l.stream, l.workspace);
-                   if (report.overflow()) throw_overflow(p, report);
-                 }},
-                {.wider_integer_output = true}});
+                 .run = [](const GemmProblem& p, const KernelLaunch& l) { run_exact(p, l, GemmOptions{}); }},
+                {.wider_integer_output = true, .exact_integers = true, .writes_limbs = true,
+                 .run_with_options = run_exact}});
 }
 
 }  // namespace cuda

@@ -818,7 +818,13 @@ void register_ozaki_kernels(Registry<GemmProblem>& registry) {
           .dtypes = {dtype}, .min_compute_capability = 75},  // int8 tensor cores
          {.precondition = ozaki_rejects,
           .workspace_bytes = [](const GemmProblem& p, const Context& ctx) { return ozaki_gemm_workspace_bytes(ctx, p); },
-          .run = [](const GemmProblem& p, const KernelLaunch& l) { ozaki_gemm(l.context, p, l.stream, l.workspace); }}});
+          .run = [](const GemmProblem& p, const KernelLaunch& l) { ozaki_gemm(l.context, p, l.stream, l.workspace); }},
+         {.takes_moduli = true,
+          .workspace_with_options = [](const GemmProblem& p, const Context& ctx,
+                                       const GemmOptions& o) { return ozaki_gemm_workspace_bytes(ctx, p, o.moduli); },
+          .run_with_options = [](const GemmProblem& p, const KernelLaunch& l, const GemmOptions& o) {
+            return ozaki_gemm(l.context, p, l.stream, l.workspace, o.moduli).report();
+          }}});
   }
 }
 

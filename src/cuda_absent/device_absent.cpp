@@ -17,10 +17,15 @@ std::optional<DeviceMemory> device_memory() { return std::nullopt; }
 
 namespace detail {
 // Each throws the device error: no CUDA in this build.
-void cuda_launch_gemm(Context&, const KernelEntry&, const GemmProblem&, Stream, Workspace) {
+GemmRunReport cuda_launch_gemm(Context&, const KernelEntry&, const GemmProblem&, Stream, Workspace,
+                               const GemmOptions&) {
   require_cuda_device();
+  return {};
 }
-void run_on_device(Context&, const KernelEntry&, const GemmProblem&) { require_cuda_device(); }
+GemmRunReport run_on_device(Context&, const KernelEntry&, const GemmProblem&, const GemmOptions&) {
+  require_cuda_device();
+  return {};
+}
 }  // namespace detail
 
 }  // namespace gemmkit

@@ -143,15 +143,24 @@ with tempfile.TemporaryDirectory() as work:
 
     # The Ozaki emulation (--kernel cuda_ozaki_f64, _f32) spreads its moduli over one GPU per
     # process, not blocks over a grid: --grid, --backend cpu and a dtype the kernel does not take
-    # are usage errors from rank 0; without a GPU (CI) every rank stops at the device, one line.
-    # With one, one process gives the single-process command's C, byte for byte.
+    # are usage errors from rank 0 (a build without CUDA has no such kernel: an unknown name);
+    # without a GPU (CI) every rank stops at the device, one line. With one, one process gives
+    # the single-process command's C, byte for byte.
+    cuda_built = json.loads(run(["device", "--json", "-"]).stdout or "{}").get("cuda_build", False)
     ozaki = ["--distributed", "--kernel", "cuda_ozaki_f64"]
+    unknown = "unknown kernel 'cuda_ozaki_f64'"
     for args, says in [(["af.npy", "bf.npy", "-o", "z.npy", "--grid", "1x2"], "spreads its moduli over all the processes"),
                        (["af.npy", "bf.npy", "-o", "z.npy", "--backend", "cpu"], "runs on the cuda backend"),
                        (["a64.npy", "b64.npy", "-o", "z.npy"], "cuda_ozaki_f64 does not take dtype i64")]:
+        says = says if cuda_built else unknown
         r = run(["multiply"] + args + ozaki, np_=2)
         check(r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("gemmkit: error: rank 0: ")
               and says in r.stderr, "Ozaki --distributed: " + says, r)
+    # SUMMA's local kernels take no moduli: the library's words say which kernels do.
+    r = run(["multiply", "af.npy", "bf.npy", "-o", "z.npy", "--distributed", "--kernel", "cpu_blocked", "--moduli", "12"],
+            np_=2)
+    check(r.returncode == 2 and r.stderr.startswith("gemmkit: error: rank 0: moduli 12 is ")
+          and "; not for cpu_blocked" in r.stderr, "--moduli with SUMMA", r)
     if not has_gpu:
         r = run(["multiply", "af.npy", "bf.npy", "-o", "z.npy"] + ozaki, np_=2)
         check(r.returncode in (1, 2) and r.stderr.count("\n") == 1 and r.stderr.startswith("gemmkit: error: rank 0: "),
