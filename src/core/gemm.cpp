@@ -188,6 +188,20 @@ GemmProblem make_problem(const AnyMatrix& a, bool trans_a, const AnyMatrix& b, b
   return p;
 }
 
+namespace {
+
+// A usage error when the kernel named (auto: every kernel it may choose on `backend`) does not
+// take the kernel options `options` sets: bad input, not a problem the plan cannot run.
+void refuse_kernel_options(Backend backend, const GemmProblem& problem, const GemmOptions& options) {
+  if (!has_kernel_options(options)) return;
+  const KernelEntry* named = gemm_registry().find(options.kernel);
+  const auto why = named ? kernel_options_refusal(*named, options, problem)
+                         : options.kernel == "auto" ? auto_options_refusal(backend, options) : std::nullopt;
+  if (why) fail(ErrorCategory::usage, *why);
+}
+
+}  // namespace
+
 const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& problem,
                                       const GemmOptions& options) {
   if (options.backend && *options.backend != ctx.backend())
@@ -195,11 +209,7 @@ const KernelEntry& choose_gemm_kernel(const Context& ctx, const GemmProblem& pro
                                    " backend was asked of a " +
                                    std::string(backend_name(ctx.backend())) + " context");
   if (!has_kernel_options(options)) return gemm_registry().choose(ctx, problem, options.kernel);
-  // Kernel options: a kernel named must take them, and auto chooses among those that do.
-  if (options.kernel == "auto")
-    if (auto why = auto_options_refusal(ctx.backend(), options)) fail(ErrorCategory::usage, *why);
-  if (const KernelEntry* named = gemm_registry().find(options.kernel))
-    if (auto why = kernel_options_refusal(*named, options, problem)) fail(ErrorCategory::usage, *why);
+  refuse_kernel_options(ctx.backend(), problem, options);
   return gemm_registry().choose(ctx, problem, options.kernel,
                                 [&](const KernelEntry& e) { return kernel_options_refusal(e, options, problem); });
 }
@@ -296,17 +306,13 @@ GemmPlan::GemmPlan(Context& ctx, const GemmProblem& problem, const GemmOptions& 
   const GemmProblem planned = with_stand_in_operands(problem);
   validate(planned);
   const GemmProblem p = as_row_major(planned);
+  refuse_kernel_options(ctx.backend(), p, options);  // bad input, before the choice
   try {
     entry_ = &choose_gemm_kernel(ctx, p, options);
   } catch (const Error& e) {
-    // Bad input stays an error: another backend than the context's, an unknown name, or a
-    // kernel option the kernel named (or auto) does not take.
-    const KernelEntry* named = gemm_registry().find(options.kernel);
-    const bool bad_options = has_kernel_options(options) &&
-                             (named ? kernel_options_refusal(*named, options, p).has_value()
-                                    : auto_options_refusal(ctx.backend(), options).has_value());
+    // Bad input stays an error: another backend than the context's, or an unknown name.
     const bool bad_input = (options.backend && *options.backend != ctx.backend()) ||
-                           (options.kernel != "auto" && !named) || bad_options;
+                           (options.kernel != "auto" && !gemm_registry().find(options.kernel));
     if (e.category() != ErrorCategory::usage || bad_input) throw;
     why_not_ = e.what();  // refused by the kernel named, or by every kernel: the plan cannot run
     return;
