@@ -21,7 +21,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = "bench/results"
-KERNEL_FILES = "src/cuda/kernels/gemm"
+KERNEL_FILES = "src/ops/gemm/cuda"
 SLOWER = 0.97  # a rung below this fraction of the rung before it, in the same column, is "slower here"
 
 # The ladder tables. A table lists every `gemmkit list` GEMM entry its `rows` accepts, in
@@ -142,12 +142,12 @@ def sentence_of_kernel_file(path):
 
 
 def kernel_files(root):
-    """(backend, rung) -> its kernel file: src/cuda/kernels/gemm/TRACK/NN_*.cuh, or the src/cpu file
+    """(backend, rung) -> its kernel file: src/ops/gemm/cuda/TRACK/NN_*.cuh, or the src/ops/gemm/cpu file
     whose opening line names the rung (`// cpu_naive (rung 1): ...`)."""
     out = {}
     for path in sorted((root / KERNEL_FILES).glob("*/[0-9][0-9]_*.cuh")):
         out[("cuda", int(path.name[:2]))] = path
-    for path in sorted((root / "src/cpu").glob("*.cpp")):
+    for path in sorted((root / "src/ops/gemm/cpu").glob("*.cpp")):
         m = re.match(r"// \w+ \(rung (\d+)\):", path.read_text())
         if m:
             out[("cpu", int(m.group(1)))] = path

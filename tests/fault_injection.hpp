@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/host_matrix_type.hpp"
+#include "runtime/host_matrix_type.hpp"
 #include "gemmkit/gemm.hpp"
 
 namespace gemmkit::test {

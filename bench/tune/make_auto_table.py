@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes src/core/auto_table.inc, the table behind `--kernel auto` on the CUDA backend,
+"""Writes src/ops/gemm/auto_table.inc, the table behind `--kernel auto` on the CUDA backend,
 from a tuning run: the JSON files of `gemmkit bench --suite ... --json` (one per dtype) that
 timed our kernels beside cuBLAS.
 
@@ -44,7 +44,7 @@ def main():
     ap.add_argument("--threshold", type=float, default=100.0,
                     help="percent of cuBLAS one of ours must reach to be chosen (default 100)")
     ap.add_argument("--out", type=pathlib.Path,
-                    default=pathlib.Path(__file__).resolve().parents[2] / "src/core/auto_table.inc")
+                    default=pathlib.Path(__file__).resolve().parents[2] / "src/ops/gemm/auto_table.inc")
     args = ap.parse_args()
 
     files = [f for folder in args.results for f in sorted(folder.glob("*.json"))]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tuning run behind `--kernel auto` on the CUDA backend: every kernel of ours that can
 # win somewhere, timed beside cuBLAS over the shape suite, one JSON file per dtype. Then
-# bench/tune/make_auto_table.py OUT_DIR writes src/core/auto_table.inc from them.
+# bench/tune/make_auto_table.py OUT_DIR writes src/ops/gemm/auto_table.inc from them.
 #
 #   bench/tune/tune.sh OUT_DIR [DTYPE ...]      (default dtypes: bf16 f16 tf32 f32)
 #

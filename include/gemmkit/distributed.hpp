@@ -119,7 +119,7 @@ class GpuGrid {
   int device() const { return device_; }
   Context& context() const;  // the device API's context of this rank's device
 
-  struct Impl;  // the communicators and streams (src/dist only)
+  struct Impl;  // the communicators and streams (src/distributed only)
   Impl& impl() const { return *impl_; }
 
  private:

@@ -244,7 +244,7 @@ const KernelEntry& gemm(Context& ctx, const GemmProblem& problem, Stream stream,
 
 // How `auto` decides for GEMM (AutoChoice, kernel.hpp; `gemmkit list --auto` prints it;
 // choose_gemm_kernel makes the same decision). The measured table is the tuning run's
-// (src/core/auto_table.inc, from bench/tune/make_auto_table.py), on the CUDA backend.
+// (src/ops/gemm/auto_table.inc, from bench/tune/make_auto_table.py), on the CUDA backend.
 // The auto decision for a problem (any layout; decided on its row-major form) on `backend`
 // with a device of `compute_capability` (e.g. 90; ignored for the CPU). nullopt: no device
 // to ask, and the candidates' min_compute_capability is reported instead of checked. The

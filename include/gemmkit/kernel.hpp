@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gemmkit/context.hpp"
+#include "gemmkit/device.hpp"
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/launch_plan.hpp"
@@ -179,6 +180,13 @@ const KernelInfo* choose_auto(const AutoQuery& query, AutoChoice* explain);
 
 // One operation's kernels, in the order registered. Entries are never removed and, in a
 // deque, never moved: references to them stay valid while the process runs.
+namespace detail {
+// What an unknown kernel name may mean in a build without CUDA, whose CUDA parts register nothing.
+inline std::string without_cuda_note() {
+  return cuda_compiled() ? "" : "; this gemmkit was built without the CUDA backend, so it has no CUDA kernels";
+}
+}  // namespace detail
+
 template <class Problem>
 class Registry {
  public:
@@ -299,7 +307,7 @@ class Registry {
     switch (r.kind) {
       case Refusal::unknown_name:
         return operation_ + ": unknown kernel '" + std::string(r.name) + "' (expected auto" +
-               (r.why.empty() ? "" : ", " + r.why) + ")";
+               (r.why.empty() ? "" : ", " + r.why) + ")" + detail::without_cuda_note();
       case Refusal::other_backend:
         return operation_ + " kernel '" + r.entry->name + "' runs on the " + backend(r.entry->backend) +
                " backend, not " + backend(r.ctx->backend());

@@ -1,5 +1,5 @@
 // Timing for the benchmarks: the one loop every timed row follows (warm-up, then timed runs)
-// and the one CPU timer; the GPU timer is src/cuda/device_timing.hpp, on the same loop.
+// and the one CPU timer; the GPU timer is src/runtime/cuda/device_timing.hpp, on the same loop.
 // Performance is measured here, never in tests.
 #pragma once
 
@@ -22,7 +22,7 @@ inline TimingOptions fixed_runs(int warmup, int reps) {
 }
 
 // One run of the work being timed, returning its seconds: cpu_seconds around a call, CUDA
-// events on a stream (src/cuda/device_timing.hpp), barriers around a step of an MPI job.
+// events on a stream (src/runtime/cuda/device_timing.hpp), barriers around a step of an MPI job.
 using TimedRun = std::function<double()>;
 
 // `warmup` untimed runs (at most half of max_seconds spent on them: one run of a slow rung at

@@ -1,5 +1,5 @@
 // Verification of GEMM results against an independent oracle. Each check states what it
-// guarantees (VerifyResult::check and ::guarantee; src/core/verify.cpp explains them):
+// guarantees (VerifyResult::check and ::guarantee; src/ops/gemm/verify/verify.cpp explains them):
 //  - full: against the exact product (128-bit integers when the inputs are integers, else a
 //    double-double reference): relative Frobenius error <= tolerance and every entry within
 //    its Cauchy-Schwarz share of it; integer dtypes: every entry exact.

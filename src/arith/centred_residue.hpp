@@ -1,5 +1,5 @@
 // The centred residue of an int32 sum mod a small odd modulus without a division, shared by
-// the CUDA kernels that reduce int8 products (src/cuda/kernels/modular_reduce.cuh, rung 24's
+// the CUDA kernels that reduce int8 products (src/ops/modular/cuda/modular_reduce.cuh, rung 24's
 // modular epilogue) and the host test that checks it against %.
 //
 // With magic = ceil(2^32 / p) (below 2^31 for p >= 3), mulhi(x, magic) = floor(x magic /
@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "core/host_device.hpp"
+#include "runtime/host_device.hpp"
 
 namespace gemmkit {
 

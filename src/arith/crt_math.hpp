@@ -1,5 +1,5 @@
 // The arithmetic of the Chinese remainder rebuild (gemmkit/exact.hpp), shared by the CPU path
-// (src/core/crt.cpp) and the CUDA kernel (src/cuda/crt.cu).
+// (src/ops/exact/crt.cpp) and the CUDA kernel (src/ops/exact/cuda/crt.cu).
 //
 // For moduli p_i with product P, M_i = P / p_i and w_i = M_i^-1 mod p_i, an integer with
 // residues r_i is congruent mod P to
@@ -21,7 +21,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/host_device.hpp"
+#include "runtime/host_device.hpp"
 #include "gemmkit/exact.hpp"
 
 namespace gemmkit::crt_detail {

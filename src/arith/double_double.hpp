@@ -1,6 +1,6 @@
 // Double-double arithmetic, hi + lo carrying about 106 bits: the error-free transformations
 // (Knuth's TwoSum, TwoProd) and the sums the verification oracle builds from them
-// (src/verify/).
+// (src/ops/gemm/verify/).
 #pragma once
 
 #include <cmath>

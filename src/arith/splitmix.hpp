@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "core/host_device.hpp"
+#include "runtime/host_device.hpp"
 
 namespace gemmkit {
 

@@ -1,5 +1,5 @@
 // The benchmark engine's device half in a build without CUDA: no device to time on.
-#include "core/bench_device.hpp"
+#include "ops/gemm/bench_device.hpp"
 #include "gemmkit/device.hpp"
 
 namespace gemmkit::detail {

@@ -1,5 +1,5 @@
 // The CUDA half of Context in a build without nvcc: a CUDA context cannot be made.
-#include "core/context_impl.hpp"
+#include "runtime/context_impl.hpp"
 #include "gemmkit/device.hpp"
 
 namespace gemmkit::detail {

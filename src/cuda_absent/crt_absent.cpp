@@ -1,5 +1,5 @@
 // The CRT rebuild in a build made without nvcc: the CUDA path says so.
-#include "core/crt_device.hpp"
+#include "ops/exact/crt_device.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
 

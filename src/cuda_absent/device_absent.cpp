@@ -1,5 +1,5 @@
 // The CUDA-facing functions of a build made without nvcc: they say so instead of failing.
-#include "core/dispatch.hpp"
+#include "ops/gemm/dispatch.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/memory.hpp"
 

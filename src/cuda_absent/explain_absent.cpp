@@ -1,5 +1,5 @@
 // explain's device queries in a build without CUDA: there is never a device to ask.
-#include "core/explain_device.hpp"
+#include "runtime/explain_device.hpp"
 
 namespace gemmkit::explain_detail {
 

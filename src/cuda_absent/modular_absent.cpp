@@ -1,7 +1,7 @@
 // The modular int8 GEMM in a build made without nvcc: the checks still run (usage errors
 // first, then the CPU context is told the GEMM needs CUDA), then the device error says that
 // this build has no CUDA.
-#include "core/modular_validate.hpp"
+#include "ops/modular/modular_validate.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/modular.hpp"

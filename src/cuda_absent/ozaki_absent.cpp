@@ -1,6 +1,6 @@
 // The Ozaki FP64 emulation in a build made without nvcc: it says so instead of
 // failing to link.
-#include "core/ozaki_ranks.hpp"
+#include "ops/ozaki/ozaki_ranks.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/ozaki.hpp"
 

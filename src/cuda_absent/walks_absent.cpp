@@ -1,6 +1,6 @@
 // The GPU half of the walk counts in a build made without nvcc: it says so instead of failing.
 #include "gemmkit/device.hpp"
-#include "graph/modular_int8.hpp"
+#include "ops/walks/modular_int8.hpp"
 
 namespace gemmkit {
 

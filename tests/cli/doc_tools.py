@@ -15,7 +15,7 @@ import unittest
 
 SOURCE = pathlib.Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]
 GEMMKIT = sys.argv[2] if len(sys.argv) > 2 else str(SOURCE / "build/release/bin/gemmkit")
-COPIED = ["bench/results", "docs", "README.md", "src/cuda/kernels", "src/cpu", "scripts"]
+COPIED = ["bench/results", "docs", "README.md", "src/ops/gemm/cuda", "src/ops/gemm/cpu", "scripts"]
 
 
 class DocTools(unittest.TestCase):
@@ -131,7 +131,7 @@ class DocTools(unittest.TestCase):
         self.assertIn("docs/ladder.md: generated part not current", out)
 
     def test_summary_drifts_from_kernel_file(self):
-        path = self.root / "src/cuda/kernels/gemm/hopper/18_wgmma_tma.cuh"
+        path = self.root / "src/ops/gemm/cuda/hopper/18_wgmma_tma.cuh"
         path.write_text(path.read_text().replace("Rung 18, Hopper wgmma fed by TMA.", "Rung 18, Hopper wgmma, one warpgroup.", 1))
         rc, out = self.gen_docs()
         if rc == 77:

@@ -30,7 +30,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuda/device_buffer.hpp"
+#include "runtime/cuda/device_buffer.hpp"
 #include "fault_injection.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/random.hpp"

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "batched_test_support.hpp"
-#include "cuda/device_buffer.hpp"
-#include "cuda/event.hpp"
+#include "runtime/cuda/device_buffer.hpp"
+#include "runtime/cuda/event.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/registry.hpp"

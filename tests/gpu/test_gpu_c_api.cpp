@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/device_buffer.hpp"
+#include "runtime/cuda/device_buffer.hpp"
 #include "gemmkit.h"
 #include "gpu/gpu_test_support.hpp"
 

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda/check.hpp"
-#include "cuda/device_buffer.hpp"
+#include "runtime/cuda/check.hpp"
+#include "runtime/cuda/device_buffer.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/registry.hpp"
 #include "gpu/gpu_test_support.hpp"

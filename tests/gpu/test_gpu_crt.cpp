@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "crt_test_support.hpp"
-#include "cuda/device_buffer.hpp"
+#include "runtime/cuda/device_buffer.hpp"
 #include "fault_injection.hpp"
 #include "gemmkit/exact.hpp"
 #include "gpu/gpu_test_support.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/device_buffer.hpp"
+#include "runtime/cuda/device_buffer.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/explain.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/device_buffer.hpp"
+#include "runtime/cuda/device_buffer.hpp"
 #include "fault_injection.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/modular.hpp"

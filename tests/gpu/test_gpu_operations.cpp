@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "cuda/device_buffer.hpp"
+#include "runtime/cuda/device_buffer.hpp"
 #include "gemmkit/conv1d.hpp"
 #include "gemmkit/reduce.hpp"
 #include "gemmkit/sparse.hpp"

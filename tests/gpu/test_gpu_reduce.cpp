@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "cuda/device_buffer.hpp"
+#include "runtime/cuda/device_buffer.hpp"
 #include "gemmkit/reduce.hpp"
 #include "gpu/gpu_test_support.hpp"
 #include "reduce_test_support.hpp"

@@ -12,14 +12,14 @@
 #include <random>
 #include <vector>
 
-#include "cuda/device_buffer.hpp"
+#include "runtime/cuda/device_buffer.hpp"
 #include "fault_injection.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/walks.hpp"
 #include "gpu/gpu_test_support.hpp"
-#include "graph/modular_int8.hpp"
+#include "ops/walks/modular_int8.hpp"
 
 using namespace gemmkit;
 

@@ -99,11 +99,22 @@ TEST_F(CliMessages, NoDeviceIsTheSameSentenceAndExitOneEverywhere) {
         "walks " + missing + " --length 2 --backend cuda", "reduce " + missing + " --backend cuda",
         "reduce --bench --n 1000", "spmv " + path("a.mtx") + " " + missing + " --backend cuda",
         "spmv --bench --rows 100", "conv1d --bench --n 100",
-        "conv1d " + missing + " " + x + " --backend cuda", "conv1d " + x + " " + x + " --kernel tiled",
-        "spmv " + path("a.mtx") + " " + missing + " --kernel vector", "device"}) {
+        "conv1d " + missing + " " + x + " --backend cuda", "device"}) {
     const CliResult r = run(args);
     EXPECT_EQ(r.status, 1) << args << "\n" << r.err;
     EXPECT_EQ(r.err, sentence) << args;
+  }
+  // A GPU kernel by name: in a build with CUDA but no device, the same sentence; in a build
+  // without CUDA the kernel is not in it at all, and the error says so (usage, exit 2).
+  for (const std::string& args : std::vector<std::string>{
+           "conv1d " + x + " " + x + " --kernel tiled", "spmv " + path("a.mtx") + " " + missing + " --kernel vector"}) {
+    const CliResult r = run(args);
+    if (cuda_compiled()) {
+      EXPECT_EQ(r.status, 1) << args << "\n" << r.err;
+      EXPECT_EQ(r.err, sentence) << args;
+    } else {
+      expect_error(r, 2, "built without the CUDA backend");
+    }
   }
   EXPECT_FALSE(std::filesystem::exists(path("c.npy")));
   // device --json - says why on stdout too, as data.

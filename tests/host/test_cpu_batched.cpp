@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "batched_test_support.hpp"
-#include "cpu/cpu_kernels.hpp"
+#include "ops/gemm/cpu/cpu_kernels.hpp"
 #include "gemmkit/context.hpp"
 #include "gemmkit/registry.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/cpu_kernels.hpp"
+#include "ops/gemm/cpu/cpu_kernels.hpp"
 #include "fault_injection.hpp"
 #include "gemmkit/registry.hpp"
 #include "test_support.hpp"

@@ -7,8 +7,8 @@
 #include <set>
 #include <tuple>
 
-#include "core/auto_table.hpp"
-#include "cuda/autotune_table.hpp"
+#include "ops/gemm/auto_table.hpp"
+#include "ops/gemm/cuda/simt/autotune_table.hpp"
 #include "gemmkit/registry.hpp"
 
 using namespace gemmkit;
@@ -27,7 +27,7 @@ GemmProblem shape(std::int64_t m, std::int64_t n, std::int64_t k) {
 TEST(AutotuneTable, PicksTheConfigurationMeasuredBestPerShape) {
   using cuda::TunedConfig;
   using cuda::choose_tuned_config;
-  // The shapes the table was tuned on (src/cuda/autotune_table.hpp names the run).
+  // The shapes the table was tuned on (src/ops/gemm/cuda/simt/autotune_table.hpp names the run).
   EXPECT_EQ(choose_tuned_config(shape(8192, 8192, 8192)), TunedConfig::tile_64x128);
   EXPECT_EQ(choose_tuned_config(shape(4096, 4096, 4096)), TunedConfig::tile_128x256);
   EXPECT_EQ(choose_tuned_config(shape(4000, 4000, 4000)), TunedConfig::tile_128x256);
@@ -192,7 +192,7 @@ TEST(CudaRegistry, OnlyKernelsThatSayTheyCanWriteF32FromHalfInputsGetIt) {
   }
 }
 
-// The tuning table behind auto (src/core/auto_table.inc): every row names a kernel of this
+// The tuning table behind auto (src/ops/gemm/auto_table.inc): every row names a kernel of this
 // build that runs its own shape, and auto on a device of the table's compute capability
 // picks it there; elsewhere the priorities decide.
 TEST(AutoTable, EveryMeasuredShapeGetsItsMeasuredWinner) {

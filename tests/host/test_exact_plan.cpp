@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "core/exact_text.hpp"
+#include "ops/exact/exact_text.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
 #include "host/moduli_test_support.hpp"

@@ -1,4 +1,4 @@
-// Rung 21's per-shape rule (src/cuda/hopper_tune_table.hpp) is plain arithmetic: these
+// Rung 21's per-shape rule (src/ops/gemm/cuda/hopper/hopper_tune_table.hpp) is plain arithmetic: these
 // tests check what the launcher relies on (a split never exceeds the K-blocks, never leaves
 // a slice empty, stays within the workspace cap) and that the rule does what it is for on
 // the losing shapes (long K splits, small outputs take smaller tiles, large
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/hopper_tune_table.hpp"
+#include "ops/gemm/cuda/hopper/hopper_tune_table.hpp"
 
 using namespace gemmkit::cuda;
 

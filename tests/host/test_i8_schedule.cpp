@@ -1,10 +1,10 @@
-// Which schedule rung 24's int32 product runs (src/cuda/i8_schedule.hpp) is plain
+// Which schedule rung 24's int32 product runs (src/ops/gemm/cuda/hopper/i8_schedule.hpp) is plain
 // arithmetic: these check it on the H200's 66 clusters of two SMs, where it was measured.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "cuda/i8_schedule.hpp"
+#include "ops/gemm/cuda/hopper/i8_schedule.hpp"
 
 using gemmkit::cuda::I8Rounds;
 using gemmkit::cuda::i8_overlap_spread;

@@ -8,7 +8,7 @@
 
 #include "arith/centred_residue.hpp"
 #include "arith/splitmix.hpp"
-#include "core/modular_validate.hpp"
+#include "ops/modular/modular_validate.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/modular.hpp"
 

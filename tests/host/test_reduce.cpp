@@ -133,6 +133,11 @@ TEST(ReduceReference, CatchesPlantedFaults) {
 
 TEST(ReduceKernels, ListAndNames) {
   const auto& k = reduce_registry().entries();
+  if (!cuda_compiled()) {  // the CUDA part registers its rungs only where it is compiled
+    ASSERT_EQ(k.size(), 1u);
+    EXPECT_EQ(k.front().name, "cpu_reference");
+    return;
+  }
   ASSERT_GE(k.size(), 9u);
   EXPECT_EQ(k.front().name, "cpu_reference");
   EXPECT_EQ(k.front().backend, Backend::cpu);

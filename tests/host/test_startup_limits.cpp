@@ -1,6 +1,6 @@
 // The CLI under a small address-space limit (`ulimit -v`): it starts, and says what it needs
 // where it cannot go on. OpenBLAS, cuBLAS, cuSPARSE and NCCL are loaded when first called
-// (src/core/lazy_library.hpp); linked, they were mapped before main, and a limit of a few
+// (src/runtime/lazy_library.hpp); linked, they were mapped before main, and a limit of a few
 // hundred MiB made the loader fail (exit 127) or OpenBLAS's start-up retry its buffers' mmap
 // forever.
 #include <gtest/gtest.h>

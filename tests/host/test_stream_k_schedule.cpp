@@ -1,4 +1,4 @@
-// The stream-K schedule (src/cuda/stream_k_schedule.hpp) of rungs 15, 19 and 24 is plain
+// The stream-K schedule (src/ops/gemm/cuda/common/stream_k_schedule.hpp) of rungs 15, 19 and 24 is plain
 // arithmetic; these tests walk it the way the kernels do, block by block, and check what the
 // kernels rely on: every K iteration of every tile is done exactly once, the blocks' work is
 // even, each shared tile has one owner that only waits for lower-numbered blocks (from the
@@ -10,7 +10,7 @@
 #include <map>
 #include <vector>
 
-#include "cuda/stream_k_schedule.hpp"
+#include "ops/gemm/cuda/common/stream_k_schedule.hpp"
 
 using gemmkit::cuda::make_stream_k_schedule;
 using gemmkit::cuda::stream_k_split;

@@ -16,8 +16,8 @@
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/walks.hpp"
-#include "graph/modular.hpp"
-#include "graph/modular_int8.hpp"
+#include "ops/walks/modular.hpp"
+#include "ops/walks/modular_int8.hpp"
 #include "host/io_test_support.hpp"
 
 using namespace gemmkit;

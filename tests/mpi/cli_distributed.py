@@ -1,6 +1,6 @@
 """`mpirun -np 4 gemmkit multiply ... --distributed` against the single-process command:
 integer results byte for byte, floats within the f64/f32 reference tolerance (relative
-Frobenius error; the tolerances of src/core/verify.cpp for these K), .npy inputs read in
+Frobenius error; the tolerances of src/ops/gemm/verify/verify.cpp for these K), .npy inputs read in
 parallel (C and Fortran order) and other inputs scattered from rank 0; and a bad input on rank
 0 gives one error line naming the rank, exit 2 from mpirun, and no output file.
 `walks --distributed` against the single-process `walks`: the output files byte for byte.

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "core/ozaki_ranks.hpp"
+#include "ops/ozaki/ozaki_ranks.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/distributed.hpp"
 #include "gemmkit/ozaki.hpp"

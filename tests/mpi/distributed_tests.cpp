@@ -24,7 +24,7 @@
 #include "gemmkit/io.hpp"
 #include "gemmkit/random.hpp"
 #include "gemmkit/verify.hpp"
-#include "dist/dist_common.hpp"
+#include "distributed/dist_common.hpp"
 #include "mpi/mpi_test_support.hpp"
 
 namespace gemmkit::dist {

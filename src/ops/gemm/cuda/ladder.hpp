@@ -1,0 +1,56 @@
+// Each group of CUDA kernels registers its entries through one of these; register.cu calls
+// them in ladder order. Every entry is one KernelEntry written as three lists of designated
+// initializers, what it is, what it runs and its GEMM traits (registry.add({{.name = ...},
+// {.run = ...}, {.batched = true}})); a launcher written once against an emitter gives both
+// its run and its launches through runs() and plans().
+#pragma once
+
+#include "ops/gemm/cuda/simt/autotune_table.hpp"
+#include "launch/explain_launch.hpp"
+#include "gemmkit/registry.hpp"
+
+namespace gemmkit::cuda {
+
+void register_cublas_kernels(Registry<GemmProblem>& registry);     // cublas.cu: the references
+void register_seed_kernels(Registry<GemmProblem>& registry);       // ladder_seeds.cu: rungs 1-6
+void register_simt_kernels(Registry<GemmProblem>& registry);       // ladder_simt.cu: rungs 7-11
+void register_warptile_kernels(Registry<GemmProblem>& registry);   // ladder_warptile.cu: rungs 12-14
+void register_stream_k_kernels(Registry<GemmProblem>& registry);   // ladder_stream_k.cu: rung 15
+void register_tensor_kernels(Registry<GemmProblem>& registry);     // ladder_tensor.cu: rungs 16-17
+void register_hopper_kernels(Registry<GemmProblem>& registry);     // ladder_hopper.cu: rungs 18-19
+void register_skinny_kernels(Registry<GemmProblem>& registry);     // ladder_skinny.cu: rung 20
+void register_composed_kernels(Registry<GemmProblem>& registry);   // ladder_composed.cu: rungs 22-23
+void register_i8_kernels(Registry<GemmProblem>& registry);         // ladder_i8.cu: rung 24 (int8)
+void register_exact_kernels(Registry<GemmProblem>& registry);      // exact_gemm.cu: exact i32/i64 by residues
+void register_ozaki_kernels(Registry<GemmProblem>& registry);      // ozaki_gemm.cu: f64 emulated on int8 tensor cores
+
+// KernelEntry::run and ::launches from one launcher, launcher(p, emit), that queues its
+// launches through emit (explain_launch.hpp): a LaunchEmit runs them, a PlanEmit describes
+// them.
+template <class Launcher>
+auto runs(Launcher launcher) {
+  return [launcher](const GemmProblem& p, const KernelLaunch& l) { launcher(p, LaunchEmit{l.stream, &l.context}); };
+}
+template <class Launcher>
+auto plans(Launcher launcher) {
+  return [launcher](const GemmProblem& p, const LaunchQueries&) {
+    std::vector<LaunchPlan> out;
+    launcher(p, PlanEmit{&out});
+    return out;
+  };
+}
+
+// Rung 24's launch plans (ladder_i8.cu).
+std::vector<LaunchPlan> wgmma_i8_plans(const GemmProblem& p, const LaunchQueries& q);
+
+// Rung 14's kernel in one tuned configuration (ladder_warptile.cu). Rung 15 runs it when a
+// problem has no partial wave to split.
+void run_tuned_config(TunedConfig config, const GemmProblem& p, const KernelLaunch& launch);
+// Its launch plans (KernelEntry::launches).
+std::vector<LaunchPlan> tuned_config_plans(TunedConfig config, const GemmProblem& p, const LaunchQueries& q);
+// Blocks of that configuration one SM runs at once (rung 23 sizes its split by a wave).
+int tuned_config_blocks_per_sm(TunedConfig config, const Context& ctx);
+// The same through explain's queries.
+int tuned_config_blocks_per_sm(TunedConfig config, const LaunchQueries& q);
+
+}  // namespace gemmkit::cuda
