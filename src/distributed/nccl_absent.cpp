@@ -3,6 +3,7 @@
 #include "distributed/dist_common.hpp"
 #include "gemmkit/exact.hpp"
 #include "ops/walks/modular_int8.hpp"
+#include "runtime/cuda_part.hpp"
 
 namespace gemmkit::dist {
 namespace {
@@ -49,8 +50,11 @@ void gpu_walk_counts(MPI_Comm comm, Context& ctx, const Graph& g, int length,
   std::vector<std::int8_t> planes;  // rank 0: every rank's, in the order of `primes`
   collective(comm, [&] {
     planes.resize(plane * (rank == 0 ? primes.size() : own.size()));
-    if (!own.empty())
-      walks_detail::gpu_int8_power_planes(ctx, g, own, length, planes.data(), walks_detail::PlanesIn::host);
+    if (own.empty()) return;
+    GEMMKIT_CUDA_PART(walks_detail::gpu_int8_power_planes(ctx, g, own, length, planes.data(),
+                                                          walks_detail::PlanesIn::host);
+                      return;)
+    detail::fail_without_cuda();
   });
   const int count = mpi_count(n * n, "a table of residues");
   constexpr int kTagPlanes = 7302;

@@ -35,7 +35,7 @@ struct Context::Impl {
 };
 
 namespace detail {
-// The backend halves (src/runtime/cuda/context.cu, or src/cuda_absent/context_absent.cpp).
+// The backend halves (src/runtime/cuda/context.cu, or src/cuda_absent/cuda_absent.cpp).
 void cuda_context_open(Context::Impl& impl, int device);  // fills device and info
 void cuda_context_close(Context::Impl& impl);             // frees workspaces and handles
 // Grows `current` to at least `bytes` in stream order on impl's device.

@@ -1,5 +1,5 @@
 // Internal: what explain asks of a CUDA device (src/runtime/cuda/explain_device.cu; without CUDA,
-// src/cuda_absent/explain_absent.cpp answers nullopt to everything).
+// src/cuda_absent/cuda_absent.cpp answers nullopt to everything).
 #pragma once
 
 #include <functional>

@@ -8,6 +8,7 @@
 #include "ops/exact/crt_device.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/exact.hpp"
+#include "runtime/cuda_part.hpp"
 
 namespace gemmkit {
 
@@ -31,8 +32,8 @@ void crt_rebuild(Context& ctx, const CrtProblem& p, Stream stream) {
   if (!p.residues || !p.out) bad("null residues or output");
   const int words = crt_detail::work_words(k);
   if (ctx.backend() == Backend::cuda) {
-    crt_detail::cuda_rebuild(ctx, k, words, p, stream);
-    return;
+    GEMMKIT_CUDA_PART(crt_detail::cuda_rebuild(ctx, k, words, p, stream); return;)
+    detail::fail_without_cuda();
   }
   crt_detail::with_work_words(words, [&](auto w) {
 #pragma omp parallel for schedule(static)

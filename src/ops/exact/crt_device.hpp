@@ -1,5 +1,5 @@
-// The seam between the host code of the CRT rebuild (src/ops/exact/crt.cpp) and its device side:
-// src/ops/exact/cuda/crt.cu in a CUDA build, src/cuda_absent/crt_absent.cpp without nvcc.
+// What the host half of the CRT rebuild (crt.cpp) calls of its CUDA part (cuda/crt.cu),
+// through GEMMKIT_CUDA_PART: a build without CUDA compiles neither.
 #pragma once
 
 #include "arith/crt_math.hpp"

@@ -1,5 +1,6 @@
 // The host half of the exact integer GEMM: which method and how many int8 GEMMs a bound
-// needs, and the words its results take. No device code here: the host tests check it.
+// needs, and the words its results take (no device code: the host tests check it), and the
+// entry points, which run in its CUDA part (cuda/exact_gemm.cu).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,10 +8,13 @@
 #include <vector>
 
 #include "arith/int128.hpp"
+#include "ops/exact/exact_device.hpp"
 #include "ops/exact/exact_text.hpp"
+#include "gemmkit/device.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/modular.hpp"
+#include "runtime/cuda_part.hpp"
 
 namespace gemmkit {
 namespace {
@@ -171,6 +175,28 @@ int exact_output_limbs(const GemmProblem& p) {
   const ExactPlan worst = worst_case_exact_plan(p.dtype, p.k);
   const bool plain = (p.alpha == 1 || p.alpha == -1 || p.alpha == 0) && p.beta == 0;
   return std::max(worst.limbs, 1) + (plain ? 0 : 1);
+}
+
+std::size_t exact_integer_gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem) {
+  GEMMKIT_CUDA_PART(return exact_detail::workspace_bytes_on_device(ctx, problem);)
+  detail::fail_without_cuda();
+}
+
+ExactPlan exact_integer_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace,
+                             const ExactLimbsOut* limbs_out) {
+  GEMMKIT_CUDA_PART(return exact_detail::gemm_on_device(ctx, problem, stream, workspace, limbs_out);)
+  detail::fail_without_cuda();
+}
+
+ExactGemmReport exact_gemm_report(const GemmProblem& problem, Stream stream, Workspace workspace) {
+  GEMMKIT_CUDA_PART(return exact_detail::report_on_device(problem, stream, workspace);)
+  detail::fail_without_cuda();
+}
+
+ExactPlan exact_integer_gemm(const GemmProblem& host_problem, const ExactLimbsOut* limbs_out, Context* context) {
+  require_cuda_device();
+  GEMMKIT_CUDA_PART(return exact_detail::run_host_on_device(host_problem, limbs_out, context);)
+  detail::fail_without_cuda();
 }
 
 }  // namespace gemmkit

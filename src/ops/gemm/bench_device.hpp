@@ -1,6 +1,6 @@
 // Internal: the benchmark engine's timing. time_gemm (src/ops/gemm/bench.cpp) times on either
 // backend; its device half is src/ops/gemm/cuda/bench_device.cu (in a build without CUDA,
-// src/cuda_absent/bench_absent.cpp, whose functions throw the no-device error).
+// src/cuda_absent/cuda_absent.cpp, whose functions throw the no-device error).
 #pragma once
 
 #include <cstddef>

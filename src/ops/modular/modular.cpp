@@ -1,13 +1,15 @@
 // The host half of the modular int8 GEMM (gemmkit/modular.hpp): the moduli, the K limit and
-// the checks, so that CPU-only builds and host tests have them; the GEMM itself is in
-// src/ops/modular/cuda/modular_gemm.cu.
+// the checks, so that CPU-only builds and host tests have them, and the entry points, which
+// check first and then run the GEMM in src/ops/modular/cuda/modular_gemm.cu.
 #include "gemmkit/modular.hpp"
 
 #include <algorithm>
 #include <string>
 
+#include "ops/modular/modular_device.hpp"
 #include "ops/modular/modular_validate.hpp"
 #include "gemmkit/error.hpp"
+#include "runtime/cuda_part.hpp"
 
 namespace gemmkit {
 
@@ -45,6 +47,21 @@ std::string_view modular_gemm_path_name(ModularGemmPath path) {
 }
 
 void validate(const ModularGemmProblem& p) { detail::validate_modular(p, true); }
+
+// The checks come first in every build: a usage error beats the device error.
+std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
+  detail::validate_modular(p, false);
+  detail::require_cuda_context(ctx);
+  GEMMKIT_CUDA_PART(return modular_detail::workspace_bytes_on_device(ctx, p);)
+  detail::fail_without_cuda();
+}
+
+void modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace) {
+  validate(p);
+  detail::require_cuda_context(ctx);
+  GEMMKIT_CUDA_PART(return modular_detail::gemm_on_device(ctx, p, stream, workspace);)
+  detail::fail_without_cuda();
+}
 
 namespace detail {
 

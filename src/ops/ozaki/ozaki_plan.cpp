@@ -1,15 +1,19 @@
 // The Ozaki scheme's plan (gemmkit/ozaki.hpp): how many int8 primes, how many
-// bits.
+// bits; and the entry points, which run in its CUDA part (cuda/ozaki_gemm.cu).
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "gemmkit/device.hpp"
 #include "gemmkit/dtype.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
 #include "gemmkit/ozaki.hpp"
+#include "ops/ozaki/ozaki_device.hpp"
+#include "ops/ozaki/ozaki_ranks.hpp"
+#include "runtime/cuda_part.hpp"
 
 namespace gemmkit {
 namespace {
@@ -76,6 +80,31 @@ std::vector<int> ozaki_moduli_by_rank(int moduli, int ranks) {
   for (std::size_t r = 0; r < std::size_t(ranks); ++r)
     first[r + 1] = first[r] + each + (int(r) >= ranks - more ? 1 : 0);
   return first;
+}
+
+std::size_t ozaki_gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem, int moduli) {
+  GEMMKIT_CUDA_PART(return ozaki_detail::workspace_bytes_on_device(ctx, problem, moduli);)
+  detail::fail_without_cuda();
+}
+
+OzakiPlan ozaki_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace, int moduli) {
+  GEMMKIT_CUDA_PART(return ozaki_detail::gemm_on_device(ctx, problem, stream, workspace, moduli);)
+  detail::fail_without_cuda();
+}
+
+OzakiPlan ozaki_gemm(const GemmProblem& host_problem, int moduli, Context* context) {
+  require_cuda_device();
+  GEMMKIT_CUDA_PART(return ozaki_detail::run_host_on_device(host_problem, moduli, context);)
+  detail::fail_without_cuda();
+}
+
+OzakiPlan ozaki_detail::ozaki_gemm_over_ranks(Context& ctx, const GemmProblem& problem, int moduli,
+                                              OzakiExchange& exchange, Stream compute, Stream comm,
+                                              std::int64_t pass_rows) {
+  GEMMKIT_CUDA_PART(return over_ranks_on_device(ctx, problem, moduli, exchange, compute, comm, pass_rows);)
+  // Collective: every rank throws the device error, none waits for the others.
+  exchange.agree([] { detail::fail_without_cuda(); });
+  return {};
 }
 
 }  // namespace gemmkit

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "gemmkit/device.hpp"
 #include "ops/walks/modular.hpp"
 
 namespace gemmkit::walks_detail {
@@ -39,6 +40,8 @@ std::optional<int> int8_primes_for_bound(const BigInt& bound) {
   }
   return std::nullopt;
 }
+
+bool gpu_int8_powers_available() { return cuda_device_available(); }  // false without CUDA
 
 void parallel_copy(void* dst, const void* src, std::size_t bytes) {
   constexpr std::size_t kPiece = std::size_t(1) << 20;

@@ -71,6 +71,9 @@ std::optional<int> gpu_primes_for(const Graph& g, const WalkQuery& query, const 
 // Whether this build and machine can run gpu_int8_powers (CUDA built, a device present).
 bool gpu_int8_powers_available();
 
+// The gpu_* functions below are the engine's CUDA part (cuda/walks_int8.cu), defined only in a
+// CUDA build: host code calls them through GEMMKIT_CUDA_PART (runtime/cuda_part.hpp).
+
 // Runs `steps` on ctx's device modulo `primes`: at each record step the counts
 // R(rows[r], cols[c]) go to out + ((length_index * rows.size() + r) * cols.size() + c) *
 // limbs as `limbs` two's-complement words, least significant first (enough for the bound

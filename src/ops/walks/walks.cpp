@@ -27,6 +27,7 @@
 #include "ops/walks/modular.hpp"
 #include "ops/walks/modular_int8.hpp"
 #include "io/io_common.hpp"
+#include "runtime/cuda_part.hpp"
 
 namespace gemmkit {
 namespace {
@@ -330,22 +331,26 @@ void dense_exact_gpu(const Graph& g, const Plan& plan, const WalkQuery& query, i
   // its final form: no zero fill first.
   out.words.resize(plan.lengths.size() * plan.sources.size() * plan.targets.size() *
                    static_cast<std::size_t>(out.limbs));
-  std::optional<Context> own;
-  Context& ctx = query.context ? *query.context : own.emplace(Backend::cuda);
-  const walks_detail::Int8PowersReport r = walks_detail::gpu_int8_powers(
-      ctx, g, primes, power_steps(plan), plan.sources, plan.targets, out.limbs, out.words.data(),
-      query.progress);
-  GpuWalkTiming t;
-  t.products = r.gemms / r.batches;
-  t.primes = nq;
-  t.gemm_seconds = r.gemm_seconds;
-  t.total_seconds = r.total_seconds;
-  t.build_seconds = r.build_seconds;
-  t.crt_seconds = r.crt_seconds;
-  t.copy_seconds = r.copy_seconds;
-  t.setup_seconds = r.setup_seconds;
-  t.context_seconds = r.context_seconds;
-  out.gpu = t;
+  // The engine is CUDA code (cuda/walks_int8.cu); without it, gpu_primes_for never picks it.
+  GEMMKIT_CUDA_PART(
+      std::optional<Context> own;
+      Context& ctx = query.context ? *query.context : own.emplace(Backend::cuda);
+      const walks_detail::Int8PowersReport r = walks_detail::gpu_int8_powers(
+          ctx, g, primes, power_steps(plan), plan.sources, plan.targets, out.limbs, out.words.data(),
+          query.progress);
+      GpuWalkTiming t;
+      t.products = r.gemms / r.batches;
+      t.primes = nq;
+      t.gemm_seconds = r.gemm_seconds;
+      t.total_seconds = r.total_seconds;
+      t.build_seconds = r.build_seconds;
+      t.crt_seconds = r.crt_seconds;
+      t.copy_seconds = r.copy_seconds;
+      t.setup_seconds = r.setup_seconds;
+      t.context_seconds = r.context_seconds;
+      out.gpu = t;
+      return;)
+  detail::fail_without_cuda();
 }
 
 void dense_exact(const Graph& g, const Plan& plan, const WalkQuery& query, WalkCounts& out) {
@@ -604,8 +609,9 @@ std::optional<WalkMode> parse_walk_mode(std::string_view text) {
 }
 
 WalkGemmReferences walk_gemm_references(std::int64_t n) {
-  const walks_detail::GemmReferenceTimes t = walks_detail::gpu_reference_gemm_times(n);
-  return {t.int8_seconds, t.fp64_seconds};
+  GEMMKIT_CUDA_PART(const walks_detail::GemmReferenceTimes t = walks_detail::gpu_reference_gemm_times(n);
+                    return {t.int8_seconds, t.fp64_seconds};)
+  detail::fail_without_cuda();
 }
 
 std::optional<WalkBackend> parse_walk_backend(std::string_view text) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "ops/exact/exact_device.hpp"
 #include "ops/exact/exact_text.hpp"
 #include "runtime/cuda/check.hpp"
 #include "runtime/cuda/context.hpp"
@@ -140,16 +141,22 @@ void check_exact_problem(const Context& ctx, const GemmProblem& problem, const E
   (void)ctx;
 }
 
+[[noreturn]] void throw_overflow(const GemmProblem& problem, const ExactGemmReport& report) {
+  throw OverflowError(report.overflow_row, report.overflow_col, report.value, std::string(dtype_name(problem.c_dtype())));
+}
+
 }  // namespace
 
-std::size_t exact_integer_gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem) {
+namespace exact_detail {
+
+std::size_t workspace_bytes_on_device(const Context& ctx, const GemmProblem& problem) {
   const GemmProblem p = as_row_major(problem);
   if (auto why = exact_rejects(p)) fail(ErrorCategory::usage, "exact integer GEMM of " + problem.shape_string() + ": " + *why);
   return regions(&ctx, p).total;
 }
 
-ExactPlan exact_integer_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace,
-                             const ExactLimbsOut* limbs_out) {
+ExactPlan gemm_on_device(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace,
+                         const ExactLimbsOut* limbs_out) {
   if (ctx.backend() != Backend::cuda)
     fail(ErrorCategory::usage, "exact integer GEMM runs on the CUDA backend, not in a CPU context");
   check_exact_problem(ctx, problem, limbs_out);
@@ -280,7 +287,7 @@ ExactPlan exact_integer_gemm(Context& ctx, const GemmProblem& problem, Stream st
   return plan;
 }
 
-ExactGemmReport exact_gemm_report(const GemmProblem& problem, Stream stream, Workspace workspace) {
+ExactGemmReport report_on_device(const GemmProblem& problem, Stream stream, Workspace workspace) {
   ExactGemmReport report;
   if (problem.m == 0 || problem.n == 0) return report;
   if (!workspace.data || workspace.bytes < sizeof(ReportWords))
@@ -322,16 +329,7 @@ ExactGemmReport exact_gemm_report(const GemmProblem& problem, Stream stream, Wor
   return report;
 }
 
-namespace {
-
-[[noreturn]] void throw_overflow(const GemmProblem& problem, const ExactGemmReport& report) {
-  throw OverflowError(report.overflow_row, report.overflow_col, report.value, std::string(dtype_name(problem.c_dtype())));
-}
-
-}  // namespace
-
-ExactPlan exact_integer_gemm(const GemmProblem& host, const ExactLimbsOut* limbs_out, Context* context) {
-  require_cuda_device();
+ExactPlan run_host_on_device(const GemmProblem& host, const ExactLimbsOut* limbs_out, Context* context) {
   std::optional<Context> own;
   Context& ctx = context && context->backend() == Backend::cuda ? *context : own.emplace(Backend::cuda);
   check_exact_problem(ctx, host, limbs_out);
@@ -361,6 +359,8 @@ ExactPlan exact_integer_gemm(const GemmProblem& host, const ExactLimbsOut* limbs
   }
   return plan;
 }
+
+}  // namespace exact_detail
 
 namespace {
 

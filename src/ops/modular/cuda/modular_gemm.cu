@@ -14,6 +14,7 @@
 #include "runtime/cuda/context.hpp"
 #include "ops/modular/cuda/modular_reduce.cuh"
 #include "launch/launch.hpp"
+#include "ops/modular/modular_device.hpp"
 #include "ops/modular/modular_validate.hpp"
 #include "ops/modular/cuda/modular.hpp"
 #include "runtime/cuda/workspace_parts.hpp"
@@ -201,16 +202,14 @@ void add_planes(std::int8_t* out, std::int64_t ld, std::int64_t stride, const st
 
 }  // namespace
 
-std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
-  detail::validate_modular(p, false);
-  detail::require_cuda_context(ctx);
+namespace modular_detail {
+
+std::size_t workspace_bytes_on_device(const Context& ctx, const ModularGemmProblem& p) {
   if (p.m == 0 || p.n == 0 || p.k == 0 || p.moduli.empty()) return 0;
   return chunks(ctx, p).total;
 }
 
-void modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace) {
-  validate(p);
-  detail::require_cuda_context(ctx);
+void gemm_on_device(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace) {
   if (p.m > INT_MAX || p.n > INT_MAX)
     fail(ErrorCategory::usage, "the modular int8 GEMM takes m and n up to 2^31-1");
   if (p.m == 0 || p.n == 0 || p.moduli.empty()) return;
@@ -251,4 +250,5 @@ void modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Work
   }
 }
 
+}  // namespace modular_detail
 }  // namespace gemmkit

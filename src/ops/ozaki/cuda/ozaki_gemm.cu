@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "arith/crt_math.hpp"
+#include "ops/ozaki/ozaki_device.hpp"
 #include "ops/ozaki/ozaki_ranks.hpp"
 #include "runtime/cuda/check.hpp"
 #include "runtime/cuda/context.hpp"
@@ -462,7 +463,7 @@ OzakiPlan largest_plan(const GemmProblem& p, int moduli) {
 
 }  // namespace
 
-std::size_t ozaki_gemm_workspace_bytes(const Context& ctx, const GemmProblem& problem, int moduli) {
+std::size_t ozaki_detail::workspace_bytes_on_device(const Context& ctx, const GemmProblem& problem, int moduli) {
   check_ozaki_problem(problem);
   const GemmProblem p = as_row_major(problem);
   return default_regions(ctx, p, largest_plan(p, moduli)).total;
@@ -587,7 +588,8 @@ OzakiPlan run_ozaki(Context& ctx, const GemmProblem& problem, const GemmProblem&
 
 }  // namespace
 
-OzakiPlan ozaki_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace, int moduli) {
+OzakiPlan ozaki_detail::gemm_on_device(Context& ctx, const GemmProblem& problem, Stream stream, Workspace workspace,
+                                        int moduli) {
   if (ctx.backend() != Backend::cuda)
     fail(ErrorCategory::usage, "Ozaki emulation runs on the CUDA backend, not in a CPU context");
   check_ozaki_problem(problem);
@@ -609,8 +611,7 @@ OzakiPlan ozaki_gemm(Context& ctx, const GemmProblem& problem, Stream stream, Wo
                                : run_ozaki<float>(ctx, problem, p, moduli, *r, stream, workspace);
 }
 
-OzakiPlan ozaki_gemm(const GemmProblem& host, int moduli, Context* context) {
-  require_cuda_device();
+OzakiPlan ozaki_detail::run_host_on_device(const GemmProblem& host, int moduli, Context* context) {
   std::optional<Context> own;
   Context& ctx = context && context->backend() == Backend::cuda ? *context : own.emplace(Backend::cuda);
   check_ozaki_problem(host);
@@ -774,8 +775,8 @@ OzakiPlan run_over_ranks(Context& ctx, const GemmProblem& problem, GemmProblem p
 
 }  // namespace
 
-OzakiPlan ozaki_gemm_over_ranks(Context& ctx, const GemmProblem& problem, int moduli, OzakiExchange& ex,
-                                Stream compute, Stream comm, std::int64_t pass_rows) {
+OzakiPlan over_ranks_on_device(Context& ctx, const GemmProblem& problem, int moduli, OzakiExchange& ex,
+                               Stream compute, Stream comm, std::int64_t pass_rows) {
   // Rank 0's problem, checked there, in its row-major form; its shape and
   // scalars to every rank (their matrices are their copies, later).
   GemmProblem p;

@@ -22,7 +22,6 @@
 #include "runtime/cuda/event.hpp"
 #include "launch/explain_launch.hpp"
 #include "launch/launch.hpp"
-#include "gemmkit/device.hpp"
 #include "gemmkit/exact.hpp"
 #include "gemmkit/modular.hpp"
 #include "ops/walks/modular_int8.hpp"
@@ -403,8 +402,6 @@ void queue_rebuild(Context& ctx, const std::vector<std::uint32_t>& moduli, const
 }
 
 }  // namespace
-
-bool gpu_int8_powers_available() { return cuda_device_available(); }
 
 Int8PowersReport gpu_int8_powers(Context& ctx, const Graph& g, const std::vector<std::uint32_t>& primes,
                                  const std::vector<PowerStep>& steps,
