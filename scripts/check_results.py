@@ -109,6 +109,17 @@ def check_run(root, folder, problems):
             recorded = built["recorded"].removesuffix("-dirty")
             if parent is not None and not parent.startswith(recorded[:7]):
                 problems.append(f"{where}: the parent of {commit} is {parent[:12]}, not the recorded {recorded}")
+    # A before/after pair (the same suite by an older build beside this one, in one session)
+    # names the older build's commit; only the files listed under it may come from that build.
+    baseline = doc.get("baseline")
+    if baseline is not None and not (isinstance(baseline, dict) and isinstance(baseline.get("commit"), str)
+                                     and isinstance(baseline.get("files"), list) and baseline["files"]
+                                     and isinstance(baseline.get("why"), str) and baseline["why"]):
+        problems.append(f"{where}: `baseline` needs `commit`, a non-empty `files` list and `why`")
+        baseline = None
+    baseline_files = set(baseline["files"]) if baseline else set()
+    for name in sorted(baseline_files - listed):
+        problems.append(f"{where}: `baseline` names `{name}`, which `files` does not list")
     for name in sorted(on_disk & listed):
         if not name.endswith(".json"):
             continue
@@ -119,6 +130,10 @@ def check_run(root, folder, problems):
         if found is None:
             continue
         recorded, dirty = found
+        if name in baseline_files:
+            if dirty or not recorded.startswith(baseline["commit"]):
+                problems.append(f"{folder / name}: built from {recorded}, the baseline says {baseline['commit']}")
+            continue
         if built is not None and recorded.removesuffix("-dirty") == built["recorded"].removesuffix("-dirty"):
             continue
         if dirty:

@@ -97,6 +97,27 @@ class DocTools(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("built from 0123456789ab", out)
 
+    def test_baseline_of_a_pair(self):
+        folder = self.run_folder("cuda_ladder_f32")
+        doc = json.loads((folder / "square.json").read_text())
+        doc["environment"]["commit"] = "0123456789ab"
+        (folder / "square.json").write_text(json.dumps(doc))
+        self.edit_manifest(folder, lambda m: m.update(baseline={"commit": "0123456", "files": ["square.json"],
+                                                                "why": "before"}))
+        rc, out = self.check_results()
+        self.assertEqual(rc, 0, out)
+        # Only the named files may come from the baseline's build, and only from that one.
+        self.edit_manifest(folder, lambda m: m.update(baseline={"commit": "fedcba9", "files": ["square.json"],
+                                                                "why": "before"}))
+        rc, out = self.check_results()
+        self.assertEqual(rc, 1)
+        self.assertIn("the baseline says fedcba9", out)
+        self.edit_manifest(folder, lambda m: m.update(baseline={"commit": "0123456", "files": ["nope.json"],
+                                                                "why": "before"}))
+        rc, out = self.check_results()
+        self.assertEqual(rc, 1)
+        self.assertIn("`baseline` names `nope.json`", out)
+
     def test_two_runs_of_one_suite(self):
         folder = self.run_folder("cuda_ladder_f32")
         twin = folder.parent / "2026-11-30_h200_5e2f756"
