@@ -292,14 +292,15 @@ TEST(CpuRegistry, LadderAndReference) {
   const auto entries = gemm_registry().of_backend(Backend::cpu);
   std::set<std::string> names;
   for (const KernelEntry* e : entries) names.insert(e->name);
-  for (const char* name : {"cpu_openblas", "cpu_naive", "cpu_restrict", "cpu_blocked"})
+  for (const char* name : {"cpu_openblas", "cpu_naive", "cpu_restrict", "cpu_interchanged", "cpu_blocked"})
     EXPECT_TRUE(names.count(name)) << name;
   const KernelEntry& openblas = gemm_registry().get("cpu_openblas");
   EXPECT_EQ(openblas.role, KernelRole::reference);
   EXPECT_EQ(openblas.rung, 0);
   EXPECT_EQ(gemm_registry().get("cpu_naive").rung, 1);
   EXPECT_EQ(gemm_registry().get("cpu_restrict").rung, 2);
-  EXPECT_EQ(gemm_registry().get("cpu_blocked").rung, 3);
+  EXPECT_EQ(gemm_registry().get("cpu_interchanged").rung, 3);
+  EXPECT_EQ(gemm_registry().get("cpu_blocked").rung, 4);
   for (DType d : {DType::f32, DType::f64, DType::i32, DType::i64})
     for (const char* name : {"cpu_naive", "cpu_blocked"})
       EXPECT_TRUE(gemm_registry().get(name).supports(d)) << name << " " << dtype_name(d);

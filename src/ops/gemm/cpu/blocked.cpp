@@ -1,5 +1,6 @@
-// cpu_blocked (rung 3): cache-blocked GEMM in the BLIS style. Rung 2 streams a whole column of
-// op(B) from memory for every element of C and does one multiply-add per two loads. Here:
+// cpu_blocked (rung 4): cache-blocked GEMM in the BLIS style. Rung 3 streams a whole row of C
+// and of op(B) through the cache for every multiplier of A, two loads and a store per
+// multiply-add, and reuses nothing beyond a row. Here:
 //  - op(B) is copied, a (KC, NC) panel at a time, into NR-wide slivers, and op(A), an (MC, KC)
 //    block at a time, into MR-tall slivers. Packing absorbs the transposes and leading
 //    dimensions, and the panel and block then stay in L3 and L2 while they are reused.
@@ -288,6 +289,17 @@ void blocked_gemm(const GemmProblem& problem) {
   if (problem.dtype == DType::i32 && problem.c_dtype() == DType::i64)
     return run_batch(problem, side_by_side, blocked<std::int32_t, std::uint64_t>);
   with_compute_type(problem.dtype, "cpu_blocked", [&]<class U>() { run_batch(problem, side_by_side, blocked<U, U>); });
+}
+
+// cpu_blocked is also the CPU's exact int8 GEMM (C in i32) and its i32 GEMM with C in i64:
+// the integer dtypes the GPU offers, with the same results.
+KernelEntry blocked_entry() {
+  std::vector<DType> dtypes = kCpuFloatsAndIntegers;
+  dtypes.push_back(DType::i8);
+  KernelEntry e = cpu_entry("cpu_blocked", 4, "cache-blocked GEMM in the BLIS style", dtypes, 30, blocked_gemm);
+  e.batched = true;
+  e.wider_integer_output = true;
+  return e;
 }
 
 }  // namespace gemmkit::cpu

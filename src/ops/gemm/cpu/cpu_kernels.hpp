@@ -7,20 +7,35 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "gemmkit/error.hpp"
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/registry.hpp"
 
 namespace gemmkit::cpu {
 
-// Entry points, one per registry entry. Each runs a validated host-memory problem of a dtype
-// its entry declares.
-void naive_gemm(const GemmProblem& problem);
-void restrict_gemm(const GemmProblem& problem);
-void blocked_gemm(const GemmProblem& problem);
-void openblas_gemm(const GemmProblem& problem);
-void widened_gemm(const GemmProblem& problem);  // f16, bf16, tf32 through SGEMM
-// cblas takes int sizes: why a problem is too large for it, or nullopt.
+// A CPU registry entry: `run` takes a validated host-memory problem of a dtype the entry
+// declares. Each rung's file defines its entry, `KernelEntry <name>_entry()` (register.cpp
+// lists them).
+inline KernelEntry cpu_entry(std::string name, int rung, std::string summary, std::vector<DType> dtypes,
+                             int auto_priority, void (*run)(const GemmProblem&)) {
+  KernelEntry e;
+  e.name = std::move(name);
+  e.backend = Backend::cpu;
+  e.rung = rung;
+  e.summary = std::move(summary);
+  e.dtypes = std::move(dtypes);
+  e.auto_priority = auto_priority;
+  // CPU kernels run on the calling thread; the launch's stream and workspace do not apply.
+  e.run = [run](const GemmProblem& p, const KernelLaunch&) { run(p); };
+  return e;
+}
+inline const std::vector<DType> kCpuFloats = {DType::f32, DType::f64};
+inline const std::vector<DType> kCpuFloatsAndIntegers = {DType::f32, DType::f64, DType::i32, DType::i64};
+
+// cblas takes int sizes: why a problem is too large for it, or nullopt (openblas.cpp).
 std::optional<std::string> openblas_rejects(const GemmProblem& problem);
 
 // Whether a batch of OpenBLAS calls may run side by side (the OpenMP build of OpenBLAS).

@@ -31,4 +31,11 @@ void naive_gemm(const GemmProblem& problem) {
   with_compute_type(problem.dtype, "cpu_naive", [&]<class U>() { naive<U>(problem); });
 }
 
+KernelEntry naive_entry() {
+  return cpu_entry("cpu_naive", 1,
+                   "the textbook triple loop, as the teaching texts' hostmult0 writes it: i and j over C, k innermost, "
+                   "accumulating straight into C's element in memory",
+                   kCpuFloatsAndIntegers, 10, naive_gemm);
+}
+
 }  // namespace gemmkit::cpu

@@ -57,6 +57,16 @@ void openblas_gemm(const GemmProblem& p) {
   run_batch(p, openblas_runs_side_by_side(p), openblas_one);
 }
 
+// auto_priority: OpenBLAS for floats, cpu_blocked for integers (OpenBLAS has none).
+KernelEntry openblas_entry() {
+  KernelEntry e = cpu_entry("cpu_openblas", 0, "OpenBLAS sgemm/dgemm, row-major, transposes passed through",
+                            kCpuFloats, 40, openblas_gemm);
+  e.role = KernelRole::reference;
+  e.batched = true;  // strided batches: see batch.cpp
+  e.precondition = openblas_rejects;
+  return e;
+}
+
 }  // namespace gemmkit::cpu
 
 namespace gemmkit {

@@ -38,4 +38,10 @@ void restrict_gemm(const GemmProblem& problem) {
                     [&]<class U>() { restrict_gemm_typed<U>(problem); });
 }
 
+KernelEntry restrict_entry() {
+  return cpu_entry("cpu_restrict", 2,
+                   "rung 1's loops with __restrict pointers and a register accumulator (the teaching texts' hostmult1)",
+                   kCpuFloatsAndIntegers, 20, restrict_gemm);
+}
+
 }  // namespace gemmkit::cpu

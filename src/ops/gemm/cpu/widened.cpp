@@ -85,4 +85,17 @@ void widened_gemm(const GemmProblem& p) {
   run_batch(p, openblas_runs_side_by_side(p), widened_one);
 }
 
+// The tensor-core dtypes on the CPU: what the GPU computes (exact products, FP32 sums).
+KernelEntry widened_entry() {
+  KernelEntry e = cpu_entry("cpu_widened", 0,
+                            "f16/bf16/tf32 widened to f32 (tf32 cut as the GPU reads it) and multiplied by "
+                            "OpenBLAS SGEMM; C rounded once",
+                            {DType::f16, DType::bf16, DType::tf32}, 40, widened_gemm);
+  e.role = KernelRole::reference;
+  e.half_inputs_f32_output = true;
+  e.batched = true;
+  e.precondition = openblas_rejects;
+  return e;
+}
+
 }  // namespace gemmkit::cpu

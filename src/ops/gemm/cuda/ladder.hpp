@@ -1,5 +1,4 @@
-// Each group of CUDA kernels registers its entries through one of these; register.cu calls
-// them in ladder order. Every entry is one KernelEntry written as three lists of designated
+// What the CUDA GEMM parts (register.cu lists them) share. Every entry is one KernelEntry written as three lists of designated
 // initializers, what it is, what it runs and its GEMM traits (registry.add({{.name = ...},
 // {.run = ...}, {.batched = true}})); a launcher written once against an emitter gives both
 // its run and its launches through runs() and plans().
@@ -10,19 +9,6 @@
 #include "gemmkit/registry.hpp"
 
 namespace gemmkit::cuda {
-
-void register_cublas_kernels(Registry<GemmProblem>& registry);     // cublas.cu: the references
-void register_seed_kernels(Registry<GemmProblem>& registry);       // ladder_seeds.cu: rungs 1-6
-void register_simt_kernels(Registry<GemmProblem>& registry);       // ladder_simt.cu: rungs 7-11
-void register_warptile_kernels(Registry<GemmProblem>& registry);   // ladder_warptile.cu: rungs 12-14
-void register_stream_k_kernels(Registry<GemmProblem>& registry);   // ladder_stream_k.cu: rung 15
-void register_tensor_kernels(Registry<GemmProblem>& registry);     // ladder_tensor.cu: rungs 16-17
-void register_hopper_kernels(Registry<GemmProblem>& registry);     // ladder_hopper.cu: rungs 18-19
-void register_skinny_kernels(Registry<GemmProblem>& registry);     // ladder_skinny.cu: rung 20
-void register_composed_kernels(Registry<GemmProblem>& registry);   // ladder_composed.cu: rungs 22-23
-void register_i8_kernels(Registry<GemmProblem>& registry);         // ladder_i8.cu: rung 24 (int8)
-void register_exact_kernels(Registry<GemmProblem>& registry);      // exact_gemm.cu: exact i32/i64 by residues
-void register_ozaki_kernels(Registry<GemmProblem>& registry);      // ozaki_gemm.cu: f64 emulated on int8 tensor cores
 
 // KernelEntry::run and ::launches from one launcher, launcher(p, emit), that queues its
 // launches through emit (explain_launch.hpp): a LaunchEmit runs them, a PlanEmit describes

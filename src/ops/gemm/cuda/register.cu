@@ -1,21 +1,34 @@
-// Every CUDA kernel compiled into this build, references first.
-#include "ops/gemm/cuda/ladder.hpp"
+// Every CUDA GEMM part compiled into this build, references first, in ladder order. A part is
+// a file that defines `void cuda::register_<part>_kernels(Registry<GemmProblem>&)`: a track
+// of rungs that share their launcher helpers (<track>/ladder_<track>.cu), or a rung's own stem
+// (<track>/NN_name.cu beside its kernel, NN_name.cuh). A new part is its file and one line here.
+#include "gemmkit/registry.hpp"
 
-namespace gemmkit::detail {
+#define GEMMKIT_CUDA_GEMM_PARTS(PART)                                                          \
+  PART(cublas)    /* cublas.cu: the references */                                              \
+  PART(seed)      /* seeds/ladder_seeds.cu: rungs 1-6 */                                       \
+  PART(simt)      /* simt/ladder_simt.cu: rungs 7-11 */                                        \
+  PART(warptile)  /* simt/ladder_warptile.cu: rungs 12-14 */                                   \
+  PART(stream_k)  /* simt/ladder_stream_k.cu: rung 15 */                                       \
+  PART(tensor)    /* tensor/ladder_tensor.cu: rungs 16-17 */                                   \
+  PART(hopper)    /* hopper/ladder_hopper.cu: rungs 18-19, 21 */                               \
+  PART(skinny)    /* tensor/ladder_skinny.cu: rung 20 */                                       \
+  PART(composed)  /* ladder_composed.cu: rungs 22-23 */                                        \
+  PART(i8)        /* hopper/ladder_i8.cu: rung 24 (int8) */                                    \
+  PART(exact)     /* ops/exact/cuda/exact_gemm.cu: exact i32/i64 by residues */                \
+  PART(ozaki)     /* ops/ozaki/cuda/ozaki_gemm.cu: f64/f32 emulated on int8 tensor cores */
 
-void register_cuda_kernels(Registry<GemmProblem>& registry) {
-  cuda::register_cublas_kernels(registry);
-  cuda::register_seed_kernels(registry);
-  cuda::register_simt_kernels(registry);
-  cuda::register_warptile_kernels(registry);
-  cuda::register_stream_k_kernels(registry);
-  cuda::register_tensor_kernels(registry);
-  cuda::register_hopper_kernels(registry);
-  cuda::register_skinny_kernels(registry);
-  cuda::register_composed_kernels(registry);
-  cuda::register_i8_kernels(registry);
-  cuda::register_exact_kernels(registry);
-  cuda::register_ozaki_kernels(registry);
+namespace gemmkit {
+namespace cuda {
+#define GEMMKIT_DECLARE_PART(part) void register_##part##_kernels(Registry<GemmProblem>& registry);
+GEMMKIT_CUDA_GEMM_PARTS(GEMMKIT_DECLARE_PART)
+#undef GEMMKIT_DECLARE_PART
+}  // namespace cuda
+
+void detail::register_cuda_kernels(Registry<GemmProblem>& registry) {
+#define GEMMKIT_ADD_PART(part) cuda::register_##part##_kernels(registry);
+  GEMMKIT_CUDA_GEMM_PARTS(GEMMKIT_ADD_PART)
+#undef GEMMKIT_ADD_PART
 }
 
-}  // namespace gemmkit::detail
+}  // namespace gemmkit
