@@ -117,18 +117,7 @@ nlohmann::json to_json(const Explanation& x) {
 void print(const Explanation& x) {
   const SmLimits& l = x.limits;
   std::printf("%s (rung %d): %s\n", x.kernel.c_str(), x.rung, x.summary.c_str());
-  const std::string dtype(dtype_name(x.dtype));
-  if (x.operation == "gemm")
-    std::printf("problem: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld), %s\n", (long long)x.m, (long long)x.n,
-                (long long)x.m, (long long)x.k, (long long)x.k, (long long)x.n, dtype.c_str());
-  else if (x.operation == "reduce")
-    std::printf("problem: reduce %lld values, %s\n", (long long)x.m, dtype.c_str());
-  else if (x.operation == "spmv")
-    std::printf("problem: y = A x, A %lld x %lld with %lld nonzeros, %s\n", (long long)x.m, (long long)x.n,
-                (long long)x.k, dtype.c_str());
-  else
-    std::printf("problem: convolve %lld values with a mask of %lld taps, %s\n", (long long)x.m, (long long)x.n,
-                dtype.c_str());
+  std::printf("problem: %s\n", x.problem.c_str());
   std::printf("limits: %s: %d SMs; per SM %d threads, %d blocks, %d registers, %zu KiB shared memory "
               "(a block: up to %zu KiB, plus %zu B reserved)\n",
               l.source.c_str(), l.sm_count, l.max_threads_per_sm, l.max_blocks_per_sm, l.registers_per_sm,
@@ -203,13 +192,12 @@ void run_explain(const ExplainArgs& a) {
   check_outputs({{"--json", a.json}});
   ExplainRequest r;
   r.kernel = a.kernel;
-  const std::string operation = operation_of(a);
+  const Operation& operation = find_operation(operation_of(a));
   const std::vector<std::int64_t> sizes = parse_sizes(a.shape);
-  const std::size_t wanted = operation == "reduce" ? 1 : operation == "conv1d" ? 2 : 3;
-  const char* form = operation == "reduce" ? "N (values)" : operation == "conv1d" ? "NxWIDTH (values, mask taps)"
-                   : operation == "spmv" ? "ROWSxCOLSxNNZ" : "MxNxK (e.g. 70x200x64)";
+  const std::size_t wanted = std::size_t(operation.shape_sizes);
   if (sizes.size() != wanted)
-    fail(ErrorCategory::usage, "--shape: '" + a.shape + "' is not " + form + " for " + a.kernel + " (" + operation + ")");
+    fail(ErrorCategory::usage, "--shape: '" + a.shape + "' is not " + std::string(operation.shape_form) + " for " +
+                                   a.kernel + " (" + std::string(operation.name) + ")");
   r.m = sizes[0];
   r.n = wanted > 1 ? sizes[1] : 1;
   r.k = wanted > 2 ? sizes[2] : 1;
@@ -221,7 +209,7 @@ void run_explain(const ExplainArgs& a) {
   r.trans_a = a.transpose_a, r.trans_b = a.transpose_b;
   if (!a.thread.empty()) std::tie(r.block_idx, r.thread_idx) = parse_thread(a.thread);
   r.live = !a.recorded;
-  const Explanation x = explain_operation(operation, r);
+  const Explanation x = operation.explain(r);
   if (!a.json.empty()) write_json(a.json, to_json(x));
   else print(x);
 }
@@ -230,17 +218,20 @@ void run_explain(const ExplainArgs& a) {
 
 void add_explain(CLI::App& app) {
   auto a = std::make_shared<ExplainArgs>();
+  // The operations and their problem forms, from the catalogue.
+  std::string names, forms;
+  for (const Operation& o : operations()) {
+    names += (names.empty() ? "" : ", ") + std::string(o.name);
+    forms += (forms.empty() ? "" : "; ") + std::string(o.shape_form) + " for " + std::string(o.name);
+  }
   CLI::App* cmd = app.add_subcommand(
       "explain",
-      "Show how a CUDA kernel (GEMM, reduce, spmv, conv1d) launches for a problem: grid, block, shared "
+      "Show how a CUDA kernel (" + names + ") launches for a problem: grid, block, shared "
       "memory, registers, occupancy, which elements each thread writes and the global thread-id formula");
   cmd->add_option("kernel", a->kernel, "Kernel name (gemmkit list shows them)")->required();
-  cmd->add_option("--shape", a->shape,
-                  "The problem: MxNxK for GEMM (C is M x N, K the inner size); N for reduce; ROWSxCOLSxNNZ "
-                  "for spmv; NxWIDTH for conv1d")
+  cmd->add_option("--shape", a->shape, "The problem: " + forms + " (GEMM: C is M x N, K the inner size)")
       ->required();
-  cmd->add_option("--operation", a->operation,
-                  "gemm, reduce, spmv or conv1d (default: the operation the kernel name belongs to)");
+  cmd->add_option("--operation", a->operation, names + " (default: the operation the kernel name belongs to)");
   cmd->add_option("--dtype", a->dtype, "Element type (default: the kernel's first)");
   cmd->add_option("--thread", a->thread,
                   "bx,by,tx,ty: answer for the thread at blockIdx (bx, by), threadIdx (tx, ty)");

@@ -1,6 +1,7 @@
 // gemmkit list: every kernel of every operation in the library's catalogue.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "cli.hpp"
 #include "gemmkit/bench.hpp"
@@ -179,18 +180,25 @@ void add_list(CLI::App& app) {
       write_json(*json, json_document("list", {{"rows", rows}}));
       return;
     }
+    // The dtype column of each operation's table as wide as its widest entry.
+    std::map<std::string_view, int> dtype_widths;
+    for (const CatalogueEntry& c : entries)
+      dtype_widths[c.operation] = std::max({dtype_widths[c.operation], 16, int(dtype_list(c).size())});
+    const int name_width = 22;
+    int dtype_width = 16;
     std::string_view current;
     for (const CatalogueEntry& c : entries) {
       const KernelInfo& e = *c.kernel;
       if (c.operation != current) {  // one table per operation, GEMM first
+        dtype_width = dtype_widths[c.operation];
         std::printf("%s%s\n", current.empty() ? "" : "\n", std::string(c.operation).c_str());
-        std::printf("%-22s %-5s %4s %-10s %-16s %-6s %-4s %-7s %-10s %s\n", "kernel", "back", "rung",
-                    "role", "dtypes", "min_cc", "auto", "batched", "available", "summary");
+        std::printf("%-*s %-5s %4s %-10s %-*s %-6s %-4s %-7s %-10s %s\n", name_width, "kernel", "back", "rung",
+                    "role", dtype_width, "dtypes", "min_cc", "auto", "batched", "available", "summary");
         current = c.operation;
       }
-      std::printf("%-22s %-5s %4d %-10s %-16s %-6s %-4s %-7s %-10s %s\n", e.name.c_str(),
+      std::printf("%-*s %-5s %4d %-10s %-*s %-6s %-4s %-7s %-10s %s\n", name_width, e.name.c_str(),
                   std::string(backend_name(e.backend)).c_str(), e.rung,
-                  std::string(kernel_role_name(e.role)).c_str(), dtype_list(c).c_str(),
+                  std::string(kernel_role_name(e.role)).c_str(), dtype_width, dtype_list(c).c_str(),
                   e.min_compute_capability ? std::to_string(e.min_compute_capability).c_str() : "-",
                   e.auto_priority > 0 ? "yes" : "-", batched(c) ? "yes" : "-", availability(e).c_str(),
                   e.summary.c_str());

@@ -89,8 +89,8 @@ struct LaunchExplanation {
 
 struct ExplainRequest {
   std::string kernel;                 // a registry entry's name
-  // gemm: C is m x n, k the inner size. For explain_operation: reduce, m values; spmv, an
-  // m x n matrix of k nonzeros; conv1d, m values and a mask of n taps.
+  // gemm: C is m x n, k the inner size. For explain_operation: the sizes its operation's
+  // shape_form names, in order (reduce: m values; spmv: an m x n matrix of k nonzeros; ...).
   std::int64_t m = 0, n = 0, k = 0;
   std::optional<DType> dtype;         // default: the entry's first dtype
   bool trans_a = false, trans_b = false;
@@ -100,7 +100,7 @@ struct ExplainRequest {
 };
 
 struct Explanation {
-  std::string operation;  // "gemm", "reduce", "spmv" or "conv1d"
+  std::string operation;  // the operation's name (gemmkit/catalogue.hpp)
   std::string kernel;
   Backend backend = Backend::cpu;
   KernelRole role = KernelRole::ladder;
@@ -108,6 +108,7 @@ struct Explanation {
   std::string summary;
   DType dtype = DType::f32;
   std::int64_t m = 0, n = 0, k = 0;
+  std::string problem;  // the problem in words, e.g. "reduce 1000 values, f32"
   bool live = false;  // attributes and occupancy from a device
   SmLimits limits;
   std::vector<LaunchExplanation> launches;  // in the order the entry makes them
@@ -118,9 +119,10 @@ struct Explanation {
 // launch, a kernel without a launch description.
 Explanation explain(const ExplainRequest& request);
 
-// The same for a kernel of reduce, spmv or conv1d (`operation`), sizes as ExplainRequest
-// says. Their plans describe which elements of the input and output a thread touches in
-// words (LaunchPlan::elements is empty). Part of gemmkit::primitives.
+// The same for a kernel of any operation of the catalogue (gemmkit/catalogue.hpp), sizes as
+// its Operation::shape_form says. Outside GEMM, plans describe which elements of the input
+// and output a thread touches in words (LaunchPlan::elements is empty). Part of
+// gemmkit::primitives.
 Explanation explain_operation(std::string_view operation, const ExplainRequest& request);
 
 // Where the attributes recorded at build time are read from: $GEMMKIT_KERNEL_RESOURCES when

@@ -1,69 +1,66 @@
-// The catalogue: every operation's registry in one list.
+// The catalogue: every operation in one list, each defined by its own folder
+// (src/ops/<op>/operation.cpp). A new operation is its folder and one line here.
 #include "gemmkit/catalogue.hpp"
 
-#include "gemmkit/conv1d.hpp"
+#include <string>
+
 #include "gemmkit/error.hpp"
-#include "gemmkit/reduce.hpp"
-#include "gemmkit/registry.hpp"
-#include "gemmkit/sparse.hpp"
+
+#define GEMMKIT_OPERATIONS(OPERATION) \
+  OPERATION(gemm)                     \
+  OPERATION(reduce)                   \
+  OPERATION(spmv)                     \
+  OPERATION(conv1d)                   \
+  OPERATION(transpose)
 
 namespace gemmkit {
-namespace {
+namespace detail {
+#define GEMMKIT_DECLARE_OPERATION(op) Operation op##_operation();
+GEMMKIT_OPERATIONS(GEMMKIT_DECLARE_OPERATION)
+#undef GEMMKIT_DECLARE_OPERATION
+}  // namespace detail
 
-template <class Problem>
-void add_entries(std::vector<CatalogueEntry>& out, std::string_view operation, const Registry<Problem>& registry) {
-  for (const Kernel<Problem>& e : registry.entries()) out.push_back({operation, &e, nullptr});
-}
-
-// The registries in catalogue order: each operation's name once, with how its entries join.
-struct OperationRegistryRef {
-  std::string_view name;
-  void (*add)(std::vector<CatalogueEntry>& out, std::string_view name);
-};
-
-const std::vector<OperationRegistryRef>& registries() {
-  static const std::vector<OperationRegistryRef> list = {
-      {"gemm",
-       [](std::vector<CatalogueEntry>& out, std::string_view name) {
-         for (Backend b : {Backend::cpu, Backend::cuda})
-           for (const KernelEntry* e : gemm_registry().of_backend(b)) out.push_back({name, e, e});
-       }},
-      {"reduce", [](std::vector<CatalogueEntry>& out, std::string_view name) { add_entries(out, name, reduce_registry()); }},
-      {"spmv", [](std::vector<CatalogueEntry>& out, std::string_view name) { add_entries(out, name, spmv_registry()); }},
-      {"conv1d", [](std::vector<CatalogueEntry>& out, std::string_view name) { add_entries(out, name, conv1d_registry()); }},
-  };
+const std::vector<Operation>& operations() {
+#define GEMMKIT_LIST_OPERATION(op) detail::op##_operation(),
+  static const std::vector<Operation> list = {GEMMKIT_OPERATIONS(GEMMKIT_LIST_OPERATION)};
+#undef GEMMKIT_LIST_OPERATION
   return list;
 }
 
-}  // namespace
+const std::vector<std::string_view>& catalogue_operations() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const Operation& o : operations()) out.push_back(o.name);
+    return out;
+  }();
+  return names;
+}
+
+const Operation& find_operation(std::string_view name) {
+  std::string names;
+  for (const Operation& o : operations()) {
+    if (o.name == name) return o;
+    names += (names.empty() ? "" : ", ") + std::string(o.name);
+  }
+  fail(ErrorCategory::usage, "unknown operation '" + std::string(name) + "' (expected " + names + ")");
+}
 
 std::string_view kernel_role_name(KernelRole role) {
   return role == KernelRole::reference ? "reference" : "ladder";
 }
 
-const std::vector<std::string_view>& catalogue_operations() {
-  static const std::vector<std::string_view> operations = [] {
-    std::vector<std::string_view> names;
-    for (const OperationRegistryRef& r : registries()) names.push_back(r.name);
-    return names;
-  }();
-  return operations;
-}
-
 std::vector<CatalogueEntry> catalogue(std::string_view operation) {
   std::vector<CatalogueEntry> out;
-  std::string names;
-  bool known = operation.empty();
-  for (const OperationRegistryRef& r : registries()) {
-    names += (names.empty() ? "" : ", ") + std::string(r.name);
-    if (operation.empty() || operation == r.name) {
-      known = true;
-      r.add(out, r.name);
-    }
+  if (!operation.empty()) {
+    find_operation(operation).add_entries(out);
+    return out;
   }
-  if (!known)
-    fail(ErrorCategory::usage, "unknown operation '" + std::string(operation) + "' (expected " + names + ")");
+  for (const Operation& o : operations()) o.add_entries(out);
   return out;
+}
+
+Explanation explain_operation(std::string_view operation, const ExplainRequest& request) {
+  return find_operation(operation).explain(request);
 }
 
 }  // namespace gemmkit

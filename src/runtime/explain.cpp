@@ -292,6 +292,9 @@ Explanation explain(const ExplainRequest& request) {
                                    "x" + std::to_string(request.n) + "x" + std::to_string(request.k) + ")");
   explain_detail::check_entry(out, request, entry.dtypes, bool(entry.launches),
                               "OpenMP threads over blocks of rows of C where it is parallel");
+  const auto size = [](std::int64_t v) { return std::to_string(v); };
+  out.problem = "C (" + size(out.m) + " x " + size(out.n) + ") = A (" + size(out.m) + " x " + size(out.k) +
+                ") * B (" + size(out.k) + " x " + size(out.n) + "), " + std::string(dtype_name(out.dtype));
 
   GemmProblem p;
   p.dtype = out.dtype;

@@ -15,6 +15,7 @@
 #include "gemmkit/reduce.hpp"
 #include "gemmkit/registry.hpp"
 #include "gemmkit/sparse.hpp"
+#include "gemmkit/transpose.hpp"
 #include "gpu/gpu_test_support.hpp"
 
 namespace {
@@ -133,6 +134,7 @@ TEST(GpuExplain, PrimitivesRecordsAndOccupancyMatchTheDevice) {
   each(reduce_registry(), "reduce", {{1, 1, 1}, {1000, 1, 1}, {1 << 24, 1, 1}});
   each(spmv_registry(), "spmv", {{1000, 1000, 5000}, {100000, 100000, 3000000}});
   each(conv1d_registry(), "conv1d", {{1000, 5, 1}, {1 << 20, 31, 1}});
+  each(transpose_registry(), "transpose", {{1000, 37, 1}, {4096, 4096, 1}, {3000000, 3, 1}});
   EXPECT_GT(launches, 10);
 }
 
