@@ -377,4 +377,37 @@ void run_operation(const Kernel<Problem>& entry, Context& ctx, const Problem& pr
   entry.run(problem, KernelLaunch{ctx, stream, workspace});
 }
 
+// An operation's device API in one call: the kernel `kernel` names ("auto": the choice by
+// priority) for the problem on ctx, run with run_operation; returns the kernel that ran.
+template <class Problem>
+const Kernel<Problem>& choose_and_run(const Registry<Problem>& registry, Context& ctx, const Problem& problem,
+                                      Stream stream, std::string_view kernel, Workspace workspace) {
+  const Kernel<Problem>& entry = registry.choose(ctx, problem, kernel);
+  run_operation(entry, ctx, problem, stream, workspace);
+  return entry;
+}
+
+// The workspace of the kernel choose_and_run would run.
+template <class Problem>
+std::size_t chosen_workspace(const Registry<Problem>& registry, const Context& ctx, const Problem& problem,
+                             std::string_view kernel) {
+  return registry.choose(ctx, problem, kernel).workspace_for(problem, ctx);
+}
+
+// The CPU reference entry every operation but GEMM has: "cpu_reference", the reference role,
+// and the lowest automatic priority (a CPU context's only choice, never a GPU's).
+template <class Problem>
+Kernel<Problem> cpu_reference_kernel(std::string summary, std::vector<DType> dtypes,
+                                     std::function<void(const Problem&)> run) {
+  Kernel<Problem> e;
+  e.name = "cpu_reference";
+  e.backend = Backend::cpu;
+  e.role = KernelRole::reference;
+  e.summary = std::move(summary);
+  e.dtypes = std::move(dtypes);
+  e.auto_priority = 1;
+  e.run = [run = std::move(run)](const Problem& p, const KernelLaunch&) { run(p); };
+  return e;
+}
+
 }  // namespace gemmkit

@@ -75,21 +75,15 @@ namespace {
 
 Registry<Conv1dProblem> make_registry() {
   Registry<Conv1dProblem> r("conv1d");
-  Conv1dKernel cpu;
-  cpu.name = "cpu_reference";
-  cpu.role = KernelRole::reference;
-  cpu.summary = "each output summed in long double, rounded once";
-  cpu.dtypes = {DType::f32, DType::f64};
-  cpu.auto_priority = 1;
-  cpu.run = [](const Conv1dProblem& p, const KernelLaunch&) {
-    if (p.dtype == DType::f32)
-      conv1d_reference(static_cast<const float*>(p.x), p.n, static_cast<const float*>(p.mask), p.width,
-                       static_cast<float*>(p.y));
-    else
-      conv1d_reference(static_cast<const double*>(p.x), p.n, static_cast<const double*>(p.mask), p.width,
-                       static_cast<double*>(p.y));
-  };
-  r.add(std::move(cpu));
+  r.add(cpu_reference_kernel<Conv1dProblem>(
+      "each output summed in long double, rounded once", {DType::f32, DType::f64}, [](const Conv1dProblem& p) {
+        if (p.dtype == DType::f32)
+          conv1d_reference(static_cast<const float*>(p.x), p.n, static_cast<const float*>(p.mask), p.width,
+                           static_cast<float*>(p.y));
+        else
+          conv1d_reference(static_cast<const double*>(p.x), p.n, static_cast<const double*>(p.mask), p.width,
+                           static_cast<double*>(p.y));
+      }));
   GEMMKIT_CUDA_PART(conv1d_detail::register_cuda_kernels(r);)
   return r;
 }
@@ -113,15 +107,13 @@ std::size_t conv1d_workspace_bytes(const Context& ctx, DType dtype, std::int64_t
   alignas(16) double placeholder[2] = {0, 0};
   const Conv1dProblem p{dtype, placeholder, n, placeholder, width, placeholder};
   validate(p);
-  return conv1d_registry().choose(ctx, p, kernel).workspace_for(p, ctx);
+  return chosen_workspace(conv1d_registry(), ctx, p, kernel);
 }
 
 const Conv1dKernel& conv1d(Context& ctx, const Conv1dProblem& problem, Stream stream,
                            std::string_view kernel, Workspace workspace) {
   validate(problem);
-  const Conv1dKernel& entry = conv1d_registry().choose(ctx, problem, kernel);
-  run_operation(entry, ctx, problem, stream, workspace);
-  return entry;
+  return choose_and_run(conv1d_registry(), ctx, problem, stream, kernel, workspace);
 }
 
 std::string_view conv1d_auto_kernel(DType dtype, std::int64_t width) {

@@ -35,20 +35,13 @@ namespace {
 
 Registry<ReduceProblem> make_registry() {
   Registry<ReduceProblem> r("reduce");
-  ReduceKernel cpu;
-  cpu.name = "cpu_reference";
-  cpu.backend = Backend::cpu;
-  cpu.role = KernelRole::reference;
-  cpu.summary = "long double, Neumaier-compensated sums, rounded once";
-  cpu.dtypes = {DType::f32, DType::f64};
-  cpu.auto_priority = 1;
-  cpu.run = [](const ReduceProblem& p, const KernelLaunch&) {
-    if (p.dtype == DType::f32)
-      *static_cast<float*>(p.result) = reduce_cpu(static_cast<const float*>(p.x), p.n, p.op);
-    else
-      *static_cast<double*>(p.result) = reduce_cpu(static_cast<const double*>(p.x), p.n, p.op);
-  };
-  r.add(std::move(cpu));
+  r.add(cpu_reference_kernel<ReduceProblem>(
+      "long double, Neumaier-compensated sums, rounded once", {DType::f32, DType::f64}, [](const ReduceProblem& p) {
+        if (p.dtype == DType::f32)
+          *static_cast<float*>(p.result) = reduce_cpu(static_cast<const float*>(p.x), p.n, p.op);
+        else
+          *static_cast<double*>(p.result) = reduce_cpu(static_cast<const double*>(p.x), p.n, p.op);
+      }));
   GEMMKIT_CUDA_PART(reduce_detail::register_cuda_kernels(r);)
   return r;
 }
@@ -72,15 +65,13 @@ std::size_t reduce_workspace_bytes(const Context& ctx, std::size_t n, DType dtyp
   double placeholder = 0;
   const ReduceProblem p{dtype, op, &placeholder, n, &placeholder};
   validate(p);
-  return reduce_registry().choose(ctx, p, kernel).workspace_for(p, ctx);
+  return chosen_workspace(reduce_registry(), ctx, p, kernel);
 }
 
 const ReduceKernel& reduce(Context& ctx, const ReduceProblem& problem, Stream stream,
                            std::string_view kernel, Workspace workspace) {
   validate(problem);
-  const ReduceKernel& entry = reduce_registry().choose(ctx, problem, kernel);
-  run_operation(entry, ctx, problem, stream, workspace);
-  return entry;
+  return choose_and_run(reduce_registry(), ctx, problem, stream, kernel, workspace);
 }
 
 // ---- CPU reference ----

@@ -287,17 +287,11 @@ void run_cpu(const SpmvProblem& p) {
 
 Registry<SpmvProblem> make_registry() {
   Registry<SpmvProblem> r("spmv");
-  SpmvKernel cpu;
-  cpu.name = "cpu_reference";
-  cpu.role = KernelRole::reference;
-  cpu.summary = "every row accumulated in long double, rounded once (OpenMP over rows)";
-  cpu.dtypes = {DType::f32, DType::f64};
-  cpu.auto_priority = 1;
-  cpu.run = [](const SpmvProblem& p, const KernelLaunch&) {
-    if (p.dtype == DType::f32) run_cpu<float>(p);
-    else run_cpu<double>(p);
-  };
-  r.add(std::move(cpu));
+  r.add(cpu_reference_kernel<SpmvProblem>("every row accumulated in long double, rounded once (OpenMP over rows)",
+                                          {DType::f32, DType::f64}, [](const SpmvProblem& p) {
+                                            if (p.dtype == DType::f32) run_cpu<float>(p);
+                                            else run_cpu<double>(p);
+                                          }));
   GEMMKIT_CUDA_PART(spmv_detail::register_cuda_kernels(r);)
   return r;
 }
@@ -333,15 +327,13 @@ const Registry<SpmvProblem>& spmv_registry() {
 
 std::size_t spmv_workspace_bytes(const Context& ctx, const SpmvProblem& problem, std::string_view kernel) {
   validate(problem);
-  return spmv_registry().choose(ctx, problem, kernel_name(ctx, problem, kernel)).workspace_for(problem, ctx);
+  return chosen_workspace(spmv_registry(), ctx, problem, kernel_name(ctx, problem, kernel));
 }
 
 const SpmvKernel& spmv(Context& ctx, const SpmvProblem& problem, Stream stream, std::string_view kernel,
                        Workspace workspace) {
   validate(problem);
-  const SpmvKernel& entry = spmv_registry().choose(ctx, problem, kernel_name(ctx, problem, kernel));
-  run_operation(entry, ctx, problem, stream, workspace);
-  return entry;
+  return choose_and_run(spmv_registry(), ctx, problem, stream, kernel_name(ctx, problem, kernel), workspace);
 }
 
 int spmv_group_size(double mean_row_length) {

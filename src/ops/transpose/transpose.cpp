@@ -23,15 +23,8 @@ void transpose_bytes(const TransposeProblem& p) {
 
 Registry<TransposeProblem> make_registry() {
   Registry<TransposeProblem> r("transpose");
-  TransposeKernel cpu;
-  cpu.name = "cpu_reference";
-  cpu.backend = Backend::cpu;
-  cpu.role = KernelRole::reference;
-  cpu.summary = "two loops, A read row by row, every element copied as its bytes";
-  cpu.dtypes = transpose_detail::transpose_dtypes();
-  cpu.auto_priority = 1;
-  cpu.run = [](const TransposeProblem& p, const KernelLaunch&) { transpose_bytes(p); };
-  r.add(std::move(cpu));
+  r.add(cpu_reference_kernel<TransposeProblem>("two loops, A read row by row, every element copied as its bytes",
+                                               transpose_detail::transpose_dtypes(), transpose_bytes));
   GEMMKIT_CUDA_PART(transpose_detail::register_cuda_kernels(r);)
   return r;
 }
@@ -77,15 +70,13 @@ const Registry<TransposeProblem>& transpose_registry() {
 
 std::size_t transpose_workspace_bytes(const Context& ctx, const TransposeProblem& problem, std::string_view kernel) {
   validate(problem);
-  return transpose_registry().choose(ctx, problem, kernel).workspace_for(problem, ctx);
+  return chosen_workspace(transpose_registry(), ctx, problem, kernel);
 }
 
 const TransposeKernel& transpose(Context& ctx, const TransposeProblem& problem, Stream stream,
                                  std::string_view kernel, Workspace workspace) {
   validate(problem);
-  const TransposeKernel& entry = transpose_registry().choose(ctx, problem, kernel);
-  run_operation(entry, ctx, problem, stream, workspace);
-  return entry;
+  return choose_and_run(transpose_registry(), ctx, problem, stream, kernel, workspace);
 }
 
 }  // namespace gemmkit

@@ -102,6 +102,19 @@ Operand<U> op_b(const GemmProblem& p) {
   return p.trans_b ? Operand<U>{data, 1, p.ldb} : Operand<U>{data, p.ldb, 1};
 }
 
+// What the loop rungs (1 and 3) read of a problem in compute type U.
+template <class U>
+struct LoopOperands {
+  Operand<U> a, b;
+  U* c;
+  U alpha, beta;
+  bool read_c;  // beta != 0; with beta == 0, C is write-only: NaNs in it must not leak
+};
+template <class U>
+LoopOperands<U> loop_operands(const GemmProblem& p) {
+  return {op_a<U>(p), op_b<U>(p), static_cast<U*>(p.c), scalar_as<U>(p.alpha), scalar_as<U>(p.beta), p.beta != 0};
+}
+
 // Calls body.template operator()<U>() with the compute type of the problem's dtype, for the
 // dtypes f32, f64, i32, i64.
 template <class Body>

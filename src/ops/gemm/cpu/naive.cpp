@@ -10,10 +10,7 @@ namespace {
 
 template <class U>
 void naive(const GemmProblem& p) {
-  const Operand<U> a = op_a<U>(p), b = op_b<U>(p);
-  U* c = static_cast<U*>(p.c);
-  const U alpha = scalar_as<U>(p.alpha), beta = scalar_as<U>(p.beta);
-  const bool read_c = p.beta != 0;  // beta == 0: C is write-only, NaNs in it must not leak
+  const auto [a, b, c, alpha, beta, read_c] = loop_operands<U>(p);
   for (std::int64_t i = 0; i < p.m; ++i) {
     for (std::int64_t j = 0; j < p.n; ++j) {
       U& cij = c[i * p.ldc + j];
