@@ -182,6 +182,24 @@ GK_API gk_status gk_plan_create(gk_context ctx, gk_layout layout, gk_op op_a, gk
                                 int64_t stride_c, int64_t batch, const char* kernel,
                                 gk_plan* out);
 
+/* What a plan is made with besides its problem (gemmkit/gemm.hpp's GemmOptions). Set `size`
+ * to sizeof(gk_plan_options), zero what you do not set: fields added later read as zero from
+ * a caller built against this header. A kernel option no kernel of the choice takes is a
+ * GK_ERROR_USAGE naming the kernels that take it; with "auto", the choice is among those. */
+typedef struct gk_plan_options {
+  size_t size;
+  const char* kernel; /* a registry name; NULL or "auto": the automatic choice */
+  int moduli;         /* the Ozaki emulation's int8 primes per product, 2 to 53 (0: its own plan) */
+} gk_plan_options;
+
+/* gk_plan_create with options (NULL: those of gk_plan_create with a NULL kernel). */
+GK_API gk_status gk_plan_create_ex(gk_context ctx, gk_layout layout, gk_op op_a, gk_op op_b,
+                                   int64_t m, int64_t n, int64_t k, gk_dtype dtype, const void* a,
+                                   int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
+                                   int64_t stride_b, gk_dtype c_dtype, const void* c, int64_t ldc,
+                                   int64_t stride_c, int64_t batch, const gk_plan_options* options,
+                                   gk_plan* out);
+
 /* Frees a plan. NULL is accepted and does nothing. */
 GK_API void gk_plan_destroy(gk_plan plan);
 

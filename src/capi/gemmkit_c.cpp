@@ -3,7 +3,10 @@
 // into a gk_status and the thread's last-error message.
 #include "gemmkit.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -277,22 +280,53 @@ gk_status gk_gemm_workspace_bytes(gk_context ctx, gk_layout layout, gk_op op_a, 
   });
 }
 
+namespace {
+
+// gk_plan_create and gk_plan_create_ex: the plan of the problem `shape` with `options`.
+gk_status create_plan(const char* function, gk_context ctx, const Shape& shape, const void* a, const void* b,
+                      const void* c, const gk_plan_options* options, gk_plan* out) {
+  return guarded(function, [&] {
+    require(out, "out");
+    *out = nullptr;
+    // The fields the caller's struct has (its size), the rest as zero.
+    gk_plan_options given{};
+    if (options) {
+      if (options->size < offsetof(gk_plan_options, kernel) + sizeof(options->kernel))
+        fail(ErrorCategory::usage, "options->size " + std::to_string(options->size) +
+                                       " is too small: set it to sizeof(gk_plan_options)");
+      std::memcpy(&given, options, std::min(options->size, sizeof given));
+    }
+    gemmkit::Context& context = context_of(ctx);
+    const gemmkit::GemmProblem p = problem_of(shape, 1.0, a, b, 0.0, const_cast<void*>(c));
+    gemmkit::GemmOptions plan_options = options_of(given.kernel);
+    plan_options.moduli = given.moduli;
+    gk_plan_s made{gemmkit::GemmPlan(context, p, plan_options)};
+    made.plan.kernel();  // a plan that cannot run is the usage error saying why
+    *out = new gk_plan_s(std::move(made));
+  });
+}
+
+}  // namespace
+
+gk_status gk_plan_create_ex(gk_context ctx, gk_layout layout, gk_op op_a, gk_op op_b, int64_t m,
+                            int64_t n, int64_t k, gk_dtype dtype, const void* a, int64_t lda,
+                            int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
+                            gk_dtype c_dtype, const void* c, int64_t ldc, int64_t stride_c,
+                            int64_t batch, const gk_plan_options* options, gk_plan* out) {
+  return create_plan("gk_plan_create_ex", ctx,
+                     {layout, op_a, op_b, m, n, k, dtype, c_dtype, lda, stride_a, ldb, stride_b, ldc, stride_c, batch},
+                     a, b, c, options, out);
+}
+
 gk_status gk_plan_create(gk_context ctx, gk_layout layout, gk_op op_a, gk_op op_b, int64_t m,
                          int64_t n, int64_t k, gk_dtype dtype, const void* a, int64_t lda,
                          int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b,
                          gk_dtype c_dtype, const void* c, int64_t ldc, int64_t stride_c,
                          int64_t batch, const char* kernel, gk_plan* out) {
-  return guarded("gk_plan_create", [&] {
-    require(out, "out");
-    *out = nullptr;
-    gemmkit::Context& context = context_of(ctx);
-    const gemmkit::GemmProblem p = problem_of(
-        {layout, op_a, op_b, m, n, k, dtype, c_dtype, lda, stride_a, ldb, stride_b, ldc, stride_c, batch},
-        1.0, a, b, 0.0, const_cast<void*>(c));
-    gk_plan_s made{gemmkit::GemmPlan(context, p, options_of(kernel))};
-    made.plan.kernel();  // a plan that cannot run is the usage error saying why
-    *out = new gk_plan_s(std::move(made));
-  });
+  const gk_plan_options options{sizeof(gk_plan_options), kernel, 0};
+  return create_plan("gk_plan_create", ctx,
+                     {layout, op_a, op_b, m, n, k, dtype, c_dtype, lda, stride_a, ldb, stride_b, ldc, stride_c, batch},
+                     a, b, c, &options, out);
 }
 
 void gk_plan_destroy(gk_plan plan) { delete plan; }

@@ -452,6 +452,35 @@ static void test_plans(gk_context ctx) {
   gk_plan_destroy(NULL);
   CHECK(gk_plan_kernel(NULL) == NULL);
 
+  /* Options: a kernel by name in gk_plan_options runs as gk_plan_create's; the Ozaki moduli
+   * are taken by no CPU kernel, so a CPU plan with them is refused, saying which option. */
+  {
+    gk_plan_options options;
+    gk_plan with_options = NULL;
+    memset(&options, 0, sizeof options);
+    options.size = sizeof options;
+    options.kernel = "cpu_blocked";
+    CHECK_OK(gk_plan_create_ex(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 2, GK_F64, NULL, 2, 0, NULL, 2, 0,
+                               GK_F64, NULL, 2, 0, 1, &options, &with_options));
+    CHECK(with_options != NULL && strcmp(gk_plan_kernel(with_options), "cpu_blocked") == 0);
+    gk_plan_destroy(with_options);
+    options.kernel = NULL;
+    options.moduli = 16;
+    refused = (gk_plan)1;
+    CHECK_STATUS(gk_plan_create_ex(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 2, GK_F64, NULL, 2, 0, NULL, 2, 0,
+                                   GK_F64, NULL, 2, 0, 1, &options, &refused),
+                 GK_ERROR_USAGE, "moduli 16");
+    CHECK(refused == NULL);
+    options.size = 4; /* a struct from no header of ours */
+    CHECK_STATUS(gk_plan_create_ex(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 2, GK_F64, NULL, 2, 0, NULL, 2, 0,
+                                   GK_F64, NULL, 2, 0, 1, &options, &refused),
+                 GK_ERROR_USAGE, "sizeof(gk_plan_options)");
+    /* NULL options: gk_plan_create's with a NULL kernel. */
+    CHECK_OK(gk_plan_create_ex(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 2, GK_F64, NULL, 2, 0, NULL, 2, 0,
+                               GK_F64, NULL, 2, 0, 1, NULL, &with_options));
+    gk_plan_destroy(with_options);
+  }
+
   /* OpenBLAS takes no integers: no plan, and the reason. */
   CHECK_STATUS(gk_plan_create(ctx, GK_ROW_MAJOR, GK_OP_N, GK_OP_N, 2, 2, 2, GK_I32, NULL, 2, 0, NULL,
                               2, 0, GK_I32, NULL, 2, 0, 1, "cpu_openblas", &refused),
