@@ -133,7 +133,9 @@ void add_list(CLI::App& app) {
   auto operation = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("list", "List the kernels of every operation and backend in this build");
   add_json_option(cmd, *json, "Write the table (or the --auto answer) as JSON instead of printing it");
-  cmd->add_option("--operation", *operation, "Only this operation's kernels: gemm, reduce, spmv or conv1d");
+  std::string names;
+  for (std::string_view name : catalogue_operations()) names += (names.empty() ? "" : ", ") + std::string(name);
+  cmd->add_option("--operation", *operation, "Only this operation's kernels: " + names);
   auto a = std::make_shared<AutoArgs>();
   CLI::Option* auto_opt = cmd->add_option(
       "--auto", a->shape,
