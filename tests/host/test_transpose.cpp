@@ -83,6 +83,8 @@ TEST(TransposeCpu, ValidationNamesWhatIsWrong) {
   expect_usage_error(p, "overlap");
   p = ok, p.rows = std::int64_t(1) << 40;
   expect_usage_error(p, "2^40");
+  p = ok, p.lda = std::int64_t(1) << 62;  // (rows - 1) * lda overflows int64: refused, not wrapped
+  expect_usage_error(p, "span more than 2^62 bytes");
   // Empty sides need no operands at all.
   Context ctx(Backend::cpu);
   EXPECT_NO_THROW(transpose(ctx, TransposeProblem{DType::f32, 0, 4, nullptr, 0, nullptr, 0}, nullptr));

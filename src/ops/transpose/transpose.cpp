@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "arith/int128.hpp"
 #include "gemmkit/error.hpp"
 #include "ops/transpose/transpose_device.hpp"
 #include "runtime/cuda_part.hpp"
@@ -29,9 +30,11 @@ Registry<TransposeProblem> make_registry() {
   return r;
 }
 
-// The bytes [first, first + span) a matrix of `rows` rows of leading dimension `ld` touches.
-std::uint64_t span_bytes(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::size_t size) {
-  return (rows == 0 || cols == 0) ? 0 : std::uint64_t((rows - 1) * ld + cols) * size;
+// The bytes [first, first + span) a matrix of `rows` rows of leading dimension `ld` touches,
+// in 128 bits (the project's one u128): any int64 sizes, no overflow.
+using Wide = u128;
+Wide span_bytes(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::size_t size) {
+  return (rows == 0 || cols == 0) ? 0 : (Wide(rows - 1) * Wide(ld) + Wide(cols)) * size;
 }
 
 }  // namespace
@@ -57,8 +60,12 @@ void validate(const TransposeProblem& p) {
                                    " columns (A's rows)");
   if (!p.a || !p.b) fail(ErrorCategory::usage, "transpose: null data pointer");
   const std::size_t size = dtype_size(p.dtype);
-  const auto a = reinterpret_cast<std::uintptr_t>(p.a), b = reinterpret_cast<std::uintptr_t>(p.b);
-  const std::uint64_t a_span = span_bytes(p.rows, p.cols, p.lda, size), b_span = span_bytes(p.cols, p.rows, p.ldb, size);
+  const Wide a_span = span_bytes(p.rows, p.cols, p.lda, size), b_span = span_bytes(p.cols, p.rows, p.ldb, size);
+  // Past 2^62 bytes no memory holds the operand, and the kernels' 64-bit offsets would wrap.
+  if (a_span > (Wide(1) << 62) || b_span > (Wide(1) << 62))
+    fail(ErrorCategory::usage, "transpose: the leading dimensions (lda " + text(p.lda) + ", ldb " + text(p.ldb) +
+                                   ") span more than 2^62 bytes");
+  const Wide a = reinterpret_cast<std::uintptr_t>(p.a), b = reinterpret_cast<std::uintptr_t>(p.b);
   if (a < b + b_span && b < a + a_span)
     fail(ErrorCategory::usage, "transpose: A and B overlap (the transpose is out of place)");
 }
