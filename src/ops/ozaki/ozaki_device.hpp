@@ -1,5 +1,5 @@
 // What the host half of the Ozaki emulation (ozaki_plan.cpp) calls of its CUDA part
-// (cuda/ozaki_gemm.cu), through GEMMKIT_CUDA_PART: a build without CUDA compiles neither.
+// (cuda/ozaki_gemm.cu and cuda/ozaki_ranks.cu), through GEMMKIT_CUDA_PART: a build without CUDA compiles neither.
 #pragma once
 
 #include <cstddef>

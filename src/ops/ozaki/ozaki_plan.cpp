@@ -21,7 +21,7 @@ namespace {
 // log2 of the product of the first `moduli` int8 primes, less a margin: the
 // bound must hold for P itself, not for its rounded logarithm, and with room
 // to spare: the rebuild finds the multiple of P to take away in fixed point,
-// which needs |C'| < P (1/2 - 2^-13) (ozaki_gemm.cu); log2(1 - 2^-12) > -4e-4.
+// which needs |C'| < P (1/2 - 2^-13) (cuda/ozaki_steps.cu); log2(1 - 2^-12) > -4e-4.
 double log2_product(int moduli) {
   double bits = 0;
   for (int q = 0; q < moduli; ++q) bits += std::log2(double(int8_moduli()[std::size_t(q)]));

@@ -1,4 +1,4 @@
-// Internal: the Ozaki emulation (ozaki_gemm.cu) with its moduli split over the
+// Internal: the Ozaki emulation (cuda/ozaki_ranks.cu) with its moduli split over the
 // ranks of a job. Each rank makes the int8 planes and runs the modular GEMMs of
 // its own moduli; rank 0 also scans the operands, and gathers every rank's
 // residues of C to rebuild it. The transport is the caller's (OzakiExchange):

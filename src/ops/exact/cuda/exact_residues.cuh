@@ -3,7 +3,7 @@
 //   exact_to_int8_planes   an i32/i64 operand as centred int8 residues mod each prime (or as
 //                          balanced base-256 digits), in the K-major layout the int8 GEMMs read;
 //                          an f64 operand scaled by a power of two per row to integers first
-//                          (the Ozaki scheme, src/ops/ozaki/cuda/ozaki_gemm.cu);
+//                          (the Ozaki scheme, src/ops/ozaki/cuda/ozaki_steps.cu);
 //   exact_epilogue         alpha X + beta C0 in multi-word integers from the CRT's limbs, into
 //                          C (an entry that does not fit is reported, not written) or limbs.
 // Why: with them the int8 tensor cores compute an exact integer product; each kernel reads
