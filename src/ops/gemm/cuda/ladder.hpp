@@ -26,7 +26,7 @@ auto plans(Launcher launcher) {
   };
 }
 
-// Rung 24's launch plans (ladder_i8.cu).
+// Rung 24's launch plans (hopper/24_wgmma_i8.cu).
 std::vector<LaunchPlan> wgmma_i8_plans(const GemmProblem& p, const LaunchQueries& q);
 
 // Rung 14's kernel in one tuned configuration (ladder_warptile.cu). Rung 15 runs it when a

@@ -9,12 +9,12 @@
   PART(seed)      /* seeds/ladder_seeds.cu: rungs 1-6 */                                       \
   PART(simt)      /* simt/ladder_simt.cu: rungs 7-11 */                                        \
   PART(warptile)  /* simt/ladder_warptile.cu: rungs 12-14 */                                   \
-  PART(stream_k)  /* simt/ladder_stream_k.cu: rung 15 */                                       \
+  PART(stream_k)  /* simt/15_stream_k.cu: rung 15, a stem of its own */                         \
   PART(tensor)    /* tensor/ladder_tensor.cu: rungs 16-17 */                                   \
   PART(hopper)    /* hopper/ladder_hopper.cu: rungs 18-19, 21 */                               \
-  PART(skinny)    /* tensor/ladder_skinny.cu: rung 20 */                                       \
+  PART(skinny)    /* tensor/20_skinny.cu: rung 20, a stem of its own */                        \
   PART(composed)  /* ladder_composed.cu: rungs 22-23 */                                        \
-  PART(i8)        /* hopper/ladder_i8.cu: rung 24 (int8) */                                    \
+  PART(i8)        /* hopper/24_wgmma_i8.cu: rung 24 (int8), a stem of its own */               \
   PART(exact)     /* ops/exact/cuda/exact_gemm.cu: exact i32/i64 by residues */                \
   PART(ozaki)     /* ops/ozaki/cuda/ozaki_gemm.cu: f64/f32 emulated on int8 tensor cores */
 

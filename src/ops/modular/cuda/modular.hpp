@@ -1,5 +1,5 @@
 // Internal: what the modular int8 GEMM (modular_gemm.cu) asks of rung 24's launcher
-// (ladder_i8.cu), whose kernel runs the fused path.
+// (hopper/24_wgmma_i8.cu), whose kernel runs the fused path.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Internal: host pieces the warp-specialised Hopper launchers share (rungs 19 and 21 in
-// ladder_hopper.cu, rung 24 in ladder_i8.cu): rank-3 tensor maps of strided batches,
+// ladder_hopper.cu, rung 24 in 24_wgmma_i8.cu): rank-3 tensor maps of strided batches,
 // residency, and the plan that shares tiles out over the persistent grid.
 #pragma once
 
