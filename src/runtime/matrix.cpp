@@ -1,6 +1,7 @@
 #include "gemmkit/matrix.hpp"
 
 #include "gemmkit/memory.hpp"
+#include "runtime/host_matrix_type.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -207,19 +208,9 @@ AnyMatrix convert(const AnyMatrix& m, DType to, ConversionReport* report) {
   return std::visit(
       [to, report](const auto& x) -> AnyMatrix {
         using From = typename std::decay_t<decltype(x)>::value_type;
-        switch (to) {
-          case DType::f64: return convert_reporting<double, From>(x.view(), report);
-          case DType::f32:
-          case DType::tf32: return convert_reporting<float, From>(x.view(), report);
-          case DType::f16: return convert_reporting<Half, From>(x.view(), report);
-          case DType::bf16: return convert_reporting<BFloat16, From>(x.view(), report);
-          case DType::i32: return convert_reporting<std::int32_t, From>(x.view(), report);
-          case DType::i64: return convert_reporting<std::int64_t, From>(x.view(), report);
-          case DType::i8: break;
-        }
-        fail(ErrorCategory::usage, "dtype " + std::string(dtype_name(to)) +
-                                       " has no host matrix type (use f64, f32, f16, bf16, "
-                                       "i32 or i64)");
+        return detail::make_host_matrix(to, [&]<class To>(std::type_identity<To>) -> AnyMatrix {
+          return convert_reporting<To, From>(x.view(), report);
+        });
       },
       m);
 }
