@@ -55,7 +55,7 @@ if(GEMMKIT_SHARED)
   set(GEMMKIT_PC_LIBS "-lgemmkit")
   set(GEMMKIT_PC_LIBS_PRIVATE "${GEMMKIT_PC_DEPS}")
 else()
-  set(GEMMKIT_PC_LIBS "-lgemmkit_walks -lgemmkit_primitives -lgemmkit_core ${GEMMKIT_PC_DEPS}")
+  set(GEMMKIT_PC_LIBS "-lgemmkit_primitives -lgemmkit_walks -lgemmkit_core ${GEMMKIT_PC_DEPS}")
   set(GEMMKIT_PC_LIBS_PRIVATE "")
 endif()
 # Relative to the .pc file, so that `cmake --install --prefix` anywhere gives a working one.

@@ -233,10 +233,11 @@ GK_API gk_status gk_synchronize(gk_context ctx, void* stream);
  *   B_q    stored transposed, n x k row-major (B column-major), at b (ldb, stride_b);
  *   C_q    m x n row-major at c (ldc, stride_c), and/or C_q^T, n x m row-major, at ct
  *          (ldct, stride_ct): either may be NULL, not both.
- * Any k (a k longer than int32 sums of residue products hold runs in chunks). A CUDA
- * context only (GK_ERROR_USAGE on the CPU one); asynchronous on `stream`. workspace: at least
- * gk_modular_gemm_workspace_bytes() bytes of device memory, 256-byte aligned, or NULL for the
- * context's pool. */
+ * Any k (a k longer than int32 sums of residue products hold runs in chunks). On a CUDA
+ * context the pointers are device memory and the call is asynchronous on `stream`; on the
+ * CPU context they are host memory and the reference (int64 sums) runs before it returns.
+ * workspace: at least gk_modular_gemm_workspace_bytes() bytes of device memory, 256-byte
+ * aligned, or NULL for the context's pool. */
 GK_API gk_status gk_modular_gemm(gk_context ctx, int64_t m, int64_t n, int64_t k,
                                  const uint32_t* moduli, int64_t count, const int8_t* a,
                                  int64_t lda, int64_t stride_a, const int8_t* b, int64_t ldb,

@@ -272,7 +272,7 @@ void report_timing(const Graph& g, const WalkCounts& w, double seconds, double e
   nlohmann::json report = json_document("walks", std::move(answer));
   report.update({{"graph", o.graph_path}, {"vertices", g.n}, {"edges", g.edges()},
                  {"length", o.length}, {"mode", walk_mode_name(w.mode)},
-                 {"method", w.method}, {"bound_bits", w.bound.bit_length()},
+                 {"method", w.method}, {"kernel", w.kernel}, {"bound_bits", w.bound.bit_length()},
                  {"primes", w.primes}, {"seconds", seconds}});
   report["end_to_end_seconds"] = end_to_end;
   if (processes > 0) report["distributed"] = {{"processes", processes}};

@@ -1,5 +1,5 @@
 // Every operation and every kernel of each in one list: GEMM's registry, then reduce, spmv,
-// conv1d and transpose, each entry as its registry holds it (KernelInfo, the form every
+// conv1d, transpose, modular and walks, each entry as its registry holds it (KernelInfo, the form every
 // operation's kernels share). `gemmkit list` and `explain` read it; programs can pick kernels
 // from it by operation and name.
 #pragma once

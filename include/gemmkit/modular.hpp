@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "gemmkit/context.hpp"
+#include "gemmkit/dtype.hpp"
+#include "gemmkit/kernel.hpp"
 
 namespace gemmkit {
 
@@ -28,14 +30,6 @@ const std::vector<std::uint32_t>& int8_moduli();
 // floor((2^31 - 1) / 125^2) = 137,438 for the int8 primes (residues in [-125, 125]). The
 // composite moduli 253 and 255 allow a little less (validate checks each problem's own).
 std::int64_t int8_k_limit();
-
-// How modular_gemm computes. automatic: the fused kernel where the device has it (sm_90),
-// else cuBLAS. fused: our int8 wgmma kernel with the reduction in its epilogue, one kernel
-// for the whole batch (sm_90 only; a usage error elsewhere). cublas: per modulus one
-// cuBLAS int8 GEMM (cublasGemmEx 8I -> 32I) into the workspace, then a kernel that reduces
-// the products to residues (the reference, and the path of other devices).
-enum class ModularGemmPath { automatic, fused, cublas };
-std::string_view modular_gemm_path_name(ModularGemmPath path);  // "auto", "fused", "cublas"
 
 // C_q = A_q B_q mod p_q for each modulus q of a batch, on centred int8 residues
 // (entries in [-(p-1)/2, (p-1)/2]); results centred too. Matrix q of each operand starts
@@ -47,8 +41,18 @@ struct ModularGemmProblem {
   const std::int8_t* b = nullptr; std::int64_t ldb = 0, stride_b = 0;  // B_q^T: n x k row-major (B column-major)
   std::int8_t* c = nullptr;  std::int64_t ldc = 0,  stride_c = 0;   // C_q: m x n row-major, or null
   std::int8_t* ct = nullptr; std::int64_t ldct = 0, stride_ct = 0;  // C_q^T: n x m row-major, or null
-  ModularGemmPath path = ModularGemmPath::automatic;
+  DType dtype = DType::i8;  // the residues' type, the only one (the registry's kernels say so)
 };
+
+// The modular GEMM's kernels (`gemmkit list modular`), one registry like every operation's:
+//   cpu_reference        host pointers: int64 sums reduced once (any K), the CPU backend's
+//   cuda_modular_cublas  per modulus one cuBLAS int8 GEMM (cublasGemmEx 8I -> 32I) into the
+//                        workspace, then a kernel that reduces the products to residues:
+//                        the reference, and the path of devices other than sm_90
+//   cuda_modular_fused   rung 24's int8 wgmma kernel with the reduction in its epilogue,
+//                        one launch for the whole batch (sm_90 only); auto's choice there
+using ModularKernel = Kernel<ModularGemmProblem>;
+const Registry<ModularGemmProblem>& modular_registry();
 
 // Throws a usage error naming what is wrong: negative sizes, a modulus that is even or
 // outside [3, 255], a leading dimension below its matrix's width,
@@ -63,10 +67,16 @@ void validate(const ModularGemmProblem& problem);
 // much), and an output counts as asked for when its leading dimension is set. The bytes for
 // a problem also serve every smaller one of the same K and outputs (fewer moduli, rows or
 // columns), so a caller may run its last, smaller batch or pass in the same workspace.
-std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p);
-// Queues the batch on `stream` (device pointers of ctx's device), with `workspace` of at
-// least modular_gemm_workspace_bytes() (aligned to kWorkspaceAlignment). Nothing is
-// queued when a check fails.
-void modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace);
+// `kernel` names the kernel the call would run ("auto": the fused kernel on sm_90, else
+// cuBLAS's; on a CPU context the reference).
+std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p,
+                                         std::string_view kernel = "auto");
+// Queues the batch on `stream` (pointers in ctx's backend's memory: device pointers of its
+// device, or host pointers on a CPU context, where it runs before returning), with
+// `workspace` of at least modular_gemm_workspace_bytes() (aligned to kWorkspaceAlignment;
+// empty: from the context's pool). Nothing is queued when a check fails. Returns the kernel
+// that ran.
+const ModularKernel& modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace,
+                                  std::string_view kernel = "auto");
 
 }  // namespace gemmkit

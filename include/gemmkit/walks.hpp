@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gemmkit/context.hpp"
+#include "gemmkit/kernel.hpp"
 
 namespace gemmkit {
 
@@ -165,6 +166,7 @@ class WalkCounts {
   std::vector<std::int64_t> sources, targets;
   WalkMode mode = WalkMode::exact;
   std::string method;    // what ran, e.g. "dense squaring mod 4 primes"
+  std::string kernel;    // the engine that ran: its name in walks_registry(), e.g. "cpu_dense"
   BigInt bound;          // proven bound on |count| used to size the computation
   int primes = 0;        // exact mode: how many primes
   bool rounded = false;  // float64 mode: some count reached 2^53
@@ -190,7 +192,35 @@ class WalkCounts {
   }
 };
 
+// Chooses an engine of walks_registry() and runs it (see WalksProblem for how).
 WalkCounts count_walks(const Graph& graph, const WalkQuery& query);
+
+// The walk engines as one registry, like every operation's kernels (`gemmkit list walks`):
+//   cpu_sparse       k sparse products with the CSR matrix, one column per source or target:
+//                    every mode (modular, checked 128-bit, doubles)
+//   cpu_dense        powers of the dense matrix by repeated squaring (or t - 1 products for
+//                    every length): f64 GEMMs modulo primes (exact) or doubles (float64)
+//   cuda_dense_int8  the dense powers on GPU tensor cores, int8 GEMMs modulo primes below
+//                    256 (the modular registry's kernels), rebuilt on the device: exact mode
+// count_walks takes the CUDA engine when the query's backend allows it and a whole exact
+// table of at least kGpuWalkMinVertices vertices is asked for (or the backend is cuda), and
+// otherwise chooses between the CPU engines by a cost model (the registry's table for the CPU
+// backend: the cheaper first) unless the query's method names one.
+struct WalksProblem {
+  const Graph* graph = nullptr;
+  const WalkQuery* query = nullptr;
+  // The answer being made: lengths, sources, targets, mode and bound set; the engine fills
+  // the rest (primes, limbs, method, the table). Null for a problem only described.
+  WalkCounts* out = nullptr;
+  DType dtype = DType::i64;  // the counts': i64 (exact and int64 modes) or f64 (float64)
+};
+// What only walk engines say of themselves: the method they run.
+template <>
+struct KernelTraits<WalksProblem> {
+  WalkMethod method = WalkMethod::dense;
+};
+using WalksKernel = Kernel<WalksProblem>;
+const Registry<WalksProblem>& walks_registry();
 
 // The proven bound on |(A^t)(u, v)| for every t <= length: max(1, min(r, c))^length, where
 // r and c are the largest absolute row and column sums of A.

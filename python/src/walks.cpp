@@ -170,6 +170,7 @@ void bind_walks(nb::module_& m) {
       .def_ro("targets", &WalkCounts::targets)
       .def_prop_ro("mode", [](const WalkCounts& w) { return std::string(walk_mode_name(w.mode)); })
       .def_ro("method", &WalkCounts::method, "What ran, e.g. 'dense squaring mod 4 primes'.")
+      .def_ro("kernel", &WalkCounts::kernel, "The engine that ran, a kernel of gemmkit.kernels('walks').")
       .def_prop_ro("bound_bits", [](const WalkCounts& w) { return w.bound.bit_length(); },
                    "Bits of the proven bound on every |count|.")
       .def_ro("primes", &WalkCounts::primes)

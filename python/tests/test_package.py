@@ -49,7 +49,7 @@ def test_device_without_a_gpu_says_why():
 def test_catalogue_lists_every_operation():
     rows = gemmkit.kernels()
     operations = {row["operation"] for row in rows}
-    assert operations == {"gemm", "reduce", "spmv", "conv1d", "transpose"}
+    assert operations == {"gemm", "reduce", "spmv", "conv1d", "transpose", "modular", "walks"}
     assert ("transpose", "cpu_reference") in {(row["operation"], row["name"]) for row in rows}
     names = {(row["operation"], row["name"]) for row in rows}
     assert ("gemm", "cpu_openblas") in names or any(r["role"] == "reference" for r in rows)

@@ -369,12 +369,9 @@ gk_status gk_modular_gemm(gk_context ctx, int64_t m, int64_t n, int64_t k, const
     p.b = b, p.ldb = ldb, p.stride_b = stride_b;
     p.c = c, p.ldc = ldc, p.stride_c = stride_c;
     p.ct = ct, p.ldct = ldct, p.stride_ct = stride_ct;
-    gemmkit::validate(p);  // before the pool is sized from it
-    const auto s = static_cast<gemmkit::Stream>(stream);
-    const gemmkit::Workspace w =
-        workspace ? gemmkit::Workspace{workspace, workspace_bytes}
-                  : context.workspace(s, gemmkit::modular_gemm_workspace_bytes(context, p));
-    gemmkit::modular_gemm(context, p, s, w);
+    // No workspace: the context's pool, sized by the kernel that runs.
+    gemmkit::modular_gemm(context, p, static_cast<gemmkit::Stream>(stream),
+                          gemmkit::Workspace{workspace, workspace ? workspace_bytes : 0});
   });
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "distributed/dist_common.hpp"
+#include "runtime/host_matrix_type.hpp"
 
 namespace gemmkit::dist {
 
@@ -157,16 +158,8 @@ int mpi_count(std::int64_t elements, const std::string& what) {
 }
 
 AnyMatrix zero_matrix(DType dtype, std::int64_t rows, std::int64_t cols) {
-  switch (dtype) {
-    case DType::f64: return Matrix<double>(rows, cols);
-    case DType::f32: return Matrix<float>(rows, cols);
-    case DType::i32: return Matrix<std::int32_t>(rows, cols);
-    case DType::i64: return Matrix<std::int64_t>(rows, cols);
-    case DType::f16: return Matrix<Half>(rows, cols);
-    case DType::bf16: return Matrix<BFloat16>(rows, cols);
-    default: break;
-  }
-  fail(ErrorCategory::usage, "no host matrix holds " + std::string(dtype_name(dtype)));
+  if (dtype == DType::tf32) fail(ErrorCategory::usage, "no host matrix holds tf32 (an f32 matrix computed in tf32)");
+  return detail::make_host_matrix(dtype, [&]<class T>(std::type_identity<T>) -> AnyMatrix { return Matrix<T>(rows, cols); });
 }
 
 void check_blocks(std::int64_t rows, std::int64_t cols, std::int64_t mb, std::int64_t nb) {

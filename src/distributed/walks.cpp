@@ -145,6 +145,7 @@ WalkCounts count_walks(MPI_Comm comm, const Graph* graph, int length, const Dist
   out.method = std::string(all_lengths ? "dense products " : "dense squaring ") +
                (gpu_primes > 0 ? "on GPU tensor cores (int8) " : "") + "mod " + std::to_string(out.primes) +
                " primes over " + std::to_string(size) + " processes";
+  out.kernel = gpu_primes > 0 ? "cuda_dense_int8" : "cpu_dense";  // the engine every rank runs on its primes
 
   // This rank's primes: q = rank, rank + P, ...
   std::vector<std::uint32_t> own;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gemmkit/io.hpp"
+#include "runtime/host_matrix_type.hpp"
 #include "io/io_common.hpp"
 
 namespace gemmkit {
@@ -402,6 +403,8 @@ const char* descr_of() {
     return "<i4";
   else if constexpr (std::is_same_v<T, std::int64_t>)
     return "<i8";
+  else if constexpr (std::is_same_v<T, std::int8_t>)
+    return "|i1";
   else if constexpr (std::is_same_v<T, Half>)
     return "<f2";
   else  // bfloat16 as np.save writes ml_dtypes' bfloat16: an untyped 2-byte void
@@ -422,15 +425,9 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 }
 
 const char* npy_descr(DType dtype, const std::string& path) {
-  switch (dtype) {
-    case DType::f64: return descr_of<double>();
-    case DType::f32: return descr_of<float>();
-    case DType::f16: return descr_of<Half>();
-    case DType::bf16: return descr_of<BFloat16>();
-    case DType::i32: return descr_of<std::int32_t>();
-    case DType::i64: return descr_of<std::int64_t>();
-    default: break;
-  }
+  // tf32 is an f32 matrix computed in tf32, and no host matrix holds i8.
+  if (dtype != DType::tf32 && dtype != DType::i8)
+    return detail::visit_storage(dtype, []<class T>(std::type_identity<T>) { return descr_of<T>(); });
   fail(ErrorCategory::usage, "writing " + io::quoted_path(path) + ": " + std::string(dtype_name(dtype)) +
                                  " has no .npy form");
 }

@@ -11,7 +11,9 @@
   OPERATION(reduce)                   \
   OPERATION(spmv)                     \
   OPERATION(conv1d)                   \
-  OPERATION(transpose)
+  OPERATION(transpose)                \
+  OPERATION(modular)                  \
+  OPERATION(walks)
 
 namespace gemmkit {
 namespace detail {

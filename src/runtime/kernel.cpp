@@ -105,7 +105,8 @@ const KernelInfo* choose_auto(const AutoQuery& q, AutoChoice* explain) {
                   "the problem" +
                   (cuda ? " and that the device can run" : "");
   if (!q.measured_rule.empty())
-    explain->rule = "on a device of compute capability " + std::to_string(q.measured_compute_capability) + ": " +
+    explain->rule = (cuda ? "on a device of compute capability " + std::to_string(q.measured_compute_capability) + ": "
+                          : std::string()) +
                     std::string(q.measured_rule) + "; failing that, " + explain->rule;
   explain->device_checked = !cuda || cc.has_value();
   explain->chosen = result;

@@ -1,5 +1,5 @@
 // The modular int8 GEMM (gemmkit/modular.hpp) against an exact CPU reference: int64 sums
-// of the residues' products, reduced mod p and centred. Every path, several moduli in one
+// of the residues' products, reduced mod p and centred. Every kernel, several moduli in one
 // batch, both outputs, padded leading dimensions and strides, odd sizes, K = 1, the
 // longest K whose int32 sums cannot overflow, and longer K (in chunks).
 #include <gtest/gtest.h>
@@ -39,15 +39,15 @@ struct Case {
   bool dense = false;             // strides of exactly one matrix (else a few bytes more)
 };
 
-std::string describe(const Case& c, ModularGemmPath path) {
+std::string describe(const Case& c, const std::string& kernel) {
   return std::to_string(c.moduli.size()) + " x " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
          std::to_string(c.k) + " pad " + std::to_string(c.pad) + (c.shared_b ? " shared B" : "") +
-         " path " + std::string(modular_gemm_path_name(path));
+         " kernel " + kernel;
 }
 
 // plant_faults: also check that the check fails on each planted fault of the outputs.
-void check_case(const Case& cs, ModularGemmPath path, std::uint32_t seed, bool plant_faults = false) {
-  SCOPED_TRACE(describe(cs, path));
+void check_case(const Case& cs, const std::string& kernel, std::uint32_t seed, bool plant_faults = false) {
+  SCOPED_TRACE(describe(cs, kernel));
   const std::int64_t nq = std::int64_t(cs.moduli.size());
   const std::int64_t lda = cs.k + cs.pad, ldb = cs.k + cs.pad, ldc = cs.n + cs.pad, ldct = cs.m + cs.pad;
   // Strides a little longer than a matrix, so that matrices do not start on 16 bytes.
@@ -86,10 +86,9 @@ void check_case(const Case& cs, ModularGemmPath path, std::uint32_t seed, bool p
   p.b = db.data(), p.ldb = ldb, p.stride_b = sb;
   if (cs.write_c) p.c = dc.data(), p.ldc = ldc, p.stride_c = sc;
   if (cs.write_ct) p.ct = dct.data(), p.ldct = ldct, p.stride_ct = sct;
-  p.path = path;
   Context ctx(Backend::cuda);
-  const std::size_t bytes = modular_gemm_workspace_bytes(ctx, p);
-  modular_gemm(ctx, p, nullptr, bytes ? ctx.workspace(nullptr, bytes) : Workspace{});
+  const std::size_t bytes = modular_gemm_workspace_bytes(ctx, p, kernel);
+  EXPECT_EQ(modular_gemm(ctx, p, nullptr, bytes ? ctx.workspace(nullptr, bytes) : Workspace{}, kernel).name, kernel);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<std::int8_t> c(c_count), ct(ct_count);
   dc.copy_to_host(c.data(), c_count);
@@ -171,10 +170,11 @@ void check_case(const Case& cs, ModularGemmPath path, std::uint32_t seed, bool p
   c = c_clean, ct = ct_clean;
 }
 
-std::vector<ModularGemmPath> paths() {
-  std::vector<ModularGemmPath> v = {ModularGemmPath::cublas};
+// The registry's CUDA kernels this device runs.
+std::vector<std::string> kernels() {
+  std::vector<std::string> v = {"cuda_modular_cublas"};
   Context ctx(Backend::cuda);
-  if (ctx.compute_capability() == 90) v.push_back(ModularGemmPath::fused);
+  if (ctx.compute_capability() == 90) v.push_back("cuda_modular_fused");
   return v;
 }
 
@@ -209,13 +209,13 @@ TEST(GpuModular, EdgeShapesEveryPathBothOutputs) {
       {144, 400, 64, {251, 239}, 16, false, true, true, false, true},
   };
   std::uint32_t seed = 1;
-  for (const ModularGemmPath path : paths())
-    for (const Case& c : cases) check_case(c, path, seed++);
+  for (const std::string& kernel : kernels())
+    for (const Case& c : cases) check_case(c, kernel, seed++);
 }
 
 TEST(GpuModular, CatchesPlantedFaults) {
   SKIP_WITHOUT_DEVICE();
-  for (const ModularGemmPath path : paths()) check_case({65, 63, 33, kFive, 1}, path, 21, true);
+  for (const std::string& kernel : kernels()) check_case({65, 63, 33, kFive, 1}, kernel, 21, true);
 }
 
 TEST(GpuModular, PersistentRoundsAndStreamK) {
@@ -224,7 +224,7 @@ TEST(GpuModular, PersistentRoundsAndStreamK) {
   // last round of 30 shared out by stream-K.
   Case c{1024, 3072, 768, {251, 241}};
   c.dense = true;
-  for (const ModularGemmPath path : paths()) check_case(c, path, 11);
+  for (const std::string& kernel : kernels()) check_case(c, kernel, 11);
 }
 
 // Callers size one workspace for their largest batch or pass and run smaller ones in it: the
@@ -254,24 +254,24 @@ TEST(GpuModular, ADeclaredWorkspaceServesEverySmallerBatchAndPass) {
   cuda::DeviceBuffer<std::int8_t> da(a.size()), db(b.size()), dc(std::size_t(max_moduli * m * n));
   da.copy_from_host(a.data(), a.size());
   db.copy_from_host(b.data(), b.size());
-  for (const ModularGemmPath path : paths()) {
+  for (const std::string& kernel : kernels()) {
     ModularGemmProblem p;
-    p.m = m, p.n = n, p.k = k, p.moduli = moduli, p.path = path;
+    p.m = m, p.n = n, p.k = k, p.moduli = moduli;
     p.a = da.data(), p.lda = k, p.stride_a = 0;
     p.b = db.data(), p.ldb = k, p.stride_b = 0;
     p.c = dc.data(), p.ldc = n, p.stride_c = m * n;
     Context ctx(Backend::cuda);
-    const std::size_t declared = modular_gemm_workspace_bytes(ctx, p);
+    const std::size_t declared = modular_gemm_workspace_bytes(ctx, p, kernel);
     const Workspace ws = declared ? ctx.workspace(nullptr, declared) : Workspace{};
     const Workspace exact{ws.data, declared};  // not a byte more than declared
     auto run_and_check = [&](std::int64_t rows, std::int64_t count) {
-      SCOPED_TRACE(std::string(modular_gemm_path_name(path)) + ": " + std::to_string(count) + " moduli of " +
+      SCOPED_TRACE(kernel + ": " + std::to_string(count) + " moduli of " +
                    std::to_string(rows) + " x " + std::to_string(n) + " x " + std::to_string(k));
       ModularGemmProblem q = p;
       q.m = rows;
       q.moduli.assign(moduli.begin(), moduli.begin() + count);
-      ASSERT_LE(modular_gemm_workspace_bytes(ctx, q), declared);
-      ASSERT_NO_THROW(modular_gemm(ctx, q, nullptr, exact));
+      ASSERT_LE(modular_gemm_workspace_bytes(ctx, q, kernel), declared);
+      ASSERT_NO_THROW(modular_gemm(ctx, q, nullptr, exact, kernel));
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       std::vector<std::int8_t> c(std::size_t(count * m * n));
       dc.copy_to_host(c.data(), c.size());
@@ -296,7 +296,7 @@ TEST(GpuModular, LongestKDoesNotOverflow) {
   // Every residue 125 (mod 251): each sum is K * 15625, just below 2^31.
   Case c{2, 3, int8_k_limit(), {251}};
   c.extreme = true;
-  for (const ModularGemmPath path : paths()) check_case(c, path, 7);
+  for (const std::string& kernel : kernels()) check_case(c, kernel, 7);
 }
 
 TEST(GpuModular, LongerKRunsInChunks) {
@@ -307,28 +307,28 @@ TEST(GpuModular, LongerKRunsInChunks) {
   // shorter limit), padded rows off 16 bytes.
   Case c{5, 19, 2 * int8_k_limit() + 1000, {251, 255}, 3};
   c.extreme = true;
-  for (const ModularGemmPath path : paths()) check_case(c, path, 9);
+  for (const std::string& kernel : kernels()) check_case(c, kernel, 9);
   // Random residues, C only and C^T only.
   Case r{17, 33, int8_k_limit() + 17, {241, 3}};
   r.write_ct = false;
-  for (const ModularGemmPath path : paths()) check_case(r, path, 10);
+  for (const std::string& kernel : kernels()) check_case(r, kernel, 10);
   r.write_ct = true, r.write_c = false;
-  for (const ModularGemmPath path : paths()) check_case(r, path, 11);
+  for (const std::string& kernel : kernels()) check_case(r, kernel, 11);
 }
 
 TEST(GpuModular, EmptyKWritesZeros) {
   SKIP_WITHOUT_DEVICE();
-  for (const ModularGemmPath path : paths()) check_case({9, 17, 0, {251, 3}, 1}, path, 3);
+  for (const std::string& kernel : kernels()) check_case({9, 17, 0, {251, 3}, 1}, kernel, 3);
 }
 
 TEST(GpuModular, FusedNeedsSm90) {
   SKIP_WITHOUT_DEVICE();
   Context ctx(Backend::cuda);
-  if (ctx.compute_capability() == 90) GTEST_SKIP() << "an sm_90 device runs the fused path";
+  if (ctx.compute_capability() == 90) GTEST_SKIP() << "an sm_90 device runs the fused kernel";
   ModularGemmProblem p;
   p.m = p.n = p.k = 16, p.moduli = {251};
   cuda::DeviceBuffer<std::int8_t> x(256);
   p.a = p.b = x.data(), p.c = x.data(), p.lda = p.ldb = p.ldc = 16;
-  p.path = ModularGemmPath::fused;
-  EXPECT_THROW(modular_gemm_workspace_bytes(ctx, p), Error);
+  EXPECT_THROW(modular_gemm_workspace_bytes(ctx, p, "cuda_modular_fused"), Error);
+  EXPECT_EQ(modular_gemm(ctx, p, nullptr, {}).name, "cuda_modular_cublas");  // auto's choice there
 }

@@ -2,13 +2,16 @@
 // before anything touches a device, so they are tested without one).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "arith/centred_residue.hpp"
 #include "arith/splitmix.hpp"
 #include "ops/modular/modular_validate.hpp"
+#include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
 #include "gemmkit/modular.hpp"
 
@@ -127,10 +130,80 @@ TEST(Modular, WorkspaceQueriesCheckTheShapesOnly) {
   EXPECT_THROW(detail::validate_modular(p, false), Error);
 }
 
-TEST(Modular, PathNames) {
-  EXPECT_EQ(modular_gemm_path_name(ModularGemmPath::automatic), "auto");
-  EXPECT_EQ(modular_gemm_path_name(ModularGemmPath::fused), "fused");
-  EXPECT_EQ(modular_gemm_path_name(ModularGemmPath::cublas), "cublas");
+// The registry holds the CPU reference in every build and the two CUDA kernels in CUDA
+// builds only; a CPU context's auto choice is the reference.
+TEST(Modular, RegistryListsItsKernelsAndAutoOnTheCpuIsTheReference) {
+  const auto& r = modular_registry();
+  EXPECT_EQ(r.operation(), "modular");
+  ASSERT_NE(r.find("cpu_reference"), nullptr);
+  EXPECT_EQ(r.find("cuda_modular_fused") != nullptr, cuda_compiled());
+  EXPECT_EQ(r.find("cuda_modular_cublas") != nullptr, cuda_compiled());
+  Context cpu(Backend::cpu);
+  ModularGemmProblem p = valid_problem();
+  EXPECT_EQ(modular_gemm_workspace_bytes(cpu, p), 0u);
+  try {
+    modular_gemm(cpu, p, nullptr, {}, "no_such_kernel");
+    FAIL() << "an unknown kernel ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::usage);
+    EXPECT_NE(std::string(e.what()).find("unknown kernel 'no_such_kernel'"), std::string::npos) << e.what();
+  }
+  if (cuda_compiled()) {
+    try {
+      modular_gemm(cpu, p, nullptr, {}, "cuda_modular_cublas");
+      FAIL() << "a CUDA kernel ran on the CPU context";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("runs on the cuda backend"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The CPU reference against sums worked independently (reduced to [0, p) first, then
+// centred), for batches with strides, padded rows, a shared B, both outputs, and K = 0.
+TEST(Modular, CpuReferenceMatchesIndependentSums) {
+  struct Shape {
+    std::int64_t m, n, k, pad;
+    bool shared_b;
+  };
+  std::uint64_t seed = 77;
+  Context cpu(Backend::cpu);
+  for (const Shape s : {Shape{5, 7, 9, 0, false}, Shape{1, 1, 1, 3, true}, Shape{13, 4, 300, 5, true},
+                        Shape{3, 6, 0, 0, false}}) {
+    const std::vector<std::uint32_t> moduli = {251, 3, 255, 17};
+    const std::int64_t nq = std::int64_t(moduli.size()), lda = std::max<std::int64_t>(1, s.k + s.pad),
+                       ldb = s.k + s.pad + 1;
+    std::vector<std::int8_t> a(std::size_t(nq * s.m * lda + 1)), b(std::size_t(nq * s.n * ldb + 1));
+    for (std::int64_t q = 0; q < nq; ++q) {
+      const int half = int(moduli[q] - 1) / 2;
+      for (std::int64_t i = 0; i < s.m * lda; ++i)
+        a[std::size_t(q * s.m * lda + i)] = std::int8_t(int(splitmix64_next(seed) % std::uint64_t(2 * half + 1)) - half);
+      for (std::int64_t i = 0; i < s.n * ldb; ++i)
+        b[std::size_t(q * s.n * ldb + i)] = std::int8_t(int(splitmix64_next(seed) % std::uint64_t(2 * half + 1)) - half);
+    }
+    std::vector<std::int8_t> c(std::size_t(nq * s.m * s.n), 99), ct(std::size_t(nq * s.n * s.m), 99);
+    ModularGemmProblem p;
+    p.m = s.m, p.n = s.n, p.k = s.k, p.moduli = moduli;
+    p.a = a.data(), p.lda = lda, p.stride_a = s.m * lda;
+    p.b = b.data(), p.ldb = ldb, p.stride_b = s.shared_b ? 0 : s.n * ldb;
+    p.c = c.data(), p.ldc = s.n, p.stride_c = s.m * s.n;
+    p.ct = ct.data(), p.ldct = s.m, p.stride_ct = s.m * s.n;
+    EXPECT_EQ(modular_gemm(cpu, p, nullptr, {}).name, "cpu_reference");
+    for (std::int64_t q = 0; q < nq; ++q)
+      for (std::int64_t i = 0; i < s.m; ++i)
+        for (std::int64_t j = 0; j < s.n; ++j) {
+          const std::int64_t mod = moduli[q];
+          std::int64_t r = 0;  // in [0, mod)
+          for (std::int64_t t = 0; t < s.k; ++t) {
+            const std::int64_t x = a[std::size_t(q * p.stride_a + i * lda + t)];
+            const std::int64_t y = b[std::size_t(q * p.stride_b + j * ldb + t)];
+            r = ((r + x * y) % mod + mod) % mod;
+          }
+          const int want = int(r <= mod / 2 ? r : r - mod);
+          SCOPED_TRACE("modulus " + std::to_string(mod) + " at (" + std::to_string(i) + ", " + std::to_string(j) + ")");
+          EXPECT_EQ(int(c[std::size_t(q * s.m * s.n + i * s.n + j)]), want);
+          EXPECT_EQ(int(ct[std::size_t(q * s.m * s.n + j * s.m + i)]), want);
+        }
+  }
 }
 
 // The kernels' division-free centred residue (arith/centred_residue.hpp) against %, for every

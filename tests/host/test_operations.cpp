@@ -182,7 +182,7 @@ TEST(Catalogue, EveryOperationWithUniqueNames) {
     EXPECT_EQ(gemm != nullptr, operation == "gemm") << e->name;  // GEMM's traits, for its kernels only
   }
   // Grouped, GEMM first, each operation once.
-  EXPECT_EQ(order, (std::vector<std::string>{"gemm", "reduce", "spmv", "conv1d", "transpose"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"gemm", "reduce", "spmv", "conv1d", "transpose", "modular", "walks"}));
   EXPECT_TRUE(names["gemm"].count("cpu_blocked"));
   // The CUDA parts register their entries only in a build that compiles them.
   const bool cuda = cuda_compiled();
@@ -190,12 +190,16 @@ TEST(Catalogue, EveryOperationWithUniqueNames) {
   EXPECT_EQ(names["reduce"].count("vec16_two_pass") && names["reduce"].count("cub"), cuda);
   EXPECT_EQ(names["spmv"].count("merge_path") && names["spmv"].count("cusparse"), cuda);
   EXPECT_EQ(names["conv1d"].count("constant_mask") && names["conv1d"].count("streaming"), cuda);
-  for (const char* op : {"reduce", "spmv", "conv1d", "transpose"}) EXPECT_TRUE(names[op].count("cpu_reference")) << op;
+  EXPECT_EQ(names["modular"].count("cuda_modular_fused") && names["modular"].count("cuda_modular_cublas"), cuda);
+  EXPECT_EQ(names["walks"].count("cuda_dense_int8") == 1, cuda);
+  EXPECT_TRUE(names["walks"].count("cpu_sparse") && names["walks"].count("cpu_dense"));
+  for (const char* op : {"reduce", "spmv", "conv1d", "transpose", "modular"})
+    EXPECT_TRUE(names[op].count("cpu_reference")) << op;
 
   const auto spmv_only = catalogue("spmv");
   EXPECT_EQ(spmv_only.size(), names["spmv"].size());
   for (const auto& e : spmv_only) EXPECT_EQ(e.operation, "spmv");
-  expect_usage_error([] { catalogue("fft"); }, "gemm, reduce, spmv, conv1d, transpose");
+  expect_usage_error([] { catalogue("fft"); }, "gemm, reduce, spmv, conv1d, transpose, modular, walks");
 }
 
 class ListCli : public CliTest {};

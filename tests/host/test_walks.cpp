@@ -658,3 +658,52 @@ TEST_F(GraphFiles, DenseAdjacencyWithLabelsAndEmptyFiles) {
   const std::string empty = write("empty.txt", "# nothing here\n\n");
   test::expect_input_error([&] { read_graph(empty); }, empty, "no edges");
 }
+
+// ---- the engines as a registry -------------------------------------------------------------------
+
+// The engines are the walks operation's registry; the answer names the one that ran, which
+// the cost model chooses on the CPU unless the method names one (int64 mode: sparse always).
+TEST(Walks, EnginesAreARegistryAndTheAnswerNamesTheEngineThatRan) {
+  const auto& r = walks_registry();
+  EXPECT_EQ(r.operation(), "walks");
+  ASSERT_NE(r.find("cpu_sparse"), nullptr);
+  ASSERT_NE(r.find("cpu_dense"), nullptr);
+  EXPECT_EQ(r.find("cuda_dense_int8") != nullptr, cuda_compiled());
+  EXPECT_EQ(r.find("cpu_sparse")->method, WalkMethod::sparse);
+  EXPECT_EQ(r.find("cpu_dense")->method, WalkMethod::dense);
+
+  const Graph g = graph_of(kSeedTables[0], kSeedLabels);  // 10 vertices, 34 stored edges
+  WalkQuery one = query(4, WalkMode::exact, WalkMethod::automatic);
+  one.from = 2;  // a single source: k (nnz + n) sparse multiply-adds, far cheaper
+  one.backend = WalkBackend::cpu;
+  EXPECT_EQ(count_walks(g, one).kernel, "cpu_sparse");
+  // A whole table at length 30: 7 dense products of 10^3 against 30 x 44 x 10 sparse steps.
+  WalkQuery whole = query(30, WalkMode::exact, WalkMethod::automatic);
+  whole.backend = WalkBackend::cpu;
+  const WalkCounts dense = count_walks(g, whole);
+  EXPECT_EQ(dense.kernel, "cpu_dense");
+  whole.method = WalkMethod::sparse;
+  const WalkCounts sparse = count_walks(g, whole);
+  EXPECT_EQ(sparse.kernel, "cpu_sparse");
+  for (std::int64_t i = 0; i < g.n; ++i)
+    for (std::int64_t j = 0; j < g.n; ++j) ASSERT_EQ(dense.at(0, i, j), sparse.at(0, i, j)) << i << " " << j;
+  whole.mode = WalkMode::int64;
+  whole.length = 4;
+  whole.method = WalkMethod::dense;
+  EXPECT_EQ(count_walks(g, whole).kernel, "cpu_sparse");
+
+  // The auto rule says it is the cost model's, with both engines' costs.
+  WalkCounts described;
+  described.lengths = {30};
+  described.sources = described.targets = std::vector<std::int64_t>(std::size_t(g.n));
+  whole.mode = WalkMode::exact;
+  whole.length = 30;
+  whole.method = WalkMethod::automatic;
+  const WalksProblem problem{&g, &whole, &described, DType::i64};
+  const AutoChoice choice = r.explain_auto(Backend::cpu, 0, problem);
+  ASSERT_NE(choice.chosen, nullptr);
+  EXPECT_EQ(choice.chosen->name, "cpu_dense");
+  EXPECT_NE(choice.rule.find("cost model"), std::string::npos) << choice.rule;
+  ASSERT_FALSE(choice.candidates.empty());
+  EXPECT_NE(choice.candidates[0].reason.find("sparse"), std::string::npos) << choice.candidates[0].reason;
+}

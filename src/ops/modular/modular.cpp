@@ -1,6 +1,7 @@
-// The host half of the modular int8 GEMM (gemmkit/modular.hpp): the moduli, the K limit and
-// the checks, so that CPU-only builds and host tests have them, and the entry points, which
-// check first and then run the GEMM in src/ops/modular/cuda/modular_gemm.cu.
+// The host half of the modular int8 GEMM (gemmkit/modular.hpp): the moduli, the K limit,
+// the checks, the CPU reference and the registry (the CUDA kernels, in
+// src/ops/modular/cuda/modular_gemm.cu, register themselves in CUDA builds), and the entry
+// points, which check first and then run the kernel the registry chooses.
 #include "gemmkit/modular.hpp"
 
 #include <algorithm>
@@ -37,38 +38,81 @@ std::int64_t k_limit_for(std::int64_t half) {
 
 std::int64_t int8_k_limit() { return k_limit_for((int8_moduli().front() - 1) / 2); }
 
-std::string_view modular_gemm_path_name(ModularGemmPath path) {
-  switch (path) {
-    case ModularGemmPath::automatic: return "auto";
-    case ModularGemmPath::fused: return "fused";
-    case ModularGemmPath::cublas: return "cublas";
-  }
-  return "?";
-}
-
 void validate(const ModularGemmProblem& p) { detail::validate_modular(p, true); }
 
-// The checks come first in every build: a usage error beats the device error.
-std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
-  detail::validate_modular(p, false);
-  detail::require_cuda_context(ctx);
-  GEMMKIT_CUDA_PART(return modular_detail::workspace_bytes_on_device(ctx, p);)
-  detail::fail_without_cuda();
+namespace {
+
+// The centred residue of an exact sum: in [-(p-1)/2, (p-1)/2].
+std::int8_t centred(std::int64_t sum, std::int64_t p) {
+  std::int64_t r = sum % p;
+  if (r > p / 2) r -= p;
+  if (r < -(p / 2)) r += p;
+  return static_cast<std::int8_t>(r);
 }
 
-void modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace) {
+// C_q (and C_q^T) from int64 sums, exact for any K below 2^62 / 127^2: the reference.
+void modular_gemm_cpu(const ModularGemmProblem& p) {
+  const std::int64_t nq = std::int64_t(p.moduli.size());
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t q = 0; q < nq; ++q)
+    for (std::int64_t i = 0; i < p.m; ++i) {
+      const std::int8_t* a = p.a ? p.a + q * p.stride_a + i * p.lda : nullptr;  // row i of A_q
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        const std::int8_t* b = p.b ? p.b + q * p.stride_b + j * p.ldb : nullptr;  // row j of B_q^T
+        std::int64_t sum = 0;
+        for (std::int64_t t = 0; t < p.k; ++t) sum += std::int64_t(a[t]) * b[t];
+        const std::int8_t r = centred(sum, p.moduli[q]);
+        if (p.c) p.c[q * p.stride_c + i * p.ldc + j] = r;
+        if (p.ct) p.ct[q * p.stride_ct + j * p.ldct + i] = r;
+      }
+    }
+}
+
+Registry<ModularGemmProblem> make_registry() {
+  Registry<ModularGemmProblem> r("modular");
+  r.add(cpu_reference_kernel<ModularGemmProblem>("int64 sums of the residues' products, reduced once: any K",
+                                                 {DType::i8}, modular_gemm_cpu));
+  GEMMKIT_CUDA_PART(modular_detail::register_cuda_kernels(r);)
+  return r;
+}
+
+}  // namespace
+
+const Registry<ModularGemmProblem>& modular_registry() {
+  static const Registry<ModularGemmProblem> registry = make_registry();
+  return registry;
+}
+
+namespace {
+
+// The fused kernel is built for sm_90a, whose wgmma instructions run on compute capability
+// 9.0 only: later devices get cuBLAS's path.
+const ModularKernel& choose(const Context& ctx, const ModularGemmProblem& p, std::string_view kernel) {
+  return modular_registry().choose(ctx, p, kernel, [&ctx](const ModularKernel& e) -> std::optional<std::string> {
+    if (e.backend == Backend::cuda && e.min_compute_capability == 90 && ctx.compute_capability() != 90)
+      return "kernel '" + e.name + "' is built for sm_90a, which runs on compute capability 9.0 only; the device has " +
+             std::to_string(ctx.compute_capability());
+    return std::nullopt;
+  });
+}
+
+}  // namespace
+
+// The checks come first in every build: a usage error beats the device error.
+std::size_t modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p, std::string_view kernel) {
+  detail::validate_modular(p, false);
+  return choose(ctx, p, kernel).workspace_for(p, ctx);
+}
+
+const ModularKernel& modular_gemm(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace,
+                                  std::string_view kernel) {
   validate(p);
-  detail::require_cuda_context(ctx);
-  GEMMKIT_CUDA_PART(return modular_detail::gemm_on_device(ctx, p, stream, workspace);)
-  detail::fail_without_cuda();
+  const ModularKernel& entry = choose(ctx, p, kernel);
+  run_operation(entry, ctx, p, stream, workspace);
+  return entry;
 }
 
 namespace detail {
-
-void require_cuda_context(const Context& ctx) {
-  if (ctx.backend() != Backend::cuda)
-    fail(ErrorCategory::usage, "the modular int8 GEMM runs on the CUDA backend, not on a CPU context");
-}
 
 std::int64_t modular_k_limit(const ModularGemmProblem& p) {
   std::uint32_t largest = 0;

@@ -2,15 +2,11 @@
 // (cuda/modular_gemm.cu), through GEMMKIT_CUDA_PART: a build without CUDA compiles neither.
 #pragma once
 
-#include <cstddef>
-
 #include "gemmkit/modular.hpp"
 
 namespace gemmkit::modular_detail {
 
-// modular_gemm_workspace_bytes and modular_gemm (gemmkit/modular.hpp) on a device, the
-// problem checked and the context a CUDA one.
-std::size_t workspace_bytes_on_device(const Context& ctx, const ModularGemmProblem& problem);
-void gemm_on_device(Context& ctx, const ModularGemmProblem& problem, Stream stream, Workspace workspace);
+// Adds cuda_modular_cublas and cuda_modular_fused to the registry.
+void register_cuda_kernels(Registry<ModularGemmProblem>& registry);
 
 }  // namespace gemmkit::modular_detail

@@ -10,9 +10,6 @@ namespace gemmkit::detail {
 // operands, no output), an output counting as asked for when its leading dimension is set.
 void validate_modular(const ModularGemmProblem& p, bool pointers);
 
-// A usage error unless ctx is a CUDA context (the modular GEMM has no CPU path).
-void require_cuda_context(const Context& ctx);
-
 // The longest K whose int32 sums of products of residues cannot overflow for p's moduli:
 // a longer K runs in chunks of at most this many (modular_gemm.cu).
 std::int64_t modular_k_limit(const ModularGemmProblem& p);

@@ -16,6 +16,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <new>
 #include <omp.h>
@@ -323,7 +324,7 @@ void rebuild_counts(const std::vector<std::uint32_t>& primes, const std::vector<
 }
 
 
-void dense_exact_gpu(const Graph& g, const Plan& plan, const WalkQuery& query, int nq,
+void dense_exact_gpu(Context& ctx, const Graph& g, const Plan& plan, const WalkQuery& query, int nq,
                      WalkCounts& out) {
   const std::vector<std::uint32_t> primes(walks_detail::int8_primes().begin(),
                                           walks_detail::int8_primes().begin() + nq);
@@ -331,10 +332,8 @@ void dense_exact_gpu(const Graph& g, const Plan& plan, const WalkQuery& query, i
   // its final form: no zero fill first.
   out.words.resize(plan.lengths.size() * plan.sources.size() * plan.targets.size() *
                    static_cast<std::size_t>(out.limbs));
-  // The engine is CUDA code (cuda/walks_int8.cu); without it, gpu_primes_for never picks it.
+  // The engine is CUDA code (cuda/walks_int8.cu), registered in CUDA builds only.
   GEMMKIT_CUDA_PART(
-      std::optional<Context> own;
-      Context& ctx = query.context ? *query.context : own.emplace(Backend::cuda);
       const walks_detail::Int8PowersReport r = walks_detail::gpu_int8_powers(
           ctx, g, primes, power_steps(plan), plan.sources, plan.targets, out.limbs, out.words.data(),
           query.progress);
@@ -405,30 +404,199 @@ void dense_float(const Graph& g, const Plan& plan, const WalkQuery& query, WalkC
   out.rounded = largest >= 9007199254740992.0;
 }
 
-// ---- choosing ----------------------------------------------------------------------------
+// ---- the engines as a registry ----------------------------------------------------------
+
+// The answer's rows, columns and lengths, as count_walks set them in the table it fills.
+Plan plan_of(const WalksProblem& p) {
+  return {p.out->lengths, p.out->sources, p.out->targets, p.query->length};
+}
+
+std::size_t table_entries(const WalkCounts& out) {
+  return out.lengths.size() * out.sources.size() * out.targets.size();
+}
+
+// Exact mode on the CPU: the primes that cover the bound, and a zeroed table.
+void start_exact(WalkCounts& out) {
+  out.primes = walks_detail::primes_for_bound(out.bound);
+  out.limbs = walks_detail::limbs_for_bound(out.bound);
+  out.words.assign(table_entries(out) * out.limbs, 0);
+}
+
+std::string primes_text(int primes) { return std::to_string(primes) + (primes == 1 ? " prime" : " primes"); }
+std::string dense_how(const Plan& plan) { return plan.lengths.size() > 1 ? "dense products" : "dense squaring"; }
+
+void run_sparse(const WalksProblem& p) {
+  const Graph& g = *p.graph;
+  const WalkQuery& query = *p.query;
+  WalkCounts& out = *p.out;
+  const Plan plan = plan_of(p);
+  switch (query.mode) {
+    case WalkMode::exact:
+      start_exact(out);
+      out.method = "sparse products mod " + primes_text(out.primes);
+      if (g.n > 0) sparse_exact(g, plan, query, out);
+      break;
+    case WalkMode::int64:
+      out.limbs = 1;
+      out.words.assign(table_entries(out), 0);
+      out.method = "sparse products in checked int64";
+      if (g.n > 0) sparse_int64(g, plan, query, out);
+      break;
+    case WalkMode::float64:
+      out.reals.assign(table_entries(out), 0.0);
+      out.method = "sparse products in double";
+      if (g.n > 0) sparse_float(g, plan, query, out);
+      break;
+  }
+}
+
+void run_dense(const WalksProblem& p) {
+  const Graph& g = *p.graph;
+  WalkCounts& out = *p.out;
+  const Plan plan = plan_of(p);
+  if (p.query->mode == WalkMode::exact) {
+    start_exact(out);
+    out.method = dense_how(plan) + " mod " + primes_text(out.primes);
+    if (g.n > 0) dense_exact(g, plan, *p.query, out);
+  } else {
+    out.reals.assign(table_entries(out), 0.0);
+    out.method = "dense products in double";
+    if (g.n > 0) dense_float(g, plan, *p.query, out);
+  }
+}
+
+void run_dense_gpu(const WalksProblem& p, const KernelLaunch& launch) {
+  WalkCounts& out = *p.out;
+  const Plan plan = plan_of(p);
+  out.primes = *walks_detail::int8_primes_for_bound(out.bound);  // the precondition's check
+  out.limbs = walks_detail::limbs_for_bound(out.bound);
+  out.method = dense_how(plan) + " on GPU tensor cores (int8) mod " + std::to_string(out.primes) + " primes below 256";
+  dense_exact_gpu(launch.context, *p.graph, plan, *p.query, out.primes, out);
+}
 
 // Rough costs in seconds on one core of a current x86 server: an f64 GEMM multiply-add
 // takes about 0.05 ns (OpenBLAS, AVX2 FMA), a sparse modular multiply-add about 0.5 ns.
-// Only the ratio matters; the choice is between costs that usually differ tenfold.
-bool choose_sparse(const Graph& g, const Plan& plan, const WalkQuery& query, const BigInt& bound) {
-  if (query.method == WalkMethod::sparse) return true;
-  if (query.method == WalkMethod::dense) return false;
-  if (query.mode == WalkMode::int64) return true;  // per-length overflow checks
-  // A whole exact table on the GPU: its int8 GEMMs beat any CPU path by far.
-  if (query.mode == WalkMode::exact && plan.sources.size() > 1 && plan.targets.size() > 1 &&
-      gpu_primes_for(g, query, bound))
-    return false;
+// Only the ratio matters; the choice is between costs that usually differ tenfold. Above
+// 40000 vertices the dense matrices alone take 25 GB: sparse whatever the costs say.
+struct EngineCosts {
+  double dense = 0, sparse = 0;
+};
+EngineCosts engine_costs(const WalksProblem& p) {
+  const Graph& g = *p.graph;
+  const Plan plan = plan_of(p);
   const double n = static_cast<double>(g.n), k = plan.max_length;
   const double products =
       plan.lengths.size() > 1 ? k - 1 : std::bit_width(static_cast<unsigned>(plan.max_length)) - 1 +
                                             std::popcount(static_cast<unsigned>(plan.max_length)) - 1;
   const double seeds = std::min(plan.sources.size() == 1 ? 1.0 : n, plan.targets.size() == 1 ? 1.0 : n);
-  const double dense = products * n * n * n * 0.05 + n * n * 2.0;
-  const double sparse = k * (static_cast<double>(g.edges()) + n) * seeds * 0.5;
-  return sparse <= dense || n > 40000;
+  return {products * n * n * n * 0.05e-9 + n * n * 2.0e-9,
+          k * (static_cast<double>(g.edges()) + n) * seeds * 0.5e-9};
+}
+
+bool sparse_is_cheaper(const WalksProblem& p) {
+  const EngineCosts c = engine_costs(p);
+  return c.sparse <= c.dense || p.graph->n > 40000;
+}
+
+MeasuredTable<WalksProblem> cost_model() {
+  MeasuredTable<WalksProblem> t;
+  t.backend = Backend::cpu;
+  t.compute_capability = 0;
+  t.rule = "the CPU engine a cost model says is cheaper (dense: products x n^3 x 0.05 ns; sparse: "
+           "length x (edges + n) x seeds x 0.5 ns; sparse above 40000 vertices)";
+  t.picks = [](const WalksProblem& p, bool described) {
+    std::vector<MeasuredTable<WalksProblem>::Pick> picks;
+    if (!p.graph || !p.query || !p.out) return picks;
+    const EngineCosts c = engine_costs(p);
+    const bool sparse = sparse_is_cheaper(p);
+    std::string where;
+    if (described) {
+      char text[160];
+      std::snprintf(text, sizeof text, "the cheaper by the cost model (dense %.3g s, sparse %.3g s%s)", c.dense,
+                    c.sparse, p.graph->n > 40000 ? ", above 40000 vertices" : "");
+      where = text;
+    }
+    picks.push_back({sparse ? "cpu_sparse" : "cpu_dense", std::move(where)});
+    return picks;
+  };
+  return t;
+}
+
+WalksKernel engine(std::string name, Backend backend, int rung, WalkMethod method, std::string summary,
+                   std::vector<DType> dtypes, int auto_priority) {
+  WalksKernel e;
+  e.name = std::move(name);
+  e.backend = backend;
+  e.rung = rung;
+  e.summary = std::move(summary);
+  e.dtypes = std::move(dtypes);
+  e.auto_priority = auto_priority;
+  e.method = method;
+  return e;
+}
+
+Registry<WalksProblem> make_registry() {
+  Registry<WalksProblem> r("walks");
+  WalksKernel sparse = engine("cpu_sparse", Backend::cpu, 1, WalkMethod::sparse,
+                              "k sparse products with the CSR matrix, one column per source or target: every mode",
+                              {DType::i64, DType::f64}, 2);
+  sparse.run = [](const WalksProblem& p, const KernelLaunch&) { run_sparse(p); };
+  r.add(std::move(sparse));
+  WalksKernel dense = engine("cpu_dense", Backend::cpu, 2, WalkMethod::dense,
+                             "dense powers by repeated squaring: f64 GEMMs mod primes (exact) or doubles (float64)",
+                             {DType::i64, DType::f64}, 1);
+  dense.precondition = [](const WalksProblem& p) -> std::optional<std::string> {
+    if (p.query && p.query->mode == WalkMode::int64)
+      return "int64 mode runs sparse products only (it checks every length for overflow)";
+    return std::nullopt;
+  };
+  dense.run = [](const WalksProblem& p, const KernelLaunch&) { run_dense(p); };
+  r.add(std::move(dense));
+  // The GPU engine is CUDA code (cuda/walks_int8.cu): registered in CUDA builds only.
+  GEMMKIT_CUDA_PART({
+    WalksKernel gpu = engine("cuda_dense_int8", Backend::cuda, 1, WalkMethod::dense,
+                             "dense powers on int8 tensor cores mod primes below 256, rebuilt on the device: exact mode",
+                             {DType::i64}, 1);
+    gpu.min_compute_capability = 75;
+    gpu.precondition = [](const WalksProblem& p) -> std::optional<std::string> {
+      if (!p.query || !p.graph || !p.out) return std::nullopt;
+      if (p.query->mode != WalkMode::exact) return std::string("the GPU engine counts exactly only (mode exact)");
+      if (p.graph->n > walks_detail::int8_k_limit())
+        return "more than " + std::to_string(walks_detail::int8_k_limit()) +
+               " vertices overflow the int32 sums of int8 products";
+      if (!walks_detail::int8_primes_for_bound(p.out->bound))
+        return "the counts may reach " + std::to_string(p.out->bound.bit_length()) +
+               " bits; the primes below 256 cover 344";
+      return std::nullopt;
+    };
+    gpu.run = run_dense_gpu;
+    r.add(std::move(gpu));
+  })
+  r.set_measured_table(cost_model());
+  return r;
+}
+
+// Whether count_walks runs on the GPU: the query's backend allows it, exact mode, the dense
+// method (automatic: a whole table, whose int8 GEMMs beat any CPU path by far, or the cost
+// model's choice), and gpu_primes_for's conditions (a device, enough vertices to gain, a bound
+// the primes below 256 cover).
+bool on_gpu(const WalksProblem& p) {
+  const WalkQuery& query = *p.query;
+  if (query.backend == WalkBackend::cpu || query.mode != WalkMode::exact || p.graph->n == 0) return false;
+  if (query.method == WalkMethod::sparse) return false;
+  const bool whole_table = p.out->sources.size() > 1 && p.out->targets.size() > 1;
+  if (query.method == WalkMethod::automatic && query.backend != WalkBackend::cuda && !whole_table &&
+      sparse_is_cheaper(p))
+    return false;
+  return gpu_primes_for(*p.graph, query, p.out->bound).has_value();
 }
 
 }  // namespace
+
+const Registry<WalksProblem>& walks_registry() {
+  static const Registry<WalksProblem> registry = make_registry();
+  return registry;
+}
 
 BigInt walk_bound(const Graph& g, int length) {
   // Row and column sums of |A| in 128 bits: at most 2^31 entries below 2^63 each.
@@ -486,58 +654,34 @@ WalkCounts count_walks(const Graph& g, const WalkQuery& query) {
   out.targets = plan.targets;
   out.mode = query.mode;
   out.bound = walk_bound(g, query.length);
-  const bool sparse = choose_sparse(g, plan, query, out.bound);
-  const std::size_t entries = plan.lengths.size() * plan.sources.size() * plan.targets.size();
+  const WalksProblem problem{&g, &query, &out, query.mode == WalkMode::float64 ? DType::f64 : DType::i64};
+
+  // The engine: the GPU's where on_gpu says so, else a CPU engine of the query's method
+  // (automatic: the cost model's choice; int64 mode: sparse, whatever the method, as
+  // docs/walks.md says).
+  std::optional<Context> own;
+  const bool gpu = on_gpu(problem);
+  Context& ctx = gpu && query.context ? *query.context : own.emplace(gpu ? Backend::cuda : Backend::cpu);
+  const WalksKernel& entry =
+      walks_registry().choose(ctx, problem, "auto", [&query](const WalksKernel& e) -> std::optional<std::string> {
+        if (query.method == WalkMethod::automatic || query.mode == WalkMode::int64 || e.method == query.method)
+          return std::nullopt;
+        return "the query asks for the " + std::string(query.method == WalkMethod::dense ? "dense" : "sparse") +
+               " method";
+      });
+  out.kernel = entry.name;
+
   // Refused with the figures before anything is allocated: the table of counts, and for the
   // dense method at least two n x n matrices of residues (or doubles) to multiply.
+  const bool dense = entry.method == WalkMethod::dense;
   const std::uint64_t words_per_entry =
       query.mode == WalkMode::exact ? std::uint64_t(walks_detail::limbs_for_bound(out.bound)) : 1;
-  const u128 needed = u128(entries) * words_per_entry * 8 +
-                      (sparse ? 0 : u128(g.n) * u128(g.n) * 16);
+  const u128 needed = u128(table_entries(out)) * words_per_entry * 8 + (dense ? u128(g.n) * u128(g.n) * 16 : 0);
   const std::string what = "counting walks on " + std::to_string(g.n) + " vertices" +
-                           (sparse ? "" : " with the dense method (try --method sparse)");
+                           (dense ? " with the dense method (try --method sparse)" : "");
   require_host_memory(needed > UINT64_MAX ? UINT64_MAX : std::uint64_t(needed), what);
   try {
-    switch (query.mode) {
-      case WalkMode::exact: {
-        out.primes = walks_detail::primes_for_bound(out.bound);
-        out.limbs = walks_detail::limbs_for_bound(out.bound);
-        const std::string primes = std::to_string(out.primes) + (out.primes == 1 ? " prime" : " primes");
-        const std::string how = plan.lengths.size() > 1 ? "dense products" : "dense squaring";
-        if (g.n > 0 && !sparse) {
-          if (const std::optional<int> gpu_primes = gpu_primes_for(g, query, out.bound)) {
-            out.primes = *gpu_primes;
-            out.method = how + " on GPU tensor cores (int8) mod " + std::to_string(out.primes) +
-                         " primes below 256";
-            dense_exact_gpu(g, plan, query, out.primes, out);
-            break;
-          }
-        }
-        out.words.assign(entries * out.limbs, 0);
-        if (g.n == 0) break;
-        if (sparse) {
-          out.method = "sparse products mod " + primes;
-          sparse_exact(g, plan, query, out);
-        } else {
-          out.method = how + " mod " + primes;
-          dense_exact(g, plan, query, out);
-        }
-        break;
-      }
-      case WalkMode::int64:
-        out.limbs = 1;
-        out.words.assign(entries, 0);
-        out.method = "sparse products in checked int64";
-        if (g.n > 0) sparse_int64(g, plan, query, out);
-        break;
-      case WalkMode::float64:
-        out.reals.assign(entries, 0.0);
-        out.method = sparse ? "sparse products in double" : "dense products in double";
-        if (g.n == 0) break;
-        if (sparse) sparse_float(g, plan, query, out);
-        else dense_float(g, plan, query, out);
-        break;
-    }
+    run_operation(entry, ctx, problem, nullptr, {});
   } catch (const std::bad_alloc&) {
     fail(ErrorCategory::out_of_memory,
          "not enough host memory for " + what + ": " + std::to_string(host_memory().available >> 20) +

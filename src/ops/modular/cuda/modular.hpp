@@ -19,8 +19,6 @@ struct ModularOperands {
   std::int64_t k;  // K as read: the problem's, or the padded K when both are copies
 };
 
-// Whether ctx's device runs the fused kernel (sm_90, built for sm_90a).
-bool fused_modular_gemm_available(const Context& ctx);
 // Its workspace (before the packed operands).
 std::size_t fused_modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p);
 // Queues the batch; A and B rows on 16 bytes.

@@ -1,8 +1,8 @@
-// The modular int8 GEMM (gemmkit/modular.hpp) on the device. Two paths:
-//   - cublas: per modulus one cuBLAS int8 GEMM (cublasGemmEx 8I -> 32I, CUBLAS_COMPUTE_32I)
+// The modular int8 GEMM's CUDA kernels (gemmkit/modular.hpp), registered in CUDA builds:
+//   - cuda_modular_cublas: per modulus one cuBLAS int8 GEMM (cublasGemmEx 8I -> 32I, CUBLAS_COMPUTE_32I)
 //     into the workspace, then reduce_products_to_residues reads the int32 products back and
 //     writes centred residues into C and/or C^T. The reference, and any device's path.
-//   - fused (sm_90): rung 24's int8 wgmma kernel reduces its int32 accumulators in the
+//   - cuda_modular_fused (sm_90): rung 24's int8 wgmma kernel reduces its int32 accumulators in the
 //     epilogue, so the products never reach memory (see kernels/gemm/hopper/24_wgmma_i8.cuh).
 // Operands whose rows are not on 16 bytes are first copied into the workspace with rows
 // of whole 16 bytes (K padded with zeros): what both GEMMs read fastest, and all TMA reads.
@@ -41,22 +41,9 @@ struct Plan {
   std::size_t cublas_bytes = 0, products = 0, a_at = 0, b_at = 0, total = 0;
 };
 
-bool use_fused(const Context& ctx, const ModularGemmProblem& p) {
-  switch (p.path) {
-    case ModularGemmPath::cublas: return false;
-    case ModularGemmPath::fused:
-      if (!cuda::fused_modular_gemm_available(ctx))
-        fail(ErrorCategory::usage, "the fused modular GEMM needs an sm_90 device (compute capability 9.0), this one has " +
-                                       std::to_string(ctx.compute_capability()));
-      return true;
-    case ModularGemmPath::automatic: return cuda::fused_modular_gemm_available(ctx);
-  }
-  return false;
-}
-
-Plan plan(const Context& ctx, const ModularGemmProblem& p) {
+Plan plan(const Context& ctx, const ModularGemmProblem& p, bool fused) {
   Plan l;
-  l.fused = use_fused(ctx, p);
+  l.fused = fused;
   const std::int64_t nq = std::int64_t(p.moduli.size());
   // cuBLAS's int8 kernels want K and the rows on 4 bytes; TMA wants rows on 16 bytes.
   // The fused kernel's rank-3 tensor maps need a batch's matrices apart (or one for all).
@@ -131,8 +118,8 @@ void run_cublas(Context& ctx, const cuda::ModularOperands& o, const Plan& l, Str
 }
 
 // One product whose K int32 sums hold (see run_chunked), validated, K > 0.
-void run_chunk(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace) {
-  const Plan l = plan(ctx, p);
+void run_chunk(Context& ctx, const ModularGemmProblem& p, bool fused, Stream stream, Workspace workspace) {
+  const Plan l = plan(ctx, p, fused);
   auto* base = static_cast<unsigned char*>(workspace.data);
   cuda::ModularOperands o{p, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b, p.k};
   if (l.pack_a) {
@@ -171,12 +158,12 @@ ModularGemmProblem chunk_of(const ModularGemmProblem& p, const Chunks& ch, std::
   return q;
 }
 
-Chunks chunks(const Context& ctx, const ModularGemmProblem& p) {
+Chunks chunks(const Context& ctx, const ModularGemmProblem& p, bool fused) {
   Chunks ch;
   const std::int64_t limit = detail::modular_k_limit(p);
   if (p.k <= limit) {
     ch.size = p.k;
-    ch.total = plan(ctx, p).total;
+    ch.total = plan(ctx, p, fused).total;
     return ch;
   }
   ch.size = limit / 16 * 16;
@@ -187,7 +174,8 @@ Chunks chunks(const Context& ctx, const ModularGemmProblem& p) {
   ch.ct_at = workspace_aligned(c ? nq * plane : 0);
   ch.chunk_at = ch.ct_at + workspace_aligned(ct ? nq * plane : 0);
   // The first and the last chunk bound every chunk's needs (the ones between are the first's).
-  ch.total = ch.chunk_at + std::max(plan(ctx, chunk_of(p, ch, 0)).total, plan(ctx, chunk_of(p, ch, ch.count - 1)).total);
+  ch.total = ch.chunk_at + std::max(plan(ctx, chunk_of(p, ch, 0), fused).total,
+                                    plan(ctx, chunk_of(p, ch, ch.count - 1), fused).total);
   return ch;
 }
 
@@ -200,16 +188,14 @@ void add_planes(std::int8_t* out, std::int64_t ld, std::int64_t stride, const st
   cuda::check_launch("add_residues");
 }
 
-}  // namespace
-
-namespace modular_detail {
-
-std::size_t workspace_bytes_on_device(const Context& ctx, const ModularGemmProblem& p) {
+std::size_t workspace_bytes(const Context& ctx, const ModularGemmProblem& p, bool fused) {
   if (p.m == 0 || p.n == 0 || p.k == 0 || p.moduli.empty()) return 0;
-  return chunks(ctx, p).total;
+  return chunks(ctx, p, fused).total;
 }
 
-void gemm_on_device(Context& ctx, const ModularGemmProblem& p, Stream stream, Workspace workspace) {
+// A validated problem on its device, with at least workspace_bytes() of workspace (checked
+// by run_operation).
+void run(Context& ctx, const ModularGemmProblem& p, bool fused, Stream stream, Workspace workspace) {
   if (p.m > INT_MAX || p.n > INT_MAX)
     fail(ErrorCategory::usage, "the modular int8 GEMM takes m and n up to 2^31-1");
   if (p.m == 0 || p.n == 0 || p.moduli.empty()) return;
@@ -225,14 +211,8 @@ void gemm_on_device(Context& ctx, const ModularGemmProblem& p, Stream stream, Wo
     }
     return;
   }
-  const Chunks ch = chunks(ctx, p);
-  if (workspace.bytes < ch.total)
-    fail(ErrorCategory::usage, "the modular GEMM needs " + std::to_string(ch.total) +
-                                   " bytes of workspace, " + std::to_string(workspace.bytes) + " were given");
-  if (ch.total > 0 && reinterpret_cast<std::uintptr_t>(workspace.data) % kWorkspaceAlignment != 0)
-    fail(ErrorCategory::usage, "the workspace must start on a " + std::to_string(kWorkspaceAlignment) +
-                                   "-byte boundary");
-  if (ch.count == 1) return run_chunk(ctx, p, stream, workspace);
+  const Chunks ch = chunks(ctx, p, fused);
+  if (ch.count == 1) return run_chunk(ctx, p, fused, stream, workspace);
   auto* base = static_cast<unsigned char*>(workspace.data);
   auto* c_more = reinterpret_cast<std::int8_t*>(base + ch.c_at);
   auto* ct_more = reinterpret_cast<std::int8_t*>(base + ch.ct_at);
@@ -243,11 +223,40 @@ void gemm_on_device(Context& ctx, const ModularGemmProblem& p, Stream stream, Wo
       if (p.c) q.c = c_more, q.ldc = p.n, q.stride_c = p.m * p.n;
       if (p.ct) q.ct = ct_more, q.ldct = p.m, q.stride_ct = p.m * p.n;
     }
-    run_chunk(ctx, q, stream, rest);
+    run_chunk(ctx, q, fused, stream, rest);
     if (i == 0) continue;
     if (p.c) add_planes(p.c, p.ldc, p.stride_c, c_more, p.m, p.n, p.moduli, stream);
     if (p.ct) add_planes(p.ct, p.ldct, p.stride_ct, ct_more, p.n, p.m, p.moduli, stream);
   }
+}
+
+ModularKernel entry(std::string name, int rung, KernelRole role, int auto_priority, int min_compute_capability,
+                    std::string summary, bool fused) {
+  ModularKernel e;
+  e.name = std::move(name);
+  e.backend = Backend::cuda;
+  e.rung = rung;
+  e.role = role;
+  e.summary = std::move(summary);
+  e.dtypes = {DType::i8};
+  e.min_compute_capability = min_compute_capability;
+  e.auto_priority = auto_priority;
+  e.workspace_bytes = [fused](const ModularGemmProblem& p, const Context& ctx) { return workspace_bytes(ctx, p, fused); };
+  e.run = [fused](const ModularGemmProblem& p, const KernelLaunch& launch) {
+    run(launch.context, p, fused, launch.stream, launch.workspace);
+  };
+  return e;
+}
+
+}  // namespace
+
+namespace modular_detail {
+
+void register_cuda_kernels(Registry<ModularGemmProblem>& registry) {
+  registry.add(entry("cuda_modular_cublas", 0, KernelRole::reference, 2, 75,
+                     "cuBLAS int8 GEMM per modulus (8I -> 32I), then a kernel reducing the products", false));
+  registry.add(entry("cuda_modular_fused", 1, KernelRole::ladder, 3, 90,
+                     "rung 24's int8 wgmma kernel, residues reduced in its epilogue, one launch per batch", true));
 }
 
 }  // namespace modular_detail

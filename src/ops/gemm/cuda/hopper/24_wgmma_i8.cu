@@ -220,7 +220,6 @@ std::optional<std::string> wgmma_i8_precondition(const GemmProblem& p) {
 
 // ---- the fused modular GEMM ---------------------------------------------------------------
 
-bool fused_modular_gemm_available(const Context& ctx) { return ctx.compute_capability() == 90; }
 
 std::size_t fused_modular_gemm_workspace_bytes(const Context& ctx, const ModularGemmProblem& p) {
   // Launches of up to kI8MaxModuli moduli one after another on one stream share the
