@@ -46,17 +46,14 @@ template <class T>
 void run_file(const SpmvOptions& o, const std::optional<Backend>& backend) {
   const CsrMatrix<T> a = read_csr<T>(o.matrix_path);
   const std::vector<T> x = read_x<T>(o.x_path, a.cols, o.matrix_path, a.rows);
-  const bool gpu = backend ? *backend == Backend::cuda : spmv_cuda_available();
-  if (!gpu && o.kernel != "auto")
-    fail(ErrorCategory::usage, "--kernel " + o.kernel + " runs on the GPU; the CPU backend has one kernel "
-                               "(use --backend cuda, or leave --kernel auto)");
-  const std::string kernel =
-      !gpu ? "cpu_reference" : o.kernel == "auto" ? choose_spmv_kernel(csr_stats(a)) : o.kernel;
   const auto start = std::chrono::steady_clock::now();
   SpmvRunOptions run;
-  run.kernel = kernel;
-  const std::vector<T> y = gpu ? spmv_cuda(a, x, run) : spmv_reference(a, x);
+  run.kernel = o.kernel;
+  const SpmvHostResult<T> result = spmv_host(a, x, backend, run);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<T>& y = result.y;
+  const std::string& kernel = result.kernel;
+  const bool gpu = result.backend == Backend::cuda;
 
   if (!o.output.empty()) {
     Matrix<T> out(a.rows, 1);

@@ -182,6 +182,20 @@ bool spmv_cuda_available();  // built with CUDA and a device present
 template <class T>
 std::vector<T> spmv_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o = {});
 
+// y = A x from host memory on `backend` (nullopt: the GPU when spmv_cuda_available(), else
+// the CPU), by the kernel o.kernel names ("auto": on the GPU the choice from csr_stats, on the
+// CPU its one kernel, cpu_reference; a GPU kernel named for the CPU is a usage error). The
+// kernel and backend that ran come back with y.
+template <class T>
+struct SpmvHostResult {
+  std::vector<T> y;
+  std::string kernel;
+  Backend backend = Backend::cpu;
+};
+template <class T>
+SpmvHostResult<T> spmv_host(const CsrMatrix<T>& a, const std::vector<T>& x, std::optional<Backend> backend,
+                            const SpmvRunOptions& o = {});
+
 // Times every GPU rung and cuSPARSE (both algorithms, analysis outside the timed region)
 // beside the device copy, all in this call; every result is checked against `reference`.
 // `tune` adds the variants of vector_groups (each group size) and merge_path. The report:

@@ -370,8 +370,26 @@ bool spmv_cuda_available() { return cuda_device_available(); }
 
 template <class T>
 std::vector<T> spmv_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o) {
-  GEMMKIT_CUDA_PART(return spmv_detail::run_host_on_device(a, x, o);)
+  GEMMKIT_CUDA_PART(return spmv_detail::run_host_on_device(a, x, o).y;)
   detail::fail_without_cuda();
+}
+
+template <class T>
+SpmvHostResult<T> spmv_host(const CsrMatrix<T>& a, const std::vector<T>& x, std::optional<Backend> backend,
+                            const SpmvRunOptions& o) {
+  if (!backend) backend = spmv_cuda_available() ? Backend::cuda : Backend::cpu;
+  if (*backend == Backend::cuda) {
+    GEMMKIT_CUDA_PART(return spmv_detail::run_host_on_device(a, x, o);)
+    detail::fail_without_cuda();
+  }
+  if (o.kernel != "auto" && o.kernel != "cpu_reference") {
+    const SpmvKernel* named = spmv_registry().find(o.kernel);
+    fail(ErrorCategory::usage, named ? "spmv: kernel '" + o.kernel + "' runs on the GPU; the CPU backend has one "
+                                       "kernel, cpu_reference"
+                                     : "spmv: unknown kernel '" + o.kernel + "' (expected " + spmv_registry().names() +
+                                           ")" + detail::without_cuda_note());
+  }
+  return {spmv_reference(a, x), "cpu_reference", Backend::cpu};
 }
 
 template <class T>
@@ -382,6 +400,10 @@ BenchReport spmv_bench_cuda(const CsrMatrix<T>& a, const std::vector<T>& x, cons
 }
 
 template std::vector<float> spmv_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&, const SpmvRunOptions&);
+template SpmvHostResult<float> spmv_host<float>(const CsrMatrix<float>&, const std::vector<float>&,
+                                                std::optional<Backend>, const SpmvRunOptions&);
+template SpmvHostResult<double> spmv_host<double>(const CsrMatrix<double>&, const std::vector<double>&,
+                                                  std::optional<Backend>, const SpmvRunOptions&);
 template std::vector<double> spmv_cuda<double>(const CsrMatrix<double>&, const std::vector<double>&, const SpmvRunOptions&);
 template BenchReport spmv_bench_cuda<float>(const CsrMatrix<float>&, const std::vector<float>&,
                                             const std::vector<float>&, int, int, bool);

@@ -11,9 +11,9 @@ namespace gemmkit::spmv_detail {
 // Adds the CUDA rungs and cuSPARSE's references to the registry.
 void register_cuda_kernels(Registry<SpmvProblem>& registry);
 
-// spmv_cuda and spmv_bench_cuda (gemmkit/sparse.hpp) on a device.
+// spmv_cuda (with the kernel that ran) and spmv_bench_cuda (gemmkit/sparse.hpp) on a device.
 template <class T>
-std::vector<T> run_host_on_device(const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o);
+SpmvHostResult<T> run_host_on_device(const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o);
 template <class T>
 BenchReport bench_on_device(const CsrMatrix<T>& a, const std::vector<T>& x, const std::vector<T>& reference,
                             int warmup, int reps, bool tune);

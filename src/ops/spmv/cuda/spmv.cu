@@ -337,7 +337,7 @@ struct DeviceCsr {
 };
 
 template <class T, class Offset>
-std::vector<T> run_once(Context& ctx, const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o) {
+SpmvHostResult<T> run_once(Context& ctx, const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o) {
   const cuda::DeviceScope scope(ctx.device());
   const DeviceCsr<T, Offset> d(a);
   DeviceBuffer<T> dx(x.size()), dy(std::size_t(a.rows));
@@ -345,10 +345,12 @@ std::vector<T> run_once(Context& ctx, const CsrMatrix<T>& a, const std::vector<T
   SpmvProblem p = d.problem(dx.data(), dy.data());
   p.stats = csr_stats(a);
   p.group_size = o.group_size;
-  spmv(ctx, p, nullptr, o.kernel);
-  std::vector<T> y(std::size_t(a.rows));
-  if (!y.empty()) dy.copy_to_host(y.data(), y.size());  // waits: a fault surfaces here
-  return y;
+  SpmvHostResult<T> out;
+  out.kernel = spmv(ctx, p, nullptr, o.kernel).name;
+  out.backend = Backend::cuda;
+  out.y.resize(std::size_t(a.rows));
+  if (!out.y.empty()) dy.copy_to_host(out.y.data(), out.y.size());  // waits: a fault surfaces here
+  return out;
 }
 
 // max_i |y_i - ref_i| / ((len_i + 1) eps sum_j |a_ij x_j|); an exact zero row must be exactly 0.
@@ -540,10 +542,10 @@ void register_cuda_kernels(Registry<SpmvProblem>& r) {
 }
 
 template <class T>
-std::vector<T> run_host_on_device(const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o) {
+SpmvHostResult<T> run_host_on_device(const CsrMatrix<T>& a, const std::vector<T>& x, const SpmvRunOptions& o) {
   check_x(a, x);
   if (o.kernel != "auto") spmv_registry().get(o.kernel);  // an unknown name before any device work
-  if (a.rows == 0) return {};
+  if (a.rows == 0) return {{}, o.kernel == "auto" ? choose_spmv_kernel(csr_stats(a)) : o.kernel, Backend::cuda};
   std::optional<Context> own;
   Context& ctx = o.context ? *o.context : own.emplace(Backend::cuda);
   const bool wide = o.force_64bit_offsets || a.nnz() > std::numeric_limits<std::int32_t>::max();
@@ -559,10 +561,10 @@ BenchReport bench_on_device(const CsrMatrix<T>& a, const std::vector<T>& x, cons
               : bench_impl<T, std::int32_t>(a, x, reference, warmup, reps, tune);
 }
 
-template std::vector<float> run_host_on_device<float>(const CsrMatrix<float>&, const std::vector<float>&,
-                                                     const SpmvRunOptions&);
-template std::vector<double> run_host_on_device<double>(const CsrMatrix<double>&, const std::vector<double>&,
-                                                       const SpmvRunOptions&);
+template SpmvHostResult<float> run_host_on_device<float>(const CsrMatrix<float>&, const std::vector<float>&,
+                                                        const SpmvRunOptions&);
+template SpmvHostResult<double> run_host_on_device<double>(const CsrMatrix<double>&, const std::vector<double>&,
+                                                          const SpmvRunOptions&);
 template BenchReport bench_on_device<float>(const CsrMatrix<float>&, const std::vector<float>&,
                                             const std::vector<float>&, int, int, bool);
 template BenchReport bench_on_device<double>(const CsrMatrix<double>&, const std::vector<double>&,
