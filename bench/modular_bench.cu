@@ -159,8 +159,8 @@ int main(int argc, char** argv) {
           }
         };
       };
-      auto modular = [&](ModularGemmPath path, bool transposed) {
-        return [&, path, transposed] {
+      auto modular = [&](const char* kernel, bool transposed) {
+        return [&, kernel, transposed] {
           ModularGemmProblem p;
           p.m = p.n = p.k = n;
           p.moduli.assign(int8_moduli().begin(), int8_moduli().begin() + q);
@@ -168,9 +168,8 @@ int main(int argc, char** argv) {
           p.b = b, p.ldb = n, p.stride_b = std::int64_t(mat);
           p.c = c, p.ldc = n, p.stride_c = std::int64_t(mat);
           if (transposed) p.ct = ct, p.ldct = n, p.stride_ct = std::int64_t(mat);
-          p.path = path;
-          const std::size_t bytes = modular_gemm_workspace_bytes(ctx, p);
-          modular_gemm(ctx, p, stream, bytes ? ctx.workspace(stream, bytes) : Workspace{});
+          const std::size_t bytes = modular_gemm_workspace_bytes(ctx, p, kernel);
+          modular_gemm(ctx, p, stream, bytes ? ctx.workspace(stream, bytes) : Workspace{}, kernel);
         };
       };
       struct Variant {
@@ -182,11 +181,11 @@ int main(int argc, char** argv) {
       variants.push_back({"cuBLAS INT8 GEMM (int32 C)", plain("cuda_cublas_i8"), Writes::c32});
       if (own) variants.push_back({"ours: cuda_wgmma_i8 (int32 C)", plain("cuda_wgmma_i8"), Writes::c32});
       if (fused) {
-        variants.push_back({"modular fused, C and C^T", modular(ModularGemmPath::fused, true), Writes::c_and_ct});
-        variants.push_back({"modular fused, C only", modular(ModularGemmPath::fused, false), Writes::c});
+        variants.push_back({"modular fused, C and C^T", modular("cuda_modular_fused", true), Writes::c_and_ct});
+        variants.push_back({"modular fused, C only", modular("cuda_modular_fused", false), Writes::c});
       }
-      variants.push_back({"modular cuBLAS+reduce, C and C^T", modular(ModularGemmPath::cublas, true), Writes::c_and_ct});
-      variants.push_back({"modular cuBLAS+reduce, C only", modular(ModularGemmPath::cublas, false), Writes::c});
+      variants.push_back({"modular cuBLAS+reduce, C and C^T", modular("cuda_modular_cublas", true), Writes::c_and_ct});
+      variants.push_back({"modular cuBLAS+reduce, C only", modular("cuda_modular_cublas", false), Writes::c});
 
       // The references: cuBLAS's int32 products and the reduction kernel's residues.
       std::int8_t *ref_c, *ref_ct;
@@ -198,7 +197,7 @@ int main(int argc, char** argv) {
       check(cudaMalloc(&differ, sizeof(unsigned long long)), "cudaMalloc");
       variants.front().run();
       check(cudaMemcpyAsync(ref_c32, c32, mat * q * sizeof(int), cudaMemcpyDeviceToDevice, stream), "copy");
-      modular(ModularGemmPath::cublas, true)();
+      modular("cuda_modular_cublas", true)();
       check(cudaMemcpyAsync(ref_c, c, mat * q, cudaMemcpyDeviceToDevice, stream), "copy");
       check(cudaMemcpyAsync(ref_ct, ct, mat * q, cudaMemcpyDeviceToDevice, stream), "copy");
       auto differences = [&](const void* x, const void* y, std::size_t bytes) {
