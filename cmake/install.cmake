@@ -4,6 +4,15 @@
 include(CMakePackageConfigHelpers)
 set(GEMMKIT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gemmkit)
 
+# A release build installs its binaries and libgemmkit.so stripped (as `cmake --install
+# --strip`; their symbol tables are ~3.5 MB each); the build tree keeps its symbols for
+# debuggers. First, so that every rule below sees it; `-DCMAKE_INSTALL_DO_STRIP=OFF` to
+# cmake -P cmake_install.cmake keeps them.
+install(CODE [[
+if(NOT DEFINED CMAKE_INSTALL_DO_STRIP AND CMAKE_INSTALL_CONFIG_NAME MATCHES "^(Release|MinSizeRel)$")
+  set(CMAKE_INSTALL_DO_STRIP ON)
+endif()]])
+
 # include/gemmkit/*.hpp, include/gemmkit.h (the C API) and the generated version header.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ ${PROJECT_BINARY_DIR}/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
@@ -39,16 +48,23 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/gemmkitConfigVersion.cmak
 install(FILES ${PROJECT_BINARY_DIR}/gemmkitConfig.cmake ${PROJECT_BINARY_DIR}/gemmkitConfigVersion.cmake
         DESTINATION ${GEMMKIT_CMAKE_DIR})
 
-# gemmkit.pc: the shared library, which brings its own dependencies (its run path finds
-# them). Without one (GEMMKIT_SHARED off), the static parts and what they need.
+# gemmkit.pc: the shared library, which brings its own dependencies (the loader finds them).
+# Without one (GEMMKIT_SHARED off), the static parts and what they need. No paths: the CUDA
+# libraries are named only (-lcudart), found where the consumer's compiler looks
+# (LIBRARY_PATH, or add -L<toolkit>/lib), as the build machine's folder would be wrong elsewhere.
 set(GEMMKIT_PC_CFLAGS "")
 if(GEMMKIT_HAVE_CUDA)
   set(GEMMKIT_PC_CFLAGS " -DGEMMKIT_HAVE_CUDA=1")
 endif()
-# What the library itself links (Libs.private for the shared one: `pkg-config --static`).
+# What the library itself links (Libs.private for the shared one: `pkg-config --static`):
+# the CUDA libraries, GMP, libdl and OpenMP; OpenBLAS, cuBLAS, cuSPARSE and NCCL are loaded
+# at run time, not linked.
 set(GEMMKIT_PC_DEPS "")
 if(GEMMKIT_HAVE_CUDA)
-  set(GEMMKIT_PC_DEPS "-L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR} -lcudart ")
+  foreach(library IN LISTS GEMMKIT_CUDA_LINKED)  # CUDA::cudart -> -lcudart
+    string(REGEX REPLACE "^CUDA::" "-l" flag ${library})
+    string(APPEND GEMMKIT_PC_DEPS "${flag} ")
+  endforeach()
 endif()
 string(APPEND GEMMKIT_PC_DEPS "-lgmp -ldl ${OpenMP_CXX_FLAGS}")
 if(GEMMKIT_SHARED)

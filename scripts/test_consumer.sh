@@ -5,8 +5,9 @@
 # programs (the device API with gemmkit::gemmkit, with gemmkit::core alone and with the
 # shared library; the C API from C when gemmkit.h is installed), checks that the GEMM-only
 # program needs neither GMP nor cuSPARSE, builds a program from gemmkit.pc with pkg-config,
-# runs the installed CLI, links the shared library alone (no OpenMP or CUDA development files
-# asked for), and checks that gemmkit as a subproject (add_subdirectory) adds
+# runs the installed CLI, links the shared library alone (no OpenMP development files asked
+# for; of CUDA, in a CUDA build, the runtime linked, no headers), checks that the package
+# files name no path of the build machine and libgemmkit.so has no run path, and checks that gemmkit as a subproject (add_subdirectory) adds
 # no flags and no build type. Uses a CUDA device when there is one, else the CPU context.
 #   scripts/test_consumer.sh [BUILD_DIR]    (default build/release, already built)
 set -euo pipefail
@@ -23,6 +24,17 @@ cmake --install "$build" --prefix "$work/installed-here" >/dev/null
 mv "$work/installed-here" "$prefix"
 if grep -rlF "$work/installed-here" "$prefix" --exclude='*.a' --exclude='*.so*' --exclude=gemmkit; then
   echo "test_consumer: the files above name the prefix they were installed into" >&2
+  exit 1
+fi
+echo "== the package files (.cmake, .pc) name no folder of the build machine"
+# Its dependencies are found again on the consumer's machine (gemmkitConfig.cmake).
+if grep -rnE '(^|[^}A-Za-z0-9_.])/(usr|opt|home|root|srv|tmp|work)/' "$prefix/lib/cmake" "$prefix/lib/pkgconfig" ||
+   grep -rnF -e "$PWD" -e "$(realpath "$build")" "$prefix/lib/cmake" "$prefix/lib/pkgconfig"; then
+  echo "test_consumer: the lines above name paths of the build machine" >&2
+  exit 1
+fi
+if [ -f "$prefix/lib/libgemmkit.so" ] && readelf -d "$prefix/lib/libgemmkit.so" | grep -E 'R(UN)?PATH'; then
+  echo "test_consumer: the installed libgemmkit.so has the run path above (the build machine's folders)" >&2
   exit 1
 fi
 
@@ -79,7 +91,7 @@ if "${python:-python3}" -c 'import matplotlib' 2>/dev/null; then
   [ -s "$work/plot.png" ] && echo "bench --plot: the installed plot script ran"
 fi
 if [ -f "$prefix/lib/libgemmkit.so" ]; then
-  echo "== the shared library alone: find_package(gemmkit COMPONENTS shared) needs neither OpenMP nor CUDA"
+  echo "== the shared library alone: find_package(gemmkit COMPONENTS shared) needs no OpenMP, and of CUDA only the libraries it links"
   mkdir -p "$work/shared_only"
   cat > "$work/shared_only/CMakeLists.txt" <<END
 cmake_minimum_required(VERSION 3.25)
@@ -88,9 +100,27 @@ find_package(gemmkit 0.2 REQUIRED COMPONENTS shared)
 add_executable(app "$PWD/examples/consumer/pkg_config_gemm.cpp")
 target_link_libraries(app PRIVATE gemmkit::shared)
 END
+  shared_args=(-DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=ON)
+  cuda=0
+  grep -q '^set(gemmkit_HAVE_CUDA ON)' "$prefix/lib/cmake/gemmkit/gemmkitConfig.cmake" && cuda=1
+  [ $cuda = 1 ] || shared_args+=(-DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON)
   cmake -S "$work/shared_only" -B "$work/shared_only/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-    -DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=ON -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON --no-warn-unused-cli >/dev/null
+    "${shared_args[@]}" --no-warn-unused-cli >/dev/null
   cmake --build "$work/shared_only/build" >/dev/null
+  commands=$(ninja -C "$work/shared_only/build" -t commands app)
+  # The public headers include none of CUDA's, and the CUDA libraries are linked shared.
+  if grep -- ' -c ' <<<"$commands" | grep -oE -- '-(I|isystem) *[^ ]*cuda[^ ]*'; then
+    echo "test_consumer: gemmkit::shared compiles its consumer with the CUDA headers above" >&2
+    exit 1
+  fi
+  if tail -n 1 <<<"$commands" | grep -oE '[^ ]*(_static|culibos)[^ ]*'; then
+    echo "test_consumer: gemmkit::shared links its consumer with the static libraries above" >&2
+    exit 1
+  fi
+  if [ $cuda = 1 ] && ! tail -n 1 <<<"$commands" | grep -q 'libcudart\.so'; then
+    echo "test_consumer: gemmkit::shared of a CUDA build does not link the CUDA runtime (where the linker finds it)" >&2
+    exit 1
+  fi
   "$work/shared_only/build/app"
 fi
 

@@ -33,6 +33,7 @@ int run(int argc, char** argv) {
   add_list(app);
   add_device(app);
   add_explain(app);
+  add_cache(app);
   add_walks(app);
   add_reduce(app);
   add_spmv(app);

@@ -32,6 +32,7 @@ void add_reduce(CLI::App& app);
 void add_spmv(CLI::App& app);
 void add_conv1d(CLI::App& app);
 void add_explain(CLI::App& app);
+void add_cache(CLI::App& app);
 
 // For unsigned options (seeds): refuses a negative number, which CLI11 would wrap to 2^64 - k,
 // and one past 2^64 - 1, which it would silently make 2^64 - 1.

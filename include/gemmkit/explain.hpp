@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -112,6 +113,9 @@ struct Explanation {
   bool live = false;  // attributes and occupancy from a device
   SmLimits limits;
   std::vector<LaunchExplanation> launches;  // in the order the entry makes them
+  // Live: the context the launches' kernels compiled on first use were loaded into, kept
+  // while the explanation lives, so their LaunchPlan::function stays valid.
+  std::shared_ptr<Context> context;
 };
 
 // Explains `request`. Usage errors: an unknown kernel (the message lists the names), a

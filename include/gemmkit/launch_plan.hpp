@@ -12,6 +12,8 @@
 
 namespace gemmkit {
 
+class Context;
+
 struct Dim3 {
   std::int64_t x = 1, y = 1, z = 1;
   std::int64_t count() const { return x * y * z; }
@@ -30,7 +32,18 @@ struct LaunchPlan {
   // The kernel's name as its template is instantiated, without namespaces, e.g.
   // "naive_kernel<false,false,float>": the key of the attributes recorded at build time.
   std::string kernel;
-  const void* function = nullptr;  // the kernel's host stub, for live attributes (CUDA)
+  // For live attributes (CUDA): the kernel's host stub, or for a kernel compiled on first use
+  // its cudaKernel_t in the context that loaded it (null when planned without a device).
+  const void* function = nullptr;
+  // A kernel compiled on first use: what ptxas reported when it was compiled (`known`), for
+  // explain without a device or build-time records.
+  struct Compiled {
+    bool known = false;
+    int registers = 0;
+    std::size_t static_smem = 0, local_bytes = 0;  // bytes; local: the stack frame
+    int spill_stores = 0, spill_loads = 0;         // bytes
+    std::string arch;                              // "sm_90a"
+  } compiled;
   std::string purpose;             // its part in the entry, e.g. "the product"
   Dim3 grid, block;
   Dim3 cluster;                    // 1x1x1: no clusters
@@ -54,6 +67,9 @@ struct LaunchQueries {
   std::function<int(const LaunchPlan&)> blocks_per_sm;
   // Clusters of this launch (its cluster dims) the whole device holds at once.
   std::function<int(const LaunchPlan&)> active_clusters;
+  // Live: the context kernels compiled on first use are loaded into (then a plan's function
+  // is theirs). Null: they are compiled for compute_capability only, to read their resources.
+  Context* context = nullptr;
 };
 
 }  // namespace gemmkit

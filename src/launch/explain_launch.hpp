@@ -17,11 +17,13 @@
 #include <functional>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "runtime/cuda/check.hpp"
 #include "runtime/cuda/context.hpp"
+#include "runtime/cuda/jit_kernels.hpp"
 #include "launch/launch.hpp"
 #include "gemmkit/explain.hpp"
 #include "gemmkit/gemm.hpp"
@@ -62,12 +64,24 @@ const std::string& kernel_name() {
   return name;
 }
 
+// A kernel compiled ahead of time as a KernelRef (jit_kernels.hpp).
 template <auto Kernel>
-LaunchPlan plan_of(const Geometry& g, std::string purpose, std::string mapping,
-                   std::function<std::vector<CElements>(Dim3, Dim3)> elements = {}) {
+inline constexpr char ahead_of_time_facts[3] = {};
+template <auto Kernel>
+KernelRef ahead_of_time() {
+  return {reinterpret_cast<const void*>(Kernel), &kernel_name<Kernel>(), ahead_of_time_facts<Kernel>};
+}
+
+inline LaunchPlan plan_of(const KernelRef& kernel, const Geometry& g, std::string purpose, std::string mapping,
+                          std::function<std::vector<CElements>(Dim3, Dim3)> elements = {}) {
   LaunchPlan plan;
-  plan.kernel = kernel_name<Kernel>();
-  plan.function = reinterpret_cast<const void*>(Kernel);
+  plan.kernel = *kernel.name;
+  plan.function = kernel.function;
+  if (kernel.compiled) {
+    const jit::CompiledResources& r = kernel.compiled->resources;
+    plan.compiled = {true, r.registers, std::size_t(r.static_smem), std::size_t(r.stack_bytes), r.spill_stores,
+                     r.spill_loads, jit::arch_name(kernel.compute_capability)};
+  }
   plan.purpose = std::move(purpose);
   plan.grid = to_dim(g.grid);
   plan.block = to_dim(g.block);
@@ -76,6 +90,12 @@ LaunchPlan plan_of(const Geometry& g, std::string purpose, std::string mapping,
   plan.mapping = std::move(mapping);
   plan.elements = std::move(elements);
   return plan;
+}
+
+template <auto Kernel>
+LaunchPlan plan_of(const Geometry& g, std::string purpose, std::string mapping,
+                   std::function<std::vector<CElements>(Dim3, Dim3)> elements = {}) {
+  return plan_of(ahead_of_time<Kernel>(), g, std::move(purpose), std::move(mapping), std::move(elements));
 }
 
 // A launch of `g.grid` blocks with the cluster dimension g.cluster, for cudaLaunchKernelEx
@@ -142,6 +162,67 @@ int active_clusters(const Context& ctx, const Geometry& g) {
     GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, Kernel, &launch.config));
     return clusters;
   });
+}
+
+// ---- the same for a KernelRef (a kernel compiled on first use, or ahead of time) ----
+
+inline void allow_dynamic_smem(const Context& ctx, const KernelRef& k, std::size_t bytes) {
+  ctx.cached(k.facts + 0, [&] {
+    GEMMKIT_CUDA_CHECK(cudaFuncSetAttribute(k.function, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    return 1;
+  });
+}
+
+inline int blocks_per_sm(const Context& ctx, const KernelRef& k, const Geometry& g) {
+  return ctx.cached(k.facts + 1, [&] {
+    if (g.smem > 0) allow_dynamic_smem(ctx, k, g.smem);
+    int blocks = 0;
+    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, k.function, int(g.block.x * g.block.y * g.block.z), g.smem));
+    return blocks;
+  });
+}
+
+inline int active_clusters(const Context& ctx, const KernelRef& k, const Geometry& g) {
+  return ctx.cached(k.facts + 2, [&] {
+    if (g.smem > 0) allow_dynamic_smem(ctx, k, g.smem);
+    const ClusterLaunch launch(g);
+    int clusters = 0;
+    GEMMKIT_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k.function, &launch.config));
+    return clusters;
+  });
+}
+
+// The arguments of a launch, converted to exactly the parameter types of Parameters (a
+// function type, void(P...), that the kernel's header declares beside it and the kernel
+// checks it against): a kernel compiled on first use takes its arguments as bytes.
+template <class Parameters>
+struct Signature;
+template <class... Params>
+struct Signature<void(Params...)> {
+  template <class... Args>
+  struct Arguments {
+    std::tuple<std::remove_cv_t<Params>...> values;
+    explicit Arguments(const Args&... args) : values(args...) {}
+  };
+};
+
+// Queues k in geometry g on `stream` with `args` (converted to Parameters), and checks the
+// launch.
+template <class Parameters, class... Args>
+void launch_kernel(const Context& ctx, cudaStream_t stream, const Geometry& g, const KernelRef& k, const Args&... args) {
+  typename Signature<Parameters>::template Arguments<Args...> arguments(args...);
+  void* pointers[sizeof...(Args)];
+  std::apply([&](auto&... values) {
+    int i = 0;
+    ((pointers[i++] = &values), ...);
+  }, arguments.values);
+  if (g.smem > 0) allow_dynamic_smem(ctx, k, g.smem);
+  const ClusterLaunch launch(g, stream);
+  cudaLaunchConfig_t config = launch.config;
+  if (!has_clusters(g)) config.numAttrs = 0;
+  GEMMKIT_CUDA_CHECK(cudaLaunchKernelExC(&config, k.function, pointers));
+  check_launch(k.name->c_str());
 }
 
 // What a launch plan says besides the geometry: what the launch is for, and which elements

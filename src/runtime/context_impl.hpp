@@ -22,6 +22,9 @@ struct Context::Impl {
   std::map<Stream, Workspace> workspaces;
   std::uint64_t allocations = 0;
   std::map<const void*, int> cached;  // Context::cached
+  // Kernels compiled on first use, loaded into this device (runtime/cuda/jit_kernels.cu): per
+  // JitKernel, its library (unloaded when the last reference goes, at close at the latest).
+  std::map<const void*, std::shared_ptr<void>> jit_kernels;
 
   // cuBLAS and cuSPARSE handles, created on first use. A handle holds the stream and the
   // workspace of its last call, so each is used under its own lock (see src/runtime/cuda/context.cu).

@@ -1,6 +1,7 @@
 // gemmkit::explain: a registry entry's launches for a problem (KernelEntry::launches), with
 // each kernel's resources and occupancy, live from the device or from the build's records.
 #include "gemmkit/explain.hpp"
+#include "gemmkit/context.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -320,10 +321,17 @@ void explain_plans(Explanation& out, const ExplainRequest& request,
   const std::string path = request.recorded_path.empty() ? default_recorded_path() : request.recorded_path;
   const Records* records = recorded(path);
 
-  // A kernel's resources: from the device, else from the records (nullopt: neither).
+  // Kernels compiled on first use are loaded into a context of the device when live.
+  if (out.live) out.context = std::make_shared<Context>(Backend::cuda);
+
+  // A kernel's resources: from the device, else from its compile (kernels compiled on first
+  // use), else from the records (nullopt: none of them).
   const auto resources = [&](const LaunchPlan& plan) -> std::optional<KernelResources> {
     if (out.live)
       if (auto r = explain_detail::live_resources(plan.function)) return r;
+    if (plan.compiled.known)
+      return KernelResources{plan.compiled.registers, plan.compiled.static_smem, plan.compiled.local_bytes,
+                             "reported by ptxas when compiled for " + plan.compiled.arch};
     if (!records) return std::nullopt;
     if (auto it = records->by_name.find(plan.kernel); it != records->by_name.end()) return it->second;
     return std::nullopt;
@@ -337,6 +345,7 @@ void explain_plans(Explanation& out, const ExplainRequest& request,
   LaunchQueries queries;
   queries.sm_count = out.limits.sm_count;
   queries.compute_capability = out.limits.compute_capability;
+  queries.context = out.context.get();
   queries.blocks_per_sm = [&](const LaunchPlan& plan) {
     if (out.live)
       if (auto b = explain_detail::live_blocks_per_sm(plan)) return *b;

@@ -1,4 +1,4 @@
-// Loads OpenBLAS, cuBLAS, cuSPARSE and NCCL when first called (see lazy_library.hpp for why). Each
+// Loads OpenBLAS, cuBLAS, cuSPARSE, NCCL and NVRTC when first called (see lazy_library.hpp for why). Each
 // is looked for at the path CMake found it at (the build's own: for OpenBLAS the OpenMP
 // build, which a search by name may not find first), then by its file name through the
 // loader's usual search (LD_LIBRARY_PATH, the run path, the system's libraries), for a
@@ -30,9 +30,11 @@ Candidates candidates(LazyLibrary library) {
 #if GEMMKIT_HAVE_CUDA
     case LazyLibrary::cublas: return {"cuBLAS", GEMMKIT_CUBLAS_NAME, GEMMKIT_CUBLAS_PATH};
     case LazyLibrary::cusparse: return {"cuSPARSE", GEMMKIT_CUSPARSE_NAME, GEMMKIT_CUSPARSE_PATH};
+    case LazyLibrary::nvrtc: return {"NVRTC", GEMMKIT_NVRTC_NAME, GEMMKIT_NVRTC_PATH};
 #else
     case LazyLibrary::cublas:
-    case LazyLibrary::cusparse: break;
+    case LazyLibrary::cusparse:
+    case LazyLibrary::nvrtc: break;
 #endif
 #if GEMMKIT_HAVE_NCCL
     case LazyLibrary::nccl: return {"NCCL", GEMMKIT_NCCL_NAME, GEMMKIT_NCCL_PATH};
@@ -53,7 +55,7 @@ std::uint64_t openblas_load_bytes() {
 }
 
 std::mutex mutex;
-void* handles[4] = {};  // opened once per process and never closed: call sites keep entries
+void* handles[5] = {};  // opened once per process and never closed: call sites keep entries
 
 void* handle_of(LazyLibrary library) {
   const std::lock_guard lock(mutex);

@@ -1,10 +1,10 @@
-// OpenBLAS, cuBLAS, cuSPARSE and NCCL, loaded when first called (dlopen) rather than when the
+// OpenBLAS, cuBLAS, cuSPARSE, NCCL and NVRTC, loaded when first called (dlopen) rather than when the
 // program starts. Linked, they are mapped before main: cuBLAS, cuSPARSE and NCCL reserve about
 // 1 GB of address space, and OpenBLAS's start-up retries a 128 MiB mmap forever when it
 // fails, so a program linked against them crashed or hung under a small `ulimit -v` before
 // it could say anything. Loaded here, a run that needs none of them never maps them, and
 // one that cannot load them gets an error saying why. Every call into them goes through
-// GEMMKIT_OPENBLAS / GEMMKIT_CUBLAS / GEMMKIT_CUSPARSE / GEMMKIT_NCCL:
+// GEMMKIT_OPENBLAS / GEMMKIT_CUBLAS / GEMMKIT_CUSPARSE / GEMMKIT_NCCL / GEMMKIT_NVRTC:
 //
 //   GEMMKIT_CUBLAS_CHECK(GEMMKIT_CUBLAS(cublasSetStream)(handle, stream));
 //
@@ -14,7 +14,7 @@
 
 namespace gemmkit::detail {
 
-enum class LazyLibrary { openblas, cublas, cusparse, nccl };
+enum class LazyLibrary { openblas, cublas, cusparse, nccl, nvrtc };
 
 // The entry `name` of the library, loaded on first use; fails (ErrorCategory::device for the
 // CUDA libraries, out_of_memory where the address space cannot hold the library) naming the
@@ -43,5 +43,6 @@ F lazy_function(LazyLibrary library, const char* name) {
 #define GEMMKIT_CUBLAS(fn) GEMMKIT_LAZY_CALL_(::gemmkit::detail::LazyLibrary::cublas, decltype(&fn), fn)
 #define GEMMKIT_CUSPARSE(fn) GEMMKIT_LAZY_CALL_(::gemmkit::detail::LazyLibrary::cusparse, decltype(&fn), fn)
 #define GEMMKIT_NCCL(fn) GEMMKIT_LAZY_CALL_(::gemmkit::detail::LazyLibrary::nccl, decltype(&fn), fn)
+#define GEMMKIT_NVRTC(fn) GEMMKIT_LAZY_CALL_(::gemmkit::detail::LazyLibrary::nvrtc, decltype(&fn), fn)
 // For a C entry that a header also overloads for C++: its C type, spelled out.
 #define GEMMKIT_CUBLAS_AS(type, fn) GEMMKIT_LAZY_CALL_(::gemmkit::detail::LazyLibrary::cublas, type, fn)

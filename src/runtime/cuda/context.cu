@@ -80,6 +80,8 @@ void cuda_context_close(Context::Impl& impl) {
   cudaGetLastError();  // a failure here must not surface in the caller's next CUDA call
   if (impl.cublas) GEMMKIT_CUBLAS(cublasDestroy)(static_cast<cublasHandle_t>(impl.cublas));
   if (impl.cusparse) impl.cusparse_destroy(impl.cusparse);
+  impl.jit_kernels.clear();  // unloads their libraries
+  cudaGetLastError();
   cudaSetDevice(previous);
 }
 

@@ -2,7 +2,10 @@
 // a file that defines `void cuda::register_<part>_kernels(Registry<GemmProblem>&)`: a track
 // of rungs that share their launcher helpers (<track>/ladder_<track>.cu), or a rung's own stem
 // (<track>/NN_name.cu beside its kernel, NN_name.cuh). A new part is its file and one line here.
+#include <vector>
+
 #include "gemmkit/registry.hpp"
+#include "runtime/cuda/jit_kernels.hpp"
 
 #define GEMMKIT_CUDA_GEMM_PARTS(PART)                                                          \
   PART(cublas)    /* cublas.cu: the references */                                              \
@@ -18,11 +21,28 @@
   PART(exact)     /* ops/exact/cuda/exact_gemm.cu: exact i32/i64 by residues */                \
   PART(ozaki)     /* ops/ozaki/cuda/ozaki_gemm.cu: f64/f32 emulated on int8 tensor cores */
 
+// The parts whose kernels are compiled on first use (runtime/cuda/jit_kernels.hpp): each
+// defines `std::vector<const JitKernel*> cuda::<part>_jit_kernels()`, every kernel it can launch.
+#define GEMMKIT_CUDA_JIT_PARTS(PART) \
+  PART(hopper) /* hopper/ladder_hopper.cu: rungs 18, 19, 21 */
+
 namespace gemmkit {
 namespace cuda {
 #define GEMMKIT_DECLARE_PART(part) void register_##part##_kernels(Registry<GemmProblem>& registry);
 GEMMKIT_CUDA_GEMM_PARTS(GEMMKIT_DECLARE_PART)
 #undef GEMMKIT_DECLARE_PART
+#define GEMMKIT_DECLARE_JIT_PART(part) std::vector<const JitKernel*> part##_jit_kernels();
+GEMMKIT_CUDA_JIT_PARTS(GEMMKIT_DECLARE_JIT_PART)
+#undef GEMMKIT_DECLARE_JIT_PART
+
+std::vector<const JitKernel*> all_jit_kernels() {
+  std::vector<const JitKernel*> out;
+#define GEMMKIT_ADD_JIT_PART(part)                   \
+  for (const JitKernel* k : part##_jit_kernels()) out.push_back(k);
+  GEMMKIT_CUDA_JIT_PARTS(GEMMKIT_ADD_JIT_PART)
+#undef GEMMKIT_ADD_JIT_PART
+  return out;
+}
 }  // namespace cuda
 
 void detail::register_cuda_kernels(Registry<GemmProblem>& registry) {

@@ -43,10 +43,15 @@ struct WgmmaTmaConfig {
   static_assert(kSmemBytes <= 227 * 1024, "stage buffers exceed the shared memory of an SM");
 };
 
+// The kernel's parameters, as the launcher passes them (see WgmmaWsParameters).
+template <class T>
+using WgmmaTmaParameters = void(CUtensorMap, CUtensorMap, TensorArgs<T>);
+
 template <class T, bool MnMajorA, bool MnMajorB>
 __global__ void __launch_bounds__(WgmmaTmaConfig<T>::kThreads, 1)
     wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_a,
                      const __grid_constant__ CUtensorMap map_b, const TensorArgs<T> g) {
+  static_assert(std::is_same_v<decltype(wgmma_tma_kernel<T, MnMajorA, MnMajorB>), WgmmaTmaParameters<T>>);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Cfg = WgmmaTmaConfig<T>;
   using namespace hopper;

@@ -39,8 +39,6 @@
 // the way in and clips what lies outside C on the way out.
 #pragma once
 
-#include <cooperative_groups.h>
-
 #include "ops/gemm/cuda/hopper/hopper_tune_table.hpp"  // how split-K adds its slices
 #include "ops/gemm/cuda/common/flag.cuh"
 #include "ops/gemm/cuda/hopper/hopper.cuh"
@@ -318,6 +316,12 @@ __device__ __forceinline__ bool stream_k_finish(Acc (&acc)[N], const WorkUnit& u
 }
 
 // map_c is used only when g.c_tma.
+// The kernel's parameters, as the launcher passes them (it is compiled on first use, so the
+// host never sees its instantiation; the kernel checks that they agree).
+template <class Cfg>
+using WgmmaWsParameters = void(CUtensorMap, CUtensorMap, CUtensorMap, TensorArgs<typename Cfg::Element>, StreamK,
+                               WsBatch);
+
 template <class Cfg, bool MnMajorA, bool MnMajorB>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a,
@@ -325,11 +329,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                     const __grid_constant__ CUtensorMap map_c,
                     const TensorArgs<typename Cfg::Element> g, const StreamK sk,
                     const WsBatch batch) {
+  static_assert(std::is_same_v<decltype(wgmma_ws_kernel<Cfg, MnMajorA, MnMajorB>), WgmmaWsParameters<Cfg>>);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using T = typename Cfg::Element;
   constexpr int ClusterM = Cfg::kClusterM;
   using namespace hopper;
-  namespace cg = cooperative_groups;
 
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = smem_raw + ((1024 - smem_address(smem_raw) % 1024) % 1024);
@@ -338,8 +342,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       reinterpret_cast<std::uint64_t*>(epilogue + Cfg::kConsumers * Cfg::kEpilogueBytes);
   std::uint64_t* empty = full + Cfg::kStages;
 
-  const cg::cluster_group cluster = cg::this_cluster();
-  const int rank = ClusterM == 1 ? 0 : int(cluster.block_rank());
+  const int rank = ClusterM == 1 ? 0 : int(cluster_block_rank());
   const int warpgroup = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
@@ -349,7 +352,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
     fence_barrier_init();
   }
-  cluster.sync();  // barriers of both blocks initialised before anyone signals them
+  cluster_sync();  // barriers of both blocks initialised before anyone signals them
 
   const int m_tiles = (g.m + Cfg::BM - 1) / Cfg::BM;
   const int n_tiles = (g.n + Cfg::BN - 1) / Cfg::BN;
@@ -462,7 +465,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (signals && g.c_tma) bulk_wait();  // the last stores have landed before the block ends
   }
   __syncwarp();
-  cluster.sync();  // no block leaves while its pair may still signal or fill its buffers
+  cluster_sync();  // no block leaves while its pair may still signal or fill its buffers
 #else
   __trap();  // built only for sm_90a; the launcher never picks it elsewhere
 #endif

@@ -439,7 +439,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                 "rung 24: int8 elements, no split-K");
   constexpr int ClusterM = Cfg::kClusterM;
   using namespace hopper;
-  namespace cg = cooperative_groups;
 
   extern __shared__ unsigned char smem_raw[];
   if (Cfg::kAlignSlack == 0 && smem_address(smem_raw) % 1024 != 0) __trap();  // no room to align it
@@ -448,8 +447,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(epilogue + Cfg::kConsumers * Cfg::kEpilogueBytes);
   std::uint64_t* empty = full + Cfg::kStages;
 
-  const cg::cluster_group cluster = cg::this_cluster();
-  const int rank = ClusterM == 1 ? 0 : int(cluster.block_rank());
+  const int rank = ClusterM == 1 ? 0 : int(cluster_block_rank());
   const int warpgroup = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
@@ -459,7 +457,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
     fence_barrier_init();
   }
-  cluster.sync();
+  cluster_sync();
 
   const int m_tiles = (m + Cfg::BM - 1) / Cfg::BM;
   const int n_tiles = (n + Cfg::BN - 1) / Cfg::BN;
@@ -533,7 +531,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (signals) bulk_wait();
   }
   __syncwarp();
-  cluster.sync();
+  cluster_sync();
 #else
   __trap();  // built only for sm_90a; the launcher never picks it elsewhere
 #endif

@@ -26,6 +26,23 @@ __device__ __forceinline__ std::uint32_t smem_address(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// ---- clusters ---------------------------------------------------------------------------
+// (One PTX instruction each rather than cooperative_groups, whose header costs a kernel
+// compiled on first use almost a second.)
+
+// This block's rank in its cluster.
+__device__ __forceinline__ unsigned cluster_block_rank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+// Every thread of every block of the cluster arrives, then waits for all the others; memory
+// written before is visible to the cluster after (release / acquire).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
 // ---- mbarrier: a shared-memory barrier that also counts bytes delivered by TMA ----------
 
 __device__ __forceinline__ void barrier_init(std::uint64_t* bar, unsigned arrivals) {

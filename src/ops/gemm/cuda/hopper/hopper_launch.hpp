@@ -39,11 +39,14 @@ inline Geometry transpose_geometry(std::int64_t rows, std::int64_t cols) {
 // Clusters of Kernel the device runs at once (one per SM pair for rung 19), in geometry g
 // (its grid only a probe: kResidencyProbe clusters).
 constexpr int kResidencyProbe = 256;
+inline int resident_clusters(const Context& ctx, const KernelRef& kernel, const Geometry& g) {
+  const int clusters = active_clusters(ctx, kernel, g);
+  if (clusters < 1) fail(ErrorCategory::device, *kernel.name + " does not fit on this device's multiprocessors");
+  return clusters;
+}
 template <auto Kernel>
 int resident_clusters(const Context& ctx, const Geometry& g) {
-  const int clusters = active_clusters<Kernel>(ctx, g);
-  if (clusters < 1) fail(ErrorCategory::device, "wgmma_ws_kernel does not fit on this device's multiprocessors");
-  return clusters;
+  return resident_clusters(ctx, ahead_of_time<Kernel>(), g);
 }
 
 // Stream-K for the last round of tiles when it would leave many clusters idle: between a

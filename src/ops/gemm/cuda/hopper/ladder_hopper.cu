@@ -1,6 +1,8 @@
 // Launchers and registry entries for the Hopper rungs (sm_90a): 18, wgmma fed by TMA; 19,
 // warp-specialised, persistent, in clusters with multicast; 21, rung 19 with narrower
-// tiles and split-K, chosen per shape (hopper_tune_table.hpp).
+// tiles and split-K, chosen per shape (hopper_tune_table.hpp). Their kernels are compiled on
+// first use (runtime/cuda/jit_kernels.hpp): this file names them (rung18_kernel,
+// rung19_kernel) but instantiates none.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -26,6 +28,44 @@ namespace gemmkit::cuda {
 namespace {
 
 using kernels::TensorArgs;
+
+template <class T>
+const char* element_name() {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
+  else if constexpr (std::is_same_v<T, __half>) return "f16";
+  else return "tf32";
+}
+
+std::string majors_text(bool mn_a, bool mn_b) {
+  const auto major = [](bool mn) { return mn ? "MN-major" : "K-major"; };
+  return std::string(", A ") + major(mn_a) + ", B " + major(mn_b);
+}
+
+const char* bool_text(bool b) { return b ? "true" : "false"; }
+
+// Rung 18's kernel for element type T and the operands' majors.
+template <class T, bool MnA, bool MnB>
+const JitKernel& rung18_kernel() {
+  static const JitKernel kernel({"ops/gemm/cuda/hopper/18_wgmma_tma.cuh",
+                                 "gemmkit::cuda::kernels::wgmma_tma_kernel<" + type_name<T>() + ", " + bool_text(MnA) +
+                                     ", " + bool_text(MnB) + ">",
+                                 std::string("wgmma_tma 128x256 ") + element_name<T>() + majors_text(MnA, MnB),
+                                 element_name<T>(), 90});
+  return kernel;
+}
+
+// Rung 19's kernel in configuration Cfg (rung 21's tiles too).
+template <class Cfg, bool MnA, bool MnB>
+const JitKernel& rung19_kernel() {
+  using T = typename Cfg::Element;
+  static const JitKernel kernel(
+      {"ops/gemm/cuda/hopper/19_wgmma_ws.cuh",
+       "gemmkit::cuda::kernels::wgmma_ws_kernel<" + type_name<Cfg>() + ", " + bool_text(MnA) + ", " + bool_text(MnB) + ">",
+       "wgmma_ws " + std::to_string(Cfg::BM) + "x" + std::to_string(Cfg::BN) + (Cfg::kSplitK ? " split-K " : " ") +
+           element_name<T>() + majors_text(MnA, MnB),
+       element_name<T>(), 90});
+  return kernel;
+}
 
 template <class T>
 CUtensorMapDataType tensor_map_type() {
@@ -180,7 +220,7 @@ Geometry ws_geometry(int clusters) {
 
 template <class Cfg, bool MnA, bool MnB>
 int ws_resident(const Context& ctx) {
-  return resident_clusters<kernels::wgmma_ws_kernel<Cfg, MnA, MnB>>(ctx, ws_geometry<Cfg>(kResidencyProbe));
+  return resident_clusters(ctx, jit_kernel(ctx, rung19_kernel<Cfg, MnA, MnB>()), ws_geometry<Cfg>(kResidencyProbe));
 }
 
 // Every instantiation has the same threads and shared memory, so the same residency; the
@@ -220,10 +260,10 @@ std::vector<LaunchPlan> wgmma_ws_plans(const GemmProblem& p, const LaunchQueries
   using T = typename Cfg::Element;
   std::vector<LaunchPlan> out;
   with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
-    constexpr auto kernel = kernels::wgmma_ws_kernel<Cfg, decltype(mn_a)::value, decltype(mn_b)::value>;
-    const int resident = q.active_clusters(plan_of<kernel>(ws_geometry<Cfg>(0), "", ""));
+    const KernelRef kernel = jit_kernel(q, rung19_kernel<Cfg, decltype(mn_a)::value, decltype(mn_b)::value>());
+    const int resident = q.active_clusters(plan_of(kernel, ws_geometry<Cfg>(0), "", ""));
     const WsPlan plan = plan_wgmma_ws<Cfg>(p, resident, splits);
-    out.push_back(plan_of<kernel>(ws_geometry<Cfg>(plan.clusters), "the product", ws_text<Cfg>(plan)));
+    out.push_back(plan_of(kernel, ws_geometry<Cfg>(plan.clusters), "the product", ws_text<Cfg>(plan)));
   });
   return out;
 }
@@ -238,14 +278,14 @@ void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace 
   const kernels::WsBatch batch{int(p.batch), p.stride_a == 0, p.stride_b == 0, p.stride_c};
   with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
     constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
-    constexpr auto kernel = kernels::wgmma_ws_kernel<Cfg, MnA, MnB>;
+    const KernelRef kernel = jit_kernel(l.context, rung19_kernel<Cfg, MnA, MnB>());
     const CUtensorMap map_a =
         batched_operand_map<T>(p.a, MnA, p.m, p.k, p.lda, p.batch, p.stride_a, Cfg::BM);
     // B is copied in parts of kBPartRows rows (halves of 128 at rung 19's 256 columns).
     const CUtensorMap map_b =
         batched_operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, p.batch, p.stride_b, Cfg::kBPartRows);
     const CUtensorMap map_c = output_map<T>(p, g);
-    WsPlan plan = plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, MnA, MnB>(l.context), splits);
+    WsPlan plan = plan_wgmma_ws<Cfg>(p, resident_clusters(l.context, kernel, ws_geometry<Cfg>(kResidencyProbe)), splits);
     if (plan.sk.splits > 1) {
       if (scratch.bytes < plan.stream_k_bytes)
         fail(ErrorCategory::internal, "cuda_wgmma_tuned: the workspace is smaller than declared");
@@ -265,7 +305,8 @@ void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace 
       plan.sk.launch = 1;
       GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), l.stream));
     }
-    launch_geometry<kernel>(l.context, l.stream, ws_geometry<Cfg>(plan.clusters), map_a, map_b, map_c, g, plan.sk, batch);
+    launch_kernel<kernels::WgmmaWsParameters<Cfg>>(l.context, l.stream, ws_geometry<Cfg>(plan.clusters), kernel, map_a, map_b,
+                                         map_c, g, plan.sk, batch);
   });
 }
 
@@ -287,17 +328,19 @@ void run_wgmma_tma(const GemmProblem& p, const KernelLaunch& l) {
     constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
     const CUtensorMap map_a = operand_map<T>(p.a, MnA, p.m, p.k, p.lda, Cfg::BM);
     const CUtensorMap map_b = operand_map<T>(p.b, MnB, p.n, p.k, p.ldb, Cfg::BN);
-    launch_geometry<kernels::wgmma_tma_kernel<T, MnA, MnB>>(l.context, l.stream, wgmma_tma_geometry<T>(p), map_a, map_b, g);
+    launch_kernel<kernels::WgmmaTmaParameters<T>>(l.context, l.stream, wgmma_tma_geometry<T>(p),
+                                       jit_kernel(l.context, rung18_kernel<T, MnA, MnB>()), map_a, map_b, g);
   });
 }
 
 // Rung 18's launches: the tf32 copies, then the product.
 template <class T>
-std::vector<LaunchPlan> wgmma_tma_plans(const GemmProblem& p) {
+std::vector<LaunchPlan> wgmma_tma_plans(const GemmProblem& p, const LaunchQueries& queries) {
   std::vector<LaunchPlan> out = tf32_copy_plans<T>(p);
   const GemmProblem q = k_major_shape<T>(p);
   with_operand_majors<T>(q, [&](auto mn_a, auto mn_b) {
-    out.push_back(plan_of<kernels::wgmma_tma_kernel<T, decltype(mn_a)::value, decltype(mn_b)::value>>(
+    out.push_back(plan_of(
+        jit_kernel(queries, rung18_kernel<T, decltype(mn_a)::value, decltype(mn_b)::value>()),
         wgmma_tma_geometry<T>(q), "the product",
         "block b (blockIdx.x) takes the 128x256 tile at rows (b / n_tiles) * 128, columns (b % n_tiles) * 256 "
         "(n_tiles = ceil(N / 256)); thread 0 issues the TMA copies of 4 stages, and both warpgroups (threads 0-127 "
@@ -435,7 +478,7 @@ template <class T> struct TmaRunner {
   static void run(const GemmProblem& p, const KernelLaunch& l) {
     run_wgmma_tma<T>(with_k_major_tf32<T>(p, l), l);
   }
-  static std::vector<LaunchPlan> plans(const GemmProblem& p, const LaunchQueries&) { return wgmma_tma_plans<T>(p); }
+  static std::vector<LaunchPlan> plans(const GemmProblem& p, const LaunchQueries& q) { return wgmma_tma_plans<T>(p, q); }
 };
 
 // What TMA and the grid need: 16-byte aligned operands with 16-byte row pitches, sizes in
@@ -467,6 +510,31 @@ std::size_t wgmma_ws_workspace_bytes(const GemmProblem& p, const Context& ctx) {
 }
 
 }  // namespace
+
+// Every kernel these rungs can launch, for `gemmkit cache warm` and the test that compiles
+// them all: each element type's operand majors (tf32: K-major only) in rung 18, rung 19's
+// configuration and rung 21's tiles.
+std::vector<const JitKernel*> hopper_jit_kernels() {
+  std::vector<const JitKernel*> out;
+  const auto add_element = [&](auto element) {
+    using T = decltype(element);
+    const auto add_majors = [&](auto mn_a, auto mn_b) {
+      constexpr bool A = decltype(mn_a)::value, B = decltype(mn_b)::value;
+      out.push_back(&rung18_kernel<T, A, B>());
+      out.push_back(&rung19_kernel<kernels::WgmmaWsConfig<T>, A, B>());
+      for (const TunedWgmma& t : kTunedWgmma)
+        with_tuned_config<T>(t.tile, [&](auto config) { out.push_back(&rung19_kernel<decltype(config), A, B>()); });
+    };
+    if constexpr (std::is_same_v<T, float>) add_majors(std::false_type{}, std::false_type{});
+    else
+      for (const bool a : {false, true})
+        for (const bool b : {false, true}) with_bools(add_majors, a, b);
+  };
+  add_element(__nv_bfloat16{});
+  add_element(__half{});
+  add_element(float{});
+  return out;
+}
 
 void register_hopper_kernels(Registry<GemmProblem>& registry) {
   const std::vector<DType> tensor_dtypes = {DType::bf16, DType::f16, DType::tf32};

@@ -1,0 +1,56 @@
+// The cache of kernels compiled on first use. A CUDA build compiles its heavy kernel families
+// (the Hopper wgmma rungs, ...) when a plan first needs them, with NVRTC, for the device's own
+// architecture, and keeps them on disk: in $GEMMKIT_CACHE_DIR, else
+// $XDG_CACHE_HOME/gemmkit/kernels, else ~/.cache/gemmkit/kernels. An entry is keyed by the
+// kernel's source, its template arguments, the architecture and NVRTC's and the driver's
+// versions, so a changed kernel or toolkit never reuses stale code. Entries are written
+// atomically, several processes may fill the cache at once, a damaged entry is compiled
+// again, and a cache folder that cannot be written leaves kernels in memory (one warning).
+// `gemmkit cache` is the command-line face of these functions.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gemmkit/dtype.hpp"
+
+namespace gemmkit {
+
+std::string kernel_cache_dir();
+
+struct CachedKernel {
+  std::string file;    // its path
+  std::string kernel;  // e.g. "wgmma_ws 128x256 bf16, A K-major, B K-major"
+  std::string arch;    // "sm_90a"
+  std::size_t bytes = 0;
+  double compile_seconds = 0;  // how long it took to compile
+  bool valid = false;          // false: truncated or damaged (compiled again when next needed)
+};
+std::vector<CachedKernel> kernel_cache_list();
+
+// Removes every entry; returns how many files it removed.
+std::size_t kernel_cache_clear();
+
+struct KernelCacheWarm {
+  std::vector<DType> dtypes;   // the element types whose kernels to compile; empty: all
+  int compute_capability = 0;  // the architecture, e.g. 90; 0: the current CUDA device's
+  int threads = 0;             // compiles at once; 0: one per core
+  // Called after each kernel (from the compiling thread, one call at a time).
+  std::function<void(const std::string& kernel, double seconds, bool compiled, int done, int total)> on_kernel;
+};
+struct KernelCacheWarmed {
+  int kernels = 0;   // what the dtypes need
+  int compiled = 0;  // compiled now (the rest were in the cache)
+  double seconds = 0;
+};
+// Compiles every kernel the build compiles on first use for the dtypes and architecture,
+// in parallel, into the cache. Usage error for a dtype no such kernel takes; device error
+// without NVRTC, or with compute_capability 0 and no device.
+KernelCacheWarmed kernel_cache_warm(const KernelCacheWarm& options);
+
+// The dtypes some kernel compiled on first use takes (empty in a build without CUDA).
+std::vector<DType> kernel_cache_dtypes();
+
+}  // namespace gemmkit
