@@ -11,11 +11,8 @@
 #include "gemmkit/error.hpp"
 #include "jit/jit.hpp"
 #include "jit/progress.hpp"
+#include "runtime/cuda/jit_kernels.hpp"  // host declarations only: both builds type-check the call
 #include "runtime/cuda_part.hpp"
-
-#if GEMMKIT_HAVE_CUDA
-#include "runtime/cuda/jit_kernels.hpp"
-#endif
 
 namespace gemmkit {
 namespace {
