@@ -179,17 +179,19 @@ std::shared_ptr<const CompiledKernel> compile(const KernelSpec& spec, int comput
                                       std::to_string(spec.min_compute_capability) + " or later, not " +
                                       std::to_string(compute_capability));
   using Result = std::shared_ptr<const CompiledKernel>;
-  // Compiled kernels are host data: kept for the process, keyed as on disk.
+  // Compiled kernels are host data: kept for the process, keyed as on disk and by the cache
+  // folder, so that a process that moves its cache (GEMMKIT_CACHE_DIR) fills the new one too.
   static std::mutex mutex;
   static std::map<std::string, std::shared_future<Result>> compiled;
 
   const std::string key = cache_key(spec, compute_capability, joined(key_options(compute_capability)));
+  const std::string memory_key = cache_dir() + '\n' + key;
   std::promise<Result> promise;
   std::shared_future<Result> pending;
   {
     const std::lock_guard lock(mutex);
-    if (auto it = compiled.find(key); it != compiled.end()) pending = it->second;
-    else compiled.emplace(key, promise.get_future().share());
+    if (auto it = compiled.find(memory_key); it != compiled.end()) pending = it->second;
+    else compiled.emplace(memory_key, promise.get_future().share());
   }
   if (pending.valid()) return pending.get();  // compiled, or being compiled by another thread
   try {
@@ -212,7 +214,7 @@ std::shared_ptr<const CompiledKernel> compile(const KernelSpec& spec, int comput
     // Not kept: the next call tries again (a full disk freed, NVRTC installed).
     promise.set_exception(std::current_exception());
     const std::lock_guard lock(mutex);
-    compiled.erase(key);
+    compiled.erase(memory_key);
     throw;
   }
 }

@@ -66,7 +66,7 @@ const std::string& kernel_name() {
 
 // A kernel compiled ahead of time as a KernelRef (jit_kernels.hpp).
 template <auto Kernel>
-inline constexpr char ahead_of_time_facts[3] = {};
+inline constexpr char ahead_of_time_facts[kKernelFacts] = {};
 template <auto Kernel>
 KernelRef ahead_of_time() {
   return {reinterpret_cast<const void*>(Kernel), &kernel_name<Kernel>(), ahead_of_time_facts<Kernel>};
@@ -184,7 +184,8 @@ inline int blocks_per_sm(const Context& ctx, const KernelRef& k, const Geometry&
 }
 
 inline int active_clusters(const Context& ctx, const KernelRef& k, const Geometry& g) {
-  return ctx.cached(k.facts + 2, [&] {
+  const unsigned size = std::min(g.cluster.x * g.cluster.y * g.cluster.z, 16u);
+  return ctx.cached(k.facts + 2 + size, [&] {
     if (g.smem > 0) allow_dynamic_smem(ctx, k, g.smem);
     const ClusterLaunch launch(g);
     int clusters = 0;
@@ -233,14 +234,17 @@ struct Described {
 };
 
 // A launcher written once against an emitter: LaunchEmit queues each launch on its stream,
-// PlanEmit describes it (for KernelEntry::launches), so the two cannot disagree. Either
-//   emit.template launch<kernel>(grid, block, smem, purpose, mapping, args...), or
+// PlanEmit describes it (for KernelEntry::launches), JitListEmit lists the kernels compiled
+// on first use it can launch, so none of them can disagree. One of
+//   emit.template launch<kernel>(grid, block, smem, purpose, mapping, args...),
 //   emit.template kernel<kernel>(geometry, describe, args...): the geometry's clusters and
 //   dynamic shared memory included, `describe()` returning the Described, called only to
-//   plan (so a launch builds no text).
+//   plan (so a launch builds no text), or
+//   emit.template jit<Parameters>(jit_kernel, geometry, describe, args...): the same for a
+//   kernel compiled on first use (runtime/cuda/jit_kernels.hpp), Parameters its signature.
 struct LaunchEmit {
   cudaStream_t stream;
-  const Context* context = nullptr;  // kernel<> with dynamic shared memory needs it
+  const Context* context = nullptr;  // kernel<> with dynamic shared memory, and jit<>, need it
   template <auto Kernel, class... Args>
   void launch(dim3 grid, dim3 block, std::size_t smem, const char*, const char*, const Args&... args) const {
     Kernel<<<grid, block, smem, stream>>>(args...);
@@ -249,10 +253,15 @@ struct LaunchEmit {
   void kernel(const Geometry& g, Describe&&, const Args&... args) const {
     launch_geometry<Kernel>(*context, stream, g, args...);
   }
+  template <class Parameters, class Describe, class... Args>
+  void jit(const JitKernel& k, const Geometry& g, Describe&&, const Args&... args) const {
+    launch_kernel<Parameters>(*context, stream, g, jit_kernel(*context, k), args...);
+  }
 };
 
 struct PlanEmit {
   std::vector<LaunchPlan>* out;
+  const LaunchQueries* queries = nullptr;  // jit<> needs it
   template <auto Kernel, class... Args>
   void launch(dim3 grid, dim3 block, std::size_t smem, const char* purpose, const char* mapping, const Args&...) const {
     out->push_back(plan_of<Kernel>({grid, block, smem}, purpose, mapping));
@@ -261,6 +270,23 @@ struct PlanEmit {
   void kernel(const Geometry& g, Describe&& describe, const Args&...) const {
     Described d = describe();
     out->push_back(plan_of<Kernel>(g, std::move(d.purpose), std::move(d.mapping), std::move(d.elements)));
+  }
+  template <class Parameters, class Describe, class... Args>
+  void jit(const JitKernel& k, const Geometry& g, Describe&& describe, const Args&...) const {
+    Described d = describe();
+    out->push_back(plan_of(jit_kernel(*queries, k), g, std::move(d.purpose), std::move(d.mapping), std::move(d.elements)));
+  }
+};
+
+struct JitListEmit {
+  std::vector<const JitKernel*>* out;  // each kernel once
+  template <auto Kernel, class... Args>
+  void launch(dim3, dim3, std::size_t, const char*, const char*, const Args&...) const {}
+  template <auto Kernel, class Describe, class... Args>
+  void kernel(const Geometry&, Describe&&, const Args&...) const {}
+  template <class Parameters, class Describe, class... Args>
+  void jit(const JitKernel& k, const Geometry&, Describe&&, const Args&...) const {
+    if (std::find(out->begin(), out->end(), &k) == out->end()) out->push_back(&k);
   }
 };
 

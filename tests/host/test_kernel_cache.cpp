@@ -197,21 +197,21 @@ TEST_F(KernelCacheTest, ClearRemovesEntriesAndTemporaryFilesOnly) {
   EXPECT_TRUE(kernel_cache_list().empty());
 }
 
-// Compiled kernels go to the cache and come back from it: the tf32 kernels (the fewest) are
+// Compiled kernels go to the cache and come back from it: the int8 kernels (the fewest) are
 // compiled into an empty cache, a fresh process finds them all there, and compiles again only
 // a damaged one. (tests/jit_compile_all.sh compiles every kernel, for CI.)
 TEST_F(KernelCacheTest, CompiledKernelsAreReadBackAndADamagedOneIsCompiledAgain) {
   if (kernel_cache_dtypes().empty()) GTEST_SKIP() << "this build compiles no kernel on first use (no CUDA backend)";
   if (!jit::nvrtc_available()) GTEST_SKIP() << "NVRTC (libnvrtc) cannot be loaded here";
   KernelCacheWarm request;
-  request.dtypes = {DType::tf32};
+  request.dtypes = {DType::i8};
   request.compute_capability = 90;
   int reported = 0;
   request.on_kernel = [&](const std::string& name, double seconds, bool compiled, int done, int of) {
     ++reported;
     EXPECT_TRUE(compiled) << name;
     EXPECT_GT(seconds, 0) << name;
-    EXPECT_NE(name.find("tf32"), std::string::npos) << name;
+    EXPECT_NE(name.find("i8"), std::string::npos) << name;
     EXPECT_EQ(done, reported);
     EXPECT_GE(of, done);
   };
@@ -228,14 +228,14 @@ TEST_F(KernelCacheTest, CompiledKernelsAreReadBackAndADamagedOneIsCompiledAgain)
   }
   const std::string count = std::to_string(warmed.kernels);
 
-  CliResult r = run("cache warm --arch 90 --dtype tf32");
+  CliResult r = run("cache warm --arch 90 --dtype i8");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find(count + " kernels, 0 compiled now"), std::string::npos) << r.out;
   fs::resize_file(listed.back().file, listed.back().bytes / 3);
   r = run("cache list");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("(1 damaged)"), std::string::npos) << r.out;
-  r = run("cache warm --arch 90 --dtype tf32 --jobs 1");
+  r = run("cache warm --arch 90 --dtype i8 --jobs 1");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find(count + " kernels, 1 compiled now"), std::string::npos) << r.out;
   r = run("cache list");
@@ -246,9 +246,9 @@ TEST_F(KernelCacheTest, CompiledKernelsAreReadBackAndADamagedOneIsCompiledAgain)
 }
 
 TEST_F(KernelCacheTest, WarmRefusesWhatNoKernelTakes) {
-  CliResult r = run("cache warm --arch 90 --dtype f64");
+  CliResult r = run("cache warm --arch 90 --dtype i64");
   EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find("no kernel compiled on first use takes f64"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no kernel compiled on first use takes i64"), std::string::npos) << r.err;
   r = run("cache warm --arch 90 --dtype nope");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("unknown dtype 'nope'"), std::string::npos) << r.err;

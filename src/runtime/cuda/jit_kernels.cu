@@ -21,7 +21,7 @@ struct Loaded {
   cudaLibrary_t library = nullptr;
   cudaKernel_t kernel = nullptr;
   std::shared_ptr<const jit::CompiledKernel> compiled;
-  char facts[3] = {};
+  char facts[kKernelFacts] = {};
   ~Loaded() {
     if (library) cudaLibraryUnload(library);  // never throws: at context close
   }
@@ -63,7 +63,7 @@ KernelRef jit_kernel(const LaunchQueries& q, const JitKernel& kernel) {
   if (q.context) return jit_kernel(*q.context, kernel);
   // Planned only: the compiled kernel lives as long as the process keeps it (jit::compile).
   const auto compiled = jit::compile(kernel.spec, q.compute_capability);
-  static const char facts[3] = {};  // never asked: there is no device
+  static const char facts[kKernelFacts] = {};  // never asked: there is no device
   return {nullptr, &kernel.name, facts, compiled.get(), q.compute_capability};
 }
 

@@ -4,6 +4,10 @@
 // its run and its launches through runs() and plans().
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
 #include "ops/gemm/cuda/simt/autotune_table.hpp"
 #include "launch/explain_launch.hpp"
 #include "gemmkit/registry.hpp"
@@ -19,11 +23,29 @@ auto runs(Launcher launcher) {
 }
 template <class Launcher>
 auto plans(Launcher launcher) {
-  return [launcher](const GemmProblem& p, const LaunchQueries&) {
+  return [launcher](const GemmProblem& p, const LaunchQueries& q) {
     std::vector<LaunchPlan> out;
-    launcher(p, PlanEmit{&out});
+    launcher(p, PlanEmit{&out, &q});
     return out;
   };
+}
+
+// Every kernel compiled on first use that the launcher can launch for `dtypes`: what it
+// launches for each transpose and each alignment of A, B and C (16-byte rows or not).
+template <class Launcher>
+void add_jit_kernels(std::vector<const JitKernel*>& out, Launcher launcher, std::initializer_list<DType> dtypes) {
+  for (const DType dtype : dtypes)
+    for (int variant = 0; variant < 32; ++variant) {
+      const auto bit = [&](int i) { return (variant >> i & 1) != 0; };
+      // Addresses only looked at, never read: 256 is on 16 bytes, 260 is not.
+      const auto at = [&](int i) { return reinterpret_cast<void*>(std::uintptr_t(bit(i) ? 256 : 260)); };
+      GemmProblem p;
+      p.dtype = dtype, p.m = p.n = p.k = 64;
+      p.trans_a = bit(0), p.trans_b = bit(1);
+      p.a = at(2), p.b = at(3), p.c = at(4);
+      p.lda = p.ldb = p.ldc = 64;
+      launcher(p, JitListEmit{&out});
+    }
 }
 
 // Rung 24's launch plans (hopper/24_wgmma_i8.cu).

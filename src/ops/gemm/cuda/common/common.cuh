@@ -22,6 +22,11 @@ struct GemmArgs {
   std::int64_t ldc;
 };
 
+// The parameters of every kernel that takes GemmArgs alone (rungs 7-11), as a launcher of a
+// kernel compiled on first use passes them; each kernel checks that it has them.
+template <class T>
+using GemmArgsParameters = void(GemmArgs<T>);
+
 // op(A)(i, p) for 0 <= i < m, 0 <= p < k.
 template <bool TransA, class T>
 __device__ __forceinline__ T load_a(const GemmArgs<T>& g, int i, int p) {

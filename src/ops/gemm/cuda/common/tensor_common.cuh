@@ -28,6 +28,11 @@ struct TensorArgs {
   bool c_tma;    // C may be written by TMA stores: beta == 0, C, ldc and n on 16 bytes
 };
 
+// The parameters of every kernel that takes TensorArgs alone (rungs 16 and 17), as a
+// launcher of a kernel compiled on first use passes them; each kernel checks that it has them.
+template <class T>
+using TensorArgsParameters = void(TensorArgs<T>);
+
 template <class T>
 __device__ __forceinline__ float to_f32(T x) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);

@@ -2,7 +2,9 @@
 // GEMM with int32 results (cuda_wgmma_i8), and the fused modular GEMM of gemmkit/modular.hpp.
 // 8-bit wgmma reads K-major operands only, through TMA (16-byte rows): an operand in another
 // layout (A transposed, B as stored) is transposed into the workspace first, and one whose
-// rows are not on 16 bytes is copied there with padded rows, so that every shape runs.
+// rows are not on 16 bytes is copied there with padded rows, so that every shape runs. The
+// int8 kernels are compiled on first use (runtime/cuda/jit_kernels.hpp): this file names
+// them (i8_kernel_for) but instantiates none; the copies are compiled ahead of time.
 #include <algorithm>
 #include <climits>
 #include <string>
@@ -15,6 +17,7 @@
 #include "ops/gemm/cuda/ladder.hpp"
 #include "launch/launch.hpp"
 #include "ops/modular/cuda/modular.hpp"
+#include "runtime/cuda/jit_kernels.hpp"
 #include "runtime/cuda/workspace_parts.hpp"
 
 namespace gemmkit::cuda {
@@ -36,9 +39,34 @@ Geometry i8_geometry(int clusters) {
 
 using kernels::I8Epilogue;
 
+const char* epilogue_name(I8Epilogue e) {
+  switch (e) {
+    case I8Epilogue::int32_tma: return "int32_tma";
+    case I8Epilogue::int32_overlapped: return "int32_overlapped";
+    case I8Epilogue::int32_direct: return "int32_direct";
+    case I8Epilogue::residues_c: return "residues_c";
+    case I8Epilogue::residues_ct: return "residues_ct";
+    case I8Epilogue::residues_both: return "residues_both";
+    case I8Epilogue::residues_direct: return "residues_direct";
+  }
+  return "?";
+}
+
+// Rung 24's kernel with epilogue E on tile configuration C.
+template <I8Epilogue E, class C = Cfg>
+const JitKernel& i8_kernel_for() {
+  static const JitKernel kernel(
+      {"ops/gemm/cuda/hopper/24_wgmma_i8.cuh",
+       "gemmkit::cuda::kernels::wgmma_i8_kernel<" + type_name<C>() + ", gemmkit::cuda::kernels::I8Epilogue::" +
+           epilogue_name(E) + ">",
+       "wgmma_i8 " + std::to_string(C::kClusterM * C::BM) + "x" + std::to_string(C::BN) + " " + epilogue_name(E),
+       "i8", 90});
+  return kernel;
+}
+
 template <I8Epilogue E, class C = Cfg>
 int i8_resident(const Context& ctx) {
-  return resident_clusters<kernels::wgmma_i8_kernel<C, E>>(ctx, i8_geometry<C>(kResidencyProbe));
+  return resident_clusters(ctx, jit_kernel(ctx, i8_kernel_for<E, C>()), i8_geometry<C>(kResidencyProbe));
 }
 
 // A grid-stride loop over `count` elements: blocks of 256 threads, at most 8192 of them.
@@ -113,8 +141,9 @@ void launch_i8_planned(const Context& ctx, Stream stream, const I8Operands& o, c
     GEMMKIT_CUDA_CHECK(cudaMemsetAsync(plan.sk.flags, 0, plan.slots * sizeof(unsigned), stream));
   }
   const kernels::WsBatch batch{int(o.count), o.stride_a == 0, o.stride_b == 0, 0};
-  launch_geometry<kernels::wgmma_i8_kernel<C, E>>(ctx, stream, i8_geometry<C>(plan.clusters), map_a, map_b, map_c,
-                                                  map_ct, int(o.m), int(o.n), int(o.k), plan.sk, batch, out);
+  launch_kernel<kernels::WgmmaI8Parameters>(ctx, stream, i8_geometry<C>(plan.clusters),
+                                            jit_kernel(ctx, i8_kernel_for<E, C>()), map_a, map_b, map_c, map_ct,
+                                            int(o.m), int(o.n), int(o.k), plan.sk, batch, out);
 }
 
 // Plans and queues one launch of epilogue E on the wide tiles.
@@ -273,6 +302,14 @@ void fused_modular_gemm(Context& ctx, const ModularOperands& o, Stream stream, W
   }
 }
 
+// Every kernel rung 24 can launch, for `gemmkit cache warm` and the test that compiles them all.
+std::vector<const JitKernel*> i8_jit_kernels() {
+  return {&i8_kernel_for<I8Epilogue::int32_tma>(),        &i8_kernel_for<I8Epilogue::int32_overlapped, OverlapCfg>(),
+          &i8_kernel_for<I8Epilogue::int32_direct>(),     &i8_kernel_for<I8Epilogue::residues_c>(),
+          &i8_kernel_for<I8Epilogue::residues_ct>(),      &i8_kernel_for<I8Epilogue::residues_both>(),
+          &i8_kernel_for<I8Epilogue::residues_direct>()};
+}
+
 void register_i8_kernels(Registry<GemmProblem>& registry) {
   registry.add({{.name = "cuda_wgmma_i8", .backend = Backend::cuda, .rung = 24,
                  .summary = "int8 tensor cores with int32 sums, and a modular epilogue", .dtypes = {DType::i8},
@@ -302,9 +339,9 @@ std::vector<LaunchPlan> wgmma_i8_plans(const GemmProblem& p, const LaunchQueries
   if (copies.copy_a) copy("A copied K-major, rows padded to 16 bytes", p.a_rows(), p.a_cols(), p.trans_a);
   if (copies.copy_b) copy("B copied K-major, rows padded to 16 bytes", p.b_rows(), p.b_cols(), !p.trans_b);
   const auto n = [](std::int64_t v) { return std::to_string(v); };
-  const auto product = [&]<auto kernel, class C>(const WsPlan& plan, const std::string& stores) {
-    out.push_back(plan_of<kernel>(
-        i8_geometry<C>(plan.clusters), "the product",
+  const auto product = [&]<I8Epilogue E, class C>(const WsPlan& plan, const std::string& stores) {
+    out.push_back(plan_of(
+        jit_kernel(q, i8_kernel_for<E, C>()), i8_geometry<C>(plan.clusters), "the product",
         "as rung 19 on int8: " + n(plan.clusters) + " persistent clusters of " + n(C::kClusterM) +
             " blocks loop over cluster tiles of " + n(C::kClusterM * C::BM) + "x" + n(C::BN) +
             " (round r, cluster c: tile r * clusters + c), block b of a cluster on its rows b * " + n(C::BM) +
@@ -314,23 +351,24 @@ std::vector<LaunchPlan> wgmma_i8_plans(const GemmProblem& p, const LaunchQueries
             (plan.sk.sk_tiles > 0 ? "; stream-K shares the last " + n(plan.sk.sk_tiles) + " tiles' K blocks over every cluster"
                                   : "")));
   };
-  using kernels::wgmma_i8_kernel;
-  const auto resident = [&]<auto kernel, class C>() { return q.active_clusters(plan_of<kernel>(i8_geometry<C>(0), "", "")); };
+  const auto resident = [&]<I8Epilogue E, class C>() {
+    return q.active_clusters(plan_of(jit_kernel(q, i8_kernel_for<E, C>()), i8_geometry<C>(0), "", ""));
+  };
   const std::int64_t k_tiles = ceil_div(p.k, Cfg::BK);
   if (int32_tma_stores(p)) {
     const Int32Plan plan =
-        int32_plan(p.m, p.n, p.k, resident.template operator()<wgmma_i8_kernel<Cfg, I8Epilogue::int32_tma>, Cfg>(),
-                   resident.template operator()<wgmma_i8_kernel<OverlapCfg, I8Epilogue::int32_overlapped>, OverlapCfg>());
+        int32_plan(p.m, p.n, p.k, resident.template operator()<I8Epilogue::int32_tma, Cfg>(),
+                   resident.template operator()<I8Epilogue::int32_overlapped, OverlapCfg>());
     if (plan.overlapped)
-      product.template operator()<wgmma_i8_kernel<OverlapCfg, I8Epilogue::int32_overlapped>, OverlapCfg>(
+      product.template operator()<I8Epilogue::int32_overlapped, OverlapCfg>(
           plan.plan, "by TMA stores, overlapped: two sets of accumulators take turns, tile i's C going out in boxes of "
                      "64x16, one after every " + n(plan.spread) + " K-block(s) of tile i + 1, while its multiplies run");
     else
-      product.template operator()<wgmma_i8_kernel<Cfg, I8Epilogue::int32_tma>, Cfg>(plan.plan, "by TMA stores");
+      product.template operator()<I8Epilogue::int32_tma, Cfg>(plan.plan, "by TMA stores");
   } else {
     const WsPlan plan = plan_ws_tiles<Cfg>(i8_cluster_tiles<Cfg>(p.m, p.n, 1), k_tiles,
-                                           resident.template operator()<wgmma_i8_kernel<Cfg, I8Epilogue::int32_direct>, Cfg>());
-    product.template operator()<wgmma_i8_kernel<Cfg, I8Epilogue::int32_direct>, Cfg>(plan, "straight from the fragments");
+                                           resident.template operator()<I8Epilogue::int32_direct, Cfg>());
+    product.template operator()<I8Epilogue::int32_direct, Cfg>(plan, "straight from the fragments");
   }
   return out;
 }

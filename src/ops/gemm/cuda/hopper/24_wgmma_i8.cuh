@@ -428,12 +428,18 @@ __global__ void scale_c(T* __restrict__ c, std::int64_t ldc, int m, int n, int b
 // for int32_tma, residues C for residues_c / _both; map_ct: residues C^T for residues_ct /
 // _both; unused otherwise. Operands K-major, as map_a and map_b describe them (rank 3: the
 // batch outermost).
+// The kernel's parameters, as the launcher passes them (it is compiled on first use, so the
+// host never sees its instantiation; the kernel checks that they agree).
+using WgmmaI8Parameters = void(CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, int, int, int, StreamK, WsBatch,
+                               I8Output);
+
 template <class Cfg, I8Epilogue E>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_i8_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, const __grid_constant__ CUtensorMap map_ct,
                     const int m, const int n, const int k, const StreamK sk, const WsBatch batch,
                     const I8Output out) {
+  static_assert(std::is_same_v<decltype(wgmma_i8_kernel<Cfg, E>), WgmmaI8Parameters>);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(std::is_same_v<typename Cfg::Element, std::int8_t> && !Cfg::kSplitK,
                 "rung 24: int8 elements, no split-K");

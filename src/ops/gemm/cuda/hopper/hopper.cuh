@@ -43,6 +43,15 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// The address of `p` (this block's shared memory) in the shared memory of the cluster's block
+// `rank`, as a generic pointer (distributed shared memory).
+template <class T>
+__device__ __forceinline__ T* map_shared_rank(T* p, unsigned rank) {
+  std::uint64_t remote;
+  asm volatile("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"(reinterpret_cast<std::uint64_t>(p)), "r"(rank));
+  return reinterpret_cast<T*>(remote);
+}
+
 // ---- mbarrier: a shared-memory barrier that also counts bytes delivered by TMA ----------
 
 __device__ __forceinline__ void barrier_init(std::uint64_t* bar, unsigned arrivals) {

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/gemm/cuda/common/common.cuh"
 
@@ -42,6 +43,7 @@ inline constexpr int coalesced_tile = 32;  // the block covers (32, 32) elements
 template <bool TransA, bool TransB, class T>
 __global__ void __launch_bounds__(coalesced_tile * coalesced_tile)
     coalesced_kernel(GemmArgs<T> g) {
+  static_assert(std::is_same_v<decltype(coalesced_kernel<TransA, TransB, T>), GemmArgsParameters<T>>);
   constexpr int tile = coalesced_tile;
   // threadIdx.x = r * 32 + c: c (fast) walks the columns of C, r the rows.
   const int r = int(threadIdx.x) / tile;

@@ -114,6 +114,7 @@ struct TileLoader {
 
 template <bool TransA, bool TransB, class T, int BM, int BN, int BK, int TM>
 __global__ void __launch_bounds__(BM * BN / TM) blocktile_1d_kernel(GemmArgs<T> g) {
+  static_assert(std::is_same_v<decltype(blocktile_1d_kernel<TransA, TransB, T, BM, BN, BK, TM>), GemmArgsParameters<T>>);
   constexpr int NT = BM * BN / TM;
   static_assert(BM % TM == 0, "a thread's TM rows must fit in the block's BM rows");
   __shared__ T As[BM * BK];  // (BM, BK) tile of op(A), row-major: As[i * BK + p]

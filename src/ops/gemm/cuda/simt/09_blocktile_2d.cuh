@@ -20,6 +20,7 @@ namespace gemmkit::cuda::kernels::simt {
 
 template <bool TransA, bool TransB, class T, int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) blocktile_2d_kernel(GemmArgs<T> g) {
+  static_assert(std::is_same_v<decltype(blocktile_2d_kernel<TransA, TransB, T, BM, BN, BK, TM, TN>), GemmArgsParameters<T>>);
   constexpr int NT = (BM / TM) * (BN / TN);
   constexpr int threads_per_row = BN / TN;  // threads side by side along a row of the tile
   static_assert(BM % TM == 0 && BN % TN == 0, "thread tiles must cover the block tile");

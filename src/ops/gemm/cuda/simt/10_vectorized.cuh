@@ -71,6 +71,7 @@ __device__ __forceinline__ void store_c_chunk(float* c, int cols_left, float4 ac
 
 template <bool TransA, bool TransB, bool VecA, bool VecB, bool VecC>
 __global__ void __launch_bounds__(256) vectorized_kernel(GemmArgs<float> g) {
+  static_assert(std::is_same_v<decltype(vectorized_kernel<TransA, TransB, VecA, VecB, VecC>), GemmArgsParameters<float>>);
   constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
   constexpr int NT = (BM / TM) * (BN / TN);  // 256
   constexpr int threads_per_row = BN / TN;

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/gemm/cuda/simt/10_vectorized.cuh"
 #include "ops/gemm/cuda/common/common.cuh"
@@ -37,6 +38,7 @@ namespace gemmkit::cuda::kernels::simt {
 
 template <bool TransA, bool TransB, bool VecA, bool VecB, bool VecC>
 __global__ void __launch_bounds__(256) bank_conflict_free_kernel(GemmArgs<float> g) {
+  static_assert(std::is_same_v<decltype(bank_conflict_free_kernel<TransA, TransB, VecA, VecB, VecC>), GemmArgsParameters<float>>);
   constexpr int BM = 128, BN = 128, BK = 8;
   constexpr int TM = 8, TN = 8;         // per thread: 2 x 2 sub-tiles of (4, 4)
   constexpr int half_m = BM / 2, half_n = BN / 2;  // offset of the second sub-tile row / column

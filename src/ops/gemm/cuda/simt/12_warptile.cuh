@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/gemm/cuda/common/common.cuh"
 
@@ -302,9 +303,14 @@ __device__ __forceinline__ void warptile_block(const GemmArgs<float>& g, float* 
   warp_tile_epilogue<Cfg>(g, tile.m0 + a_col, tile.n0 + b_col, acc);
 }
 
+// The parameters of rungs 12-14's kernels, as a launcher of a kernel compiled on first use
+// passes them; each kernel checks that it has them.
+using WarpTileParameters = void(GemmArgs<float>, BatchStrides);
+
 template <class Cfg, bool TransA, bool TransB, bool VecA, bool VecB>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     warptile_kernel(GemmArgs<float> g, BatchStrides batch) {
+  static_assert(std::is_same_v<decltype(warptile_kernel<Cfg, TransA, TransB, VecA, VecB>), WarpTileParameters>);
   extern __shared__ float4 smem4[];
   // Each tile ends with a barrier, so shared memory is free for the next matrix.
   for (std::int64_t z = blockIdx.z; z < batch.count; z += gridDim.z)

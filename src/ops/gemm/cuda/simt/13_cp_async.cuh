@@ -155,6 +155,7 @@ __device__ __forceinline__ void multiply_k_tiles(const GemmArgs<float>& g, int m
 template <class Cfg, bool TransA, bool TransB, bool VecA, bool VecB>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     cp_async_kernel(GemmArgs<float> g_batch, BatchStrides batch) {
+  static_assert(std::is_same_v<decltype(cp_async_kernel<Cfg, TransA, TransB, VecA, VecB>), WarpTileParameters>);
   extern __shared__ float4 smem4[];
   const int m_tiles = (g_batch.m + Cfg::BM - 1) / Cfg::BM;
   const int n_tiles = (g_batch.n + Cfg::BN - 1) / Cfg::BN;

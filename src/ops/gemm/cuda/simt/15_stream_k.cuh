@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/gemm/cuda/common/flag.cuh"
 #include "ops/gemm/cuda/simt/13_cp_async.cuh"
@@ -82,9 +83,14 @@ __device__ __forceinline__ void store_tile(const GemmArgs<float>& g, int tile,
   warp_tile_epilogue<Cfg>(g, at.m0 + row, at.n0 + col, acc);
 }
 
+// The kernel's parameters, as the launcher passes them (it is compiled on first use, so the
+// host never sees its instantiation; the kernel checks that they agree).
+using StreamKParameters = void(GemmArgs<float>, StreamKSchedule, StreamKWorkspace);
+
 template <class Cfg, bool TransA, bool TransB, bool VecA, bool VecB>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     stream_k_kernel(GemmArgs<float> g, StreamKSchedule s, StreamKWorkspace w) {
+  static_assert(std::is_same_v<decltype(stream_k_kernel<Cfg, TransA, TransB, VecA, VecB>), StreamKParameters>);
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
   __shared__ int block_number;

@@ -1,6 +1,8 @@
 // Launchers and registry entries of the SIMT ladder, rungs 7-11: from a coalesced
 // one-thread-per-element kernel to 2-D register blocking with 128-bit accesses and
-// conflict-free shared memory. Kernels live in cuda/kernels/gemm/simt/07..11_*.cuh.
+// conflict-free shared memory. Kernels live in ops/gemm/cuda/simt/07..11_*.cuh and are
+// compiled on first use (runtime/cuda/jit_kernels.hpp): this file names them but
+// instantiates none.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,11 +18,25 @@
 #include "ops/gemm/cuda/ladder.hpp"
 #include "launch/explain_launch.hpp"
 #include "launch/launch.hpp"
+#include "runtime/cuda/jit_kernels.hpp"
 
 namespace gemmkit::cuda {
 namespace {
 
 namespace k = kernels::simt;
+using kernels::GemmArgsParameters;
+
+template <class T>
+const char* float_name() {
+  return std::is_same_v<T, double> ? "f64" : "f32";
+}
+constexpr int kOldestArch = 50;  // the portable rungs: any architecture NVRTC compiles for
+
+// Rung r's kernel, T<A...> in its header.
+template <Literal Header, Literal Template, class T, class... A>
+const JitKernel& simt_kernel() {
+  return jit_instance<Header, Template, A...>(float_name<T>(), kOldestArch);
+}
 
 // The float4 path of an operand needs every row start 16-byte aligned: an aligned base
 // pointer and a leading dimension that is a multiple of 4 floats.
@@ -52,7 +68,10 @@ constexpr int coalesced_tile = k::coalesced_tile;
 
 const auto coalesced = [](const GemmProblem& p, const auto& emit) {
   with_float_instance(p, [&](auto t, auto ta, auto tb) {
-    emit.template kernel<k::coalesced_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t)>>(
+    using T = decltype(t);
+    emit.template jit<GemmArgsParameters<T>>(
+        simt_kernel<"ops/gemm/cuda/simt/07_coalesced.cuh", "gemmkit::cuda::kernels::simt::coalesced_kernel", T,
+                    decltype(ta), decltype(tb), T>(),
         block_tile_geometry(p, coalesced_tile, coalesced_tile, coalesced_tile * coalesced_tile), [&] {
           return Described{"the product",
                            "one element of C per thread, a block on a 32x32 tile: row = blockIdx.y * 32 + threadIdx.x / 32, "
@@ -72,7 +91,10 @@ constexpr int BM = 64, BN = 64, BK = 8, TM = 8;
 const auto blocktile_1d = [](const GemmProblem& p, const auto& emit) {
   using namespace bt1;
   with_float_instance(p, [&](auto t, auto ta, auto tb) {
-    emit.template kernel<k::blocktile_1d_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t), BM, BN, BK, TM>>(
+    using T = decltype(t);
+    emit.template jit<GemmArgsParameters<T>>(
+        simt_kernel<"ops/gemm/cuda/simt/08_blocktile_1d.cuh", "gemmkit::cuda::kernels::simt::blocktile_1d_kernel", T,
+                    decltype(ta), decltype(tb), T, Value<BM>, Value<BN>, Value<BK>, Value<TM>>(),
         block_tile_geometry(p, BM, BN, BM * BN / TM), [&] {
           return Described{"the product",
                            "a block on a 64x64 tile at (blockIdx.y * 64, blockIdx.x * 64); thread t writes 8 rows of one "
@@ -99,7 +121,10 @@ std::vector<CElements> sub_tile(std::int64_t t) {
 const auto blocktile_2d = [](const GemmProblem& p, const auto& emit) {
   using namespace bt2;
   with_float_instance(p, [&](auto t, auto ta, auto tb) {
-    emit.template kernel<k::blocktile_2d_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t), BM, BN, BK, TM, TN>>(
+    using T = decltype(t);
+    emit.template jit<GemmArgsParameters<T>>(
+        simt_kernel<"ops/gemm/cuda/simt/09_blocktile_2d.cuh", "gemmkit::cuda::kernels::simt::blocktile_2d_kernel", T,
+                    decltype(ta), decltype(tb), T, Value<BM>, Value<BN>, Value<BK>, Value<TM>, Value<TN>>(),
         block_tile_geometry(p, BM, BN, threads), [&] {
           return Described{"the product",
                            "a block on a 128x128 tile at (blockIdx.y * 128, blockIdx.x * 128); thread t writes the 8x8 "
@@ -116,15 +141,18 @@ template <bool ConflictFree>
 auto vec4_launcher(const char* mapping, std::vector<CElements> (*of)(std::int64_t)) {
   return [=](const GemmProblem& p, const auto& emit) {
     with_bools([&](auto ta, auto tb, auto va, auto vb, auto vc) {
-      constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
-      constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value, VC = decltype(vc)::value;
-      const auto launch = [&](auto kernel) {
-        emit.template kernel<decltype(kernel)::value>(
-            block_tile_geometry(p, bt2::BM, bt2::BN, bt2::threads),
+      const auto launch = [&](const JitKernel& kernel) {
+        emit.template jit<GemmArgsParameters<float>>(
+            kernel, block_tile_geometry(p, bt2::BM, bt2::BN, bt2::threads),
             [&] { return Described{"the product", mapping, tile_elements(p, bt2::BM, bt2::BN, of)}; }, gemm_args<float>(p));
       };
-      if constexpr (ConflictFree) launch(Instance<k::bank_conflict_free_kernel<TA, TB, VA, VB, VC>>{});
-      else launch(Instance<k::vectorized_kernel<TA, TB, VA, VB, VC>>{});
+      if constexpr (ConflictFree)
+        launch(simt_kernel<"ops/gemm/cuda/simt/11_bank_conflict_free.cuh",
+                           "gemmkit::cuda::kernels::simt::bank_conflict_free_kernel", float, decltype(ta), decltype(tb),
+                           decltype(va), decltype(vb), decltype(vc)>());
+      else
+        launch(simt_kernel<"ops/gemm/cuda/simt/10_vectorized.cuh", "gemmkit::cuda::kernels::simt::vectorized_kernel",
+                           float, decltype(ta), decltype(tb), decltype(va), decltype(vb), decltype(vc)>());
     }, p.trans_a, p.trans_b, vec4_ok(p.a, p.lda), vec4_ok(p.b, p.ldb), vec4_ok(p.c, p.ldc));
   };
 }
@@ -151,6 +179,17 @@ const auto bank_conflict_free = vec4_launcher<true>(
 const std::vector<DType> kFloats = {DType::f32, DType::f64};
 
 }  // namespace
+
+// Every kernel rungs 7-11 can launch, for `gemmkit cache warm` and the test that compiles them all.
+std::vector<const JitKernel*> simt_jit_kernels() {
+  std::vector<const JitKernel*> out;
+  add_jit_kernels(out, coalesced, {DType::f32, DType::f64});
+  add_jit_kernels(out, blocktile_1d, {DType::f32, DType::f64});
+  add_jit_kernels(out, blocktile_2d, {DType::f32, DType::f64});
+  add_jit_kernels(out, vectorized, {DType::f32});
+  add_jit_kernels(out, bank_conflict_free, {DType::f32});
+  return out;
+}
 
 void register_simt_kernels(Registry<GemmProblem>& registry) {
   registry.add({{.name = "cuda_coalesced", .backend = Backend::cuda, .rung = 7,

@@ -58,6 +58,7 @@ struct WmmaInput<float> {
 template <class T, bool TransA, bool TransB>
 __global__ void __launch_bounds__(WmmaConfig<T>::kThreads)
     wmma_kernel(const TensorArgs<T> g) {
+  static_assert(std::is_same_v<decltype(wmma_kernel<T, TransA, TransB>), TensorArgsParameters<T>>);
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800  // bf16 and tf32 fragments need sm_80
   using namespace nvcuda;
   using Cfg = WmmaConfig<T>;

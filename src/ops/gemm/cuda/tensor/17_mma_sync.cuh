@@ -116,6 +116,7 @@ __device__ __forceinline__ void mma_16x8x16(float (&d)[4], const std::uint32_t (
 template <class T, bool TransA, bool TransB, bool VecA, bool VecB>
 __global__ void __launch_bounds__(MmaSyncConfig<T>::kThreads)
     mma_sync_kernel(const TensorArgs<T> g) {
+  static_assert(std::is_same_v<decltype(mma_sync_kernel<T, TransA, TransB, VecA, VecB>), TensorArgsParameters<T>>);
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   using Cfg = MmaSyncConfig<T>;
   constexpr int S = Cfg::kStages;

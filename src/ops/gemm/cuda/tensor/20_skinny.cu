@@ -1,6 +1,7 @@
 // Launcher and registry entry for rung 20, skinny products (min(M, N) <= 64): the problem
 // turned into rung 20's X (R x K, streamed) times W (K x S, small), the split of K across
-// blocks, and its workspace.
+// blocks, and its workspace. Its kernels are compiled on first use (runtime/cuda/
+// jit_kernels.hpp): this file names them (skinny_kernel_for) but instantiates none.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -187,13 +188,40 @@ Geometry skinny_geometry(const SkinnyPlan& plan) {
           plan.in_cluster ? dim3(1, unsigned(plan.splits)) : dim3(1, 1, 1)};
 }
 
+const char* bool_text(bool b) { return b ? "true" : "false"; }
+
+template <class T, bool Simt>
+const char* element_name() {
+  if constexpr (Simt) return "f32";
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
+  else if constexpr (std::is_same_v<T, __half>) return "f16";
+  else return "tf32";
+}
+
+// Rung 20's kernel for element type T (float: tf32, or f32 when Simt), the stored
+// orientations of X and W, SN column tiles of W and the 16-byte copies (X, W).
+template <class T, bool Simt, bool XK, bool WK, int SN, bool VX, bool VW>
+const JitKernel& skinny_kernel_for() {
+  static const JitKernel kernel(
+      {"ops/gemm/cuda/tensor/20_skinny.cuh",
+       "gemmkit::cuda::kernels::skinny_kernel<" + type_name<T>() + ", " + bool_text(Simt) + ", " + bool_text(XK) + ", " +
+           bool_text(WK) + ", " + std::to_string(SN) + ", " + bool_text(VX) + ", " + bool_text(VW) + ">",
+       std::string("skinny ") + std::to_string(8 * SN) + " columns " + element_name<T, Simt>() + ", X " +
+           (XK ? "K-major" : "R-major") + ", W " + (WK ? "K-major" : "S-major") +
+           (VX ? VW ? ", 16-byte copies" : ", 16-byte copies of X" : ", element copies"),
+       element_name<T, Simt>(), 80});
+  return kernel;
+}
+
 // Residency is asked of one instantiation per (Simt, SN): on the tensor cores the bf16
 // kernel's (tf32's has the same threads and shared memory), so that the launcher,
 // workspace_bytes and explain plan with the same figures.
 template <bool Simt>
 using ResidencyType = std::conditional_t<Simt, float, __nv_bfloat16>;
 template <bool Simt, int SN>
-constexpr auto kResidencyKernel = kernels::skinny_kernel<ResidencyType<Simt>, Simt, true, true, SN, true, true>;
+const JitKernel& residency_kernel() {
+  return skinny_kernel_for<ResidencyType<Simt>, Simt, true, true, SN, true, true>();
+}
 
 // Blocks of rung 20 an SM runs at once, for sn column tiles on the FMA path (f32) or the
 // tensor cores; asked once per context.
@@ -202,8 +230,8 @@ int skinny_resident(const Context& ctx, int sn, bool simt) {
     constexpr bool Simt = decltype(simt_c)::value;
     return with_column_tiles<Simt>(sn, [&](auto sn_c) {
       constexpr int SN = decltype(sn_c)::value;
-      const int per_sm =
-          blocks_per_sm<kResidencyKernel<Simt, SN>>(ctx, skinny_geometry<ResidencyType<Simt>, Simt, SN>({1, 1}));
+      const int per_sm = blocks_per_sm(ctx, jit_kernel(ctx, residency_kernel<Simt, SN>()),
+                                       skinny_geometry<ResidencyType<Simt>, Simt, SN>({1, 1}));
       if (per_sm < 1) fail(ErrorCategory::device, "skinny_kernel does not fit on a multiprocessor of this device");
       return per_sm;
     });
@@ -212,9 +240,6 @@ int skinny_resident(const Context& ctx, int sn, bool simt) {
 
 // Clusters on sm_90 (the sm_90a code has them; other devices run the sm_80 code).
 bool cluster_device(const Context& ctx) { return ctx.compute_capability() / 10 == 9; }
-
-template <int C>
-struct ClusterFit;  // Context::cached key: clusters of C blocks that run at once
 
 // cluster_fit for plan_skinny: clusters of c blocks (along y) of the residency kernel that
 // the device runs at once, asked once per context; 0 where the device has no clusters for
@@ -231,7 +256,7 @@ std::function<int(int)> cluster_fit_of(const Context& ctx, int sn, bool simt, bo
           constexpr int C = decltype(c_c)::value;
           Geometry g = skinny_geometry<ResidencyType<Simt>, Simt, SN>({1, C});
           g.cluster = dim3(1, C);
-          return active_clusters<kResidencyKernel<Simt, SN>, ClusterFit<C>>(ctx, g);
+          return active_clusters(ctx, jit_kernel(ctx, residency_kernel<Simt, SN>()), g);
         });
       });
     }, simt);
@@ -247,8 +272,7 @@ SkinnyPlan plan_for(const Skinny& s, std::int64_t k, const Context& ctx, bool cl
                      cluster_fit_of(ctx, sn, Simt, clusters));
 }
 
-// Calls f(std::integral_constant<kernel>, std::integral_constant<int, SN>) with the
-// instantiation of rung 20's kernel for the problem's orientations, column tiles and
+// Calls f(const JitKernel&, std::integral_constant<int, SN>) with the instantiation of rung 20's kernel for the problem's orientations, column tiles and
 // alignments. Three variants: both operands in 16-byte chunks, X only (W, being small, may
 // go element by element), or neither.
 template <class T, bool Simt, class F>
@@ -262,7 +286,7 @@ void with_skinny_kernel(const Skinny& s, int sn, F&& f) {
     with_column_tiles<Simt>(sn, [&](auto sn_c) {
       constexpr int SN = decltype(sn_c)::value;
       constexpr bool VX = decltype(vx)::value, VW = VX && decltype(vw)::value;  // no kernel for W only
-      f(Instance<kernels::skinny_kernel<T, Simt, decltype(xk)::value, decltype(wk)::value, SN, VX, VW>>{}, sn_c);
+      f(skinny_kernel_for<T, Simt, decltype(xk)::value, decltype(wk)::value, SN, VX, VW>(), sn_c);
     });
   }, s.xk, s.wk, vec_x, vec_w);
 }
@@ -287,9 +311,10 @@ void run_skinny(const GemmProblem& p, const KernelLaunch& l, bool clusters) {
     g.counters = reinterpret_cast<unsigned*>(base + plan.partial_bytes);
     GEMMKIT_CUDA_CHECK(cudaMemsetAsync(g.counters, 0, std::size_t(plan.tiles) * sizeof(unsigned), l.stream));
   }
-  with_skinny_kernel<T, Simt>(s, sn, [&](auto kernel, auto sn_c) {
+  with_skinny_kernel<T, Simt>(s, sn, [&](const JitKernel& kernel, auto sn_c) {
     // Clusters of a tile's splits along y when they add up in the cluster.
-    launch_geometry<decltype(kernel)::value>(l.context, l.stream, skinny_geometry<T, Simt, decltype(sn_c)::value>(plan), g);
+    launch_kernel<kernels::SkinnyParameters<T>>(l.context, l.stream, skinny_geometry<T, Simt, decltype(sn_c)::value>(plan),
+                                               jit_kernel(l.context, kernel), g);
   });
 }
 
@@ -301,13 +326,13 @@ std::vector<LaunchPlan> skinny_plans(const GemmProblem& p, const LaunchQueries& 
   const Skinny s = normalized(orient(p), int(sizeof(T)));
   const int sn = column_tiles(s.cols, Simt);
   std::vector<LaunchPlan> out;
-  with_skinny_kernel<T, Simt>(s, sn, [&](auto kernel_c, auto sn_c) {
+  with_skinny_kernel<T, Simt>(s, sn, [&](const JitKernel& kernel, auto sn_c) {
     constexpr int SN = decltype(sn_c)::value;
-    constexpr auto asked = kResidencyKernel<Simt, SN>;
-    const auto probe = [](dim3 cluster) {
+    const KernelRef asked = jit_kernel(q, residency_kernel<Simt, SN>());
+    const auto probe = [&](dim3 cluster) {
       Geometry g = skinny_geometry<R, Simt, SN>(SkinnyPlan{1, 1});
       g.cluster = cluster;
-      return plan_of<asked>(g, "", "");
+      return plan_of(asked, g, "", "");
     };
     const int per_sm = std::max(q.blocks_per_sm(probe(dim3(1, 1, 1))), 1);
     const bool cluster_ok = clusters && q.compute_capability / 10 == 9;
@@ -316,8 +341,8 @@ std::vector<LaunchPlan> skinny_plans(const GemmProblem& p, const LaunchQueries& 
     const Tiling t = tiling_of<T, Simt>(sn);
     const auto n = [](std::int64_t v) { return std::to_string(v); };
     const bool n_short = s.c_col == 1;  // C as it is: the short side is N
-    out.push_back(plan_of<decltype(kernel_c)::value>(
-        skinny_geometry<T, Simt, SN>(plan), "the product",
+    out.push_back(plan_of(
+        jit_kernel(q, kernel), skinny_geometry<T, Simt, SN>(plan), "the product",
         "the long side of C (" + std::string(n_short ? "M" : "N") + ") in tiles of " + n(t.br) + ": block (x, y) takes " +
             "rows x * " + n(t.br) + " + 0.." + n(t.br - 1) + " of the long side and all " + n(s.cols) +
             " short-side columns (in " + n(sn) + " tiles of 8), over K slice y of " + n(plan.splits) + " (" +
@@ -340,6 +365,36 @@ std::optional<std::string> skinny_precondition(const GemmProblem& p) {
 }
 
 }  // namespace
+
+// Every kernel rung 20 can launch, for `gemmkit cache warm` and the test that compiles them
+// all: each element type's orientations, column tiles and copies.
+std::vector<const JitKernel*> skinny_jit_kernels() {
+  std::vector<const JitKernel*> out;
+  const auto add_type = [&](auto t, auto simt) {
+    using T = decltype(t);
+    constexpr bool Simt = decltype(simt)::value;
+    const auto add = [&](auto xk, auto wk, auto vx, auto vw, int sn) {
+      constexpr bool VX = decltype(vx)::value, VW = decltype(vw)::value;
+      if constexpr (VX || !VW)  // no kernel for W's copies alone
+        with_column_tiles<Simt>(sn, [&](auto sn_c) {
+          out.push_back(&skinny_kernel_for<T, Simt, decltype(xk)::value, decltype(wk)::value, decltype(sn_c)::value,
+                                           VX, VW>());
+        });
+    };
+    for (const int sn : {1, 2, 4, 8})
+      for (const bool xk : {false, true})
+        for (const bool wk : {false, true})
+          for (const bool vx : {false, true})
+            for (const bool vw : {false, true})
+              if ((Simt || sn > 1) && (vx || !vw))
+                with_bools([&](auto... flags) { add(flags..., sn); }, xk, wk, vx, vw);
+  };
+  add_type(__nv_bfloat16{}, std::false_type{});
+  add_type(__half{}, std::false_type{});
+  add_type(float{}, std::false_type{});
+  add_type(float{}, std::true_type{});
+  return out;
+}
 
 void register_skinny_kernels(Registry<GemmProblem>& registry) {
   // Two entries, so that one benchmark run measures both ways of adding up a split K: the

@@ -28,8 +28,7 @@
 // Measured: see docs/ladder.md.
 #pragma once
 
-#include <cooperative_groups.h>
-
+#include "ops/gemm/cuda/hopper/hopper.cuh"  // clusters (sm_90)
 #include "ops/gemm/cuda/tensor/17_mma_sync.cuh"
 #include "ops/gemm/cuda/common/tensor_common.cuh"
 
@@ -160,9 +159,15 @@ __device__ __forceinline__ void mma_16x8x8_tf32(float (&d)[4], const std::uint32
 // registers, which the FMA path needs; the bf16 kernel at 8192x64x8192 fell far behind
 // cuBLAS on the H200 when a minimum of two came in with clusters), else three
 // blocks per SM (up to 168 registers).
+// The kernel's parameters, as the launcher passes them (it is compiled on first use, so the
+// host never sees its instantiation; the kernel checks that they agree).
+template <class T>
+using SkinnyParameters = void(SkinnyArgs<T>);
+
 template <class T, bool Simt, bool XK, bool WK, int SN, bool VecX, bool VecW>
 __global__ void __launch_bounds__(128, SN == 8 ? 1 : 3)
     skinny_kernel(const SkinnyArgs<T> g) {
+  static_assert(std::is_same_v<decltype(skinny_kernel<T, Simt, XK, WK, SN, VecX, VecW>), SkinnyParameters<T>>);
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   using Cfg = SkinnyConfig<T>;
   static_assert(Cfg::kThreads == 128, "the launch bounds repeat the configuration");
@@ -343,23 +348,21 @@ __global__ void __launch_bounds__(128, SN == 8 ? 1 : 3)
   if (g.splits > 1 && g.in_cluster) {
     // The tile's splits are the cluster's blocks, rank = split. Each leaves its sums in
     // its own shared memory ([value][thread]); block 0 adds them in rank order.
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
     float* mine = reinterpret_cast<float*>(smem_raw);
     __syncthreads();  // every warp is done with the pipeline's tiles
 #pragma unroll
     for (int v = 0; v < kValues; ++v) mine[v * Cfg::kThreads + threadIdx.x] = flat[v];
-    cluster.sync();
+    hopper::cluster_sync();
     if (split == 0) {
 #pragma unroll
       for (int v = 0; v < kValues; ++v) flat[v] = 0.0f;
       for (int sp = 0; sp < g.splits; ++sp) {
-        const float* peer = cluster.map_shared_rank(mine, sp);
+        const float* peer = hopper::map_shared_rank(mine, unsigned(sp));
 #pragma unroll
         for (int v = 0; v < kValues; ++v) flat[v] += peer[v * Cfg::kThreads + threadIdx.x];
       }
     }
-    cluster.sync();  // no block leaves while block 0 may still read its shared memory
+    hopper::cluster_sync();  // no block leaves while block 0 may still read its shared memory
     if (split != 0) return;
   } else
 #else

@@ -1,5 +1,6 @@
 // Launchers and registry entries for the portable tensor-core rungs (sm_80+): 16, WMMA;
-// 17, mma.sync with ldmatrix and a cp.async pipeline.
+// 17, mma.sync with ldmatrix and a cp.async pipeline. Their kernels are compiled on first use
+// (runtime/cuda/jit_kernels.hpp): this file names them but instantiates none.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -11,11 +12,22 @@
 #include "launch/explain_launch.hpp"
 #include "launch/launch.hpp"
 #include "ops/gemm/cuda/tensor/tensor_args.hpp"
+#include "runtime/cuda/jit_kernels.hpp"
 
 namespace gemmkit::cuda {
 namespace {
 
 using kernels::TensorArgs;
+using kernels::TensorArgsParameters;
+
+// The dtype a kernel of element type T multiplies (float: tf32 on the tensor cores).
+template <class T>
+const char* tensor_dtype() {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
+  else if constexpr (std::is_same_v<T, __half>) return "f16";
+  else return "tf32";
+}
+constexpr int kTensorArch = 80;  // bf16 and tf32 fragments, ldmatrix and cp.async
 
 // Rungs 16 and 17: one block per (BM, BN) tile of C along x, tiles in row order.
 template <class Cfg>
@@ -42,7 +54,10 @@ const auto wmma = [](const GemmProblem& p, const auto& emit) {
     using T = decltype(t);
     using Cfg = kernels::WmmaConfig<T>;
     with_transposes(p, [&](auto ta, auto tb) {
-      emit.template kernel<kernels::wmma_kernel<T, decltype(ta)::value, decltype(tb)::value>>(tile_row_geometry<Cfg>(p), [&] {
+      emit.template jit<TensorArgsParameters<T>>(
+          jit_instance<"ops/gemm/cuda/tensor/16_wmma.cuh", "gemmkit::cuda::kernels::wmma_kernel", T, decltype(ta),
+                       decltype(tb)>(tensor_dtype<T>(), kTensorArch),
+          tile_row_geometry<Cfg>(p), [&] {
         return Described{"the product",
                          warp_tile_text<Cfg>("WMMA fragments of 16x16 hold the sums in a layout the API leaves unspecified, "
                                              "so the warp stores them to shared memory and its lanes write that piece of C "
@@ -59,8 +74,10 @@ const auto mma_sync = [](const GemmProblem& p, const auto& emit) {
     using T = decltype(t);
     using Cfg = kernels::MmaSyncConfig<T>;
     with_bools([&](auto ta, auto tb, auto va, auto vb) {
-      emit.template kernel<kernels::mma_sync_kernel<T, decltype(ta)::value, decltype(tb)::value, decltype(va)::value,
-                                                    decltype(vb)::value>>(tile_row_geometry<Cfg>(p), [&] {
+      emit.template jit<TensorArgsParameters<T>>(
+          jit_instance<"ops/gemm/cuda/tensor/17_mma_sync.cuh", "gemmkit::cuda::kernels::mma_sync_kernel", T,
+                       decltype(ta), decltype(tb), decltype(va), decltype(vb)>(tensor_dtype<T>(), kTensorArch),
+          tile_row_geometry<Cfg>(p), [&] {
         return Described{"the product",
                          warp_tile_text<Cfg>("the piece is 4 x 4 mma.sync tiles of 16x8, and lane l holds rows l / 4 and "
                                              "l / 4 + 8, columns 2 * (l % 4) and 2 * (l % 4) + 1 of each")};
@@ -75,6 +92,14 @@ std::optional<std::string> fits_128x128(const GemmProblem& p) {
 }
 
 }  // namespace
+
+// Every kernel rungs 16 and 17 can launch, for `gemmkit cache warm` and the test that compiles them all.
+std::vector<const JitKernel*> tensor_jit_kernels() {
+  std::vector<const JitKernel*> out;
+  add_jit_kernels(out, wmma, {DType::bf16, DType::f16, DType::tf32});
+  add_jit_kernels(out, mma_sync, {DType::bf16, DType::f16});
+  return out;
+}
 
 void register_tensor_kernels(Registry<GemmProblem>& registry) {
   registry.add({{.name = "cuda_wmma", .backend = Backend::cuda, .rung = 16, .summary = "tensor cores through WMMA",
