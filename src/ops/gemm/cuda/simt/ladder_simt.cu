@@ -1,8 +1,10 @@
 // Launchers and registry entries of the SIMT ladder, rungs 7-11: from a coalesced
 // one-thread-per-element kernel to 2-D register blocking with 128-bit accesses and
-// conflict-free shared memory. Kernels live in ops/gemm/cuda/simt/07..11_*.cuh and are
-// compiled on first use (runtime/cuda/jit_kernels.hpp): this file names them but
-// instantiates none.
+// conflict-free shared memory. Kernels live in ops/gemm/cuda/simt/07..11_*.cuh. Rungs 7, 10
+// and 11 are compiled on first use (runtime/cuda/jit_kernels.hpp). Rungs 8 and 9 are compiled
+// here, ahead of time: NVRTC's code for them takes 67 and 129 registers where nvcc's takes 64
+// and 125 (CUDA 13.0, sm_90a), which halves their blocks per SM and cost 27-44% of their
+// speed on the H200 (bench/results/2026-12-04_h200_e7197d0).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -91,10 +93,7 @@ constexpr int BM = 64, BN = 64, BK = 8, TM = 8;
 const auto blocktile_1d = [](const GemmProblem& p, const auto& emit) {
   using namespace bt1;
   with_float_instance(p, [&](auto t, auto ta, auto tb) {
-    using T = decltype(t);
-    emit.template jit<GemmArgsParameters<T>>(
-        simt_kernel<"ops/gemm/cuda/simt/08_blocktile_1d.cuh", "gemmkit::cuda::kernels::simt::blocktile_1d_kernel", T,
-                    decltype(ta), decltype(tb), T, Value<BM>, Value<BN>, Value<BK>, Value<TM>>(),
+    emit.template kernel<k::blocktile_1d_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t), BM, BN, BK, TM>>(
         block_tile_geometry(p, BM, BN, BM * BN / TM), [&] {
           return Described{"the product",
                            "a block on a 64x64 tile at (blockIdx.y * 64, blockIdx.x * 64); thread t writes 8 rows of one "
@@ -121,10 +120,7 @@ std::vector<CElements> sub_tile(std::int64_t t) {
 const auto blocktile_2d = [](const GemmProblem& p, const auto& emit) {
   using namespace bt2;
   with_float_instance(p, [&](auto t, auto ta, auto tb) {
-    using T = decltype(t);
-    emit.template jit<GemmArgsParameters<T>>(
-        simt_kernel<"ops/gemm/cuda/simt/09_blocktile_2d.cuh", "gemmkit::cuda::kernels::simt::blocktile_2d_kernel", T,
-                    decltype(ta), decltype(tb), T, Value<BM>, Value<BN>, Value<BK>, Value<TM>, Value<TN>>(),
+    emit.template kernel<k::blocktile_2d_kernel<decltype(ta)::value, decltype(tb)::value, decltype(t), BM, BN, BK, TM, TN>>(
         block_tile_geometry(p, BM, BN, threads), [&] {
           return Described{"the product",
                            "a block on a 128x128 tile at (blockIdx.y * 128, blockIdx.x * 128); thread t writes the 8x8 "
@@ -180,12 +176,10 @@ const std::vector<DType> kFloats = {DType::f32, DType::f64};
 
 }  // namespace
 
-// Every kernel rungs 7-11 can launch, for `gemmkit cache warm` and the test that compiles them all.
+// Every kernel of rungs 7, 10 and 11, for `gemmkit cache warm` and the test that compiles them all.
 std::vector<const JitKernel*> simt_jit_kernels() {
   std::vector<const JitKernel*> out;
   add_jit_kernels(out, coalesced, {DType::f32, DType::f64});
-  add_jit_kernels(out, blocktile_1d, {DType::f32, DType::f64});
-  add_jit_kernels(out, blocktile_2d, {DType::f32, DType::f64});
   add_jit_kernels(out, vectorized, {DType::f32});
   add_jit_kernels(out, bank_conflict_free, {DType::f32});
   return out;
