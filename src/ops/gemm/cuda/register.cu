@@ -25,7 +25,6 @@
 // defines `std::vector<const JitKernel*> cuda::<part>_jit_kernels()`, every kernel it can launch.
 #define GEMMKIT_CUDA_JIT_PARTS(PART)                                                      \
   PART(simt)     /* simt/ladder_simt.cu: rungs 7, 10, 11 */                                \
-  PART(warptile) /* simt/ladder_warptile.cu: rungs 12-14 */                                \
   PART(stream_k) /* simt/15_stream_k.cu: rung 15 */                                        \
   PART(tensor)   /* tensor/ladder_tensor.cu: rungs 16-17 */                                \
   PART(hopper)   /* hopper/ladder_hopper.cu: rungs 18, 19, 21 */                           \

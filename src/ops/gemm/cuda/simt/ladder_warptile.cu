@@ -1,6 +1,7 @@
 // Launchers and registry entries for rungs 12-14: warp tiling, the cp.async pipeline, and
-// the per-shape choice among tuned cp.async configurations. Their kernels are compiled on
-// first use (runtime/cuda/jit_kernels.hpp): this file names them but instantiates none.
+// the per-shape choice among tuned cp.async configurations. Compiled here, ahead of time:
+// NVRTC's code for these kernels ran 3-17% slower than nvcc's on the H200 (CUDA 13.0,
+// bench/results/2026-12-04_h200_28fc692), and rung 14 is what auto runs for f32.
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -11,7 +12,6 @@
 #include "launch/explain_launch.hpp"
 #include "launch/launch.hpp"
 #include "ops/gemm/cuda/simt/14_autotuned.cuh"
-#include "runtime/cuda/jit_kernels.hpp"
 
 namespace gemmkit::cuda {
 namespace {
@@ -61,18 +61,6 @@ std::string warptile_text() {
          ") * 4 + i * " + s(Cfg::LM * 4) + " + 0..3, columns (l % " + s(Cfg::LN) + ") * 4 + j * " + s(Cfg::LN * 4) + " + 0..3 of the warp tile";
 }
 
-// The staged (rung 12) or cp.async (rungs 13-14) kernel in configuration Cfg, for the
-// transposes and 16-byte loads (flags TA, TB, VA, VB as std::bool_constant).
-template <class Cfg, bool Staged, class... Flags>
-const JitKernel& warptile_kernel() {
-  if constexpr (Staged)
-    return jit_instance<"ops/gemm/cuda/simt/13_cp_async.cuh", "gemmkit::cuda::kernels::warptile_kernel", Cfg, Flags...>(
-        "f32", 50);
-  else
-    return jit_instance<"ops/gemm/cuda/simt/13_cp_async.cuh", "gemmkit::cuda::kernels::cp_async_kernel", Cfg, Flags...>(
-        "f32", 80);
-}
-
 // Configuration Cfg of the staged (rung 12) or cp.async (rungs 13-14) kernel, a strided
 // batch in one launch (blockIdx.z picks the matrix).
 template <class Cfg, bool Staged>
@@ -80,12 +68,15 @@ auto warptile() {
   return [](const GemmProblem& p, const auto& emit) {
   const kernels::BatchStrides batch{p.stride_a, p.stride_b, p.stride_c, p.batch};
   with_transposes_and_vectors(p, [&](auto ta, auto tb, auto va, auto vb) {
-    emit.template jit<kernels::WarpTileParameters>(
-        warptile_kernel<Cfg, Staged, decltype(ta), decltype(tb), decltype(va), decltype(vb)>(),
-        warptile_geometry<Cfg>(p), [&] {
-          return Described{"the product", warptile_text<Cfg>(),
-                           [p](Dim3 b, Dim3 t) { return warptile_elements<Cfg>(p, b, t); }};
-        }, gemm_args<float>(p), batch);
+    constexpr bool TA = decltype(ta)::value, TB = decltype(tb)::value;
+    constexpr bool VA = decltype(va)::value, VB = decltype(vb)::value;
+    const auto launch = [&](auto kernel) {
+      emit.template kernel<decltype(kernel)::value>(warptile_geometry<Cfg>(p), [&] {
+        return Described{"the product", warptile_text<Cfg>(), [p](Dim3 b, Dim3 t) { return warptile_elements<Cfg>(p, b, t); }};
+      }, gemm_args<float>(p), batch);
+    };
+    if constexpr (Staged) launch(Instance<kernels::warptile_kernel<Cfg, TA, TB, VA, VB>>{});
+    else launch(Instance<kernels::cp_async_kernel<Cfg, TA, TB, VA, VB>>{});
   });
   };
 }
@@ -135,19 +126,16 @@ std::vector<LaunchPlan> tuned_config_plans(TunedConfig config, const GemmProblem
 
 namespace {
 template <class Cfg>
-const JitKernel& occupancy_kernel() {
-  return warptile_kernel<Cfg, false, std::false_type, std::false_type, std::false_type, std::false_type>();
-}
+constexpr auto kOccupancyKernel = kernels::cp_async_kernel<Cfg, false, false, false, false>;
 
 template <class Cfg>
 int config_blocks_per_sm(const Context& ctx) {
-  return std::max(blocks_per_sm(ctx, jit_kernel(ctx, occupancy_kernel<Cfg>()), warptile_geometry<Cfg>(GemmProblem{})), 1);
+  return std::max(blocks_per_sm<kOccupancyKernel<Cfg>>(ctx, warptile_geometry<Cfg>(GemmProblem{})), 1);
 }
 
 template <class Cfg>
 int config_blocks_per_sm(const LaunchQueries& q) {
-  return std::max(
-      q.blocks_per_sm(plan_of(jit_kernel(q, occupancy_kernel<Cfg>()), warptile_geometry<Cfg>(GemmProblem{}), "", "")), 1);
+  return std::max(q.blocks_per_sm(plan_of<kOccupancyKernel<Cfg>>(warptile_geometry<Cfg>(GemmProblem{}), "", "")), 1);
 }
 
 // Calls f(Cfg{}) with the configuration of `config`.
@@ -168,17 +156,6 @@ int tuned_config_blocks_per_sm(TunedConfig config, const LaunchQueries& q) {
 
 int tuned_config_blocks_per_sm(TunedConfig config, const Context& ctx) {
   return with_tuned_config(config, [&](auto cfg) { return config_blocks_per_sm<decltype(cfg)>(ctx); });
-}
-
-// Every kernel rungs 12-14 can launch, for `gemmkit cache warm` and the test that compiles them all.
-std::vector<const JitKernel*> warptile_jit_kernels() {
-  std::vector<const JitKernel*> out;
-  add_jit_kernels(out, warptile<StagedConfig, true>(), {DType::f32});
-  add_jit_kernels(out, warptile<Tile128x128, false>(), {DType::f32});
-  add_jit_kernels(out, warptile<Tile128x256, false>(), {DType::f32});
-  add_jit_kernels(out, warptile<Tile64x128, false>(), {DType::f32});
-  add_jit_kernels(out, warptile<Tile64x64, false>(), {DType::f32});
-  return out;
 }
 
 void register_warptile_kernels(Registry<GemmProblem>& registry) {
