@@ -119,7 +119,9 @@ AnyMatrix convert_input(const AnyMatrix& m, DType dtype, const std::string& path
 
 void write_json(const std::string& path, const nlohmann::json& value) {
   AtomicFile file(path);
-  file.write(value.dump(2) + "\n");
+  // JSON text is UTF-8: a string that is not (a path of arbitrary bytes) gets U+FFFD for each
+  // bad byte rather than failing the run.
+  file.write(value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   file.commit();
 }
 

@@ -208,7 +208,7 @@ void plot(const Plotter& plotter, const std::string& png_path, const nlohmann::j
   char json_path[] = "/tmp/gemmkit-bench-XXXXXX";
   const int fd = mkstemp(json_path);
   if (fd < 0) fail(ErrorCategory::input, "cannot create a temporary file for the plot");
-  const std::string text = results.dump();
+  const std::string text = results.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const bool written = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
   ::close(fd);
   // The script draws into a scratch file, which then goes through AtomicFile like every

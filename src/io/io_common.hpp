@@ -18,6 +18,10 @@ namespace gemmkit::io {
 
 // quoted() and quoted_path() are declared in gemmkit/io.hpp.
 
+// Whether text is well-formed UTF-8 (what JSON output can carry): no stray continuation
+// byte, truncated or overlong sequence, surrogate, or code point past U+10FFFF.
+bool valid_utf8(std::string_view text);
+
 // The format a path's extension names (case-insensitive), nullopt for none or an unknown one.
 std::optional<FileFormat> format_of_extension(const std::string& path);
 

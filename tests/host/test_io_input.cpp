@@ -486,5 +486,19 @@ TEST_F(InputCli, MultiplyIntegersStayExactOrAreRefusedByName) {
       EXPECT_EQ(std::get<Matrix<float>>(csv)(i, j), std::get<Matrix<float>>(npy)(i, j));
 }
 
+// What JSON output can carry: well-formed UTF-8 only (labels and vertex names are checked
+// with it; a bad one is a usage or input error, not an internal one when --json writes it).
+TEST(Utf8, WellFormedTextOnly) {
+  EXPECT_TRUE(io::valid_utf8(""));
+  EXPECT_TRUE(io::valid_utf8("plain ascii"));
+  EXPECT_TRUE(io::valid_utf8("\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));  // été € 😀
+  EXPECT_FALSE(io::valid_utf8("\xba"));              // a continuation byte alone
+  EXPECT_FALSE(io::valid_utf8("x\xc3"));             // truncated
+  EXPECT_FALSE(io::valid_utf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(io::valid_utf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(io::valid_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(io::valid_utf8("\xff"));
+}
+
 }  // namespace
 }  // namespace gemmkit::test

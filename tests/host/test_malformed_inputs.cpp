@@ -260,6 +260,8 @@ TEST_F(MalformedInputs, MalformedOptionsExitTwoNamingTheProblemAndWriteNothing) 
       {"walks method", {{"G.txt", "0 1\n"}}, {"walks", "G.txt", "--length", "1", "--method", "magic"}, 2, "magic"},
       {"walks format", {{"G.txt", "0 1\n"}}, {"walks", "G.txt", "--length", "1", "--format", "xml"}, 2, "xml"},
       {"walks labels count", {{"G.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n"}}, {"walks", "G.mtx", "--length", "1", "--labels", "a,b,c"}, 2, "labels"},
+      {"walks label not UTF-8", {{"G.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n"}}, {"walks", "G.mtx", "--length", "1", "--labels", "a,\xbaz", "--json", "w.json"}, 2, "UTF-8"},
+      {"walks vertex name not UTF-8", {{"G.txt", "a \xc3\n"}}, {"walks", "G.txt", "--length", "1", "--json", "w.json"}, 2, "UTF-8"},
       {"walks undirected matrix", {{"G.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n"}}, {"walks", "G.mtx", "--length", "1", "--undirected"}, 2, "--undirected"},
       {"walks output extension", {{"G.txt", "0 1\n"}}, {"walks", "G.txt", "--length", "1", "-o", "w.bin"}, 2, ".bin"},
       {"spmv kernel", {{"A.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n"}}, {"spmv", "A.mtx", "x.csv", "--kernel", "nope"}, 2, "nope"},

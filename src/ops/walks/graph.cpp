@@ -122,8 +122,10 @@ void check_labels(const std::vector<std::string>& labels, std::int64_t n, const 
     fail(ErrorCategory::usage, std::to_string(labels.size()) + " labels given but " + what +
                                    " has " + std::to_string(n) + " vertices");
   std::unordered_map<std::string_view, int> seen;
-  for (const auto& l : labels)
+  for (const auto& l : labels) {
+    if (!io::valid_utf8(l)) fail(ErrorCategory::usage, "label " + io::quoted(l) + " is not UTF-8 text");
     if (++seen[l] == 2) fail(ErrorCategory::usage, "label " + io::quoted(l) + " is given twice");
+  }
 }
 
 bool is_separator(char c) { return c == ' ' || c == '\t' || c == ',' || c == '\r' || c == '\f' || c == '\v'; }
@@ -172,6 +174,7 @@ Graph read_edge_list(const std::string& path, const GraphReadOptions& options) {
     auto [it, inserted] = ids.try_emplace(std::string(token), static_cast<std::int32_t>(labels.size()));
     if (inserted) {
       if (static_cast<std::int64_t>(labels.size()) >= kMaxVertices) error("more than 2^31 - 1 vertices");
+      if (!io::valid_utf8(token)) error("the vertex name " + io::quoted(token) + " is not UTF-8 text");
       labels.emplace_back(token);
     }
     return it->second;
