@@ -29,28 +29,18 @@ namespace {
 
 using kernels::TensorArgs;
 
-template <class T>
-const char* element_name() {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
-  else if constexpr (std::is_same_v<T, __half>) return "f16";
-  else return "tf32";
-}
-
 std::string majors_text(bool mn_a, bool mn_b) {
   const auto major = [](bool mn) { return mn ? "MN-major" : "K-major"; };
   return std::string(", A ") + major(mn_a) + ", B " + major(mn_b);
 }
 
-const char* bool_text(bool b) { return b ? "true" : "false"; }
-
 // Rung 18's kernel for element type T and the operands' majors.
 template <class T, bool MnA, bool MnB>
 const JitKernel& rung18_kernel() {
   static const JitKernel kernel({"ops/gemm/cuda/hopper/18_wgmma_tma.cuh",
-                                 "gemmkit::cuda::kernels::wgmma_tma_kernel<" + type_name<T>() + ", " + bool_text(MnA) +
-                                     ", " + bool_text(MnB) + ">",
-                                 std::string("wgmma_tma 128x256 ") + element_name<T>() + majors_text(MnA, MnB),
-                                 element_name<T>(), 90});
+                                 instantiation<T, Value<MnA>, Value<MnB>>("gemmkit::cuda::kernels::wgmma_tma_kernel"),
+                                 std::string("wgmma_tma 128x256 ") + tensor_dtype_name<T>() + majors_text(MnA, MnB),
+                                 tensor_dtype_name<T>(), 90});
   return kernel;
 }
 
@@ -60,10 +50,10 @@ const JitKernel& rung19_kernel() {
   using T = typename Cfg::Element;
   static const JitKernel kernel(
       {"ops/gemm/cuda/hopper/19_wgmma_ws.cuh",
-       "gemmkit::cuda::kernels::wgmma_ws_kernel<" + type_name<Cfg>() + ", " + bool_text(MnA) + ", " + bool_text(MnB) + ">",
+       instantiation<Cfg, Value<MnA>, Value<MnB>>("gemmkit::cuda::kernels::wgmma_ws_kernel"),
        "wgmma_ws " + std::to_string(Cfg::BM) + "x" + std::to_string(Cfg::BN) + (Cfg::kSplitK ? " split-K " : " ") +
-           element_name<T>() + majors_text(MnA, MnB),
-       element_name<T>(), 90});
+           tensor_dtype_name<T>() + majors_text(MnA, MnB),
+       tensor_dtype_name<T>(), 90});
   return kernel;
 }
 

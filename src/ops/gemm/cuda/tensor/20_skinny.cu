@@ -11,6 +11,7 @@
 
 #include "ops/gemm/cuda/tensor/20_skinny.cuh"
 #include "ops/gemm/cuda/ladder.hpp"
+#include "ops/gemm/cuda/tensor/tensor_args.hpp"
 #include "launch/explain_launch.hpp"
 #include "launch/launch.hpp"
 #include "runtime/cuda/workspace_parts.hpp"
@@ -188,14 +189,10 @@ Geometry skinny_geometry(const SkinnyPlan& plan) {
           plan.in_cluster ? dim3(1, unsigned(plan.splits)) : dim3(1, 1, 1)};
 }
 
-const char* bool_text(bool b) { return b ? "true" : "false"; }
-
 template <class T, bool Simt>
 const char* element_name() {
   if constexpr (Simt) return "f32";
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
-  else if constexpr (std::is_same_v<T, __half>) return "f16";
-  else return "tf32";
+  else return tensor_dtype_name<T>();
 }
 
 // Rung 20's kernel for element type T (float: tf32, or f32 when Simt), the stored
@@ -204,8 +201,8 @@ template <class T, bool Simt, bool XK, bool WK, int SN, bool VX, bool VW>
 const JitKernel& skinny_kernel_for() {
   static const JitKernel kernel(
       {"ops/gemm/cuda/tensor/20_skinny.cuh",
-       "gemmkit::cuda::kernels::skinny_kernel<" + type_name<T>() + ", " + bool_text(Simt) + ", " + bool_text(XK) + ", " +
-           bool_text(WK) + ", " + std::to_string(SN) + ", " + bool_text(VX) + ", " + bool_text(VW) + ">",
+       instantiation<T, Value<Simt>, Value<XK>, Value<WK>, Value<SN>, Value<VX>, Value<VW>>(
+           "gemmkit::cuda::kernels::skinny_kernel"),
        std::string("skinny ") + std::to_string(8 * SN) + " columns " + element_name<T, Simt>() + ", X " +
            (XK ? "K-major" : "R-major") + ", W " + (WK ? "K-major" : "S-major") +
            (VX ? VW ? ", 16-byte copies" : ", 16-byte copies of X" : ", element copies"),

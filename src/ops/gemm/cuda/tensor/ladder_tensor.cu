@@ -20,13 +20,6 @@ namespace {
 using kernels::TensorArgs;
 using kernels::TensorArgsParameters;
 
-// The dtype a kernel of element type T multiplies (float: tf32 on the tensor cores).
-template <class T>
-const char* tensor_dtype() {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
-  else if constexpr (std::is_same_v<T, __half>) return "f16";
-  else return "tf32";
-}
 constexpr int kTensorArch = 80;  // bf16 and tf32 fragments, ldmatrix and cp.async
 
 // Rungs 16 and 17: one block per (BM, BN) tile of C along x, tiles in row order.
@@ -56,7 +49,7 @@ const auto wmma = [](const GemmProblem& p, const auto& emit) {
     with_transposes(p, [&](auto ta, auto tb) {
       emit.template jit<TensorArgsParameters<T>>(
           jit_instance<"ops/gemm/cuda/tensor/16_wmma.cuh", "gemmkit::cuda::kernels::wmma_kernel", T, decltype(ta),
-                       decltype(tb)>(tensor_dtype<T>(), kTensorArch),
+                       decltype(tb)>(tensor_dtype_name<T>(), kTensorArch),
           tile_row_geometry<Cfg>(p), [&] {
         return Described{"the product",
                          warp_tile_text<Cfg>("WMMA fragments of 16x16 hold the sums in a layout the API leaves unspecified, "
@@ -76,7 +69,7 @@ const auto mma_sync = [](const GemmProblem& p, const auto& emit) {
     with_bools([&](auto ta, auto tb, auto va, auto vb) {
       emit.template jit<TensorArgsParameters<T>>(
           jit_instance<"ops/gemm/cuda/tensor/17_mma_sync.cuh", "gemmkit::cuda::kernels::mma_sync_kernel", T,
-                       decltype(ta), decltype(tb), decltype(va), decltype(vb)>(tensor_dtype<T>(), kTensorArch),
+                       decltype(ta), decltype(tb), decltype(va), decltype(vb)>(tensor_dtype_name<T>(), kTensorArch),
           tile_row_geometry<Cfg>(p), [&] {
         return Described{"the product",
                          warp_tile_text<Cfg>("the piece is 4 x 4 mma.sync tiles of 16x8, and lane l holds rows l / 4 and "

@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/gemm/cuda/common/tensor_common.cuh"
 #include "launch/launch.hpp"
@@ -16,6 +17,14 @@
 #include "gemmkit/registry.hpp"
 
 namespace gemmkit::cuda {
+
+// The dtype a tensor-core kernel of element type T multiplies (float: tf32).
+template <class T>
+const char* tensor_dtype_name() {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return "bf16";
+  else if constexpr (std::is_same_v<T, __half>) return "f16";
+  else return "tf32";
+}
 
 // Bytes per element of C: the input type, or float for f32 output (tf32 problems are
 // float throughout).
