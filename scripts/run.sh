@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 cmake --preset release >/dev/null
-cmake --build --preset release
+# The command line alone (the library and gemmkit): scripts/test.sh builds the rest.
+cmake --build --preset release --target gemmkit_cli
 echo
 build/release/bin/gemmkit device || echo "(so the benchmark runs on the CPU, beside OpenBLAS)"
 echo

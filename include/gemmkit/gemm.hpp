@@ -116,6 +116,9 @@ struct KernelTraits<GemmProblem> {
   // Runs a strided batch (GemmProblem::batch) itself, in one launch; otherwise the library
   // runs the batch's products one after another (run_batch, registry.hpp).
   bool batched = false;
+  // Compiles its kernel for each problem shape on first use (cuda_wgmma_fixed), seconds a
+  // shape: the GPU suites that sweep every entry over many shapes leave it to its own test.
+  bool compiles_per_shape = false;
   // Integer results are exact or an OverflowError naming the entry, never wrapped, so the host
   // API needs no integer rule of its own around it (gemm() below).
   bool exact_integers = false;

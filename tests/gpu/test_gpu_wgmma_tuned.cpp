@@ -1,4 +1,4 @@
-// GPU tests of rung 21 (cuda_wgmma_tuned and its cuda_wgmma_<tile> entries) beyond the
+// GPU tests of rung 21 (cuda_wgmma_tuned, cuda_wgmma_fixed and the cuda_wgmma_<tile> entries) beyond the
 // registry-driven ones (edge shapes, layouts, alpha/beta, NaN C, batches), which are too
 // short in K for the rule to split: long K, where every configuration splits, checked
 // exactly and run after run, in every transpose, with beta and with C in each output type.
@@ -193,6 +193,30 @@ TEST(GpuWgmmaTuned, EveryTileIsAnEntry) {
     EXPECT_TRUE(e->batched) << name;
   }
   EXPECT_NE(gemm_registry().find("cuda_wgmma_tuned"), nullptr);
+  const KernelEntry* fixed = gemm_registry().find("cuda_wgmma_fixed");
+  ASSERT_NE(fixed, nullptr);
+  EXPECT_TRUE(fixed->compiles_per_shape);
+  EXPECT_EQ(fixed->auto_priority, 0);
+}
+
+// cuda_wgmma_fixed runs cuda_wgmma_tuned's plan with M, N and K compiled in: the same tiles,
+// slices and order of additions, so the same bits, on values where the order shows. Shapes:
+// ragged in every dimension without a split, a long K that splits (with a batch), and a
+// square of whole tiles.
+TEST(GpuWgmmaFixed, SameBitsAsTheGenericKernel) {
+  SKIP_WITHOUT_DEVICE();
+  const KernelEntry& fixed = gemm_registry().get("cuda_wgmma_fixed");
+  if (!can_run(fixed)) GTEST_SKIP() << "cuda_wgmma_fixed needs sm_90a";
+  const LongK shapes[] = {{1000, 777, 1531, 1}, {64, 72, 20000, 3}, {1024, 1024, 1024, 1}};
+  for (DType dtype : {DType::bf16, DType::f16, DType::tf32})
+    for (const LongK& s : shapes) {
+      Problem prob(dtype, s, false, 41 + s.k);
+      const std::vector<float> generic = prob.run("cuda_wgmma_tuned");
+      const std::vector<float> c = prob.run("cuda_wgmma_fixed");
+      EXPECT_EQ(0, std::memcmp(generic.data(), c.data(), c.size() * sizeof(float)))
+          << dtype_name(dtype) << " " << s.m << "x" << s.n << "x" << s.k << " batch " << s.batch;
+      for (float v : c) ASSERT_TRUE(std::isfinite(v) && v != -7.0f) << dtype_name(dtype) << " " << s.m << "x" << s.n;
+    }
 }
 
 using gpu_test::load_element;

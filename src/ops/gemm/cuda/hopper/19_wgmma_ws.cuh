@@ -126,28 +126,40 @@ struct WorkUnit {
 // stream_k_schedule.hpp, the clusters its blocks); or, split-K, units u = cluster,
 // cluster + clusters, ... of (tile u / splits, slice u % splits), slice s holding K-blocks
 // [s * k_tiles / splits, (s + 1) * k_tiles / splits) (never empty: splits <= k_tiles).
-// Producer and consumers walk the same list. WithStreamK = false: whole tiles only (sk_tiles is
+// A split-K instantiation runs split-K units only (splits = 1 is one slice per tile), so it
+// carries no stream-K code: the launcher runs the twin without split-K when a plan does
+// not split (NoSplitK). Producer and consumers walk the same list. WithStreamK = false: whole tiles only (sk_tiles is
 // 0), and no code for the rest.
 template <bool SplitK = false, bool WithStreamK = true, class F>
 __device__ __forceinline__ void for_each_unit(int cluster, int clusters, int k_tiles,
                                               const StreamK& sk, F&& f) {
   if constexpr (SplitK) {
-    if (sk.splits > 1) {
-      const long long units = (long long)sk.dp_tiles * sk.splits;
-      for (long long u = cluster; u < units; u += clusters) {
-        const int slice = int(u % sk.splits);
-        f(WorkUnit{int(u / sk.splits), int((long long)slice * k_tiles / sk.splits),
-                   int((long long)(slice + 1) * k_tiles / sk.splits), false, slice});
-      }
-      return;
+    const long long units = (long long)sk.dp_tiles * sk.splits;
+    for (long long u = cluster; u < units; u += clusters) {
+      const int slice = int(u % sk.splits);
+      f(WorkUnit{int(u / sk.splits), int((long long)slice * k_tiles / sk.splits),
+                 int((long long)(slice + 1) * k_tiles / sk.splits), false, slice});
     }
+    return;
   }
-  for (int t = cluster, round = 0; t < sk.dp_tiles; t += clusters, ++round)
-    f(WorkUnit{t, 0, k_tiles, (round & 1) == 1});
-  if (!WithStreamK || sk.sk_tiles == 0) return;
-  stream_k_split(sk.dp_tiles, sk.sk_tiles, k_tiles, clusters).for_each_segment(cluster, [&](const StreamKSegment part) {
-    f(WorkUnit{part.tile, part.kt_begin, part.kt_end});
-  });
+  // f is called from one place, so the consumer's body (K loop and epilogue) is compiled
+  // once, not once for whole tiles and again for stream-K's parts.
+  const int rounds = cluster < sk.dp_tiles ? (sk.dp_tiles - cluster + clusters - 1) / clusters : 0;
+  StreamKSchedule split{};
+  int first_sk = 0, last_sk = -1;  // the stream-K tiles this cluster has parts of
+  if (WithStreamK && sk.sk_tiles > 0) {
+    split = stream_k_split(sk.dp_tiles, sk.sk_tiles, k_tiles, clusters);
+    if (split.sk_begin(cluster) < split.sk_begin(cluster + 1))
+      first_sk = split.first_sk_tile(cluster), last_sk = split.last_sk_tile(cluster);
+  }
+  const int units = rounds + (last_sk - first_sk + 1);
+  for (int i = 0; i < units; ++i) {
+    // Round i's whole tile (every other round walks K backwards), then the parts of the
+    // stream-K tiles from the last back to the first.
+    const StreamKSegment part = i < rounds ? StreamKSegment{cluster + i * clusters, 0, k_tiles}
+                                           : split.segment(cluster, last_sk - (i - rounds));
+    f(WorkUnit{part.tile, part.kt_begin, part.kt_end, i < rounds && (i & 1) == 1});
+  }
 }
 
 // The id-th cluster tile of the batch: its matrix, then (row of cluster tiles, column
@@ -315,23 +327,41 @@ __device__ __forceinline__ bool stream_k_finish(Acc (&acc)[N], const WorkUnit& u
   return true;
 }
 
-// map_c is used only when g.c_tma.
 // The kernel's parameters, as the launcher passes them (it is compiled on first use, so the
 // host never sees its instantiation; the kernel checks that they agree).
 template <class Cfg>
 using WgmmaWsParameters = void(CUtensorMap, CUtensorMap, CUtensorMap, TensorArgs<typename Cfg::Element>, StreamK,
                                WsBatch);
 
-template <class Cfg, bool MnMajorA, bool MnMajorB>
+// The problem's M, N and K as compile-time constants (cuda_wgmma_fixed), so that the tile
+// counts, the K loop's trip count and the stream-K or split-K arithmetic fold; 0 reads
+// them from the arguments (every other launch). The launcher passes the same values.
+template <int M, int N, int K>
+struct FixedShape {
+  static constexpr int kM = M, kN = N, kK = K;
+};
+using AnyShape = FixedShape<0, 0, 0>;
+
+template <class Shape, class T>
+__device__ __forceinline__ TensorArgs<T> with_shape(TensorArgs<T> g) {
+  if constexpr (Shape::kM > 0) g.m = Shape::kM;
+  if constexpr (Shape::kN > 0) g.n = Shape::kN;
+  if constexpr (Shape::kK > 0) g.k = Shape::kK;
+  return g;
+}
+
+// map_c is used only when g.c_tma.
+template <class Cfg, bool MnMajorA, bool MnMajorB, class Shape = AnyShape>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c,
-                    const TensorArgs<typename Cfg::Element> g, const StreamK sk,
+                    const TensorArgs<typename Cfg::Element> args, const StreamK sk,
                     const WsBatch batch) {
-  static_assert(std::is_same_v<decltype(wgmma_ws_kernel<Cfg, MnMajorA, MnMajorB>), WgmmaWsParameters<Cfg>>);
+  static_assert(std::is_same_v<decltype(wgmma_ws_kernel<Cfg, MnMajorA, MnMajorB, Shape>), WgmmaWsParameters<Cfg>>);
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using T = typename Cfg::Element;
+  const TensorArgs<T> g = with_shape<Shape>(args);
   constexpr int ClusterM = Cfg::kClusterM;
   using namespace hopper;
 
@@ -381,7 +411,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     constexpr int kAcc = Cfg::BN / 2;                // accumulators per thread
     [[maybe_unused]] constexpr int kSlotFloat4s = 128 * (kAcc / 4);  // one consumer's 64 x BN floats
     [[maybe_unused]] const int lane128 = threadIdx.x % 128;
-    const bool split = Cfg::kSplitK && sk.splits > 1;
 
     int it = 0;
     for_each_unit<Cfg::kSplitK>(cluster_id, clusters, k_tiles, sk, [&](const WorkUnit u) {
@@ -395,59 +424,58 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       ws_consume<Cfg, MnMajorA, MnMajorB>(acc, u, it, smem, full, empty, c, signals);
 
       if constexpr (Cfg::kSplitK) {
-        if (split) {
-          // Split-K (rung 21): every slice leaves its partial sums and counts itself done;
-          // the slice that counts last adds all of them in slice order (its own read back
-          // from where it left them), so the bits do not depend on which slice came last,
-          // and nobody waits for anybody. Many slices go in two levels the same way
-          // (wgmma_split_group_size): the last slice of each group adds the group's slices
-          // into the group's first slot and counts the group done; the last group adds the
-          // groups' sums in group order.
-          const std::size_t wg_tile = (std::size_t(u.tile) * ClusterM + rank) * Cfg::kConsumers + c;
-          float4* slices = reinterpret_cast<float4*>(sk.partials) + wg_tile * sk.splits * kSlotFloat4s;
-          const int group_size = wgmma_split_group_size(sk.splits);
-          const int groups = (sk.splits + group_size - 1) / group_size;
-          unsigned* counters = sk.flags + wg_tile * wgmma_split_counters(sk.splits);
-          const int group = u.slice / group_size;
-          // The slots this level adds: `count` of them from `first`, `stride` apart.
-          int first = group * group_size, count = min(sk.splits - first, group_size), stride = 1;
-          int slot_out = u.slice;  // where this warpgroup's sums go next
-          unsigned* counter = groups > 1 ? counters + 1 + group : counters;
-          for (int level = 0;; ++level) {
-            float4* out = slices + std::size_t(slot_out) * kSlotFloat4s;
+        // Split-K (rung 21): every slice leaves its partial sums and counts itself done;
+        // the slice that counts last adds all of them in slice order (its own read back
+        // from where it left them), so the bits do not depend on which slice came last,
+        // and nobody waits for anybody. Many slices go in two levels the same way
+        // (wgmma_split_group_size): the last slice of each group adds the group's slices
+        // into the group's first slot and counts the group done; the last group adds the
+        // groups' sums in group order.
+        const std::size_t wg_tile = (std::size_t(u.tile) * ClusterM + rank) * Cfg::kConsumers + c;
+        float4* slices = reinterpret_cast<float4*>(sk.partials) + wg_tile * sk.splits * kSlotFloat4s;
+        const int group_size = wgmma_split_group_size(sk.splits);
+        const int groups = (sk.splits + group_size - 1) / group_size;
+        unsigned* counters = sk.flags + wg_tile * wgmma_split_counters(sk.splits);
+        const int group = u.slice / group_size;
+        // The slots this level adds: `count` of them from `first`, `stride` apart.
+        int first = group * group_size, count = min(sk.splits - first, group_size), stride = 1;
+        int slot_out = u.slice;  // where this warpgroup's sums go next
+        unsigned* counter = groups > 1 ? counters + 1 + group : counters;
+        for (int level = 0;; ++level) {
+          float4* out = slices + std::size_t(slot_out) * kSlotFloat4s;
 #pragma unroll
-            for (int r4 = 0; r4 < kAcc / 4; ++r4)
-              __stcg(out + r4 * 128 + lane128,
-                     make_float4(acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]));
-            __threadfence();  // the sums are visible GPU-wide before they are counted
-            named_barrier(1 + c, 128);
-            bool last = false;
-            if (signals) last = atomicAdd(counter, 1u) == unsigned(count - 1);
-            if (!named_barrier_or(1 + c, 128, last)) return;
-            __threadfence();  // everything counted is visible
-            const float4* in = slices + std::size_t(first) * kSlotFloat4s;
+          for (int r4 = 0; r4 < kAcc / 4; ++r4)
+            __stcg(out + r4 * 128 + lane128,
+                   make_float4(acc[4 * r4], acc[4 * r4 + 1], acc[4 * r4 + 2], acc[4 * r4 + 3]));
+          __threadfence();  // the sums are visible GPU-wide before they are counted
+          named_barrier(1 + c, 128);
+          bool last = false;
+          if (signals) last = atomicAdd(counter, 1u) == unsigned(count - 1);
+          if (!named_barrier_or(1 + c, 128, last)) return;
+          __threadfence();  // everything counted is visible
+          const float4* in = slices + std::size_t(first) * kSlotFloat4s;
+#pragma unroll
+          for (int r4 = 0; r4 < kAcc / 4; ++r4) {
+            const float4 v = __ldcg(in + r4 * 128 + lane128);
+            acc[4 * r4] = v.x, acc[4 * r4 + 1] = v.y, acc[4 * r4 + 2] = v.z, acc[4 * r4 + 3] = v.w;
+          }
+          for (int i = 1; i < count; ++i) {
+            in = slices + std::size_t(first + i * stride) * kSlotFloat4s;
 #pragma unroll
             for (int r4 = 0; r4 < kAcc / 4; ++r4) {
               const float4 v = __ldcg(in + r4 * 128 + lane128);
-              acc[4 * r4] = v.x, acc[4 * r4 + 1] = v.y, acc[4 * r4 + 2] = v.z, acc[4 * r4 + 3] = v.w;
+              acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
             }
-            for (int i = 1; i < count; ++i) {
-              in = slices + std::size_t(first + i * stride) * kSlotFloat4s;
-#pragma unroll
-              for (int r4 = 0; r4 < kAcc / 4; ++r4) {
-                const float4 v = __ldcg(in + r4 * 128 + lane128);
-                acc[4 * r4] += v.x, acc[4 * r4 + 1] += v.y, acc[4 * r4 + 2] += v.z, acc[4 * r4 + 3] += v.w;
-              }
-            }
-            if (level == 1 || groups == 1) break;
-            // The group's sum replaces its first slice (read above, and by nobody else).
-            slot_out = first;
-            first = 0, count = groups, stride = group_size;
-            counter = counters;
           }
+          if (level == 1 || groups == 1) break;
+          // The group's sum replaces its first slice (read above, and by nobody else).
+          slot_out = first;
+          first = 0, count = groups, stride = group_size;
+          counter = counters;
         }
+      } else {
+        if (!stream_k_finish<Cfg>(acc, u, sk, k_tiles, cluster_id, clusters, rank, c, signals)) return;
       }
-      if (!split && !stream_k_finish<Cfg>(acc, u, sk, k_tiles, cluster_id, clusters, rank, c, signals)) return;
 
       if (g.c_tma) {
         unsigned char* buffer = epilogue + c * Cfg::kEpilogueBytes;

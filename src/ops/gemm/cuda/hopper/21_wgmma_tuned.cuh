@@ -34,7 +34,8 @@
 namespace gemmkit::cuda::kernels {
 
 // A tuned configuration: TileN columns, Consumers warpgroups of 64 rows, clusters of two
-// along M, 16 KiB of epilogue buffer per consumer, split-K compiled in. Stages: as many as
+// along M, 16 KiB of epilogue buffer per consumer, split-K compiled in (and nothing else:
+// NoSplitK below is the same tile for the plans that do not split). Stages: as many as
 // the shared memory holds (stage bytes (64 * Consumers + TileN) * 128).
 template <class T, int TileN, int Consumers, int Stages>
 using WgmmaTunedConfig = WgmmaWsConfig<T, 2, Stages, 16 * 1024, 8, TileN, Consumers, true>;
@@ -43,5 +44,16 @@ template <class T> using Wgmma128x256 = WgmmaTunedConfig<T, 256, 2, 4>;  // 48 K
 template <class T> using Wgmma128x128 = WgmmaTunedConfig<T, 128, 2, 6>;  // 32 KiB stages
 template <class T> using Wgmma64x256 = WgmmaTunedConfig<T, 256, 1, 5>;   // 40 KiB stages
 template <class T> using Wgmma64x128 = WgmmaTunedConfig<T, 128, 1, 8>;   // 24 KiB stages
+
+// A configuration without split-K: what a plan that does not split K runs (rung 19's
+// kernel in the tile, with stream-K for a ragged last round).
+template <class Cfg>
+struct NoSplitKOf;
+template <class T, int ClusterM, int Stages, int EpilogueBytes, int GroupRows, int TileN, int Consumers, bool SplitK>
+struct NoSplitKOf<WgmmaWsConfig<T, ClusterM, Stages, EpilogueBytes, GroupRows, TileN, Consumers, SplitK>> {
+  using type = WgmmaWsConfig<T, ClusterM, Stages, EpilogueBytes, GroupRows, TileN, Consumers, false>;
+};
+template <class Cfg>
+using NoSplitK = typename NoSplitKOf<Cfg>::type;
 
 }  // namespace gemmkit::cuda::kernels

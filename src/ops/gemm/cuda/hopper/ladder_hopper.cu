@@ -6,6 +6,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <array>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +59,33 @@ const JitKernel& rung19_kernel() {
            tensor_dtype_name<T>() + majors_text(MnA, MnB),
        tensor_dtype_name<T>(), 90});
   return kernel;
+}
+
+// The same with the problem's M, N and K compiled in (cuda_wgmma_fixed, FixedShape): one
+// instantiation per shape, kept for the process, since a context finds the kernels it
+// loaded by their JitKernel's address.
+template <class Cfg, bool MnA, bool MnB>
+const JitKernel& rung19_fixed_kernel(const GemmProblem& p) {
+  static std::mutex mutex;
+  static std::map<std::array<std::int64_t, 3>, std::unique_ptr<JitKernel>> kernels;
+  const std::lock_guard lock(mutex);
+  std::unique_ptr<JitKernel>& kernel = kernels[{p.m, p.n, p.k}];
+  if (!kernel) {
+    const jit::KernelSpec& generic = rung19_kernel<Cfg, MnA, MnB>().spec;
+    const std::string m = std::to_string(p.m), n = std::to_string(p.n), k = std::to_string(p.k);
+    std::string expression = generic.expression;  // "...wgmma_ws_kernel<Cfg, MnA, MnB>"
+    expression.insert(expression.size() - 1, ", gemmkit::cuda::kernels::FixedShape<" + m + ", " + n + ", " + k + ">");
+    kernel = std::make_unique<JitKernel>(jit::KernelSpec{generic.header, expression,
+                                                         generic.label + ", shape " + m + "x" + n + "x" + k,
+                                                         generic.dtype, generic.min_compute_capability});
+  }
+  return *kernel;
+}
+
+// The kernel a launch of Cfg runs: the generic one, or the problem's own (fixed_shape).
+template <class Cfg, bool MnA, bool MnB>
+const JitKernel& ws_kernel(const GemmProblem& p, bool fixed_shape) {
+  return fixed_shape ? rung19_fixed_kernel<Cfg, MnA, MnB>(p) : rung19_kernel<Cfg, MnA, MnB>();
 }
 
 template <class T>
@@ -246,11 +277,12 @@ std::string ws_text(const WsPlan& plan) {
 // The launches of run_wgmma_ws_config for the problem (after any tf32 copies), with the
 // residency the device reports through `q`.
 template <class Cfg>
-std::vector<LaunchPlan> wgmma_ws_plans(const GemmProblem& p, const LaunchQueries& q, int splits = 1) {
+std::vector<LaunchPlan> wgmma_ws_plans(const GemmProblem& p, const LaunchQueries& q, int splits = 1,
+                                      bool fixed_shape = false) {
   using T = typename Cfg::Element;
   std::vector<LaunchPlan> out;
   with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
-    const KernelRef kernel = jit_kernel(q, rung19_kernel<Cfg, decltype(mn_a)::value, decltype(mn_b)::value>());
+    const KernelRef kernel = jit_kernel(q, ws_kernel<Cfg, decltype(mn_a)::value, decltype(mn_b)::value>(p, fixed_shape));
     const int resident = q.active_clusters(plan_of(kernel, ws_geometry<Cfg>(0), "", ""));
     const WsPlan plan = plan_wgmma_ws<Cfg>(p, resident, splits);
     out.push_back(plan_of(kernel, ws_geometry<Cfg>(plan.clusters), "the product", ws_text<Cfg>(plan)));
@@ -259,16 +291,16 @@ std::vector<LaunchPlan> wgmma_ws_plans(const GemmProblem& p, const LaunchQueries
 }
 
 // `scratch`: the workspace after the tf32 copies. splits > 1: split-K (rung 21's
-// configurations only).
+// configurations only). fixed_shape: the kernel compiled for the problem's M, N and K.
 template <class Cfg>
 void run_wgmma_ws_config(const GemmProblem& p, const KernelLaunch& l, Workspace scratch,
-                         int splits = 1) {
+                         int splits = 1, bool fixed_shape = false) {
   using T = typename Cfg::Element;
   const TensorArgs<T> g = tensor_args<T>(p);
   const kernels::WsBatch batch{int(p.batch), p.stride_a == 0, p.stride_b == 0, p.stride_c};
   with_operand_majors<T>(p, [&](auto mn_a, auto mn_b) {
     constexpr bool MnA = decltype(mn_a)::value, MnB = decltype(mn_b)::value;
-    const KernelRef kernel = jit_kernel(l.context, rung19_kernel<Cfg, MnA, MnB>());
+    const KernelRef kernel = jit_kernel(l.context, ws_kernel<Cfg, MnA, MnB>(p, fixed_shape));
     const CUtensorMap map_a =
         batched_operand_map<T>(p.a, MnA, p.m, p.k, p.lda, p.batch, p.stride_a, Cfg::BM);
     // B is copied in parts of kBPartRows rows (halves of 128 at rung 19's 256 columns).
@@ -372,6 +404,15 @@ void with_tuned_config(WgmmaTile tile, F&& f) {
   fail(ErrorCategory::internal, "rung 21: an unknown tile configuration");
 }
 
+// Calls f(Cfg{}) when the problem is split into more than one K slice, else
+// f(NoSplitK<Cfg>{}): the same tile without split-K's code (rung 19's stream-K), so neither
+// kernel carries the other's epilogue.
+template <class Cfg, class F>
+void with_split_config(const GemmProblem& p, int splits, F&& f) {
+  if (std::min<std::int64_t>(splits, ceil_div(p.k, Cfg::BK)) > 1) f(Cfg{});
+  else f(kernels::NoSplitK<Cfg>{});
+}
+
 // The problem as the tune table sees it: the batch counts when it runs in one launch.
 template <class Cfg>
 WgmmaShape tune_shape(const GemmProblem& p) {
@@ -395,20 +436,23 @@ WgmmaTile tuned_tile(const GemmProblem& p, int sm_count) {
 }
 WgmmaTile tuned_tile(const GemmProblem& p, const Context& ctx) { return tuned_tile(p, ctx.device_info().sm_count); }
 
-void run_wgmma_tuned(const GemmProblem& p, const KernelLaunch& l, WgmmaTile tile, SplitMode mode) {
+void run_wgmma_tuned(const GemmProblem& p, const KernelLaunch& l, WgmmaTile tile, SplitMode mode,
+                     bool fixed_shape) {
   with_element<__nv_bfloat16, __half, float>(p.dtype, [&](auto element) {
     using T = decltype(element);
     with_tuned_config<T>(tile, [&](auto config) {
       using Cfg = decltype(config);
       if (!ws_one_launch<Cfg>(p)) {  // matrix by matrix, on the same stream and workspace
-        for (std::int64_t i = 0; i < p.batch; ++i) run_wgmma_tuned(batch_item(p, i), l, tile, mode);
+        for (std::int64_t i = 0; i < p.batch; ++i) run_wgmma_tuned(batch_item(p, i), l, tile, mode, fixed_shape);
         return;
       }
       const std::size_t copies = tf32_copy_bytes(p);
       const Workspace scratch{static_cast<unsigned char*>(l.workspace.data) + copies,
                               l.workspace.bytes > copies ? l.workspace.bytes - copies : 0};
       const int splits = tuned_splits<Cfg>(tile, p, l.context, mode);
-      run_wgmma_ws_config<Cfg>(with_k_major_tf32<T>(p, l), l, scratch, splits);
+      with_split_config<Cfg>(p, splits, [&](auto run) {
+        run_wgmma_ws_config<decltype(run)>(with_k_major_tf32<T>(p, l), l, scratch, splits, fixed_shape);
+      });
     });
   });
 }
@@ -416,7 +460,7 @@ void run_wgmma_tuned(const GemmProblem& p, const KernelLaunch& l, WgmmaTile tile
 // The launches run_wgmma_tuned makes: the tf32 copies, then rung 19's kernel in the tile's
 // configuration (the first matrix's, for a batch run matrix by matrix).
 std::vector<LaunchPlan> wgmma_tuned_plans(const GemmProblem& p, const LaunchQueries& q, WgmmaTile tile,
-                                          SplitMode mode) {
+                                          SplitMode mode, bool fixed_shape) {
   std::vector<LaunchPlan> out;
   with_element<__nv_bfloat16, __half, float>(p.dtype, [&](auto element) {
     using T = decltype(element);
@@ -425,7 +469,10 @@ std::vector<LaunchPlan> wgmma_tuned_plans(const GemmProblem& p, const LaunchQuer
       const GemmProblem one = ws_one_launch<Cfg>(p) ? p : batch_item(p, 0);
       out = tf32_copy_plans<T>(one);
       const int splits = tuned_splits<Cfg>(tile, one, q.sm_count, mode);
-      for (LaunchPlan& plan : wgmma_ws_plans<Cfg>(k_major_shape<T>(one), q, splits)) out.push_back(std::move(plan));
+      with_split_config<Cfg>(one, splits, [&](auto run) {
+        for (LaunchPlan& plan : wgmma_ws_plans<decltype(run)>(k_major_shape<T>(one), q, splits, fixed_shape))
+          out.push_back(std::move(plan));
+      });
     });
   });
   return out;
@@ -439,8 +486,10 @@ std::size_t wgmma_tuned_workspace_bytes(const GemmProblem& p, const Context& ctx
     using T = decltype(element);
     with_tuned_config<T>(tile, [&](auto config) {
       using Cfg = decltype(config);
-      bytes = tf32_copy_bytes(p) +
-              wgmma_ws_stream_k_bytes<Cfg>(p, ctx, tuned_splits<Cfg>(tile, p, ctx, mode));
+      const int splits = tuned_splits<Cfg>(tile, p, ctx, mode);
+      with_split_config<Cfg>(p, splits, [&](auto run) {
+        bytes = tf32_copy_bytes(p) + wgmma_ws_stream_k_bytes<decltype(run)>(p, ctx, splits);
+      });
     });
   });
   return bytes;
@@ -513,7 +562,13 @@ std::vector<const JitKernel*> hopper_jit_kernels() {
       out.push_back(&rung18_kernel<T, A, B>());
       out.push_back(&rung19_kernel<kernels::WgmmaWsConfig<T>, A, B>());
       for (const TunedWgmma& t : kTunedWgmma)
-        with_tuned_config<T>(t.tile, [&](auto config) { out.push_back(&rung19_kernel<decltype(config), A, B>()); });
+        with_tuned_config<T>(t.tile, [&](auto config) {
+          using Cfg = decltype(config);
+          out.push_back(&rung19_kernel<Cfg, A, B>());
+          // Rung 19's configuration is the 128x256 tile without split-K: listed once.
+          if constexpr (!std::is_same_v<kernels::NoSplitK<Cfg>, kernels::WgmmaWsConfig<T>>)
+            out.push_back(&rung19_kernel<kernels::NoSplitK<Cfg>, A, B>());
+        });
     };
     if constexpr (std::is_same_v<T, float>) add_majors(std::false_type{}, std::false_type{});
     else
@@ -546,12 +601,19 @@ void register_hopper_kernels(Registry<GemmProblem>& registry) {
   // SplitMode::none (suffix "_k1": never split) and SplitMode::most ("_kmax": split as far
   // as the limits allow): the 2026-11-24 table came from such a run. They are not
   // registered otherwise, to keep the GPU tests short.
+  // cuda_wgmma_fixed is cuda_wgmma_tuned with the problem's M, N and K compiled into its
+  // kernel (FixedShape), to measure what specialising to the shape gains.
   struct Tuned {
     std::string name, summary;
     std::optional<WgmmaTile> tile;
     SplitMode mode;
+    bool fixed_shape = false;
   };
-  std::vector<Tuned> tuned = {{"cuda_wgmma_tuned", "rung 19 tuned per shape", std::nullopt, SplitMode::rule}};
+  std::vector<Tuned> tuned = {{"cuda_wgmma_tuned", "rung 19 tuned per shape", std::nullopt, SplitMode::rule},
+                              {"cuda_wgmma_fixed",
+                               "cuda_wgmma_tuned with the problem's M, N and K compiled into its kernel (a "
+                               "compile per shape, on first use)",
+                               std::nullopt, SplitMode::rule, true}};
   for (const TunedWgmma& t : kTunedWgmma)
     tuned.push_back({t.name, std::string(t.summary) + "; split-K as the table's rule says", t.tile, SplitMode::rule});
   for (const Tuned& t : tuned) {
@@ -564,11 +626,13 @@ void register_hopper_kernels(Registry<GemmProblem>& registry) {
                    .workspace_bytes = [=, mode = t.mode](const GemmProblem& p, const Context& ctx) {
                      return wgmma_tuned_workspace_bytes(p, ctx, tile_for(p, ctx), mode);
                    },
-                   .run = [=, mode = t.mode](const GemmProblem& p, const KernelLaunch& l) { run_wgmma_tuned(p, l, tile_for(p, l.context), mode); },
-                   .launches = [=, mode = t.mode](const GemmProblem& p, const LaunchQueries& q) {
-                     return wgmma_tuned_plans(p, q, tile_for(p, q.sm_count), mode);
+                   .run = [=, mode = t.mode, fixed = t.fixed_shape](const GemmProblem& p, const KernelLaunch& l) {
+                     run_wgmma_tuned(p, l, tile_for(p, l.context), mode, fixed);
+                   },
+                   .launches = [=, mode = t.mode, fixed = t.fixed_shape](const GemmProblem& p, const LaunchQueries& q) {
+                     return wgmma_tuned_plans(p, q, tile_for(p, q.sm_count), mode, fixed);
                    }},
-                  {.half_inputs_f32_output = true, .batched = true}});
+                  {.half_inputs_f32_output = true, .batched = true, .compiles_per_shape = t.fixed_shape}});
   }
 }
 
