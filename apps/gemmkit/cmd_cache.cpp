@@ -32,8 +32,14 @@ void list_cache() {
                   "", e.file.c_str());
       continue;
     }
-    std::printf("%-8s %9s  %5.1fs  %s\n", e.arch.c_str(), size_text(double(e.bytes)).c_str(), e.compile_seconds,
-                e.kernel.c_str());
+    // Spilled registers go to local memory: worth seeing for a kernel meant to keep its tile
+    // in registers.
+    const std::string spills = e.spill_stores || e.spill_loads
+                                   ? "  (spills: " + std::to_string(e.spill_stores) + " bytes stored, " +
+                                         std::to_string(e.spill_loads) + " loaded)"
+                                   : "";
+    std::printf("%-8s %9s  %5.1fs  %3d regs  %s%s\n", e.arch.c_str(), size_text(double(e.bytes)).c_str(),
+                e.compile_seconds, e.registers, e.kernel.c_str(), spills.c_str());
   }
   std::printf("%zu kernels, %s, in %s%s\n", entries.size(), size_text(total).c_str(), kernel_cache_dir().c_str(),
               damaged ? (" (" + std::to_string(damaged) + " damaged)").c_str() : "");

@@ -26,6 +26,8 @@ struct CachedKernel {
   std::string arch;    // "sm_90a"
   std::size_t bytes = 0;
   double compile_seconds = 0;  // how long it took to compile
+  int registers = 0;           // per thread, as ptxas reported them
+  int spill_stores = 0, spill_loads = 0;  // bytes of registers spilled to local memory
   bool valid = false;          // false: truncated or damaged (compiled again when next needed)
 };
 std::vector<CachedKernel> kernel_cache_list();

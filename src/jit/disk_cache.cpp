@@ -220,6 +220,7 @@ std::vector<CacheEntry> cache_entries() {
     if (const auto data = read_file(file.path()))
       if (const auto parsed = parse(*data)) {
         e.label = parsed->label, e.arch = parsed->arch, e.compile_seconds = parsed->kernel.compile_seconds;
+        e.resources = parsed->kernel.resources;
         e.valid = true;
       }
     out.push_back(e);

@@ -83,6 +83,7 @@ struct CacheEntry {
   std::string arch;   // "sm_90a"
   std::size_t bytes = 0;
   double compile_seconds = 0;
+  CompiledResources resources;  // what ptxas reported
   bool valid = false;  // false: truncated or corrupt (rebuilt on next use)
 };
 std::vector<CacheEntry> cache_entries();

@@ -33,7 +33,8 @@ std::string kernel_cache_dir() { return jit::cache_dir(); }
 std::vector<CachedKernel> kernel_cache_list() {
   std::vector<CachedKernel> out;
   for (const jit::CacheEntry& e : jit::cache_entries())
-    out.push_back({e.file, e.label, e.arch, e.bytes, e.compile_seconds, e.valid});
+    out.push_back({e.file, e.label, e.arch, e.bytes, e.compile_seconds, e.resources.registers,
+                   e.resources.spill_stores, e.resources.spill_loads, e.valid});
   return out;
 }
 

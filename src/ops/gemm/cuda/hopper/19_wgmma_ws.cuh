@@ -143,21 +143,21 @@ __device__ __forceinline__ void for_each_unit(int cluster, int clusters, int k_t
     return;
   }
   // f is called from one place, so the consumer's body (K loop and epilogue) is compiled
-  // once, not once for whole tiles and again for stream-K's parts.
+  // once, not once for whole tiles and again for stream-K's parts. Only the unit's index
+  // stays live across the loop (the consumer holds a tile of accumulators beside it): the
+  // rest is recomputed from the kernel's parameters for each unit.
   const int rounds = cluster < sk.dp_tiles ? (sk.dp_tiles - cluster + clusters - 1) / clusters : 0;
-  StreamKSchedule split{};
-  int first_sk = 0, last_sk = -1;  // the stream-K tiles this cluster has parts of
-  if (WithStreamK && sk.sk_tiles > 0) {
-    split = stream_k_split(sk.dp_tiles, sk.sk_tiles, k_tiles, clusters);
-    if (split.sk_begin(cluster) < split.sk_begin(cluster + 1))
-      first_sk = split.first_sk_tile(cluster), last_sk = split.last_sk_tile(cluster);
-  }
-  const int units = rounds + (last_sk - first_sk + 1);
-  for (int i = 0; i < units; ++i) {
+  for (int i = 0;; ++i) {
     // Round i's whole tile (every other round walks K backwards), then the parts of the
     // stream-K tiles from the last back to the first.
-    const StreamKSegment part = i < rounds ? StreamKSegment{cluster + i * clusters, 0, k_tiles}
-                                           : split.segment(cluster, last_sk - (i - rounds));
+    StreamKSegment part{cluster + i * clusters, 0, k_tiles};
+    if (i >= rounds) {
+      if (!WithStreamK || sk.sk_tiles == 0) return;
+      const StreamKSchedule split = stream_k_split(sk.dp_tiles, sk.sk_tiles, k_tiles, clusters);
+      const int tile = split.last_sk_tile(cluster) - (i - rounds);
+      if (split.sk_begin(cluster) == split.sk_begin(cluster + 1) || tile < split.first_sk_tile(cluster)) return;
+      part = split.segment(cluster, tile);
+    }
     f(WorkUnit{part.tile, part.kt_begin, part.kt_end, i < rounds && (i & 1) == 1});
   }
 }
