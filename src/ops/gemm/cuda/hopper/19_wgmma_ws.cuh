@@ -142,24 +142,15 @@ __device__ __forceinline__ void for_each_unit(int cluster, int clusters, int k_t
     }
     return;
   }
-  // f is called from one place, so the consumer's body (K loop and epilogue) is compiled
-  // once, not once for whole tiles and again for stream-K's parts. Only the unit's index
-  // stays live across the loop (the consumer holds a tile of accumulators beside it): the
-  // rest is recomputed from the kernel's parameters for each unit.
-  const int rounds = cluster < sk.dp_tiles ? (sk.dp_tiles - cluster + clusters - 1) / clusters : 0;
-  for (int i = 0;; ++i) {
-    // Round i's whole tile (every other round walks K backwards), then the parts of the
-    // stream-K tiles from the last back to the first.
-    StreamKSegment part{cluster + i * clusters, 0, k_tiles};
-    if (i >= rounds) {
-      if (!WithStreamK || sk.sk_tiles == 0) return;
-      const StreamKSchedule split = stream_k_split(sk.dp_tiles, sk.sk_tiles, k_tiles, clusters);
-      const int tile = split.last_sk_tile(cluster) - (i - rounds);
-      if (split.sk_begin(cluster) == split.sk_begin(cluster + 1) || tile < split.first_sk_tile(cluster)) return;
-      part = split.segment(cluster, tile);
-    }
-    f(WorkUnit{part.tile, part.kt_begin, part.kt_end, i < rounds && (i & 1) == 1});
-  }
+  // Whole tiles and stream-K's parts call f from two places: the whole-tile copy of the
+  // consumer's body knows its unit spans all of K and ends its tile (no fix-up code on its
+  // path), which short K feels (16384x4096x128 bf16: 383 against 363 TFLOP/s for one call site).
+  for (int t = cluster, round = 0; t < sk.dp_tiles; t += clusters, ++round)
+    f(WorkUnit{t, 0, k_tiles, (round & 1) == 1});
+  if (!WithStreamK || sk.sk_tiles == 0) return;
+  stream_k_split(sk.dp_tiles, sk.sk_tiles, k_tiles, clusters).for_each_segment(cluster, [&](const StreamKSegment part) {
+    f(WorkUnit{part.tile, part.kt_begin, part.kt_end});
+  });
 }
 
 // The id-th cluster tile of the batch: its matrix, then (row of cluster tiles, column
