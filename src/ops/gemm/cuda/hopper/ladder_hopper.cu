@@ -239,16 +239,19 @@ Geometry ws_geometry(int clusters) {
           dim3(Cfg::kClusterM)};
 }
 
-template <class Cfg, bool MnA, bool MnB>
-int ws_resident(const Context& ctx) {
-  return resident_clusters(ctx, jit_kernel(ctx, rung19_kernel<Cfg, MnA, MnB>()), ws_geometry<Cfg>(kResidencyProbe));
-}
-
-// Every instantiation has the same threads and shared memory, so the same residency; the
-// launcher checks that the workspace it got is as large as this said.
+// Every instantiation has the same threads and shared memory, so the same residency: it is
+// asked of the kernel the launch will run (fixed_shape as there), so that sizing the
+// workspace compiles nothing the launch does not need. The launcher checks that the
+// workspace it got is as large as this said.
 template <class Cfg>
-std::size_t wgmma_ws_stream_k_bytes(const GemmProblem& p, const Context& ctx, int splits = 1) {
-  return plan_wgmma_ws<Cfg>(p, ws_resident<Cfg, false, false>(ctx), splits).stream_k_bytes;
+std::size_t wgmma_ws_stream_k_bytes(const GemmProblem& p, const Context& ctx, int splits = 1,
+                                    bool fixed_shape = false) {
+  int resident = 0;
+  with_operand_majors<typename Cfg::Element>(p, [&](auto mn_a, auto mn_b) {
+    const JitKernel& kernel = ws_kernel<Cfg, decltype(mn_a)::value, decltype(mn_b)::value>(p, fixed_shape);
+    resident = resident_clusters(ctx, jit_kernel(ctx, kernel), ws_geometry<Cfg>(kResidencyProbe));
+  });
+  return plan_wgmma_ws<Cfg>(p, resident, splits).stream_k_bytes;
 }
 
 template <class Cfg>
@@ -480,7 +483,7 @@ std::vector<LaunchPlan> wgmma_tuned_plans(const GemmProblem& p, const LaunchQuer
 
 // The tf32 copies, then split-K's partial sums and counters (or stream-K's).
 std::size_t wgmma_tuned_workspace_bytes(const GemmProblem& p, const Context& ctx, WgmmaTile tile,
-                                        SplitMode mode) {
+                                        SplitMode mode, bool fixed_shape) {
   std::size_t bytes = 0;
   with_element<__nv_bfloat16, __half, float>(p.dtype, [&](auto element) {
     using T = decltype(element);
@@ -488,7 +491,7 @@ std::size_t wgmma_tuned_workspace_bytes(const GemmProblem& p, const Context& ctx
       using Cfg = decltype(config);
       const int splits = tuned_splits<Cfg>(tile, p, ctx, mode);
       with_split_config<Cfg>(p, splits, [&](auto run) {
-        bytes = tf32_copy_bytes(p) + wgmma_ws_stream_k_bytes<decltype(run)>(p, ctx, splits);
+        bytes = tf32_copy_bytes(p) + wgmma_ws_stream_k_bytes<decltype(run)>(p, ctx, splits, fixed_shape);
       });
     });
   });
@@ -623,8 +626,8 @@ void register_hopper_kernels(Registry<GemmProblem>& registry) {
     registry.add({{.name = t.name, .backend = Backend::cuda, .rung = 21, .summary = t.summary, .dtypes = tensor_dtypes,
                    .min_compute_capability = 90},
                   {.precondition = hopper_precondition,
-                   .workspace_bytes = [=, mode = t.mode](const GemmProblem& p, const Context& ctx) {
-                     return wgmma_tuned_workspace_bytes(p, ctx, tile_for(p, ctx), mode);
+                   .workspace_bytes = [=, mode = t.mode, fixed = t.fixed_shape](const GemmProblem& p, const Context& ctx) {
+                     return wgmma_tuned_workspace_bytes(p, ctx, tile_for(p, ctx), mode, fixed);
                    },
                    .run = [=, mode = t.mode, fixed = t.fixed_shape](const GemmProblem& p, const KernelLaunch& l) {
                      run_wgmma_tuned(p, l, tile_for(p, l.context), mode, fixed);

@@ -97,32 +97,39 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   if (threadIdx.x == 0) block_number = atomicAdd(w.next_block, 1);
   __syncthreads();
 
-  // One loop for both kinds of block, so that the main loop and the epilogue are compiled
-  // once: a block of the full waves takes one whole tile (as in rung 14), a block of the
-  // partial wave its range of K iterations, from its last tile back to its first.
-  const bool whole = block_number < s.dp_tiles;
-  const int c = block_number - s.dp_tiles;  // stream-K block number (whole: negative)
-  if (!whole && s.sk_begin(c) == s.sk_begin(c + 1)) return;
-  const int first_tile = whole ? block_number : s.first_sk_tile(c);
-  for (int tile = whole ? block_number : s.last_sk_tile(c); tile >= first_tile; --tile) {
-    const StreamKSegment part = whole ? StreamKSegment{tile, 0, s.k_tiles} : s.segment(c, tile);
-    float acc[Cfg::TM][Cfg::TN] = {};
+  // K tiles [kt_begin, kt_end) of `tile` into acc; the barrier after the main loop frees
+  // shared memory for the next call.
+  auto multiply = [&](int tile, int kt_begin, int kt_end, float (&acc)[Cfg::TM][Cfg::TN]) {
     const TilePosition at = tile_position<Cfg>(g, tile);
-    multiply_k_tiles<Cfg, TransA, TransB, VecA, VecB>(g, at.m0, at.n0, part.kt_begin,
-                                                      part.kt_end - part.kt_begin, smem, acc);
-    __syncthreads();  // shared memory is free for the next tile
+    multiply_k_tiles<Cfg, TransA, TransB, VecA, VecB>(g, at.m0, at.n0, kt_begin,
+                                                      kt_end - kt_begin, smem, acc);
+    __syncthreads();
+  };
+
+  // The full waves: one whole tile per block, as in rung 14.
+  if (block_number < s.dp_tiles) {
+    const int tile = block_number;
+    float acc[Cfg::TM][Cfg::TN] = {};
+    multiply(tile, 0, s.k_tiles, acc);
+    store_tile<Cfg>(g, tile, acc);
+    return;
+  }
+  // The partial wave, by K iterations: this block's range from its last tile back to its
+  // first.
+  const int c = block_number - s.dp_tiles;
+  s.for_each_segment(c, [&](const StreamKSegment part) {
+    float acc[Cfg::TM][Cfg::TN] = {};
+    multiply(part.tile, part.kt_begin, part.kt_end, acc);
     if (part.kt_end < s.k_tiles) {  // the tile ends in a later block
       publish_partial<Cfg>(w, c, acc);
-      continue;
+      return;
     }
-    // This block ends the tile: add what earlier blocks summed of its K range, in block
+    // This block owns the tile: add what earlier blocks summed of its K range, in block
     // order (a fixed order, so results do not change from run to run).
-    if (part.kt_begin > 0) {
-      const int first = s.first_sk_block(tile);
-      for (int p = c - 1; p >= first; --p) add_partial<Cfg>(w, p, acc);
-    }
-    store_tile<Cfg>(g, tile, acc);
-  }
+    const int first = s.first_sk_block(part.tile);
+    for (int p = c - 1; p >= first; --p) add_partial<Cfg>(w, p, acc);
+    store_tile<Cfg>(g, part.tile, acc);
+  });
 }
 
 }  // namespace gemmkit::cuda::kernels
