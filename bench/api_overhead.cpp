@@ -1,11 +1,12 @@
 // What the device API costs per call: a 256^3 bf16 GEMM (rung 19 on Hopper, cuBLAS
-// elsewhere) queued through gemmkit::gemm(ctx, problem, stream) against the same entry's
+// elsewhere) queued three ways: gemmkit::gemm(ctx, problem, stream) (a plan made and run
+// each call), a GemmPlan made once and run each call (the cached plan), and the entry's
 // launcher called directly with a prepared launch (the kernel "launched directly": the
-// same tensor maps, the same launch). Both loops queue `calls` back-to-back launches on one
+// same tensor maps, the same launch). Each loop queues `calls` back-to-back launches on one
 // stream; per call we report the host time to queue it (the API's validation, kernel
 // choice, pointer checks and workspace lookup are host work) and the stream's time per
 // call between two events (what a caller waiting on the stream sees). Medians of 7 trials,
-// the two paths alternating. Also the pool's allocations over the timed calls (must be 0).
+// the paths in a rotating order. Also the pool's allocations over the timed calls (must be 0).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -19,6 +20,7 @@
 #include "gemmkit/context.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/gemm.hpp"
+#include "gemmkit/plan.hpp"
 #include "gemmkit/registry.hpp"
 
 namespace {
@@ -67,17 +69,20 @@ int main(int argc, char** argv) {
   const GemmOptions options{.kernel = kernel};
   const Workspace workspace = ctx.workspace(stream, entry.workspace_for(p, ctx));
   const KernelLaunch launch{ctx, stream, workspace};
+  const GemmPlan plan(ctx, p, options);
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "event");
   check(cudaEventCreate(&stop), "event");
 
   // One trial: `calls` launches through one path; host and stream seconds per call.
-  auto trial = [&](bool through_api) {
+  enum Path { api, cached_plan, direct, paths };
+  auto trial = [&](int path) {
     check(cudaStreamSynchronize(stream), "sync");
     check(cudaEventRecord(start, stream), "record");
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < calls; ++i) {
-      if (through_api) gemm(ctx, p, stream, options);
+      if (path == api) gemm(ctx, p, stream, options);
+      else if (path == cached_plan) plan.run(p, stream, workspace);
       else entry.run(p, launch);
     }
     const auto t1 = std::chrono::steady_clock::now();
@@ -87,29 +92,29 @@ int main(int argc, char** argv) {
     check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
     return std::pair{std::chrono::duration<double>(t1 - t0).count() / calls, ms * 1e-3 / calls};
   };
-  trial(true);  // warm-up: module loading, the pool's first allocation, clocks
-  trial(false);
+  for (int path = 0; path < paths; ++path) trial(path);  // warm-up: module loading, the pool, clocks
   const std::uint64_t allocations = ctx.workspace_allocations();
-  std::vector<double> api_host, api_stream, direct_host, direct_stream;
+  std::vector<double> host_s[paths], stream_s[paths];
   for (int t = 0; t < 7; ++t) {
-    for (bool api : {t % 2 == 0, t % 2 != 0}) {
-      const auto [host_s, stream_s] = trial(api);
-      (api ? api_host : direct_host).push_back(host_s);
-      (api ? api_stream : direct_stream).push_back(stream_s);
+    for (int i = 0; i < paths; ++i) {
+      const int path = (t + i) % paths;
+      const auto [h, s] = trial(path);
+      host_s[path].push_back(h);
+      stream_s[path].push_back(s);
     }
   }
   const DeviceInfo& d = ctx.device_info();
   std::printf("device: %s (cc %d), kernel %s, %lldx%lldx%lld bf16, %d calls per trial, median of 7\n",
               d.name.c_str(), d.compute_capability(), kernel.c_str(), (long long)n, (long long)n,
               (long long)n, calls);
-  std::printf("%-28s %14s %16s\n", "path", "host us/call", "stream us/call");
-  std::printf("%-28s %14.2f %16.2f\n", "gemm(ctx, problem, stream)", median(api_host) * 1e6,
-              median(api_stream) * 1e6);
-  std::printf("%-28s %14.2f %16.2f\n", "entry.run(problem, launch)", median(direct_host) * 1e6,
-              median(direct_stream) * 1e6);
-  std::printf("difference (us/call): host %.2f, stream %.2f\n",
-              (median(api_host) - median(direct_host)) * 1e6,
-              (median(api_stream) - median(direct_stream)) * 1e6);
+  std::printf("%-30s %14s %16s\n", "path", "host us/call", "stream us/call");
+  const char* names[paths] = {"gemm(ctx, problem, stream)", "plan.run(problem, stream, ws)",
+                              "entry.run(problem, launch)"};
+  for (int path = 0; path < paths; ++path)
+    std::printf("%-30s %14.2f %16.2f\n", names[path], median(host_s[path]) * 1e6, median(stream_s[path]) * 1e6);
+  std::printf("difference from entry.run (us/call): gemm host %.2f, plan host %.2f\n",
+              (median(host_s[api]) - median(host_s[direct])) * 1e6,
+              (median(host_s[cached_plan]) - median(host_s[direct])) * 1e6);
   std::printf("workspace allocations during the timed calls: %llu\n",
               (unsigned long long)(ctx.workspace_allocations() - allocations));
   cudaFree(a);

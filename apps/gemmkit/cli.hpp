@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gemmkit/bench.hpp"
 #include "gemmkit/gemm.hpp"
 #include "gemmkit/io.hpp"
 #include "gemmkit/matrix.hpp"
@@ -54,6 +55,12 @@ std::optional<FileFormat> parse_output_format(const std::string& text);
 // For --bench sizes (after require_cuda_device): an out-of-memory error with the figures when
 // `bytes` of buffers cannot fit the device, before anything is allocated.
 void check_fits_device(const std::string& what, double bytes);
+
+// --shapes "4000x4000x4000,8192x1024x8192": MxNxK shapes (x or X between the sizes); usage
+// errors name the bad item.
+std::vector<BenchShape> parse_shapes(const std::string& text);
+// --suite NAME: a path (it has a '/' or ends in .txt), else a suite of the installed ones.
+ShapeSuite find_suite(const std::string& name);
 
 // "--backend auto|cpu|cuda": nullopt for auto.
 std::optional<Backend> parse_backend(const std::string& text);

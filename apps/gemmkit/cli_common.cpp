@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 
 #include "cli.hpp"
+#include "share_path.hpp"
 #include "gemmkit/device.hpp"
 #include "gemmkit/io.hpp"
 #ifdef GEMMKIT_HAVE_MPI
@@ -316,6 +318,28 @@ nlohmann::json timing_json(const TimingSpread& t) {
 CLI::Option* add_json_option(CLI::App* cmd, std::string& path, const std::string& what) {
   return cmd->add_option("--json", path, what + " (PATH, or - for standard output; docs/gemmkit.schema.json)")
       ->type_name("PATH");
+}
+
+// "4000x4000x4000,8192x1024x8192": a list of MxNxK shapes (x or X between the sizes).
+std::vector<BenchShape> parse_shapes(const std::string& text) {
+  std::vector<BenchShape> shapes;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const std::optional<BenchShape> shape = parse_bench_shape(item);
+    if (!shape)
+      fail(ErrorCategory::usage, "--shapes: '" + item + "' is not MxNxK with positive "
+                                 "integers (e.g. 8192x1024x4096)");
+    shapes.push_back(*shape);
+  }
+  if (shapes.empty()) fail(ErrorCategory::usage, "--shapes is empty");
+  return shapes;
+}
+
+// --suite NAME: a path (it has a '/' or ends in .txt), else a suite of shape_suite_dir().
+ShapeSuite find_suite(const std::string& name) {
+  const bool is_path = name.find('/') != std::string::npos ||
+                       (name.size() > 4 && name.compare(name.size() - 4, 4, ".txt") == 0);
+  return is_path ? read_shape_suite(name) : find_shape_suite(name, shape_suite_dir());
 }
 
 }  // namespace gemmkit::cli

@@ -76,21 +76,6 @@ std::vector<std::int64_t> parse_sizes(const std::string& text) {
   return sizes;
 }
 
-// "4000x4000x4000,8192x1024x8192": a list of MxNxK shapes (x or X between the sizes).
-std::vector<Shape> parse_shapes(const std::string& text) {
-  std::vector<Shape> shapes;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    const std::optional<Shape> shape = parse_bench_shape(item);
-    if (!shape)
-      fail(ErrorCategory::usage, "--shapes: '" + item + "' is not MxNxK with positive "
-                                 "integers (e.g. 8192x1024x4096)");
-    shapes.push_back(*shape);
-  }
-  if (shapes.empty()) fail(ErrorCategory::usage, "--shapes is empty");
-  return shapes;
-}
-
 std::string fixed(double x, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, x);
@@ -230,13 +215,6 @@ void plot(const Plotter& plotter, const std::string& png_path, const nlohmann::j
   AtomicFile out(png_path);
   out.write(image);
   out.commit();
-}
-
-// --suite NAME: a path (it has a '/' or ends in .txt), else a suite of shape_suite_dir().
-ShapeSuite find_suite(const std::string& name) {
-  const bool is_path = name.find('/') != std::string::npos ||
-                       (name.size() > 4 && name.compare(name.size() - 4, 4, ".txt") == 0);
-  return is_path ? read_shape_suite(name) : find_shape_suite(name, shape_suite_dir());
 }
 
 nlohmann::json shape_json(const SuiteShape& s) {

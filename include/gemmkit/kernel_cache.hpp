@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gemmkit/dtype.hpp"
+#include "gemmkit/gemm.hpp"
 
 namespace gemmkit {
 
@@ -51,6 +52,32 @@ struct KernelCacheWarmed {
 // in parallel, into the cache. Usage error for a dtype no such kernel takes; device error
 // without NVRTC, or with compute_capability 0 and no device.
 KernelCacheWarmed kernel_cache_warm(const KernelCacheWarm& options);
+
+// What the plans of some GEMM problems launch, compiled into the cache: each problem is
+// planned with `kernel` (auto: the kernel auto picks for it there) as a call on the device
+// would plan it, and the kernels its launches compile on first use are compiled, the problems
+// in parallel threads. A problem's pointers are not read: its operands are taken as aligned as
+// their leading dimensions allow. With compute_capability 0 or the device's,
+// the device's plans (kernels loaded into it too); 90 without such a device, the plans for an
+// H200's limits (explain's recorded ones); any other is a usage error, as are a problem no
+// kernel takes and a kernel that does not take a problem.
+struct WarmedKernel {
+  std::string kernel;  // its label, e.g. "wgmma_ws 128x256 bf16, A and B K-major"
+  double compile_seconds = 0;
+  bool compiled = false;  // compiled now; false: the cache (or another problem) had it
+};
+struct KernelCacheWarmProblems {
+  std::vector<GemmProblem> problems;
+  std::string kernel = "auto";
+  int compute_capability = 0;
+  int threads = 0;  // problems planned at once; 0: one per core
+  // After each problem (one call at a time): the kernel that runs it and what its plan compiled.
+  std::function<void(const GemmProblem& problem, const std::string& kernel, const std::vector<WarmedKernel>& compiled,
+                     int done, int total)>
+      on_problem;
+};
+// kernels: the distinct kernels the plans need; compiled: how many of them were compiled now.
+KernelCacheWarmed kernel_cache_warm(const KernelCacheWarmProblems& options);
 
 // The dtypes some kernel compiled on first use takes (empty in a build without CUDA).
 std::vector<DType> kernel_cache_dtypes();

@@ -15,6 +15,7 @@
 
 #include "gemmkit/error.hpp"
 #include "jit/embedded_sources.hpp"
+#include "jit/compile_log.hpp"
 #include "jit/jit.hpp"
 #include "jit/progress.hpp"
 
@@ -26,6 +27,16 @@
 #endif
 
 namespace gemmkit::jit {
+
+namespace {
+thread_local CompileLog* current_log = nullptr;
+}
+
+CompileLog::CompileLog() : outer_(current_log) { current_log = this; }
+CompileLog::~CompileLog() { current_log = outer_; }
+void CompileLog::note(const KernelSpec& spec, double compile_seconds, bool compiled_now) {
+  if (current_log) current_log->entries_.push_back({&spec, compile_seconds, compiled_now});
+}
 
 std::string arch_name(int compute_capability) {
   return "sm_" + std::to_string(compute_capability) + (compute_capability == 90 ? "a" : "");
@@ -172,8 +183,10 @@ std::string key_versions() {
   return "nvrtc " + nvrtc + ", driver " + std::to_string(driver);
 }
 
-std::shared_ptr<const CompiledKernel> compile(const KernelSpec& spec, int compute_capability, bool* compiled_now) {
-  if (compiled_now) *compiled_now = false;
+namespace {
+std::shared_ptr<const CompiledKernel> compile_or_load(const KernelSpec& spec, int compute_capability,
+                                                      bool* compiled_now) {
+  *compiled_now = false;
   if (compute_capability < spec.min_compute_capability)
     fail(ErrorCategory::internal, "the kernel " + spec.label + " needs compute capability " +
                                       std::to_string(spec.min_compute_capability) + " or later, not " +
@@ -205,7 +218,7 @@ std::shared_ptr<const CompiledKernel> compile(const KernelSpec& spec, int comput
       const Progress progress("compiling " + spec.label + " for " + arch_name(compute_capability));
       kernel = compile_now(spec, compute_capability, compile_options(compute_capability));
       progress.done(kernel->compile_seconds);
-      if (compiled_now) *compiled_now = true;
+      *compiled_now = true;
       cache_store(key, spec, compute_capability, *kernel);
     }
     promise.set_value(kernel);
@@ -217,6 +230,15 @@ std::shared_ptr<const CompiledKernel> compile(const KernelSpec& spec, int comput
     compiled.erase(memory_key);
     throw;
   }
+}
+}  // namespace
+
+std::shared_ptr<const CompiledKernel> compile(const KernelSpec& spec, int compute_capability, bool* compiled_now) {
+  bool now = false;
+  auto kernel = compile_or_load(spec, compute_capability, &now);
+  if (compiled_now) *compiled_now = now;
+  CompileLog::note(spec, kernel->compile_seconds, now);
+  return kernel;
 }
 
 #else  // a build without CUDA compiles nothing

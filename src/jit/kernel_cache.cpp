@@ -3,12 +3,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "gemmkit/device.hpp"
 #include "gemmkit/error.hpp"
+#include "gemmkit/explain.hpp"
+#include "gemmkit/registry.hpp"
+#include "jit/compile_log.hpp"
 #include "jit/jit.hpp"
 #include "jit/progress.hpp"
 #include "runtime/cuda/jit_kernels.hpp"  // host declarations only: both builds type-check the call
@@ -24,6 +30,35 @@ std::vector<const jit::KernelSpec*> all_specs() {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+// Runs work(i) for i in [0, count) on `threads` threads (0: one per core); the first error
+// stops the others after their current item and is rethrown.
+void in_parallel(int count, int threads, const std::function<void(int)>& work) {
+  std::atomic<int> next{0};
+  std::mutex guard;
+  std::exception_ptr error;
+  const auto worker = [&] {
+    for (int i; (i = next++) < count;) {
+      try {
+        work(i);
+      } catch (...) {
+        const std::lock_guard lock(guard);
+        if (!error) error = std::current_exception();
+        next = count;
+      }
+    }
+  };
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int n = std::clamp<int>(threads > 0 ? threads : int(cores), 1, std::max(1, count));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < n; ++t) pool.emplace_back(worker);
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -72,36 +107,87 @@ KernelCacheWarmed kernel_cache_warm(const KernelCacheWarm& options) {
 
   KernelCacheWarmed out;
   out.kernels = int(work.size());
-  std::atomic<std::size_t> next{0};
   std::atomic<int> compiled{0};
   std::mutex report;
   int done = 0;
-  std::exception_ptr error;
-  const auto worker = [&] {
+  in_parallel(out.kernels, options.threads, [&](int i) {
     const jit::Progress::Quiet quiet;  // one line per kernel comes from on_kernel instead
-    for (std::size_t i; (i = next++) < work.size();) {
-      try {
-        bool now = false;
-        const auto kernel = jit::compile(*work[i], cc, &now);
-        if (now) ++compiled;
-        const std::lock_guard lock(report);
-        ++done;
-        if (options.on_kernel) options.on_kernel(work[i]->label, kernel->compile_seconds, now, done, out.kernels);
-      } catch (...) {
-        const std::lock_guard lock(report);
-        if (!error) error = std::current_exception();
-        next = work.size();  // the others stop after their current kernel
-      }
-    }
-  };
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = std::clamp<int>(options.threads > 0 ? options.threads : int(cores), 1, std::max(1, out.kernels));
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+    bool now = false;
+    const auto kernel = jit::compile(*work[i], cc, &now);
+    if (now) ++compiled;
+    const std::lock_guard lock(report);
+    ++done;
+    if (options.on_kernel) options.on_kernel(work[i]->label, kernel->compile_seconds, now, done, out.kernels);
+  });
   out.compiled = compiled;
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.seconds = seconds_since(start);
+  return out;
+}
+
+KernelCacheWarmed kernel_cache_warm(const KernelCacheWarmProblems& options) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!cuda_compiled()) fail(ErrorCategory::device, "this build has no CUDA backend, so it compiles no kernel");
+  // Plans are the device's when it is the architecture asked for, else an H200's.
+  const bool device = cuda_device_available();
+  int cc = options.compute_capability;
+  if (cc == 0) {
+    require_cuda_device();
+    cc = current_compute_capability();
+  }
+  const bool live = device && current_compute_capability() == cc;
+  if (!live && cc != 90)
+    fail(ErrorCategory::usage, "plans for compute capability " + std::to_string(cc) +
+                                   " are made on such a device; without one, only for 90 (an H200's limits)");
+  const bool named = options.kernel != "auto";  // GEMM takes only "auto" as the auto choice
+  if (named) gemm_registry().get(options.kernel);  // an unknown name fails before any work
+
+  std::mutex report;
+  std::set<const jit::KernelSpec*> needed, fresh;
+  int done = 0;
+  const int total = int(options.problems.size());
+  in_parallel(total, options.threads, [&](int i) {
+    GemmProblem p = options.problems[i];
+    // Addresses only looked at, never read, on every alignment a kernel asks (as explain's).
+    p.a = reinterpret_cast<void*>(std::uintptr_t(1) << 32);
+    p.b = reinterpret_cast<void*>(std::uintptr_t(2) << 32);
+    p.c = reinterpret_cast<void*>(std::uintptr_t(3) << 32);
+    validate(p);
+    std::string name = options.kernel;
+    if (!named) {
+      const AutoChoice choice = explain_auto_choice(Backend::cuda, cc, p);
+      if (!choice.chosen) fail(ErrorCategory::usage, "no CUDA kernel takes " + p.shape_string());
+      name = choice.chosen->name;
+    }
+    const KernelEntry& entry = gemm_registry().get(name);
+    jit::CompileLog log;
+    if (entry.launches) {  // else nothing of it is compiled on first use (cuBLAS, ...)
+      // Explain plans a launch as a call does (the same launcher code) and compiles what it needs.
+      const GemmProblem rm = as_row_major(p);
+      ExplainRequest request;
+      request.kernel = name;
+      request.m = rm.m, request.n = rm.n, request.k = rm.k;
+      request.dtype = rm.dtype;
+      request.trans_a = rm.trans_a, request.trans_b = rm.trans_b;
+      request.live = live;
+      const jit::Progress::Quiet quiet;  // on_problem reports instead
+      explain(request);
+    }
+    std::vector<WarmedKernel> kernels;
+    const std::lock_guard lock(report);
+    for (const jit::CompileLog::Entry& e : log.entries()) {
+      if (std::any_of(kernels.begin(), kernels.end(), [&](const WarmedKernel& k) { return k.kernel == e.spec->label; }))
+        continue;
+      kernels.push_back({e.spec->label, e.compile_seconds, e.compiled_now});
+      needed.insert(e.spec);
+      if (e.compiled_now) fresh.insert(e.spec);
+    }
+    ++done;
+    if (options.on_problem) options.on_problem(p, name, kernels, done, total);
+  });
+  KernelCacheWarmed out;
+  out.kernels = int(needed.size());
+  out.compiled = int(fresh.size());
+  out.seconds = seconds_since(start);
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "gemmkit/device.hpp"
 #include "gemmkit/kernel_cache.hpp"
 #include "host/cli_test_support.hpp"
 #include "jit/jit.hpp"
@@ -258,6 +259,53 @@ TEST_F(KernelCacheTest, WarmRefusesWhatNoKernelTakes) {
   EXPECT_NE(r.err.find("unknown dtype 'nope'"), std::string::npos) << r.err;
   r = run("cache");
   EXPECT_EQ(r.status, 2) << r.err;
+}
+
+// warm --shapes compiles what the shapes' plans launch, and only that: rung 24's int8 kernel
+// for one square (cuBLAS's TN form) into an empty cache, nothing for a shape whose kernel is
+// compiled ahead of time, and the second time nothing at all.
+TEST_F(KernelCacheTest, WarmForShapesCompilesWhatTheirPlansLaunch) {
+  if (kernel_cache_dtypes().empty()) GTEST_SKIP() << "this build compiles no kernel on first use (no CUDA backend)";
+  if (!jit::nvrtc_available()) GTEST_SKIP() << "NVRTC (libnvrtc) cannot be loaded here";
+  const std::string warm = "cache warm --arch 90 --dtype i8 --transpose-b --kernels cuda_wgmma_i8 --jobs 1 --shapes ";
+  CliResult r = run(warm + "8192x8192x8192");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("[1/1] 8192x8192x8192 (B^T) i8: cuda_wgmma_i8: wgmma_i8"), std::string::npos) << r.out;
+  const std::size_t files = cache_files().size();
+  ASSERT_GT(files, 0u);
+  EXPECT_NE(r.out.find("1 problems, " + std::to_string(files) + " kernels, " + std::to_string(files) + " compiled now"),
+            std::string::npos)
+      << r.out;
+  r = run(warm + "8192x8192x8192,4096x4096x4096");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cached"), std::string::npos) << r.out;
+  // 4096^3 takes the same kernel: nothing new.
+  EXPECT_NE(r.out.find("2 problems, " + std::to_string(files) + " kernels, 0 compiled now"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(cache_files().size(), files);
+  r = run("cache warm --arch 90 --dtype bf16 --kernels cuda_cublas_bf16 --shapes 64x64x64");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cuda_cublas_bf16: (nothing compiled on first use)"), std::string::npos) << r.out;
+}
+
+TEST_F(KernelCacheTest, WarmForShapesRefusesWhatItCannotPlan) {
+  const auto refused = [&](const std::string& args, const std::string& says) {
+    const CliResult r = run("cache warm " + args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  };
+  refused("--arch 90 --shapes 64x64x64", "add --dtype");
+  refused("--arch 90 --dtype bf16 --shapes 64x64", "'64x64' is not MxNxK");
+  refused("--arch 90 --dtype bf16 --shapes 64x64x64 --suite all", "one of --suite or --shapes");
+  refused("--arch 90 --dtype bf16 --suite all --transpose-a", "takes transposes from its file's lines");
+  refused("--arch 90 --dtype bf16 --transpose-b", "go with --suite or --shapes");
+  refused("--arch 90 --dtype bf16 --suite no_such_suite", "no_such_suite");
+  if (kernel_cache_dtypes().empty()) return;  // the rest need CUDA kernels
+  if (!cuda_device_available() || current_compute_capability() != 80)
+    refused("--arch 80 --dtype bf16 --shapes 64x64x64", "only for 90");
+  refused("--arch 90 --dtype bf16 --kernels no_such_kernel --shapes 64x64x64", "no_such_kernel");
+  refused("--arch 90 --dtype f64 --kernels cuda_wgmma_i8 --shapes 64x64x64", "cuda_wgmma_i8");
 }
 
 }  // namespace
