@@ -126,7 +126,6 @@ KernelCacheWarmed kernel_cache_warm(const KernelCacheWarm& options) {
 
 KernelCacheWarmed kernel_cache_warm(const KernelCacheWarmProblems& options) {
   const auto start = std::chrono::steady_clock::now();
-  if (!cuda_compiled()) fail(ErrorCategory::device, "this build has no CUDA backend, so it compiles no kernel");
   // Plans are the device's when it is the architecture asked for, else an H200's.
   const bool device = cuda_device_available();
   int cc = options.compute_capability;
@@ -134,6 +133,7 @@ KernelCacheWarmed kernel_cache_warm(const KernelCacheWarmProblems& options) {
     require_cuda_device();
     cc = current_compute_capability();
   }
+  if (!cuda_compiled()) fail(ErrorCategory::device, "this build has no CUDA backend, so it compiles no kernel");
   const bool live = device && current_compute_capability() == cc;
   if (!live && cc != 90)
     fail(ErrorCategory::usage, "plans for compute capability " + std::to_string(cc) +
